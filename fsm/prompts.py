@@ -1,0 +1,33 @@
+"""The system prompts of the root agent and of a subagent."""
+
+from __future__ import annotations
+
+import platform
+
+from tools import Workspace
+
+__all__ = ["child_system", "parent_system"]
+
+
+def _opening(workspace: Workspace) -> str:
+    return (
+        f"You are a coding agent working in {workspace.root} on {platform.system()} "
+        f"({platform.platform(terse=True)}). Use the tools to inspect and change files and to run commands; "
+        "paths are relative to that directory. Act, then answer briefly."
+    )
+
+
+def parent_system(workspace: Workspace) -> str:
+    """The root agent's system prompt: it may delegate with ``task``."""
+    return (
+        f"{_opening(workspace)} Use the task tool for a focused exploration or a self-contained subtask: "
+        "a subagent does it in a fresh context and only its final answer comes back to you."
+    )
+
+
+def child_system(workspace: Workspace) -> str:
+    """A subagent's system prompt: finish the task, return a concise final answer."""
+    return (
+        f"{_opening(workspace)} You are a subagent: complete the task you are given, then reply with a "
+        "concise final answer that holds everything the caller needs, since it sees nothing else you did."
+    )

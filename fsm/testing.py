@@ -1,0 +1,97 @@
+"""Test doubles users can rely on: ``ScriptedModel`` and helpers that build wire-format replies.
+
+``ScriptedModel`` satisfies the ``Model`` protocol from a script of replies, so tests (ours and users',
+for their own hooks) drive the real machine and the real tools without a network::
+
+    model = ScriptedModel([tool_reply(tool_use("bash", {"command": "ls"})), text_reply("done")])
+    Agent(model=model, workdir=".").run("list the files")
+    assert model.requests[1].messages[-1]["content"][0]["type"] == "tool_result"
+"""
+
+from __future__ import annotations
+
+import copy
+import itertools
+from collections.abc import Callable, Iterable
+from typing import Any
+
+from attrs import frozen
+
+from fsm.errors import ScriptExhaustedError
+from fsm.state import Reply
+
+__all__ = ["Request", "ScriptedModel", "text", "text_reply", "tool_reply", "tool_use"]
+
+_ids = itertools.count(1)
+
+
+@frozen
+class Request:
+    """One call a ScriptedModel received, copied so later changes to the agent do not alter it."""
+
+    system: str
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]]
+    max_tokens: int
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools offered, in order."""
+        return [t["name"] for t in self.tools]
+
+
+ScriptItem = dict[str, Any] | Reply | BaseException | Callable[[Request], "dict[str, Any] | Reply"]
+
+
+class ScriptedModel:
+    """A Model that answers from a list: reply dicts, Replies, exceptions to raise, or callables of the request.
+
+    Raises:
+        ScriptExhaustedError: (from ``create``) the agent asked for more replies than the script holds.
+    """
+
+    def __init__(self, replies: Iterable[ScriptItem] = ()) -> None:
+        self.script: list[ScriptItem] = list(replies)
+        self.requests: list[Request] = []
+
+    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               max_tokens: int) -> Reply:
+        request = Request(system, copy.deepcopy(messages), copy.deepcopy(tools), max_tokens)
+        self.requests.append(request)
+        index = len(self.requests) - 1
+        if index >= len(self.script):
+            raise ScriptExhaustedError(
+                f"ScriptedModel was asked for reply #{index + 1} but its script holds {len(self.script)}; "
+                "add replies, or check why the agent called the model again"
+            )
+        item = self.script[index]
+        if isinstance(item, BaseException):
+            raise item
+        if callable(item):
+            item = item(request)
+        return item if isinstance(item, Reply) else Reply.from_wire(item)
+
+
+def text(value: str) -> dict[str, Any]:
+    """A text content block."""
+    return {"type": "text", "text": value}
+
+
+def tool_use(name: str, tool_input: Any, *, id: str | None = None) -> dict[str, Any]:  # noqa: A002
+    """A tool_use content block with a fresh id unless one is given."""
+    return {"type": "tool_use", "id": id or f"toolu_{next(_ids):04d}", "name": name, "input": tool_input}
+
+
+def _usage(input_tokens: int, output_tokens: int) -> dict[str, int]:
+    return {"input_tokens": input_tokens, "output_tokens": output_tokens}
+
+
+def text_reply(value: str, *, stop_reason: str = "end_turn", usage: tuple[int, int] = (10, 5)) -> dict[str, Any]:
+    """A final reply holding one text block."""
+    return {"content": [text(value)] if value else [], "stop_reason": stop_reason, "usage": _usage(*usage)}
+
+
+def tool_reply(*blocks: dict[str, Any], stop_reason: str = "tool_use",
+               usage: tuple[int, int] = (10, 5)) -> dict[str, Any]:
+    """A reply holding *blocks* (tool_use and text blocks, in order)."""
+    return {"content": list(blocks), "stop_reason": stop_reason, "usage": _usage(*usage)}

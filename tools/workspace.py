@@ -1,0 +1,70 @@
+"""The workspace: the directory an agent works in, and the boundary around it.
+
+Every path a tool receives is resolved here, against the workspace root, with symlinks resolved. A
+*confined* workspace (the default) refuses paths that resolve outside the root; the permission hook asks
+the user about such paths first and, when the user approves, the agent runs that one call with an
+unconfined copy (:meth:`Workspace.unconfined`). So no file outside the root is touched without consent.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import attrs
+from attrs import field, frozen
+
+__all__ = ["OutsideWorkspaceError", "Workspace"]
+
+
+class OutsideWorkspaceError(ValueError):
+    """Raised by :meth:`Workspace.resolve` for a path outside a confined workspace."""
+
+
+def _absolute_root(value: str | os.PathLike[str]) -> Path:
+    return Path(value).resolve()
+
+
+@frozen
+class Workspace:
+    """A workspace root and how tools behave in it."""
+
+    root: Path = field(converter=_absolute_root)
+    """The workspace directory, absolute and with symlinks resolved."""
+    confined: bool = True
+    """Refuse paths outside the root (False only for a call the user approved)."""
+    bash_timeout: float = 120.0
+    """Seconds a bash command may run before its whole process group is killed."""
+
+    def resolve(self, path: str) -> Path:
+        """The absolute, symlink-free form of *path* (relative paths are taken from the root).
+
+        Raises:
+            OutsideWorkspaceError: the workspace is confined and *path* resolves outside the root.
+        """
+        resolved = self._resolve(path)
+        if self.confined and not self._holds(resolved):
+            raise OutsideWorkspaceError(f"{path} is outside the workspace ({self.root})")
+        return resolved
+
+    def contains(self, path: str) -> bool:
+        """Whether *path* resolves inside the root (the permission hook's question)."""
+        try:
+            return self._holds(self._resolve(path))
+        except ValueError:  # an embedded NUL byte: the path names no file, inside or out
+            return False
+
+    def relative(self, path: Path) -> str:
+        """*path* as the model should see it: relative to the root when inside, else absolute."""
+        return str(path.relative_to(self.root)) if self._holds(path) else str(path)
+
+    def unconfined(self) -> Workspace:
+        """A copy that lets paths outside the root through."""
+        return attrs.evolve(self, confined=False)
+
+    def _resolve(self, path: str) -> Path:
+        # os.path.realpath, not Path.resolve: on Python 3.11 the latter raises RuntimeError on a symlink loop.
+        return Path(os.path.realpath(self.root / os.path.expanduser(path)))
+
+    def _holds(self, resolved: Path) -> bool:
+        return resolved == self.root or self.root in resolved.parents
