@@ -315,9 +315,9 @@ class Agent:
         call = self.data.pending[0]
         output = child.result()
         _, notes = self.hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
-        return self._fire("subagent_returned", self._then(self._answer(call, output), lambda s: self.children.remove(child)),
-                          tool_call=call, tool_result=output, child=child.agent_id, outcome=child.outcome,
-                          notes=tuple(notes))
+        release = self._then(self._answer(call, output), lambda s: self.children.remove(child))
+        return self._fire("subagent_returned", release, tool_call=call, tool_result=output,
+                          child=child.agent_id, outcome=child.outcome, notes=tuple(notes))
 
     def result(self) -> ToolOutput:
         """This (idle) agent's last run as a parent's tool_result: its final text, or why there is none."""

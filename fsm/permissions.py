@@ -19,9 +19,9 @@ __all__ = [
     "DENY_LIST",
     "Approver",
     "allow_all",
+    "denied_pattern",
     "deny_all",
     "deny_unattended",
-    "denied_pattern",
     "is_destructive",
     "permission_hook",
 ]

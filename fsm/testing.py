@@ -77,7 +77,7 @@ def text(value: str) -> dict[str, Any]:
     return {"type": "text", "text": value}
 
 
-def tool_use(name: str, tool_input: Any, *, id: str | None = None) -> dict[str, Any]:  # noqa: A002
+def tool_use(name: str, tool_input: Any, *, id: str | None = None) -> dict[str, Any]:
     """A tool_use content block with a fresh id unless one is given."""
     return {"type": "tool_use", "id": id or f"toolu_{next(_ids):04d}", "name": name, "input": tool_input}
 
