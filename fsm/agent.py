@@ -188,6 +188,22 @@ class Agent:
             self.step()
         return self.data.final_text
 
+    def skip(self, text: str) -> Transition:
+        """Answer the next pending tool call with *text* without running it (the deepest busy agent's).
+
+        Raises:
+            MisuseError: no tool call is pending there.
+        """
+        if self.children and (self.children[0].state != "idle" or self.children[0].data.inbox is not None):
+            record = self.children[0].skip(text)
+            self.history.append(record)
+            return record
+        if self.state != "executing_tools" or not self.data.pending or self.children:
+            raise MisuseError(f"skip needs a pending tool call, but {self.agent_id} is {self.state} with none next")
+        call, output = self.data.pending[0], ToolOutput(text)
+        return self._fire("tool_ran", self._answer(call, output), tool_call=call, tool_result=output,
+                          notes=("skipped: answered without running",))
+
     def describe_next(self) -> str:
         """What the next step will do, in words (for the debugger and ``repr``)."""
         if self.children:
