@@ -195,9 +195,7 @@ class Agent:
             MisuseError: no tool call is pending there.
         """
         if self.children and (self.children[0].state != "idle" or self.children[0].data.inbox is not None):
-            record = self.children[0].skip(text)
-            self.history.append(record)
-            return record
+            return self.children[0].skip(text)
         if self.state != "executing_tools" or not self.data.pending or self.children:
             raise MisuseError(f"skip needs a pending tool call, but {self.agent_id} is {self.state} with none next")
         call, output = self.data.pending[0], ToolOutput(text)
@@ -325,9 +323,7 @@ class Agent:
 
     def _step_child(self, child: Agent) -> Transition:
         if child.state != "idle" or child.data.inbox is not None:
-            record = child.step()
-            self.history.append(record)
-            return record
+            return child.step()
         call = self.data.pending[0]
         output = child.result()
         _, notes = self.hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
@@ -438,6 +434,9 @@ class Agent:
             turn=self.turn, appended=tuple(self.data.messages[self._appended_from:]),
             started_at=self._step_started, duration_ms=(time.time() - self._step_started) * 1000,
             **self._pending_record)
-        self.history.append(record)
+        agent: Agent | None = self
+        while agent is not None:
+            agent.history.append(record)
+            agent = agent.parent
         for listener in list(self._listeners):
             listener(record)

@@ -44,6 +44,14 @@ def with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]
     return [*messages[:-1], last]
 
 
+def _api_message(exc: Any) -> str:
+    """The message of an API error body (``{"error": {"message": ...}}``), else the SDK's own text."""
+    body = getattr(exc, "body", None)
+    error = body.get("error") if isinstance(body, dict) else None
+    message = error.get("message") if isinstance(error, dict) else None
+    return message if isinstance(message, str) and message else exc.message
+
+
 class AnthropicModel:
     """A Model backed by the Anthropic Messages API (no streaming).
 
@@ -90,7 +98,7 @@ class AnthropicModel:
                 max_tokens=max_tokens,
             )
         except anthropic.AuthenticationError as exc:
-            raise ModelError(f"authentication failed (401: {exc.message}); check ANTHROPIC_API_KEY",
+            raise ModelError(f"authentication failed (401: {_api_message(exc)}); check ANTHROPIC_API_KEY",
                              status_code=401, kind="auth") from exc
         except anthropic.APITimeoutError as exc:
             raise ModelError(f"the model did not answer in time at {client.base_url}; try again",
@@ -99,7 +107,7 @@ class AnthropicModel:
             raise ModelError(f"cannot reach the model at {client.base_url} ({exc.__cause__ or exc}); "
                              "check the network or ANTHROPIC_BASE_URL", kind="connection") from exc
         except anthropic.APIStatusError as exc:
-            raise ModelError(f"the model API answered {exc.status_code}: {exc.message}",
+            raise ModelError(f"the model API answered {exc.status_code}: {_api_message(exc)}",
                              status_code=exc.status_code, kind="status") from exc
         except anthropic.AnthropicError as exc:  # e.g. no credentials at all
             raise ModelError(f"the model call failed: {exc}", kind="error") from exc

@@ -1,0 +1,56 @@
+"""Hypothesis strategies for model replies, shared by the machine's property tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from hypothesis import strategies as st
+
+from fsm import ModelError
+
+STOP_REASONS = ["end_turn", "tool_use", "max_tokens", "pause_turn", "refusal", "stop_sequence", None]
+
+_words = st.text(alphabet="abcdefgh ", min_size=0, max_size=12)
+
+
+def _tool_inputs(child: bool) -> st.SearchStrategy[tuple[str, Any]]:
+    return st.sampled_from([
+        ("glob", {"pattern": "*.txt"}),
+        ("read_file", {"path": "x.txt"}),
+        ("read_file", {"path": "missing.txt", "limit": 1}),
+        ("write_file", {"path": "out/a.txt", "content": "c"}),
+        ("write_file", {"path": "../escape.txt", "content": "c"}),  # outside: the approver is asked
+        ("edit_file", {"path": "x.txt", "old_text": "nothere", "new_text": "y"}),
+        ("read_file", {"path": 5}),                                 # wrong type
+        ("glob", {"nope": 1}),                                      # unknown and missing parameters
+        ("bash", "not an object"),
+        ("teleport", {}),                                           # unknown tool
+        ("task", {"prompt": "subtask to do"}),                      # from the child too: must be refused
+        ("task", {"prompt": ""}),
+        ("bash", {"command": "sudo reboot"}),                       # deny list
+    ])
+
+
+@st.composite
+def _reply(draw: st.DrawFn, child: bool, serial: int) -> dict[str, Any]:
+    prefix = "c" if child else "p"
+    blocks: list[dict[str, Any]] = []
+    for i in range(draw(st.integers(0, 3), label="blocks")):
+        if draw(st.booleans(), label="is text"):
+            blocks.append({"type": "text", "text": draw(_words)})
+        else:
+            name, tool_input = draw(_tool_inputs(child))
+            blocks.append({"type": "tool_use", "id": f"{prefix}_{serial}_{i}", "name": name, "input": tool_input})
+    return {"content": blocks, "stop_reason": draw(st.sampled_from(STOP_REASONS)),
+            "usage": {"input_tokens": 3, "output_tokens": 2}}
+
+
+@st.composite
+def replies(draw: st.DrawFn, *, child: bool, serial: int) -> dict[str, Any] | BaseException:
+    """A reply dict; one time in 20 a model error, one in 40 a Ctrl-C, to raise from the model call."""
+    roll = draw(st.integers(0, 39), label="roll")
+    if roll < 2:
+        return ModelError("drawn failure")
+    if roll == 2:
+        return KeyboardInterrupt()
+    return draw(_reply(child, serial))

@@ -1,0 +1,1 @@
+"""Tests for the ``tools`` package, one module per module."""
