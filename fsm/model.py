@@ -59,7 +59,7 @@ class AnthropicModel:
         model: the model id.
         client: an ``anthropic.Anthropic`` to use instead of one built from the environment.
         max_retries: the SDK's retry count on transient failures.
-        timeout: seconds per request (the SDK's default when None).
+        timeout: seconds per request (600 when None).
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, *, client: Any = None, max_retries: int = 2,
@@ -73,10 +73,8 @@ class AnthropicModel:
         if self._client is None:
             import anthropic
 
-            options: dict[str, Any] = {"max_retries": self._max_retries}
-            if self._timeout is not None:
-                options["timeout"] = self._timeout
-            self._client = anthropic.Anthropic(**options)
+            # An explicit timeout also lifts the SDK's refusal of large max_tokens without streaming.
+            self._client = anthropic.Anthropic(max_retries=self._max_retries, timeout=self._timeout or 600.0)
         return self._client
 
     def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
