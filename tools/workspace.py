@@ -8,6 +8,7 @@ unconfined copy (:meth:`Workspace.unconfined`). So no file outside the root is t
 
 from __future__ import annotations
 
+import errno
 import os
 from pathlib import Path
 
@@ -15,6 +16,9 @@ import attrs
 from attrs import field, frozen
 
 __all__ = ["OutsideWorkspaceError", "Workspace"]
+
+
+_MAX_RESOLVE_PASSES = 40
 
 
 class OutsideWorkspaceError(ValueError):
@@ -51,7 +55,7 @@ class Workspace:
         """Whether *path* resolves inside the root (the permission hook's question)."""
         try:
             return self._holds(self._resolve(path))
-        except ValueError:  # an embedded NUL byte: the path names no file, inside or out
+        except (ValueError, OSError):  # a NUL byte, or links that never settle: no file, inside or out
             return False
 
     def relative(self, path: Path) -> str:
@@ -63,8 +67,16 @@ class Workspace:
         return attrs.evolve(self, confined=False)
 
     def _resolve(self, path: str) -> Path:
-        # os.path.realpath, not Path.resolve: on Python 3.11 the latter raises RuntimeError on a symlink loop.
-        return Path(os.path.realpath(self.root / os.path.expanduser(path)))
+        # Before 3.13, realpath stops at a symlink loop and returns the rest of the path unresolved, with
+        # '..' collapsed: 'loop/../link_out' comes back as ROOT/link_out, still a link. So resolve again
+        # until nothing changes (os.path.realpath, not Path.resolve, which may raise RuntimeError on a loop).
+        resolved = os.path.realpath(self.root / os.path.expanduser(path))
+        for _ in range(_MAX_RESOLVE_PASSES):
+            again = os.path.realpath(resolved)
+            if again == resolved:
+                return Path(resolved)
+            resolved = again
+        raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
 
     def _holds(self, resolved: Path) -> bool:
         return resolved == self.root or self.root in resolved.parents

@@ -1,0 +1,121 @@
+"""Tests for tools/search.py: the glob tool."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tools import BASE_TOOLS, ToolOutput, Workspace, run_tool
+
+
+def _glob(workspace: Workspace, pattern: str) -> ToolOutput:
+    return run_tool(BASE_TOOLS, "glob", workspace, {"pattern": pattern})
+
+
+def _touch(root: Path, *names: str) -> None:
+    for name in names:
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+
+
+@pytest.fixture
+def project(workspace: Workspace) -> Workspace:
+    """A workspace with Python files at three depths, a text file and hidden files."""
+    _touch(workspace.root, "root.py", "one/one.py", "one/two/deep.py", "notes.txt", ".hidden.py", ".venv/lib.py")
+    return workspace
+
+
+class TestGlob:
+    def test_recursive_pattern_finds_nested_files(self, project: Workspace) -> None:
+        """'**/*.py' matches at the root and at every depth, sorted, relative to the root."""
+        assert _glob(project, "**/*.py") == ToolOutput("one/one.py\none/two/deep.py\nroot.py")
+
+    def test_single_star_stays_in_one_directory(self, project: Workspace) -> None:
+        """'*.py' matches only at the top level."""
+        assert _glob(project, "*.py").text == "root.py"
+
+    def test_directories_match_too(self, project: Workspace) -> None:
+        """'*' lists directories as well as files, without hidden names."""
+        assert _glob(project, "*").text == "notes.txt\none\nroot.py"
+
+    def test_hidden_names_need_an_explicit_dot(self, project: Workspace) -> None:
+        """Dot names are skipped by wildcards but matched when the pattern spells the dot."""
+        assert _glob(project, ".*.py").text == ".hidden.py"
+        assert _glob(project, ".venv/**/*.py").text == ".venv/lib.py"
+
+    def test_double_star_alone_does_not_list_the_root(self, project: Workspace) -> None:
+        """'**' lists everything below the root but not the root itself."""
+        assert _glob(project, "**").text.splitlines() == [
+            "notes.txt",
+            "one",
+            "one/one.py",
+            "one/two",
+            "one/two/deep.py",
+            "root.py",
+        ]
+
+    def test_no_matches(self, project: Workspace) -> None:
+        """A pattern matching nothing says so, and is not an error."""
+        assert _glob(project, "**/*.rs") == ToolOutput("(no matches)")
+
+    def test_205_matches_give_201_lines(self, workspace: Workspace) -> None:
+        """More than 200 matches: the first 200 in sorted order, then a line saying more were omitted."""
+        _touch(workspace.root, *(f"f{i:03}.txt" for i in reversed(range(205))))
+        lines = _glob(workspace, "*.txt").text.splitlines()
+        assert len(lines) == 201
+        assert lines[:200] == [f"f{i:03}.txt" for i in range(200)]
+        assert lines[200] == "... (more matches omitted; narrow the pattern)"
+
+    def test_200_matches_have_no_note(self, workspace: Workspace) -> None:
+        """Exactly 200 matches are all listed with no note."""
+        _touch(workspace.root, *(f"f{i:03}.txt" for i in range(200)))
+        assert len(_glob(workspace, "*.txt").text.splitlines()) == 200
+
+    def test_absolute_pattern_inside_is_shown_relative(self, project: Workspace) -> None:
+        """An absolute pattern inside the root gives paths relative to it."""
+        assert _glob(project, f"{project.root}/one/*.py").text == "one/one.py"
+
+
+class TestGlobBoundary:
+    @pytest.fixture
+    def linked(self, project: Workspace) -> Workspace:
+        """The project plus links pointing out of the root and one pointing in."""
+        outside = project.root.parent / "outside"
+        _touch(outside, "leak.py", "sub/leak2.py")
+        (project.root / "out_dir").symlink_to(outside)
+        (project.root / "out_file.py").symlink_to(outside / "leak.py")
+        (project.root / "in_file.py").symlink_to("root.py")
+        return project
+
+    def test_links_pointing_out_are_dropped(self, linked: Workspace) -> None:
+        """Matches that resolve outside the root are left out; a link pointing in is kept."""
+        assert _glob(linked, "**/*.py").text.splitlines() == [
+            "in_file.py",
+            "one/one.py",
+            "one/two/deep.py",
+            "root.py",
+        ]
+
+    def test_parent_pattern_is_refused(self, linked: Workspace) -> None:
+        """A pattern starting above the root is an error, not a listing of outside files."""
+        assert _glob(linked, "../*") == ToolOutput(
+            f"Error: ../* reaches outside the workspace ({linked.root}); glob searches inside it", is_error=True
+        )
+
+    def test_absolute_pattern_outside_is_refused(self, linked: Workspace) -> None:
+        """An absolute pattern outside the root is an error."""
+        pattern = f"{linked.root.parent}/outside/**/*.py"
+        assert _glob(linked, pattern) == ToolOutput(
+            f"Error: {pattern} reaches outside the workspace ({linked.root}); glob searches inside it",
+            is_error=True,
+        )
+
+    def test_pattern_through_an_outside_link_is_refused(self, linked: Workspace) -> None:
+        """A pattern whose fixed part is a link out of the root is refused like '../'."""
+        assert _glob(linked, "out_dir/*.py").is_error
+
+    def test_dotdot_back_inside_is_allowed(self, linked: Workspace) -> None:
+        """A pattern that leaves a directory and comes back inside the root is fine."""
+        assert _glob(linked, "one/../*.py").text.splitlines() == ["in_file.py", "root.py"]

@@ -1,0 +1,273 @@
+"""The file tools: ``read_file``, ``write_file`` and ``edit_file``.
+
+Paths are resolved by the :class:`~tools.workspace.Workspace` (symlinks followed, confined to the root
+unless the user approved the call) and shown back to the model relative to the root. Reading streams the
+file, so a huge file costs only what is shown; writing and editing go through :func:`atomic_write`, so a
+failed call leaves the old file whole and no temporary file behind.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import secrets
+import stat
+from collections.abc import Iterator
+from pathlib import Path
+
+from tools.base import ToolOutput, tool
+from tools.workspace import Workspace
+
+__all__ = ["MAX_READ_CHARS", "atomic_write", "edit_file", "read_file", "write_file"]
+
+MAX_READ_CHARS = 50_000
+"""Characters of a file that ``read_file`` returns at most."""
+
+_SNIFF_BYTES = 8192
+_READ_CHARS = 1 << 16
+
+
+def _error(text: str) -> ToolOutput:
+    return ToolOutput(f"Error: {text}", is_error=True)
+
+
+def _os_error(action: str, shown: str, exc: OSError) -> ToolOutput:
+    """``Error: cannot ACTION PATH: reason`` for an I/O failure we have no better words for."""
+    return _error(f"cannot {action} {shown}: {exc.strerror or exc}")
+
+
+@tool(
+    name="read_file",
+    description=(
+        "Read a UTF-8 text file from the workspace and return its contents. Paths are relative to the "
+        "workspace root. Use `limit` to read only the first N lines of a long file; the output then ends "
+        "with '... (N more lines)'. At most 50000 characters are returned; to read the middle of a big "
+        "file use bash (sed -n '100,200p' FILE). Binary files are refused; use glob or bash to list "
+        "directories."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "The file to read, relative to the workspace root."},
+            "limit": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "Return only the first `limit` lines (default: the whole file).",
+            },
+        },
+        "required": ["path"],
+    },
+    path_param="path",
+)
+def read_file(workspace: Workspace, *, path: str, limit: int | None = None) -> ToolOutput:
+    """The text of the file at *path*: the first *limit* lines if given, at most :data:`MAX_READ_CHARS`."""
+    target = workspace.resolve(path)
+    shown = workspace.relative(target)
+    try:
+        mode = target.stat().st_mode
+        if stat.S_ISDIR(mode):
+            return _error(f"{shown} is a directory; use glob or bash (ls) to list it")
+        if not stat.S_ISREG(mode):  # a FIFO or a device: opening it could block or never end
+            return _error(f"{shown} is not a regular file")
+        with open(target, "rb") as raw:
+            if b"\0" in raw.read(_SNIFF_BYTES):
+                return _error(f"{shown} is a binary file (NUL bytes); read_file reads text")
+            raw.seek(0)
+            # newline="": show line endings as they are, so edit_file can match what was read.
+            with io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as text:
+                return ToolOutput(_excerpt(iter(lambda: text.read(_READ_CHARS), ""), limit))
+    except FileNotFoundError:
+        return _error(f"{shown} not found")
+    except OSError as exc:
+        return _os_error("read", shown, exc)
+
+
+def _excerpt(chunks: Iterator[str], limit: int | None) -> str:
+    """The first *limit* lines of the text in *chunks*, capped at :data:`MAX_READ_CHARS`, with notes.
+
+    Streams: keeps only what is shown and counts the rest.
+    """
+    kept: list[str] = []
+    kept_chars = selected_chars = 0
+    lines_left = limit  # newlines still allowed in the selection; None = no limit
+    more_lines = 0
+    tail_open = False  # the text after the selection ends without a newline
+    last_two = ""  # the selection's last two characters, to drop its final line break
+    for chunk in chunks:
+        selected = chunk
+        if lines_left == 0:
+            selected, rest = "", chunk
+        elif lines_left is not None:
+            end = _after_nth_newline(chunk, lines_left)
+            lines_left -= chunk.count("\n", 0, end)
+            selected, rest = chunk[:end], chunk[end:]
+        else:
+            rest = ""
+        if selected:
+            take = selected[: MAX_READ_CHARS + 2 - kept_chars]  # room for a final line break
+            kept.append(take)
+            kept_chars += len(take)
+            selected_chars += len(selected)
+            last_two = (last_two + selected[-2:])[-2:]
+        if rest:
+            more_lines += rest.count("\n")
+            tail_open = not rest.endswith("\n")
+    more_lines += tail_open
+    final_break = 2 if last_two == "\r\n" else int(last_two.endswith("\n"))
+    length = selected_chars - final_break  # the last line's line break is not shown
+    body = "".join(kept)[: min(length, MAX_READ_CHARS)]
+    notes = []
+    if length > MAX_READ_CHARS:
+        notes.append(
+            f"... (truncated at {MAX_READ_CHARS} chars; {length - MAX_READ_CHARS} more chars; "
+            "use limit or bash to read parts)"
+        )
+    if more_lines:
+        notes.append(f"... ({more_lines} more lines)")
+    if not body and not notes:
+        return "(empty file)"
+    return "\n".join([body, *notes]) if notes else body
+
+
+def _after_nth_newline(text: str, n: int) -> int:
+    """The index just after the *n*-th newline in *text*, or ``len(text)`` if it has fewer."""
+    index = -1
+    for _ in range(n):
+        index = text.find("\n", index + 1)
+        if index < 0:
+            return len(text)
+    return index + 1
+
+
+@tool(
+    name="write_file",
+    description=(
+        "Create a file, or replace a file's entire contents, with `content` (written as UTF-8). Parent "
+        "directories are created as needed; an existing file keeps its permissions. To change part of an "
+        "existing file prefer edit_file, which cannot lose the rest of the file."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "The file to write, relative to the workspace root."},
+            "content": {"type": "string", "description": "The complete new contents of the file."},
+        },
+        "required": ["path", "content"],
+    },
+    path_param="path",
+)
+def write_file(workspace: Workspace, *, path: str, content: str) -> ToolOutput:
+    """Write *content* to *path*, atomically, creating parent directories."""
+    target = workspace.resolve(path)
+    shown = workspace.relative(target)
+    if target.is_dir():
+        return _error(f"{shown} is a directory")
+    data = content.encode("utf-8")
+    blocker = next((p for p in target.parents if p.exists()), None)  # *target* has no symlinks left
+    if blocker is not None and not blocker.is_dir():
+        return _error(f"cannot write {shown}: {workspace.relative(blocker)} is not a directory")
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        atomic_write(target, data)
+    except OSError as exc:
+        return _os_error("write", shown, exc)
+    return ToolOutput(f"Wrote {len(data)} bytes to {shown}")
+
+
+@tool(
+    name="edit_file",
+    description=(
+        "Replace one exact piece of text in a file. `old_text` must occur exactly once in the file, "
+        "matched character for character (whitespace, indentation and line breaks included); copy it "
+        "from read_file output and include enough surrounding lines to make it unique. It is replaced by "
+        "`new_text` (which may be empty to delete). To change several places, make several calls."
+    ),
+    input_schema={
+        "type": "object",
+        "properties": {
+            "path": {"type": "string", "description": "The file to edit, relative to the workspace root."},
+            "old_text": {"type": "string", "description": "The exact text to replace; must occur once."},
+            "new_text": {"type": "string", "description": "The text to put in its place."},
+        },
+        "required": ["path", "old_text", "new_text"],
+    },
+    path_param="path",
+)
+def edit_file(workspace: Workspace, *, path: str, old_text: str, new_text: str) -> ToolOutput:
+    """Replace the one occurrence of *old_text* in *path* by *new_text*, atomically."""
+    target = workspace.resolve(path)
+    shown = workspace.relative(target)
+    if not old_text:
+        return _error("old_text must not be empty (to create or overwrite a file, use write_file)")
+    if target.is_dir():
+        return _error(f"{shown} is a directory")
+    try:
+        # surrogateescape: bytes that are not UTF-8 survive the edit unchanged.
+        text = target.read_bytes().decode("utf-8", errors="surrogateescape")
+    except FileNotFoundError:
+        return _error(f"{shown} not found")
+    except OSError as exc:
+        return _os_error("read", shown, exc)
+    count = _occurrences(text, old_text)
+    if count == 0:
+        return _error(f"text not found in {shown}")
+    if count > 1:
+        return _error(f"old_text occurs {count} times in {shown}; include more context so it matches exactly once")
+    edited = text.replace(old_text, new_text, 1)
+    try:
+        atomic_write(target, edited.encode("utf-8", errors="surrogateescape"))
+    except OSError as exc:
+        return _os_error("write", shown, exc)
+    return ToolOutput(f"Edited {shown}")
+
+
+def _occurrences(text: str, sub: str) -> int:
+    """How many times *sub* occurs in *text*, overlapping ones included ('aa' is twice in 'aaa')."""
+    count, index = 0, text.find(sub)
+    while index >= 0:
+        count += 1
+        index = text.find(sub, index + 1)
+    return count
+
+
+def atomic_write(target: Path, data: bytes) -> None:
+    """Replace *target* with *data* in one step: a reader sees the old file or the new one, never half.
+
+    Writes a temporary file beside *target*, syncs it and renames it over *target*. An existing file's
+    permission bits are kept; a new file gets the usual ``0o666 & ~umask``. On any failure the temporary
+    file is removed and the exception re-raised; *target* is untouched.
+    """
+    try:
+        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+    except FileNotFoundError:
+        mode = None
+    fd, temp = _create_temp(target)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+        if mode is not None:
+            os.chmod(temp, mode)
+        os.replace(temp, target)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+
+
+def _create_temp(target: Path) -> tuple[int, str]:
+    """Create and open a new hidden file next to *target*.
+
+    Not ``tempfile.mkstemp``: that creates mode 0o600, and a new file should get the umask's mode, which
+    only the kernel applies without a process-wide ``os.umask`` dance.
+    """
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    for _ in range(100):
+        temp = str(target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            return os.open(temp, flags, 0o666), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free temporary name next to {target}")
