@@ -9,6 +9,7 @@ once and in order, the parent never sees the child's messages, and one step make
 
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from typing import Any
@@ -96,7 +97,9 @@ class AgentMachine(RuleBasedStateMachine):
 
     def __init__(self) -> None:
         super().__init__()
-        self.dir = tempfile.mkdtemp(prefix="agentfsm-prop-")
+        self.base = tempfile.mkdtemp(prefix="agentfsm-prop-")
+        self.dir = f"{self.base}/ws"  # approved writes to ../escape.txt land in base, removed after the case
+        os.mkdir(self.dir)
         with open(f"{self.dir}/x.txt", "w") as f:
             f.write("hello\n")
         self.model = DrawnModel()
@@ -106,7 +109,7 @@ class AgentMachine(RuleBasedStateMachine):
         self.last_seq = 0
 
     def teardown(self) -> None:
-        shutil.rmtree(self.dir, ignore_errors=True)
+        shutil.rmtree(self.base, ignore_errors=True)
 
     @initialize(data=st.data(), max_turns=st.one_of(st.integers(1, 4), st.just(30)),
                 force=st.sampled_from(["never", "sometimes"]))
@@ -163,8 +166,9 @@ class AgentMachine(RuleBasedStateMachine):
         assert agent.turn <= agent.max_turns <= 30
         check_answers(agent)
         check_state_agrees(agent)
-        text = repr(agent.messages)
-        assert "c_" not in text, "a child's tool call leaked into the parent's messages"
+        ids = [i for m in agent.messages if m["role"] == "assistant" for i in tool_uses(m)]
+        ids += [i for m in agent.messages if m["role"] == "user" for i in tool_results(m)]
+        assert not [i for i in ids if i.startswith("c_")], "a child's tool call leaked into the parent's messages"
         for message in agent.messages:
             assert not (message["role"] == "user" and isinstance(message["content"], str)
                         and message["content"].startswith("subtask ")), "a child's prompt message leaked"
