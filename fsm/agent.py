@@ -109,6 +109,26 @@ class Agent:
         self._machine = build_machine(self, initial=self.data.state,
                                       before_state_change="_commit", after_state_change="_record")
 
+    @classmethod
+    def restore(cls, model: Model, workdir: str, data: AgentState, *, children: Iterable[AgentState] = (),
+                next_seq: int = 1, spawned: int = 0, **options: Any) -> Agent:
+        """Rebuild an agent, and its running subagents, from saved data (a session journal, a snapshot).
+
+        The machine starts in ``data.state``; nothing is stepped, hooked or recorded on the way.
+
+        Args:
+            data: the root agent's data, used as it is (not copied).
+            children: the data of the subagents that were running, in order.
+            next_seq: the ``seq`` of the next Transition, so a journalled session numbers on without a gap.
+            spawned: how many subagents this agent had started, so new ones get fresh ids.
+            options: as for ``Agent()`` (hooks, approver, tools, max_tokens, system, bash_timeout).
+        """
+        agent = cls(model, workdir, data.max_turns, data=data, **options)
+        agent._seq = itertools.count(next_seq)
+        agent._spawned = spawned
+        agent.children.extend(agent._new_child(child) for child in children)
+        return agent
+
     # -- the data, read-only views -------------------------------------------------------------------------
 
     @property
@@ -188,19 +208,23 @@ class Agent:
             self.step()
         return self.data.final_text
 
-    def skip(self, text: str) -> Transition:
+    def skip(self, text: str, *, is_error: bool = False, note: str = "skipped: answered without running") -> Transition:
         """Answer the next pending tool call with *text* without running it (the deepest busy agent's).
+
+        Args:
+            is_error: send the answer as an error tool_result.
+            note: the record's note (printed as ``[HOOK] …``).
 
         Raises:
             MisuseError: no tool call is pending there.
         """
+        self._step_started = time.time()
         if self.children and (self.children[0].state != "idle" or self.children[0].data.inbox is not None):
-            return self.children[0].skip(text)
+            return self.children[0].skip(text, is_error=is_error, note=note)
         if self.state != "executing_tools" or not self.data.pending or self.children:
             raise MisuseError(f"skip needs a pending tool call, but {self.agent_id} is {self.state} with none next")
-        call, output = self.data.pending[0], ToolOutput(text)
-        return self._fire("tool_ran", self._answer(call, output), tool_call=call, tool_result=output,
-                          notes=("skipped: answered without running",))
+        call, output = self.data.pending[0], ToolOutput(text, is_error=is_error)
+        return self._fire("tool_ran", self._answer(call, output), tool_call=call, tool_result=output, notes=(note,))
 
     def describe_next(self) -> str:
         """What the next step will do, in words (for the debugger and ``repr``)."""
@@ -307,9 +331,7 @@ class Agent:
             output = denial or ToolOutput(f"Error: task: {problem}", is_error=True)
             return self._fire("tool_ran", self._answer(call, output), tool_call=call, tool_result=output,
                               notes=tuple(notes))
-        child = Agent(self.model, str(self.workspace.root), self.max_turns, self.hooks, self.approver,
-                      tools=[t.name for t in self.tools], max_tokens=self.max_tokens,
-                      bash_timeout=self.workspace.bash_timeout, _parent=self)
+        child = self._new_child()
         child.data.parent_tool_use_id = call["id"]
         child.send(call["input"]["prompt"])
         _, start_notes = self.hooks.fire(self._event("SubagentStart", prompt=call["input"]["prompt"]))
@@ -320,6 +342,12 @@ class Agent:
 
         return self._fire("subagent_spawned", adopt, tool_call=call, child=child.agent_id,
                           notes=(*notes, *start_notes))
+
+    def _new_child(self, data: AgentState | None = None) -> Agent:
+        """A subagent sharing this agent's model, workspace, hooks, approver and settings (fresh, or from *data*)."""
+        return Agent(self.model, str(self.workspace.root), self.max_turns, self.hooks, self.approver,
+                     tools=[t.name for t in self.tools], max_tokens=self.max_tokens,
+                     bash_timeout=self.workspace.bash_timeout, data=data, _parent=self)
 
     def _step_child(self, child: Agent) -> Transition:
         if child.state != "idle" or child.data.inbox is not None:
@@ -373,6 +401,10 @@ class Agent:
         return commit
 
     # -- interruption -------------------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Bring a busy agent to idle now, as Ctrl-C inside a step does (outcome ``interrupted``); idle: nothing."""
+        self._interrupt()
 
     def _interrupt(self) -> None:
         """Bring the agent to idle after Ctrl-C: every unanswered tool_use gets an interrupted error result."""

@@ -1,0 +1,82 @@
+"""Fixtures for end-to-end tests: the fake Anthropic server and a runner for the installed ``agentfsm``.
+
+The command under test is the console script next to the running interpreter, so a fresh CI venv tests
+its own install. Its environment is ours minus every ``ANTHROPIC_*``/``MODEL_ID`` variable, plus
+``ANTHROPIC_BASE_URL`` (the fake server on 127.0.0.1) and ``ANTHROPIC_API_KEY=test``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attrs import frozen
+
+from tests.e2e.fake_server import FakeAnthropic
+
+AGENTFSM = Path(sys.executable).parent / "agentfsm"
+SCRUBBED = ("ANTHROPIC_", "MODEL_ID", "NO_COLOR", "AGENTFSM_")
+
+
+@frozen
+class Run:
+    """A finished ``agentfsm`` process."""
+
+    code: int
+    stdout: str
+    stderr: str
+
+    def json(self) -> Any:
+        """stdout parsed as one JSON document."""
+        return json.loads(self.stdout)
+
+    def json_lines(self) -> list[Any]:
+        """stdout parsed as one JSON document per line."""
+        return [json.loads(line) for line in self.stdout.splitlines()]
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    """Our environment without the variables agentfsm reads, plus *extra*."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
+    env.update(extra)
+    return env
+
+
+@pytest.fixture
+def fake() -> Iterator[FakeAnthropic]:
+    """A started fake server with an empty script; set ``fake.script`` before running the command."""
+    with FakeAnthropic() as server:
+        yield server
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    """An empty workspace directory (the process runs there too)."""
+    root = tmp_path / "project"
+    root.mkdir()
+    return root
+
+
+Runner = Callable[..., Run]
+
+
+@pytest.fixture
+def agentfsm(fake: FakeAnthropic, project: Path) -> Runner:
+    """Run the installed command in *project* against *fake*: ``agentfsm("-p", "hi", input=..., env=...)``."""
+    if not AGENTFSM.exists():
+        pytest.fail(f"{AGENTFSM} is missing: install the project first (pip install -e '.[test]')")
+
+    def run(*args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 30) -> Run:
+        environment = env if env is not None else base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
+        done = subprocess.run([str(AGENTFSM), *args], cwd=project, env=environment, text=True, timeout=timeout,
+                              input=input, stdin=None if input is not None else subprocess.DEVNULL,
+                              capture_output=True)
+        return Run(done.returncode, done.stdout, done.stderr)
+
+    return run

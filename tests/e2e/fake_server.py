@@ -1,0 +1,167 @@
+"""A fake Anthropic Messages API on 127.0.0.1: scripted replies and statuses, every request recorded.
+
+The server answers ``POST /v1/messages`` from a script, one item per request: a reply dict (as built by
+``fsm.testing.text_reply`` / ``tool_reply``; the server fills in id, type, role, model and usage), a
+:class:`Status` (an error status with Anthropic's error JSON and ``retry-after-ms: 1`` so the SDK's
+retries cost a millisecond), or a callable of the request body returning either. A request past the end
+of the script gets a 400 (not retried) whose message says so, so a test fails fast and clearly.
+Loopback only; Nagle is off, or each call would cost ~44 ms.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import threading
+from collections.abc import Callable
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+from attrs import define, field, frozen
+
+__all__ = ["ERROR_TYPES", "FakeAnthropic", "Recorded", "Status"]
+
+ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
+               404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+
+
+@frozen
+class Status:
+    """An error answer: *code* with Anthropic's error body."""
+
+    code: int
+    message: str = "scripted error"
+
+
+@frozen
+class Recorded:
+    """One request the server received."""
+
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: dict[str, Any]
+
+    @property
+    def tool_names(self) -> list[str]:
+        """The names of the tools the request offered."""
+        return [t["name"] for t in self.body.get("tools", [])]
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        """The request's messages."""
+        return self.body.get("messages", [])
+
+    @property
+    def system(self) -> str:
+        """The system prompt's text, whether sent as a string or as blocks."""
+        system = self.body.get("system", "")
+        return system if isinstance(system, str) else "".join(b.get("text", "") for b in system)
+
+
+Item = dict[str, Any] | Status | Callable[[dict[str, Any]], "dict[str, Any] | Status"]
+
+
+@define
+class FakeAnthropic:
+    """The fake server; use as a context manager or call :meth:`start` / :meth:`stop`."""
+
+    script: list[Item] = field(factory=list)
+    requests: list[Recorded] = field(factory=list)
+    _server: ThreadingHTTPServer | None = None
+    _thread: threading.Thread | None = None
+    _lock: threading.Lock = field(factory=threading.Lock)
+    _ids: Any = field(factory=lambda: itertools.count(1))
+
+    @property
+    def url(self) -> str:
+        """``http://127.0.0.1:PORT``, for ANTHROPIC_BASE_URL."""
+        assert self._server is not None, "start() the server first"
+        return f"http://127.0.0.1:{self._server.server_address[1]}"
+
+    @property
+    def messages_requests(self) -> list[Recorded]:
+        """The requests to ``/v1/messages``, in order."""
+        return [r for r in self.requests if r.path.startswith("/v1/messages")]
+
+    def start(self) -> FakeAnthropic:
+        """Listen on a free loopback port in a daemon thread."""
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
+            def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
+                pass
+
+            def do_POST(self) -> None:
+                length = int(self.headers.get("content-length") or 0)
+                raw = self.rfile.read(length)
+                try:
+                    body = json.loads(raw or b"{}")
+                except ValueError:
+                    body = {"_unparsed": raw.decode("utf-8", "replace")}
+                code, payload, extra = fake._answer(self.command, self.path, dict(self.headers), body)
+                data = json.dumps(payload).encode()
+                self.send_response(code)
+                self.send_header("content-type", "application/json")
+                self.send_header("content-length", str(len(data)))
+                self.send_header("request-id", f"req_fake_{code}")
+                for name, value in extra.items():
+                    self.send_header(name, value)
+                self.end_headers()
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (Ctrl-C)
+                    self.wfile.write(data)
+
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
+                                        daemon=True)
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop listening."""
+        if self._server is not None:
+            self._server.shutdown()
+            self._server.server_close()
+            self._server = None
+
+    def __enter__(self) -> FakeAnthropic:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _answer(self, method: str, path: str, headers: dict[str, str],
+                body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+        with self._lock:
+            self.requests.append(Recorded(method, path, {k.lower(): v for k, v in headers.items()}, body))
+            index = len(self.messages_requests) - 1
+            if not path.startswith("/v1/messages"):
+                return _error(Status(404, f"the fake server serves /v1/messages only, not {path}"))
+            if index >= len(self.script):
+                return _error(Status(400, f"fake server: request #{index + 1} but the script holds "
+                                          f"{len(self.script)} replies"))
+            item = self.script[index]
+        if callable(item):  # outside the lock: a slow reply must not hold up the next request
+            item = item(body)
+        if isinstance(item, Status):
+            return _error(item)
+        with self._lock:
+            return 200, self._message(item, body), {}
+
+    def _message(self, reply: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
+        usage = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
+                 "cache_read_input_tokens": 0, **reply.get("usage", {})}
+        return {"id": f"msg_fake_{next(self._ids):04d}", "type": "message", "role": "assistant",
+                "model": body.get("model", "fake"), "content": reply["content"],
+                "stop_reason": reply.get("stop_reason", "end_turn"), "stop_sequence": None, "usage": usage}
+
+
+def _error(status: Status) -> tuple[int, dict[str, Any], dict[str, str]]:
+    payload = {"type": "error", "error": {"type": ERROR_TYPES.get(status.code, "api_error"),
+                                          "message": status.message}, "request_id": f"req_fake_{status.code}"}
+    return status.code, payload, {"retry-after-ms": "1", "retry-after": "0"}

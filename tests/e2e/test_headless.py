@@ -1,0 +1,244 @@
+"""``agentfsm -p`` end to end: the installed command, the real anthropic SDK, the fake server."""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+from attrs import frozen
+
+from fsm.testing import text_reply, tool_reply, tool_use
+from tests.e2e.conftest import AGENTFSM, Run, Runner, base_env
+from tests.e2e.fake_server import FakeAnthropic, Recorded, Status
+
+PROMPT = "Use a subtask to find what testing framework this project uses"
+SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
+FIVE = SIX[:5]
+RESULT_KEYS = ["type", "subtype", "is_error", "result", "session_id", "num_turns", "model_calls", "subagents",
+               "usage", "duration_ms", "transitions"]
+
+
+def _with_usage(reply: dict[str, Any], **usage: int) -> dict[str, Any]:
+    return {**reply, "usage": usage}
+
+
+def _delegation(project: Path) -> list[Any]:
+    """Parent delegates; the child globs, then answers; the parent relays (usage differs per reply)."""
+    (project / "tests").mkdir()
+    (project / "tests" / "test_app.py").write_text("import pytest\n")
+    return [
+        _with_usage(tool_reply(tool_use("task", {"prompt": "Which test framework?"}, id="toolu_task")),
+                    input_tokens=100, output_tokens=10, cache_read_input_tokens=7),
+        _with_usage(tool_reply(tool_use("glob", {"pattern": "**/*.py"}, id="toolu_glob")),
+                    input_tokens=20, output_tokens=2),
+        _with_usage(text_reply("pytest (tests/test_app.py imports it)"), input_tokens=30, output_tokens=3,
+                    cache_creation_input_tokens=5),
+        _with_usage(text_reply("This project uses pytest."), input_tokens=200, output_tokens=20),
+    ]
+
+
+def _text_of(message: dict[str, Any]) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+@frozen
+class Delegated:
+    """One delegating ``--output-format json`` run: what the server saw and what the command printed."""
+
+    requests: list[Recorded]
+    run: Run
+
+
+@pytest.fixture(scope="class")
+def delegated(tmp_path_factory: pytest.TempPathFactory) -> Delegated:
+    """The delegation script run once, shared by the tests that only read its results."""
+    project = tmp_path_factory.mktemp("delegated")
+    with FakeAnthropic(_delegation(project)) as server:
+        done = subprocess.run([str(AGENTFSM), "-p", PROMPT, "--output-format", "json"], cwd=project,
+                              env=base_env(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="test"),
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        return Delegated(server.messages_requests, Run(done.returncode, done.stdout, done.stderr))
+
+
+class TestDelegation:
+    def test_requests_carry_the_right_tools_and_messages(self, delegated: Delegated) -> None:
+        """The parent offers six tools, the child five and one user message; the child's answer returns."""
+        assert (delegated.run.code, delegated.run.stderr) == (0, "")
+        parent, child, child_2, parent_2 = delegated.requests
+        assert parent.path == "/v1/messages"
+        assert parent.tool_names == SIX
+        assert [(m["role"], _text_of(m)) for m in parent.messages] == [("user", PROMPT)]
+        assert child.tool_names == FIVE
+        assert [(m["role"], _text_of(m)) for m in child.messages] == [("user", "Which test framework?")]
+        assert child.system != parent.system
+        assert child_2.messages[-1]["content"][0]["content"] == "tests/test_app.py"
+        answer = parent_2.messages[-1]["content"]
+        assert [(b["type"], b["tool_use_id"], b["content"]) for b in answer] == [
+            ("tool_result", "toolu_task", "pytest (tests/test_app.py imports it)")]
+        assert len(parent_2.messages) == 3  # the child's messages never enter the parent's context
+
+    def test_json_result_fields(self, delegated: Delegated) -> None:
+        """The result object has the documented keys, turns of the parent and calls and tokens of all."""
+        result = delegated.run.json()
+        assert list(result) == RESULT_KEYS
+        assert isinstance(result["session_id"], str) and result["session_id"]
+        assert isinstance(result["duration_ms"], int) and result["duration_ms"] >= 0
+        del result["session_id"], result["duration_ms"]
+        assert result == {
+            "type": "result", "subtype": "success", "is_error": False, "result": "This project uses pytest.",
+            "num_turns": 2, "model_calls": 4, "subagents": 1,
+            "usage": {"input_tokens": 350, "output_tokens": 35, "cache_creation_input_tokens": 5,
+                      "cache_read_input_tokens": 7},
+            "transitions": 13,
+        }
+
+    def test_stream_json_is_ordered_and_ends_with_the_result(self, agentfsm: Runner, fake: FakeAnthropic,
+                                                             project: Path) -> None:
+        """Every line parses, seq increases by one, subagent events name their parent, the result is last."""
+        fake.script = _delegation(project)
+        run = agentfsm("-p", PROMPT, "--output-format", "stream-json")
+        assert run.code == 0
+        *events, result = run.json_lines()
+        assert result["type"] == "result" and result["transitions"] == len(events) == 13
+        assert {e["type"] for e in events} == {"transition"}
+        assert [e["seq"] for e in events] == list(range(1, 14))
+        root = events[0]["agent"]
+        assert result["session_id"] == root
+        assert [(e["agent"] == root, e["trigger"]) for e in events] == [
+            (True, "prompt"), (True, "replied_with_tools"), (True, "subagent_spawned"),
+            (False, "prompt"), (False, "replied_with_tools"), (False, "tool_ran"), (False, "tools_done"),
+            (False, "replied_final"), (False, "stopped"),
+            (True, "subagent_returned"), (True, "tools_done"), (True, "replied_final"), (True, "stopped")]
+        glob = events[5]
+        assert (glob["parent"], glob["depth"], glob["source"], glob["dest"]) == (root, 1, "executing_tools",
+                                                                                   "executing_tools")
+        assert glob["tool_call"] == {"id": "toolu_glob", "name": "glob", "input": {"pattern": "**/*.py"}}
+        assert glob["tool_result"] == {"content": "tests/test_app.py", "is_error": False, "length": 17}
+        assert events[2]["child"] == f"{root}.1"
+        assert events[-2]["text"] == "This project uses pytest." and events[-2]["stop_reason"] == "end_turn"
+
+
+class TestOutcomes:
+    def test_text_mode_prints_only_the_final_text_and_reads_stdin(self, agentfsm: Runner,
+                                                                  fake: FakeAnthropic) -> None:
+        """``-p -`` takes the prompt from stdin; stdout holds the final text and nothing else."""
+        fake.script = [text_reply("Hello from the fake.")]
+        run = agentfsm("-p", "-", input="say hello\n")
+        assert (run.code, run.stdout, run.stderr) == (0, "Hello from the fake.\n", "")
+        assert _text_of(fake.messages_requests[0].messages[0]) == "say hello"
+
+    def test_turn_limit(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """With --max-turns 2 and a model that always calls a tool, the run stops after two calls, exit 1."""
+        fake.script = [tool_reply(tool_use("bash", {"command": "echo again"}))] * 5
+        run = agentfsm("-p", "loop forever", "--max-turns", "2", "--output-format", "json")
+        assert run.code == 1
+        assert run.stderr == ("agentfsm: stopped after 2 turns without a final answer; raise --max-turns "
+                              "(at most 30) or narrow the prompt\n")
+        result = run.json()
+        assert (result["subtype"], result["is_error"], result["num_turns"]) == ("error_max_turns", True, 2)
+        assert len(fake.messages_requests) == 2
+
+    def test_overloaded_twice_then_success(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """Two 529s are retried by the SDK and the third answer finishes the run."""
+        fake.script = [Status(529, "Overloaded"), Status(529, "Overloaded"), text_reply("made it")]
+        run = agentfsm("-p", "hi")
+        assert (run.code, run.stdout, run.stderr) == (0, "made it\n", "")
+        assert len(fake.messages_requests) == 3
+
+    def test_authentication_failure(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """A 401 is not retried; the run ends with status 1 and one line naming ANTHROPIC_API_KEY."""
+        fake.script = [Status(401, "invalid x-api-key")]
+        run = agentfsm("-p", "hi", "--output-format", "json")
+        assert run.code == 1
+        message = "authentication failed (401: invalid x-api-key); check ANTHROPIC_API_KEY"
+        assert run.stderr == f"agentfsm: {message}\n"
+        assert (run.json()["subtype"], run.json()["result"]) == ("error_model", message)
+        assert len(fake.messages_requests) == 1
+
+    def test_unreachable_server(self, agentfsm: Runner) -> None:
+        """A closed port on 127.0.0.1 ends the run with status 1 and one line about reaching the model."""
+        with socket.socket() as probe:
+            probe.bind(("127.0.0.1", 0))
+            port = probe.getsockname()[1]
+        run = agentfsm("-p", "hi", env=base_env(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
+                                                ANTHROPIC_API_KEY="test"))
+        assert (run.code, run.stdout) == (1, "")
+        assert run.stderr.startswith(f"agentfsm: cannot reach the model at http://127.0.0.1:{port}")
+        assert run.stderr.endswith("; check the network or ANTHROPIC_BASE_URL\n")
+        assert run.stderr.count("\n") == 1
+
+
+class TestPermissions:
+    def test_headless_denials_reach_the_model(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+        """Unattended, a destructive command is denied for want of approval and sudo by the deny list."""
+        (project / "notes.txt").write_text("keep me")
+        fake.script = [tool_reply(tool_use("bash", {"command": "rm notes.txt"}, id="toolu_rm"),
+                                  tool_use("bash", {"command": "sudo ls"}, id="toolu_sudo")),
+                       text_reply("I could not do it.")]
+        run = agentfsm("-p", "clean up")
+        assert (run.code, run.stdout) == (0, "I could not do it.\n")
+        results = fake.messages_requests[1].messages[-1]["content"]
+        assert [(b["tool_use_id"], b["content"], b["is_error"]) for b in results] == [
+            ("toolu_rm", "Permission denied: destructive command: rm notes.txt needs approval and no one could "
+                         "be asked; rerun with --permission-mode allow (or approve it in an interactive session)",
+             True),
+            ("toolu_sudo", "Permission denied by deny list: sudo", True),
+        ]
+        assert (project / "notes.txt").read_text() == "keep me"
+
+    def test_permission_mode_allow_runs_the_destructive_command(self, agentfsm: Runner, fake: FakeAnthropic,
+                                                                project: Path) -> None:
+        """``--permission-mode allow`` grants the Ask, but the deny list still holds."""
+        (project / "notes.txt").write_text("delete me")
+        fake.script = [tool_reply(tool_use("bash", {"command": "rm notes.txt"}),
+                                  tool_use("bash", {"command": "sudo ls"})), text_reply("done")]
+        run = agentfsm("-p", "clean up", "--permission-mode", "allow")
+        assert run.code == 0
+        results = fake.messages_requests[1].messages[-1]["content"]
+        assert [b["content"] for b in results] == ["(no output)", "Permission denied by deny list: sudo"]
+        assert not (project / "notes.txt").exists()
+
+
+class TestConfiguration:
+    def test_dotenv_is_read_and_real_environment_wins(self, agentfsm: Runner, fake: FakeAnthropic,
+                                                      project: Path) -> None:
+        """``.env`` supplies the key; MODEL_ID from the real environment beats the one in ``.env``."""
+        (project / ".env").write_text("ANTHROPIC_API_KEY=key-from-dotenv\nMODEL_ID=model-from-dotenv\n")
+        fake.script = [text_reply("ok")]
+        run = agentfsm("-p", "hi", "--disallowed-tools", "task",
+                       env=base_env(ANTHROPIC_BASE_URL=fake.url, MODEL_ID="model-from-env"))
+        assert (run.code, run.stderr) == (0, "")
+        request = fake.messages_requests[0]
+        assert request.headers["authorization"] == "Bearer key-from-dotenv"
+        assert request.body["model"] == "model-from-env"
+        assert request.tool_names == FIVE
+
+    def test_missing_api_key(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """No key anywhere: exit 2 and a line saying to set ANTHROPIC_API_KEY or try the demo."""
+        run = agentfsm("-p", "hi", env=base_env(ANTHROPIC_BASE_URL=fake.url))
+        assert (run.code, run.stdout, run.stderr) == (
+            2, "", "agentfsm: No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'\n")
+        assert fake.requests == []
+
+    def test_bad_flag_value(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """An out-of-range --max-turns is one line and exit 2; nothing is sent."""
+        run = agentfsm("-p", "hi", "--max-turns", "45")
+        assert (run.code, run.stdout, run.stderr) == (2, "", "agentfsm: --max-turns must be 1..30 (got 45)\n")
+        run = agentfsm("run", "hi", "--max-tokens", "lots")
+        assert (run.code, run.stderr) == (2, "agentfsm: --max-tokens must be an integer >= 1 (got 'lots')\n")
+        assert fake.requests == []
+
+    def test_missing_cwd(self, agentfsm: Runner, fake: FakeAnthropic, tmp_path: Path) -> None:
+        """A --cwd that does not exist is one line and exit 2."""
+        missing = tmp_path / "nope"
+        run = agentfsm("-p", "hi", "--cwd", str(missing))
+        assert (run.code, run.stdout, run.stderr) == (2, "", f"agentfsm: --cwd {missing} is not a directory\n")
+
+    def test_no_prompt_on_stdin(self, agentfsm: Runner) -> None:
+        """``run`` without a prompt and with an empty stdin is a usage error."""
+        run = agentfsm("run", input="")
+        assert (run.code, run.stderr) == (2, "agentfsm: the prompt is empty; give a non-empty prompt\n")
