@@ -1,6 +1,6 @@
 """The console listener: prints a run the way the reference harness did, from Transition records alone.
 
-``[Subagent started]``, ``  [sub] NAME: first 100 chars of output``, ``[Subagent done]`` or
+``[Subagent started]``, ``  [sub] NAME: first 100 chars of output`` (on one line), ``[Subagent done]`` or
 ``[Subagent stopped]``, and every hook notice as ``[HOOK] …``. The machine never prints; this listener
 (subscribed by the CLI, the REPL and the demo) does.
 """
@@ -44,4 +44,5 @@ class ConsolePrinter:
             self._line("[Subagent stopped]" if record.outcome == "max_turns" else "[Subagent done]")
         elif record.trigger == "tool_ran" and record.depth > 0:
             assert record.tool_call is not None and record.tool_result is not None
-            self._line(f"  [sub] {record.tool_call['name']}: {record.tool_result.text[:100]}")
+            first = " ".join(record.tool_result.text[:100].split())  # one line per call, however the output wraps
+            self._line(f"  [sub] {record.tool_call['name']}: {first}")

@@ -43,3 +43,11 @@ def test_color_only_when_asked(tmp_path):
     agent.run("go")
     assert out.getvalue() == "\033[2m[HOOK] Stop: session used 0 tool calls\033[0m\n"
     assert ConsolePrinter(io.StringIO()).color is False
+
+
+def test_sub_line_is_one_line(tmp_path):
+    """A child's multi-line output is shown on one line."""
+    (tmp_path / "a.txt").write_text("one\ntwo\n\nthree\n")
+    printed = run_printed(tmp_path, tool_reply(tool_use("task", {"prompt": "read"})),
+                          tool_reply(tool_use("read_file", {"path": "a.txt"})), text_reply("ok"), text_reply("fine"))
+    assert "  [sub] read_file: one two three\n" in printed
