@@ -24,6 +24,7 @@ from types import ModuleType
 from typing import NoReturn
 
 from fsm.errors import AgentfsmError, ConfigError
+from fsm.sessions import add_session_flags, session_from_args
 from fsm.settings import add_agent_flags, agent_from_args
 from fsm.state import Transition
 
@@ -51,6 +52,7 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
                         help="text: the final text only (default); json: one result object; "
                              "stream-json: one JSON line per transition, then the result object")
     add_agent_flags(parser)
+    add_session_flags(parser)
 
 
 def _plugin(name: str) -> ModuleType | None:
@@ -114,7 +116,7 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
     from fsm.stream import StreamWriter, describe
 
     prompt = _read_prompt(prompt_arg)
-    agent = agent_from_args(args, interactive=True)
+    agent, session = session_from_args(args, agent_from_args(args, interactive=True))
     output = args.output_format or "text"
     if args.verbose:
         printer = ConsolePrinter(sys.stderr)
@@ -127,8 +129,11 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
     writer = StreamWriter(sys.stdout)
     if output == "stream-json":
         agent.subscribe(writer)
-    session_id = None  # the root agent's id; a session journal, when there is one, names the session here
-    result = run_headless(agent, prompt, session_id=session_id)
+    try:
+        result = run_headless(agent, prompt, session_id=session.id if session else None)
+    finally:
+        if session:
+            session.close()
     if output == "text":
         if result.result and result.subtype != "error_model":
             print(result.result, flush=True)
@@ -155,7 +160,14 @@ def _dispatch(args: argparse.Namespace) -> int:
         raise ConfigError("--output-format needs a headless run: agentfsm -p PROMPT --output-format ...")
     from fsm.repl import repl
 
-    return repl(agent_from_args(args, interactive=True))
+    agent, session = session_from_args(args, agent_from_args(args, interactive=True))
+    try:
+        if agent.state != "idle" or agent.data.inbox is not None:  # a resumed run that stopped midway ends first
+            print(agent.run(), flush=True)
+        return repl(agent)
+    finally:
+        if session:
+            session.close()
 
 
 def main(argv: list[str] | None = None) -> int:

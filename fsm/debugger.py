@@ -315,6 +315,7 @@ class Debugger(cmd.Cmd):
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``debug`` command's arguments (the shared agent flags, PROMPT, --watch) to *parser*."""
+    from fsm.sessions import add_time_travel_flags
     from fsm.settings import add_agent_flags
 
     parser.description = "Step an agent one transition at a time (type help at the (afsm) prompt)."
@@ -324,6 +325,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--demo", action="store_true", help="offline: debug the first `agentfsm demo` prompt, "
                         "a scripted model delegating to a subagent over a sample project in a temporary directory")
     add_agent_flags(parser)
+    add_time_travel_flags(parser)
 
 
 def _demo_agent(root: Path) -> Agent:
@@ -339,8 +341,10 @@ def _demo_agent(root: Path) -> Agent:
 
 def command(args: argparse.Namespace, *, model: Any = None) -> int:
     """Run ``agentfsm debug``: 0 when the user quits, 2 for a bad flag (one line on stderr)."""
+    from fsm.sessions import recorded_model_from_args, time_travel_from_args
     from fsm.settings import agent_from_args
 
+    session = None
     with tempfile.TemporaryDirectory(prefix="agentfsm-debug-") as scratch:
         try:
             watch = Path(args.watch) if args.watch else None
@@ -351,14 +355,21 @@ def command(args: argparse.Namespace, *, model: Any = None) -> int:
             if args.demo:
                 agent = _demo_agent(Path(scratch))
             else:
-                agent = agent_from_args(args, model=model, interactive=True)
+                agent = agent_from_args(args, model=model or recorded_model_from_args(args), interactive=True)
+                travelled = time_travel_from_args(args, agent)  # --session ID --at SEQ: a fork of that moment
+                if travelled:
+                    agent, session = travelled
                 if args.prompt:
                     agent.send(args.prompt)
             debugger = Debugger(agent, watch=watch)
         except (ConfigError, ValueError) as exc:
             print(f"agentfsm: {exc}", file=sys.stderr)
             return 2
-        return debugger.run()
+        try:
+            return debugger.run()
+        finally:
+            if session is not None:
+                session.close()
 
 
 def main(argv: list[str] | None = None) -> int:

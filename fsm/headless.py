@@ -87,6 +87,8 @@ def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) ->
     unsubscribe = agent.subscribe(watch)
     interrupted = False
     try:
+        while agent.state != "idle" or agent.data.inbox is not None:  # a resumed run that stopped midway ends first
+            agent.step()
         agent.send(prompt)
         while True:
             agent.step()

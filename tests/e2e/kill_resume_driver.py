@@ -1,0 +1,77 @@
+"""A CLI-like process for the kill-and-resume tests: a scripted delegation run, journalled, killable on cue.
+
+    python -m tests.e2e.kill_resume_driver --cwd WS [--continue]
+
+It parses the real session flags (``fsm.sessions.add_session_flags``), builds the agent with a
+deterministic ScriptedModel and tools that append to ``log.txt``, runs to idle, and prints the root's
+final messages as JSON. On cue it kills itself with SIGKILL:
+
+- ``KILL_AFTER_SEQ=k``: right after transition k is journalled;
+- ``KILL_IN_TOOL=ID``: inside tool call ID, after it ran and before its transition (a PostToolUse hook).
+
+A resumed run skips the replies its session already consumed, as a real model would not repeat them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+from typing import Any
+
+from fsm import Agent, Hooks
+from fsm.journal import Journal, default_path
+from fsm.sessions import add_session_flags, session_from_args
+from fsm.testing import ScriptedModel
+from tests.fsm.journal_support import delegation_script
+
+
+def _die() -> None:
+    sys.stdout.flush()
+    os.kill(os.getpid(), signal.SIGKILL)
+
+
+def _hooks() -> Hooks:
+    hooks = Hooks()
+    target = os.environ.get("KILL_IN_TOOL")
+
+    def kill_inside(event: Any) -> None:
+        if event.tool_call["id"] == target:
+            _die()
+
+    hooks.on("PostToolUse", kill_inside)
+    return hooks
+
+
+def _consumed(workdir: str) -> int:
+    """Model replies the session to continue has already had."""
+    path = default_path(workdir)
+    if not path.exists():
+        return 0
+    with Journal(path) as journal:
+        latest = journal.latest()
+        return 0 if latest is None else sum(r.source == "awaiting_model" for r in journal.records(latest.id))
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--cwd", required=True)
+    add_session_flags(parser)
+    args = parser.parse_args()
+    skip = _consumed(args.cwd) if args.continue_session else 0
+    model = ScriptedModel(delegation_script()[skip:])
+    agent, session = session_from_args(args, Agent(model, args.cwd, hooks=_hooks()))
+    kill_after = int(os.environ.get("KILL_AFTER_SEQ", "0"))
+    agent.subscribe(lambda record: _die() if record.seq == kill_after else None)
+    if agent.state == "idle" and agent.data.inbox is None and not (session and session.resumed):
+        agent.send("go")
+    while agent.state != "idle" or agent.data.inbox is not None:
+        agent.step()
+    print(json.dumps({"session": session.id if session else None, "messages": agent.messages}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
