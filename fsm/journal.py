@@ -422,6 +422,8 @@ def _create(path: Path) -> None:
     try:
         if not path.parent.is_dir():
             path.parent.mkdir(mode=0o700, parents=True)
+            if path.parent.name == ".agentfsm":  # our own folder in the user's repo: keep it out of git
+                (path.parent / ".gitignore").write_text("# agentfsm session journals\n*\n")
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     except OSError as exc:
         raise JournalError(f"cannot create session journal {path} ({exc.strerror or exc}); check the path and "

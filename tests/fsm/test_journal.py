@@ -38,6 +38,13 @@ class TestOpen:
         with open_journal(tmp_path) as journal:
             assert journal.path == tmp_path / ".agentfsm" / "sessions.db"
 
+    def test_default_folder_ignored_by_git(self, tmp_path):
+        """The .agentfsm folder it creates tells git to ignore it, so journals never get committed."""
+        with open_journal(tmp_path):
+            assert (tmp_path / ".agentfsm" / ".gitignore").read_text() == "# agentfsm session journals\n*\n"
+        with Journal(tmp_path / "elsewhere" / "s.db"):
+            assert not (tmp_path / "elsewhere" / ".gitignore").exists()
+
     def test_new_file_is_private(self, tmp_path):
         """A new journal file is mode 0600, in a new directory of mode 0700, and so are its WAL files."""
         path = tmp_path / "new" / "sessions.db"
