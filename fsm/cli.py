@@ -177,8 +177,10 @@ def main(argv: list[str] | None = None) -> int:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error already printed in one line
         return exc.code if isinstance(exc.code, int) else 2
-    logging.basicConfig(level=logging.INFO if getattr(args, "verbose", False) else logging.WARNING,
-                        format="agentfsm: %(name)s: %(message)s", stream=sys.stderr)
+    logging.basicConfig(level=logging.WARNING, format="agentfsm: %(name)s: %(message)s", stream=sys.stderr)
+    if getattr(args, "verbose", False):  # our own modules only: transitions and httpx2 chatter at INFO is noise
+        logging.getLogger("fsm").setLevel(logging.INFO)
+        logging.getLogger("tools").setLevel(logging.INFO)
     try:
         return _dispatch(args)
     except ConfigError as exc:

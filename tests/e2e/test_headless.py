@@ -131,6 +131,15 @@ class TestOutcomes:
         assert (run.code, run.stdout, run.stderr) == (0, "Hello from the fake.\n", "")
         assert _text_of(fake.messages_requests[0].messages[0]) == "say hello"
 
+    def test_verbose_shows_progress_not_library_logs(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """--verbose prints one progress line per transition on stderr, without the libraries' debug chatter."""
+        fake.script = [tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("done")]
+        run = agentfsm("-p", "look", "--verbose")
+        assert (run.code, run.stdout) == (0, "done\n")
+        progress = [line for line in run.stderr.splitlines() if line.startswith("#")]
+        assert len(progress) == 6 and progress[-1].endswith("stopping --stopped--> idle (turn 2)")
+        assert "transitions.core" not in run.stderr and "httpx" not in run.stderr
+
     def test_turn_limit(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """With --max-turns 2 and a model that always calls a tool, the run stops after two calls, exit 1."""
         fake.script = [tool_reply(tool_use("bash", {"command": "echo again"}))] * 5
