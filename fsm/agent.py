@@ -25,7 +25,7 @@ from fsm.machine import build_machine
 from fsm.model import Model
 from fsm.permissions import Approver, deny_unattended
 from fsm.prompts import child_system, parent_system
-from fsm.state import AgentState, Reply, Transition
+from fsm.state import AgentState, Reply, Transition, tool_result_block
 from tools import BASE_TOOL_NAMES, REGISTRY, Tool, ToolOutput, Workspace, check_input, run_tool, toolset
 
 __all__ = ["MAX_TURNS", "Agent", "Listener"]
@@ -42,11 +42,6 @@ INTERRUPTED = "Error: interrupted before this tool call finished"
 
 def _nothing(state: AgentState) -> None:
     pass
-
-
-def _result_block(call: dict[str, Any], output: ToolOutput) -> dict[str, Any]:
-    block = {"type": "tool_result", "tool_use_id": call["id"], "content": output.text}
-    return {**block, "is_error": True} if output.is_error else block
 
 
 class Agent:
@@ -396,7 +391,7 @@ class Agent:
     def _answer(self, call: dict[str, Any], output: ToolOutput) -> Commit:
         def commit(s: AgentState) -> None:
             s.pending.pop(0)
-            s.results.append(_result_block(call, output))
+            s.results.append(tool_result_block(call, output))
             s.tool_calls += 1
         return commit
 
@@ -412,7 +407,7 @@ class Agent:
             return
         for child in self.children:
             child._interrupt()
-        interrupted = [_result_block(call, ToolOutput(INTERRUPTED, is_error=True)) for call in self.data.pending]
+        interrupted = [tool_result_block(call, ToolOutput(INTERRUPTED, is_error=True)) for call in self.data.pending]
 
         def settle(s: AgentState) -> None:
             if s.pending or s.results:

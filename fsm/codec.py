@@ -19,8 +19,7 @@ from typing import Any
 
 import attrs
 
-from fsm.restore import result_block
-from fsm.state import Transition, converter
+from fsm.state import Transition, converter, tool_result_block
 
 __all__ = ["Codec", "dumps"]
 
@@ -89,9 +88,8 @@ class Codec:
             self._calls[agent] = {block["id"]: block for block in record.reply.tool_uses}
             self._answers[agent] = {}
         if record.tool_call is not None and record.tool_result is not None:
-            output = record.tool_result
-            self._answers.setdefault(agent, {})[record.tool_call["id"]] = result_block(
-                record.tool_call, output.text, output.is_error)
+            self._answers.setdefault(agent, {})[record.tool_call["id"]] = tool_result_block(
+                record.tool_call, record.tool_result)
         if record.dest == "idle":
             self._calls.pop(agent, None)
             self._answers.pop(agent, None)

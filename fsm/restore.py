@@ -18,26 +18,20 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import Factory, define
 
-from fsm.state import AgentState, Transition
+from fsm.state import AgentState, Transition, tool_result_block
 
 if TYPE_CHECKING:
     from fsm.agent import Agent
     from fsm.journal import Journal
     from fsm.model import Model
 
-__all__ = ["RESUMED_IN_FLIGHT", "RESUMED_NOTE", "Snapshot", "agent_options", "restore_at", "result_block", "resume",
+__all__ = ["RESUMED_IN_FLIGHT", "RESUMED_NOTE", "Snapshot", "agent_options", "restore_at", "resume",
            "settle_in_flight"]
 
 RESUMED_IN_FLIGHT = ("Error: interrupted: the run stopped while this tool call was in flight, so it may have "
                      "partly run; check its effects before trying it again")
 """The tool_result a resumed run sends for the call that was in flight when the run died."""
 RESUMED_NOTE = "resumed: this call was in flight when the run stopped; not run again"
-
-
-def result_block(call: dict[str, Any], text: str, is_error: bool) -> dict[str, Any]:
-    """The tool_result block the agent makes for *call* (as ``fsm.agent`` builds it)."""
-    block = {"type": "tool_result", "tool_use_id": call["id"], "content": text}
-    return {**block, "is_error": True} if is_error else block
 
 
 @define
@@ -116,7 +110,7 @@ def _apply(s: AgentState, r: Transition) -> None:
         case "tool_ran" | "subagent_returned":
             assert r.tool_call is not None and r.tool_result is not None
             s.pending.pop(0)
-            s.results.append(result_block(r.tool_call, r.tool_result.text, r.tool_result.is_error))
+            s.results.append(tool_result_block(r.tool_call, r.tool_result))
             s.tool_calls += 1
         case "tools_done":
             s.results = []

@@ -15,13 +15,19 @@ from cattrs.preconf.json import make_converter
 from fsm.errors import ModelError
 from tools import ToolOutput
 
-__all__ = ["OUTCOMES", "AgentState", "Reply", "Transition", "Usage", "converter"]
+__all__ = ["OUTCOMES", "AgentState", "Reply", "Transition", "Usage", "converter", "tool_result_block"]
 
 OUTCOMES = ("end_turn", "max_turns", "model_error", "refusal", "max_tokens", "interrupted")
 """How a run can end; ``AgentState.outcome`` holds one of these once the agent stops."""
 
 Message = dict[str, Any]
 Block = dict[str, Any]
+
+
+def tool_result_block(call: Block, output: ToolOutput) -> Block:
+    """The tool_result block answering the tool_use block *call* (``is_error`` only when true)."""
+    block = {"type": "tool_result", "tool_use_id": call["id"], "content": output.text}
+    return {**block, "is_error": True} if output.is_error else block
 
 
 @frozen
