@@ -5,6 +5,11 @@ The driver (``fsm.agent.Agent``) does a step's I/O, then fires exactly one trigg
 questions the agent answers from its data (``out_of_turns``, ``can_spawn``). A row with ``dest: None`` is
 an internal transition: the agent stays where it is (one tool ran, a subagent was spawned or returned).
 Each row's ``doc`` says in words when it fires; it is stripped before the row reaches ``transitions``.
+
+Two choices differ from the first design sketch. There is no ``subagent_stepped`` row: while a subagent
+runs, a parent step *is* one transition of the child's own machine (recorded with the child's id and
+depth), and the parent does not move, so one step stays exactly one transition. And ``interrupted`` goes
+straight to ``idle``: after Ctrl-C no Stop hook runs and no turn is spent; the agent is ready for a prompt.
 """
 
 from __future__ import annotations
