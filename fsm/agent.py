@@ -191,7 +191,7 @@ class Agent:
         try:
             return getattr(self, f"_step_{self.state}")()
         except KeyboardInterrupt:
-            self._interrupt()
+            self.interrupt()
             raise
 
     def run(self, prompt: str | None = None) -> str:
@@ -398,15 +398,12 @@ class Agent:
     # -- interruption -------------------------------------------------------------------------------------
 
     def interrupt(self) -> None:
-        """Bring a busy agent to idle now, as Ctrl-C inside a step does (outcome ``interrupted``); idle: nothing."""
-        self._interrupt()
-
-    def _interrupt(self) -> None:
-        """Bring the agent to idle after Ctrl-C: every unanswered tool_use gets an interrupted error result."""
+        """Bring a busy agent to idle now, as Ctrl-C inside a step does: outcome ``interrupted``, every
+        unanswered tool_use answered with an interrupted error result. An idle agent is left as it is."""
         if self.state == "idle":
             return
         for child in self.children:
-            child._interrupt()
+            child.interrupt()
         interrupted = [tool_result_block(call, ToolOutput(INTERRUPTED, is_error=True)) for call in self.data.pending]
 
         def settle(s: AgentState) -> None:

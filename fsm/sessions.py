@@ -65,10 +65,11 @@ def add_db_flags(parser: argparse.ArgumentParser) -> None:
                         help="the workspace (default: the current directory)")
 
 
-def journal_path(args: argparse.Namespace) -> Path:
-    """The journal file *args* name: ``--session-db``, else the workspace's (``--cwd`` or the current directory)."""
+def journal_path(args: argparse.Namespace, workspace: str | None = None) -> Path:
+    """The journal file *args* name: ``--session-db``, else *workspace*'s (else ``--cwd``'s, else the current
+    directory's)."""
     path = getattr(args, "session_db", None)
-    return Path(path) if path else default_path(getattr(args, "cwd", None) or ".")
+    return Path(path) if path else default_path(workspace or getattr(args, "cwd", None) or ".")
 
 
 def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
@@ -228,6 +229,13 @@ def _workspace(agent: Agent) -> str:
     return str(agent.workspace.root)
 
 
+def _session_of(journal: Journal, agent: Agent, *, resumed: bool) -> Session:
+    """The open session *agent* (just rebuilt from *journal*) journals into."""
+    session_id = journal.session_of(agent)
+    assert session_id is not None, "restore attaches the rebuilt agent to a session"
+    return Session(journal, session_id, resumed=resumed)
+
+
 def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Session | None]:
     """The agent to run and its journal session, as *args*' session flags say.
 
@@ -248,7 +256,7 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
         if resume_id or cont:
             raise ConfigError(f"--no-session cannot be used with {'--resume' if resume_id else '--continue'}")
         return agent, None
-    path = Path(args.session_db) if getattr(args, "session_db", None) else default_path(_workspace(agent))
+    path = journal_path(args, _workspace(agent))
     if (resume_id or cont) and not path.exists():
         raise ConfigError(f"nothing to {'resume' if resume_id else 'continue'}: {path} does not exist yet")
     journal = Journal(path)
@@ -261,9 +269,7 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
                 raise ConfigError(f"nothing to continue: no session in {path}; start one with agentfsm -p PROMPT")
             resume_id = latest.id
         resumed = resume(journal, resume_id, agent.model, workdir=_workspace(agent), **agent_options(agent))
-        session_id = journal.session_of(resumed)
-        assert session_id is not None
-        return resumed, Session(journal, session_id, resumed=True)
+        return resumed, _session_of(journal, resumed, resumed=True)
     except BaseException:
         journal.close()
         raise
@@ -315,16 +321,14 @@ def time_travel_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent
         if at is not None:
             raise ConfigError("--at needs --session ID")
         return None
-    path = Path(args.session_db) if getattr(args, "session_db", None) else default_path(_workspace(agent))
+    path = journal_path(args, _workspace(agent))
     if not path.exists():
         raise ConfigError(f"no session {session_id!r}: {path} does not exist yet")
     journal = Journal(path)
     try:
         seq = journal.find(session_id).last_seq if at is None else at
         forked = restore_at(journal, session_id, seq, agent.model, workdir=_workspace(agent), **agent_options(agent))
-        fork_id = journal.session_of(forked)
-        assert fork_id is not None
-        return forked, Session(journal, fork_id, resumed=False)
+        return forked, _session_of(journal, forked, resumed=False)
     except BaseException:
         journal.close()
         raise
