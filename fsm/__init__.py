@@ -1,15 +1,21 @@
 """agentfsm: a coding-agent harness built as an explicit finite state machine.
 
-``Agent`` is the driver: ``send()``, ``step()`` (exactly one transition), ``run()``. The machine's table is
-in ``fsm.machine``; the model boundary in ``fsm.model``; hooks and permissions in ``fsm.hooks`` and
-``fsm.permissions``; test doubles in ``fsm.testing``.
+``Agent`` is the driver: ``send()``, ``step()`` (exactly one transition), ``run()``. The packages are layers,
+each importing only those below it::
+
+    errors  ←  core  ←  session, view  ←  cli          (tools sits below core)
+
+``fsm.core`` holds the machine's table, the records, the model boundary, hooks, permissions and the agent;
+``fsm.session`` the journal, restore and replay; ``fsm.view`` what turns transitions into text and pictures;
+``fsm.cli`` the ``agentfsm`` command. Test doubles are in ``fsm.testing``.
 """
 
-from fsm.agent import MAX_TURNS, Agent, Listener
-from fsm.errors import AgentfsmError, ConfigError, MisuseError, ModelError, ScriptExhaustedError
-from fsm.hooks import Ask, Deny, HookEvent, Hooks, Notice, default_hooks
-from fsm.model import AnthropicModel, Model
-from fsm.state import AgentState, Reply, Transition, Usage
+from fsm.core.agent import Agent, Listener
+from fsm.core.hooks import Ask, Deny, HookEvent, Hooks, Notice
+from fsm.core.model import AnthropicModel, Model
+from fsm.core.permissions import default_hooks
+from fsm.core.records import MAX_TURNS, AgentState, Reply, Transition, Usage
+from fsm.errors import AgentfsmError, ConfigError, JournalError, MisuseError, ModelError, ScriptExhaustedError
 
 __all__ = [
     "MAX_TURNS",
@@ -22,6 +28,7 @@ __all__ = [
     "Deny",
     "HookEvent",
     "Hooks",
+    "JournalError",
     "Listener",
     "MisuseError",
     "Model",

@@ -2,6 +2,6 @@
 
 import sys
 
-from fsm.cli import main
+from fsm.cli.app import main
 
 sys.exit(main())

@@ -4,6 +4,7 @@
 
     AgentfsmError                       catch this for anything of ours
     ├── ConfigError (ValueError)        a bad setting: --max-turns 45, a missing API key, a bad --cwd
+    │   └── UnknownSessionError (LookupError)  no journalled session has that id (or several start with it)
     ├── MisuseError (RuntimeError)      the API used out of order: step() on an idle agent with nothing queued
     ├── ModelError (RuntimeError)       the model call failed after the SDK's retries, or replied malformed
     ├── ScriptExhaustedError (LookupError)  a ScriptedModel was asked for more replies than it holds
@@ -22,6 +23,7 @@ __all__ = [
     "MisuseError",
     "ModelError",
     "ScriptExhaustedError",
+    "UnknownSessionError",
 ]
 
 
@@ -31,6 +33,10 @@ class AgentfsmError(Exception):
 
 class ConfigError(AgentfsmError, ValueError):
     """A setting is invalid; the message names it, the value, and what to do."""
+
+
+class UnknownSessionError(ConfigError, LookupError):
+    """No session in the journal matches an id or prefix, or several do."""
 
 
 class MisuseError(AgentfsmError, RuntimeError):

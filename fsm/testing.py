@@ -17,8 +17,8 @@ from typing import Any
 
 from attrs import frozen
 
+from fsm.core.records import Reply
 from fsm.errors import ScriptExhaustedError
-from fsm.state import Reply
 
 __all__ = ["Request", "ScriptedModel", "text", "text_reply", "tool_reply", "tool_use"]
 

@@ -2,7 +2,7 @@
 
     python -m tests.e2e.kill_resume_driver --cwd WS [--continue]
 
-It parses the real session flags (``fsm.sessions.add_session_flags``), builds the agent with a
+It parses the real session flags (``fsm.cli.sessions.add_session_flags``), builds the agent with a
 deterministic ScriptedModel and tools that append to ``log.txt``, runs to idle, and prints the root's
 final messages as JSON. On cue it kills itself with SIGKILL:
 
@@ -22,10 +22,10 @@ import sys
 from typing import Any
 
 from fsm import Agent, Hooks
-from fsm.journal import Journal, default_path
-from fsm.sessions import add_session_flags, session_from_args
+from fsm.cli.sessions import add_session_flags, session_from_args
+from fsm.session.journal import Journal, default_path
 from fsm.testing import ScriptedModel
-from tests.fsm.journal_support import delegation_script
+from tests.fsm.session.journal_support import delegation_script
 
 
 def _die() -> None:

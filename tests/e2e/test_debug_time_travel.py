@@ -5,7 +5,7 @@ from __future__ import annotations
 import pexpect
 
 from fsm import Agent
-from fsm.journal import Journal, open_journal
+from fsm.session.journal import Journal, open_journal
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, base_env
 

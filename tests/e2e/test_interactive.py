@@ -10,7 +10,7 @@ from typing import Any
 
 import pexpect
 
-from fsm.demo import PROMPTS
+from fsm.cli.demo import PROMPTS
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, base_env
 from tests.e2e.fake_server import FakeAnthropic

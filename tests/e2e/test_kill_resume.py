@@ -27,8 +27,8 @@ from typing import Any
 import pytest
 from attrs import define, field
 
-from fsm.journal import Journal, default_path
-from fsm.restore import RESUMED_IN_FLIGHT
+from fsm.session.journal import Journal, default_path
+from fsm.session.restore import RESUMED_IN_FLIGHT
 
 ROOT = Path(__file__).parent.parent.parent
 TRANSITIONS = 18

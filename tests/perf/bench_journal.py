@@ -4,7 +4,7 @@ The workload: 30 turns with a zero-latency ScriptedModel; each of the first 29 a
 its own 20 KB file, the last answers. Two listeners record the same run, each in its own SQLite file with
 the same settings (WAL, synchronous=FULL, one commit per transition):
 
-- the journal (``fsm.journal``): each transition's data and the messages it appended, each message once;
+- the journal (``fsm.session.journal``): each transition's data and the messages it appended, each message once;
 - snapshots: the agent's whole AgentState as JSON, one row per transition (what checkpointers do).
 
 Every 10 transitions it prints the bytes of the conversation (its messages as JSON), each file's size
@@ -24,8 +24,8 @@ import time
 from pathlib import Path
 
 from fsm import Agent, Transition
-from fsm.journal import Journal
-from fsm.state import converter
+from fsm.core.records import converter
+from fsm.session.journal import Journal
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
 TURNS = 30

@@ -1,0 +1,206 @@
+"""The ``agentfsm`` command: parse, build an agent, run it, map the outcome to an exit status.
+
+::
+
+    agentfsm                       the interactive REPL (fsm.cli.repl)
+    agentfsm -p PROMPT [flags]     a headless run; ``agentfsm run PROMPT [flags]`` is the same
+    agentfsm demo                  the offline demo (fsm.cli.demo)
+    agentfsm debug|diagram|sessions|replay ...   plug-ins (PLUGINS), present when their module is
+
+Exit status: 0 success; 1 the run ended in an error outcome (or failed); 2 a usage or configuration
+error. Every error is one line on stderr, ``agentfsm: MESSAGE``, never a traceback. ``anthropic`` is not
+imported here, so ``--help`` stays fast.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import logging
+import os
+import re
+import sys
+from types import ModuleType
+from typing import NoReturn
+
+from fsm.cli.flags import add_agent_flags, agent_from_args
+from fsm.cli.sessions import add_session_flags, session_from_args
+from fsm.core.records import Transition
+from fsm.errors import AgentfsmError, ConfigError, UnknownSessionError
+
+__all__ = ["OUTPUT_FORMATS", "PLUGINS", "build_parser", "main"]
+
+PLUGINS = {"debug": "fsm.cli.debugger", "diagram": "fsm.cli.diagram", "sessions": "fsm.cli.sessions",
+           "replay": "fsm.cli.replay"}
+"""Subcommand → module exposing ``configure(parser)`` and ``command(args) -> int``."""
+
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+NO_PROMPT = "no prompt: give one (agentfsm -p PROMPT), or pipe it on stdin (echo PROMPT | agentfsm -p -)"
+EMPTY_PROMPT = "the prompt is empty; give a non-empty prompt"
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line, ``agentfsm: MESSAGE``, with exit status 2."""
+
+    def error(self, message: str) -> NoReturn:
+        # "argument --max-turns: --max-turns must be 1..30 (got 45)" says the flag twice; keep the second.
+        message = re.sub(r"^argument (\S+?)(?:/\S+)?: (?=\1 )", "", message)
+        self.exit(2, f"agentfsm: {message}\n")
+
+
+def _add_run_flags(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
+                        help="text: the final text only (default); json: one result object; "
+                             "stream-json: one JSON line per transition, then the result object")
+    add_agent_flags(parser)
+    add_session_flags(parser)
+
+
+def _plugin(name: str) -> ModuleType | None:
+    """The plug-in module for subcommand *name*, or None while that module does not exist."""
+    module = PLUGINS[name]
+    try:
+        return importlib.import_module(module)
+    except ModuleNotFoundError as exc:
+        if exc.name == module:
+            return None
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The full parser: top-level ``-p`` and agent flags, ``run``, ``demo`` and the plug-ins present."""
+    parser = _Parser(
+        prog="agentfsm",
+        description="A coding agent built as an explicit finite state machine. Without arguments: the "
+                    "interactive REPL. Exit status: 0 success, 1 the run ended in an error, 2 bad usage.",
+        epilog="Try it offline first: agentfsm demo",
+    )
+    parser.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None, metavar="PROMPT",
+                        help="run PROMPT headless and print the result; '-' or no value reads it from stdin")
+    _add_run_flags(parser)
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    run = sub.add_parser("run", help="run a prompt headless (same as -p)",
+                         description="Run PROMPT headless and print the result. Without PROMPT, or with '-', "
+                                     "the prompt is read from stdin.")
+    run.add_argument("run_prompt", nargs="?", metavar="PROMPT", help="the prompt ('-' or none: read stdin)")
+    _add_run_flags(run)
+    demo = sub.add_parser("demo", help="an offline demo: no API key, no network",
+                          description="Act out three delegation prompts with a scripted model, the real "
+                                      "machine and the real tools on a sample project in a temporary directory.")
+    demo.add_argument("--keep", action="store_true", help="keep the sample project and print where it is")
+    for name in PLUGINS:
+        module = _plugin(name)
+        if module is None:
+            continue
+        summary = (module.__doc__ or name).strip().splitlines()[0]
+        plugin = sub.add_parser(name, help=summary, description=summary)
+        module.configure(plugin)
+        plugin.set_defaults(plugin_command=module.command)
+    return parser
+
+
+def _read_prompt(value: str) -> str:
+    if value != "-":
+        prompt = value
+    elif sys.stdin is None or sys.stdin.isatty():
+        raise ConfigError(NO_PROMPT)
+    else:
+        prompt = sys.stdin.read().strip()
+    if not prompt.strip():
+        raise ConfigError(EMPTY_PROMPT)
+    return prompt
+
+
+def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
+    from fsm.cli.headless import error_line, run_headless
+    from fsm.view.console import ConsolePrinter
+    from fsm.view.stream import StreamWriter, describe
+
+    prompt = _read_prompt(prompt_arg)
+    agent, session = session_from_args(args, agent_from_args(args, interactive=True))
+    output = args.output_format or "text"
+    if args.verbose:
+        printer = ConsolePrinter(sys.stderr)
+
+        def progress(record: Transition) -> None:
+            printer(record)
+            print(describe(record), file=sys.stderr, flush=True)
+
+        agent.subscribe(progress)
+    writer = StreamWriter(sys.stdout)
+    if output == "stream-json":
+        agent.subscribe(writer)
+    try:
+        result = run_headless(agent, prompt, session_id=session.id if session else None)
+    finally:
+        if session:
+            session.close()
+    if output == "text":
+        if result.result and result.subtype != "error_model":
+            print(result.result, flush=True)
+    else:
+        writer.write(result.to_json())
+    problem = error_line(result, max_turns=agent.max_turns, max_tokens=agent.max_tokens)
+    if problem:
+        print(f"agentfsm: {problem}", file=sys.stderr, flush=True)
+    return result.exit_code
+
+
+def _dispatch(args: argparse.Namespace) -> int:
+    if getattr(args, "plugin_command", None) is not None:
+        return int(args.plugin_command(args))
+    if args.command == "demo":
+        from fsm.cli.demo import run_demo
+
+        return run_demo(keep=args.keep)
+    if args.command == "run":
+        return _headless(args, args.run_prompt if args.run_prompt is not None else "-")
+    if args.prompt is not None:
+        return _headless(args, args.prompt)
+    if args.output_format is not None:
+        raise ConfigError("--output-format needs a headless run: agentfsm -p PROMPT --output-format ...")
+    from fsm.cli.repl import repl
+
+    agent, session = session_from_args(args, agent_from_args(args, interactive=True))
+    try:
+        if agent.busy:  # a resumed run that stopped midway ends first
+            print(agent.run(), flush=True)
+        return repl(agent)
+    finally:
+        if session:
+            session.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the ``agentfsm`` command with *argv* (``sys.argv[1:]`` when None) and return its exit status."""
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:  # --help, or a usage error already printed in one line
+        return exc.code if isinstance(exc.code, int) else 2
+    logging.basicConfig(level=logging.WARNING, format="agentfsm: %(name)s: %(message)s", stream=sys.stderr)
+    if getattr(args, "verbose", False):  # our own modules only: transitions and httpx2 chatter at INFO is noise
+        logging.getLogger("fsm").setLevel(logging.INFO)
+        logging.getLogger("tools").setLevel(logging.INFO)
+    try:
+        return _dispatch(args)
+    except UnknownSessionError as exc:
+        hint = "" if "ambiguous" in str(exc) else "; see 'agentfsm sessions list'"
+        print(f"agentfsm: {exc}{hint}", file=sys.stderr, flush=True)
+        return 2
+    except ConfigError as exc:
+        print(f"agentfsm: {exc}", file=sys.stderr, flush=True)
+        return 2
+    except AgentfsmError as exc:
+        print(f"agentfsm: {exc}", file=sys.stderr, flush=True)
+        return 1
+    except KeyboardInterrupt:
+        print("agentfsm: interrupted", file=sys.stderr, flush=True)
+        return 1
+    except BrokenPipeError:  # `agentfsm -p ... | head`: the reader left; nothing more to say
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush stays quiet
+        return 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

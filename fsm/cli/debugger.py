@@ -1,0 +1,385 @@
+"""Step an agent one transition at a time, like pdb steps a program: breakpoints, subagents, skip.
+
+``agentfsm debug [PROMPT]`` (or ``python -m fsm.cli.debugger``) runs it. :class:`Debugger` is a thin ``cmd.Cmd``
+shell over the Python API (``Agent.step()``, ``skip()``, ``send()``, ``history``, ``children``): everything it
+shows is reachable from pdb too. Before each prompt it shows where the agent is: the depth, id, state and turn
+of the agent whose transition comes next (a running subagent, else the root) and what that transition will
+do (``Agent.describe_next()``).
+
+Moving: ``step`` makes one transition, stepping *into* a running subagent. ``next`` makes one transition at
+the current depth and then runs every transition of a deeper agent that follows, so at depth 0 a
+``spawn subagent`` passes the subagent's whole run in one ``next`` and stops before ``subagent_returned``;
+inside a subagent ``next`` is ``step``, and stops when the subagent's run is over. ``return`` runs until the
+current agent's run ends. ``continue`` runs until a breakpoint or idle; ``until SPEC`` until a one-off
+breakpoint. Breakpoints (``fsm.cli.breakpoints``) stop every multi-step move, never its first step. Ctrl-C
+during a move brings the agent to idle (outcome ``interrupted``) and returns to the prompt.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cmd
+import importlib.util
+import inspect
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TextIO
+
+from fsm.cli.breakpoints import Breakpoint, BreakpointError
+from fsm.cli.diagram import format_for
+from fsm.core.agent import Agent
+from fsm.core.records import Transition
+from fsm.errors import AgentfsmError, ConfigError
+from fsm.view import debugtext
+from fsm.view.debugtext import describe, location
+from fsm.view.diagram import CHILD, INSTALL_HINT, mermaid, render, write_atomic
+
+__all__ = ["HELP", "Debugger", "command", "configure"]
+
+HELP = """\
+Moving (breakpoints stop a move, never its first step; Ctrl-C returns here)
+  step (s)          one transition; steps into a running subagent
+  next (n)          one transition at this depth, then any subagent's whole run
+  return (r)        run until the current agent's run is over
+  continue (c)      run until a breakpoint, or until the agent is idle
+  until (u) SPEC    run until SPEC holds, as a one-off breakpoint (until stopping)
+  skip [TEXT]       answer the pending tool call with TEXT without running it
+  send PROMPT       queue a prompt for an idle agent
+Breakpoints (SPEC: STATE, TRIGGER, tool:NAME, depth:N, turn:N; several words must all hold)
+  break (b) SPEC    before a step; with a TRIGGER, after a step that fired it
+  breaks            list them;  clear [N]  delete one, or all
+Looking
+  where (w)         the agent stack, parent -> child
+  print (p) WHAT    state | messages [N] | reply | pending | child | usage
+  history (h) [N]   the last N transitions (all by default)
+  diagram [FILE]    the machine, current state highlighted, last transition marked
+  help [COMMAND], quit (q)"""
+_REPEATABLE = {"step", "next"}
+_ALIASES = {"s": "step", "n": "next", "r": "return", "c": "continue", "u": "until", "b": "break", "w": "where",
+            "p": "print", "h": "history", "q": "quit"}
+
+
+class Debugger(cmd.Cmd):
+    """The interactive stepper over *agent* (the root); reads commands from *stdin*, writes to *stdout*.
+
+    Args:
+        watch: a file rewritten after every transition with the highlighted diagram: SVG or PNG by its
+            suffix (needs pygraphviz), mermaid otherwise.
+    """
+
+    prompt = "(afsm) "
+    intro = "agentfsm debugger: type help for the commands, quit to leave."
+
+    def __init__(self, agent: Agent, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
+                 watch: Path | None = None) -> None:
+        super().__init__(stdin=stdin, stdout=stdout)
+        self.use_rawinput = stdin is None or stdin is sys.stdin
+        self.agent = agent
+        self.watch = watch
+        self.breakpoints: list[Breakpoint] = []
+        self._numbers = 0
+        self._interrupted = False
+        self._unsubscribe = agent.subscribe(self._on_transition)
+        self._redraw()
+
+    # -- output -------------------------------------------------------------------------------------------
+
+    def _say(self, text: str) -> None:
+        self.stdout.write(text + "\n")
+        self.stdout.flush()
+
+    def _on_transition(self, record: Transition) -> None:
+        self._interrupted |= record.trigger == "interrupted"
+        self._say(describe(record))
+        self._redraw()
+
+    def _highlight(self) -> tuple[str, tuple[str, str] | None]:
+        agent = self.agent.deepest_busy
+        prefix = CHILD if agent.depth else ""
+        last = self.agent.history[-1] if self.agent.history else None
+        edge = (("" if last.depth == 0 else CHILD) + last.source, last.trigger) if last else None
+        return prefix + agent.state, edge
+
+    def _redraw(self) -> None:
+        if self.watch is None:
+            return
+        highlight, last = self._highlight()
+        try:
+            write_atomic(self.watch, render(format_for(self.watch), highlight, last=last))
+        except (ConfigError, OSError) as exc:
+            self._say(f"*** --watch {self.watch}: {exc}; no longer watching")
+            self.watch = None
+
+    # -- the loop -----------------------------------------------------------------------------------------
+
+    def run(self) -> int:
+        """Read and run commands until ``quit`` or end of input; Ctrl-C at the prompt does not leave."""
+        self._say(self.intro)
+        self._say("> " + location(self.agent.deepest_busy))
+        while True:
+            try:
+                self.cmdloop(intro="")
+                break
+            except KeyboardInterrupt:
+                self._say("\n--KeyboardInterrupt-- (quit to leave)")
+                self._say("> " + location(self.agent.deepest_busy))
+        self._unsubscribe()
+        return 0
+
+    def postcmd(self, stop: bool, line: str) -> bool:
+        name = line.strip().split(" ", 1)[0]
+        if not stop and _ALIASES.get(name, name) != "where":  # where has just shown it
+            self._say("> " + location(self.agent.deepest_busy))
+        return stop
+
+    def emptyline(self) -> bool:
+        if self.lastcmd.split(" ", 1)[0] in _REPEATABLE:
+            return self.onecmd(self.lastcmd)
+        return False
+
+    def default(self, line: str) -> bool:  # type: ignore[override]  # cmd.Cmd stops on a true return
+        self._say(f"*** unknown command {line.split()[0]!r}: type help for the list")
+        return False
+
+    def _move(self, done: Callable[[Transition], bool], *, until: Breakpoint | None = None) -> None:
+        """Step until *done(record)*, a breakpoint, idle, an error or Ctrl-C; breakpoints skip the first step."""
+        if not self.agent.busy:
+            return self._say("*** The agent is idle: send PROMPT first.")
+        checks = [*self.breakpoints, *([until] if until else [])]
+        self._interrupted, first = False, True
+        try:
+            while True:
+                if not first:
+                    hit = next((b for b in checks if b.before_step(self.agent.deepest_busy)), None)
+                    if hit:
+                        return self._say(f"Stopped before a step: {'until' if hit is until else 'breakpoint'} "
+                                         f"{hit.spec}")
+                record, first = self.agent.step(), False
+                hit = next((b for b in checks if b.after_step(record)), None)
+                if hit:
+                    return self._say(f"Stopped after a step: {'until' if hit is until else 'breakpoint'} {hit.spec}")
+                if not self.agent.busy:
+                    return self._say(f"The agent is idle: the run ended with outcome {self.agent.outcome}.")
+                if done(record):
+                    return None
+        except KeyboardInterrupt:
+            if self._interrupted:
+                return self._say("*** Interrupted: the agent is idle with outcome interrupted.")
+            return self._say("*** Interrupted between steps: the agent is where it was.")
+        except AgentfsmError as exc:
+            return self._say(f"*** {exc}")
+        except Exception as exc:  # a model or tool bug must not end the debugging session
+            return self._say(f"*** {type(exc).__name__}: {exc}")
+
+    # -- moving -------------------------------------------------------------------------------------------
+
+    def do_step(self, arg: str) -> None:
+        """step (s): make one transition; while a subagent runs, that is the subagent's next transition."""
+        self._move(lambda record: True)
+
+    def do_next(self, arg: str) -> None:
+        """next (n): one transition at this depth, then every transition of a deeper agent that follows.
+
+        At depth 0 before ``spawn subagent``, one next runs the subagent's whole run and stops before
+        ``subagent_returned``. Inside a subagent (depth 1) next is step.
+        """
+        depth = self.agent.deepest_busy.depth
+        self._move(lambda record: self.agent.deepest_busy.depth <= depth)
+
+    def do_return(self, arg: str) -> None:
+        """return (r): run until the current agent's run is over (a subagent: until its parent moves next)."""
+        depth = self.agent.deepest_busy.depth
+        self._move(lambda record: self.agent.deepest_busy.depth < depth)
+
+    def do_continue(self, arg: str) -> None:
+        """continue (c): run until a breakpoint stops, or the agent is idle."""
+        self._move(lambda record: False)
+
+    def do_until(self, arg: str) -> None:
+        """until (u) SPEC: run until SPEC holds, like a breakpoint used once (e.g. until stopping)."""
+        try:
+            once = Breakpoint.from_spec(0, arg)
+        except BreakpointError as exc:
+            return self._say(f"*** {exc}")
+        self._move(lambda record: False, until=once)
+
+    def do_skip(self, arg: str) -> None:
+        """skip [TEXT]: answer the pending tool call with TEXT (as if it ran) without running it."""
+        try:
+            self.agent.skip(arg or "(skipped in the debugger)")
+        except AgentfsmError as exc:
+            self._say(f"*** {exc}")
+
+    def do_send(self, arg: str) -> None:
+        """send PROMPT: queue PROMPT for the idle agent; the next step sends it."""
+        if self.agent.busy:
+            return self._say(f"*** send needs an idle agent with nothing queued; it will {self.agent.describe_next()}")
+        if not arg.strip():
+            return self._say("*** send what? send PROMPT")
+        self.agent.send(arg)
+        self._say("Queued: the next step sends it.")
+
+    # -- breakpoints --------------------------------------------------------------------------------------
+
+    def do_break(self, arg: str) -> None:
+        """break (b) SPEC: stop before a step where SPEC holds (after one, when SPEC names a trigger)."""
+        if not arg.strip():
+            return self.do_breaks("")
+        try:
+            point = Breakpoint.from_spec(self._numbers + 1, arg)
+        except BreakpointError as exc:
+            return self._say(f"*** {exc}")
+        self._numbers += 1
+        self.breakpoints.append(point)
+        self._say(f"Breakpoint {point}")
+
+    def do_breaks(self, arg: str) -> None:
+        """breaks: list the breakpoints."""
+        self._say("\n".join(f"Breakpoint {b}" for b in self.breakpoints) or "No breakpoints.")
+
+    def do_clear(self, arg: str) -> None:
+        """clear [N]: delete breakpoint N, or every breakpoint."""
+        if not arg.strip():
+            self.breakpoints.clear()
+            return self._say("Deleted all breakpoints.")
+        kept = [b for b in self.breakpoints if str(b.number) != arg.strip()]
+        if len(kept) == len(self.breakpoints):
+            return self._say(f"*** no breakpoint {arg.strip()!r}: breaks lists them")
+        self.breakpoints = kept
+        self._say(f"Deleted breakpoint {arg.strip()}.")
+
+    # -- looking ------------------------------------------------------------------------------------------
+
+    def do_where(self, arg: str) -> None:
+        """where (w): the agent stack, parent -> child; > marks the agent whose transition comes next."""
+        here = self.agent.deepest_busy
+        stack: Agent | None = self.agent
+        while stack is not None:
+            self._say(("> " if stack is here else "  ") + location(stack))
+            stack = stack.children[0] if stack.children else None
+
+    def do_print(self, arg: str) -> None:
+        """print (p) WHAT: state | messages [N] | reply | pending | child | usage (of the current agent)."""
+        what, _, rest = arg.strip().partition(" ")
+        if what not in debugtext.VIEWS:
+            return self._say(f"*** print what? {', '.join(debugtext.VIEWS)} (got {what!r})")
+        if what == "messages" and rest.strip() and not rest.strip().isdigit():
+            return self._say(f"*** messages N needs a number (got {rest.strip()!r})")
+        view = debugtext.VIEWS[what]
+        lines = view(self.agent, self.agent.deepest_busy, int(rest) if rest.strip() else 10)
+        self._say("\n".join(lines))
+
+    def do_history(self, arg: str) -> None:
+        """history (h) [N]: the last N transitions, the subagent's included (all by default)."""
+        if arg.strip() and not arg.strip().isdigit():
+            return self._say(f"*** history N needs a number (got {arg.strip()!r})")
+        records = self.agent.history[-int(arg):] if arg.strip() and int(arg) else self.agent.history
+        self._say("\n".join(describe(r) for r in records) or "No transitions yet.")
+
+    def do_diagram(self, arg: str) -> None:
+        """diagram [FILE]: the mermaid diagram, current state highlighted; FILE (.mmd, .svg, .png) to write it."""
+        highlight, last = self._highlight()
+        if not arg.strip():
+            return self._say(mermaid(highlight, last=last).rstrip())
+        path = Path(arg.strip())
+        try:
+            write_atomic(path, render(format_for(path), highlight, last=last))
+        except (ConfigError, OSError) as exc:
+            return self._say(f"*** {exc}")
+        self._say(f"Wrote {path}")
+
+    def do_help(self, arg: str) -> None:
+        """help [COMMAND]: the commands, or one command in detail."""
+        name = _ALIASES.get(arg.strip(), arg.strip())
+        method = getattr(self, f"do_{name}", None) if name else None
+        if arg.strip() and method is None:
+            return self._say(f"*** no command {arg.strip()!r}: help lists them")
+        self._say(HELP if method is None else inspect.cleandoc(method.__doc__ or ""))
+
+    def do_quit(self, arg: str) -> bool:
+        """quit (q): leave the debugger (the agent stays where it is)."""
+        return True
+
+    def do_EOF(self, arg: str) -> bool:
+        self._say("")
+        return True
+
+    def onecmd(self, line: str) -> bool:
+        name, _, rest = line.strip().partition(" ")
+        if name in _ALIASES:
+            line = f"{_ALIASES[name]} {rest}"
+        return super().onecmd(line)
+
+
+# -- the `agentfsm debug` command ------------------------------------------------------------------------
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``debug`` command's arguments (the shared agent flags, PROMPT, --watch) to *parser*."""
+    from fsm.cli.flags import add_agent_flags
+    from fsm.cli.sessions import add_time_travel_flags
+
+    parser.description = "Step an agent one transition at a time (type help at the (afsm) prompt)."
+    parser.add_argument("prompt", nargs="?", help="queue this prompt; the first step sends it")
+    parser.add_argument("--watch", metavar="FILE", help="rewrite FILE with the highlighted diagram after "
+                        "every step: SVG/PNG by suffix (needs pygraphviz), mermaid otherwise")
+    parser.add_argument("--demo", action="store_true", help="offline: debug the first `agentfsm demo` prompt, "
+                        "a scripted model delegating to a subagent over a sample project in a temporary directory")
+    add_agent_flags(parser)
+    add_time_travel_flags(parser)
+
+
+def _demo_agent(root: Path) -> Agent:
+    """The first demo prompt, queued on an agent whose scripted model delegates to a subagent, over *root*."""
+    from fsm.cli import demo
+    from fsm.testing import ScriptedModel
+
+    demo.write_sample(root)
+    agent = Agent(ScriptedModel(demo.SCRIPTS[0]()), str(root))
+    agent.send(demo.PROMPTS[0])
+    return agent
+
+
+def command(args: argparse.Namespace, *, model: Any = None) -> int:
+    """Run ``agentfsm debug``: 0 when the user quits, 2 for a bad flag (one line on stderr)."""
+    from fsm.cli.flags import agent_from_args
+    from fsm.cli.sessions import recorded_model_from_args, time_travel_from_args
+
+    session = None
+    with tempfile.TemporaryDirectory(prefix="agentfsm-debug-") as scratch:
+        try:
+            watch = Path(args.watch) if args.watch else None
+            if watch is not None and format_for(watch) != "mermaid" and importlib.util.find_spec("pygraphviz") is None:
+                raise ConfigError(f"--watch {watch}: {INSTALL_HINT} (or watch a .mmd file)")
+            if args.demo and args.prompt:
+                raise ConfigError("--demo plays its own prompt: drop PROMPT, or drop --demo")
+            if args.demo:
+                agent = _demo_agent(Path(scratch))
+            else:
+                agent = agent_from_args(args, model=model or recorded_model_from_args(args), interactive=True)
+                travelled = time_travel_from_args(args, agent)  # --session ID --at SEQ: a fork of that moment
+                if travelled:
+                    agent, session = travelled
+                if args.prompt:
+                    agent.send(args.prompt)
+            debugger = Debugger(agent, watch=watch)
+        except (ConfigError, ValueError) as exc:
+            print(f"agentfsm: {exc}", file=sys.stderr)
+            return 2
+        try:
+            return debugger.run()
+        finally:
+            if session is not None:
+                session.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m fsm.cli.debugger``: the ``debug`` command without the rest of the CLI."""
+    parser = argparse.ArgumentParser(prog="python -m fsm.cli.debugger")
+    configure(parser)
+    return command(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,338 @@
+"""List, read and export journalled sessions; and the run flags that journal, resume and fork them.
+
+``agentfsm sessions list | show ID | export ID [--format jsonl]`` is this module's plug-in command. The
+helpers below it give any agent-running command the session flags in a few lines::
+
+    add_session_flags(parser)                      # --resume ID, --continue, --session-db PATH, --no-session
+    agent, session = session_from_args(args, agent)   # journal a new session, or resume one (in flight settled)
+    add_time_travel_flags(parser)                  # --session ID, --at SEQ, --recorded (the debugger)
+    model = recorded_model_from_args(args)         # --recorded: the session's replies after SEQ, offline
+    agent, session = time_travel_from_args(args, agent)
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, TextIO
+
+from attrs import frozen
+
+from fsm.core.records import Transition, converter
+from fsm.errors import ConfigError
+from fsm.session.journal import Journal, SessionInfo, default_path
+from fsm.session.restore import restore_at, resume
+
+if TYPE_CHECKING:
+    from fsm.core.agent import Agent
+    from fsm.core.model import Model
+
+__all__ = ["Session", "add_db_flags", "add_session_flags", "add_time_travel_flags", "command", "configure",
+           "export_jsonl", "journal_path", "recorded_model_from_args", "render_list", "render_show",
+           "session_from_args", "time_travel_from_args"]
+
+SHOW_CHARS = 300
+"""How much of a long text ``sessions show`` prints without ``--full``."""
+
+
+# -- the plug-in ------------------------------------------------------------------------------------------
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add ``list``, ``show`` and ``export`` to the ``sessions`` subcommand's parser."""
+    add_db_flags(parser)
+    sub = parser.add_subparsers(dest="sessions_command", metavar="{list,show,export}", required=True)
+    listing = sub.add_parser("list", help="the sessions of this workspace: id, started, turns, tokens, outcome, "
+                                         "prompt")
+    show = sub.add_parser("show", help="one session as a transcript, subagents indented")
+    show.add_argument("session_id", metavar="ID", help="a session id or an unambiguous prefix")
+    show.add_argument("--full", action="store_true", help=f"print long texts whole (default: {SHOW_CHARS} chars)")
+    export = sub.add_parser("export", help="one session as JSON lines: a header, then every transition")
+    export.add_argument("session_id", metavar="ID", help="a session id or an unambiguous prefix")
+    export.add_argument("--format", choices=["jsonl"], default="jsonl", help="the output format (jsonl)")
+    for each in (listing, show, export):
+        add_db_flags(each)
+
+
+def add_db_flags(parser: argparse.ArgumentParser) -> None:
+    """Add ``--session-db`` and ``--cwd`` to a subcommand that reads the journal."""
+    # SUPPRESS: a value given before the subcommand (agentfsm --cwd X sessions ...) is not overwritten.
+    parser.add_argument("--session-db", metavar="PATH", default=argparse.SUPPRESS,
+                        help="the session journal (default: WORKSPACE/.agentfsm/sessions.db)")
+    parser.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
+                        help="the workspace (default: the current directory)")
+
+
+def journal_path(args: argparse.Namespace, workspace: str | None = None) -> Path:
+    """The journal file *args* name: ``--session-db``, else *workspace*'s (else ``--cwd``'s, else the current
+    directory's)."""
+    path = getattr(args, "session_db", None)
+    return Path(path) if path else default_path(workspace or getattr(args, "cwd", None) or ".")
+
+
+def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+    """Run ``sessions list|show|export``; 0 on success (errors are raised for the CLI to print)."""
+    out = out or sys.stdout
+    path = journal_path(args)
+    if not path.exists():
+        if args.sessions_command != "list":
+            raise ConfigError(f"no session {args.session_id!r}: {path} does not exist yet")
+        out.write(f"No sessions yet: {path} does not exist.\n")
+        return 0
+    with Journal(path) as journal:
+        if args.sessions_command == "list":
+            out.write(render_list(journal.sessions(), path))
+        elif args.sessions_command == "show":
+            out.write(render_show(journal, args.session_id, full=args.full))
+        else:
+            export_jsonl(journal, args.session_id, out)
+    return 0
+
+
+def _when(stamp: float) -> str:
+    return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
+
+
+def _one_line(text: str | None, limit: int) -> str:
+    text = " ".join((text or "").split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _outcome(info: SessionInfo) -> str:
+    return info.outcome or (f"({info.state})" if info.state else "(no transitions)")
+
+
+def render_list(sessions: list[SessionInfo], path: Path) -> str:
+    """The ``sessions list`` table, oldest first."""
+    if not sessions:
+        return f"No sessions in {path} yet.\n"
+    lines = [f"{'ID':<8}  {'STARTED':<16}  {'TURNS':>5}  {'TOKENS':>7}  {'OUTCOME':<17}  PROMPT"]
+    for s in sessions:
+        prompt = _one_line(s.prompt, 60)
+        if s.forked_from:
+            prompt = f"[fork of {s.forked_from} at {s.forked_at}] {prompt}"
+        lines.append(f"{s.id:<8}  {_when(s.created_at):<16}  {s.turns:>5}  {s.tokens:>7,}  {_outcome(s):<17}  {prompt}")
+    return "\n".join(lines) + "\n"
+
+
+def render_show(journal: Journal, session_id: str, *, full: bool = False) -> str:
+    """One session as a readable transcript: one entry per transition, ``[seq]`` first, subagents indented."""
+    info = journal.find(session_id)
+    turns = "1 turn" if info.turns == 1 else f"{info.turns} turns"
+    lines = [f"Session {info.id} · started {_when(info.created_at)} · {_outcome(info)} · {turns} · "
+             f"{info.tokens:,} tokens", f"Workdir: {info.workdir}"]
+    if info.forked_from:
+        lines.append(f"Forked from {info.forked_from} at seq {info.forked_at}")
+    lines.append("")
+    calls: dict[str, str] = {}
+    for record in journal.records(info.id):
+        entries = _entries(record, calls)
+        for note in record.notes:
+            entries.append(f"note: {note}")
+        prefix = "    " * record.depth + f"[{record.seq}] "
+        for entry in entries:
+            lines.extend(_indent(prefix, _clip(entry, full)))
+            prefix = " " * len(prefix)
+    return "\n".join(lines) + "\n"
+
+
+def _clip(text: str, full: bool) -> str:
+    if full or len(text) <= SHOW_CHARS:
+        return text
+    return f"{text[:SHOW_CHARS]}… ({len(text) - SHOW_CHARS:,} more chars)"
+
+
+def _indent(prefix: str, text: str) -> list[str]:
+    first, *rest = text.split("\n")
+    return [prefix + first, *(" " * len(prefix) + line for line in rest)]
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+
+
+def _entries(record: Transition, calls: dict[str, str]) -> list[str]:
+    """What ``show`` says about one transition."""
+    t = record.trigger
+    entries: list[str] = []
+    if t == "prompt":
+        entries.append(f"user: {_text_of(record.appended[0]['content'])}")
+    if t == "continue_forced":
+        entries.append(f"user (Stop hook): {_text_of(record.appended[0]['content'])}")
+    if record.reply is not None:
+        for block in record.reply.content:
+            if block["type"] == "text":
+                entries.append(f"assistant: {block['text']}")
+            elif block["type"] == "tool_use":
+                calls[block["id"]] = block["name"]
+                entries.append(f"tool_use {block['name']} {json.dumps(block['input'], ensure_ascii=False)}")
+        if not record.reply.content:
+            entries.append("assistant: (empty reply)")
+    if t == "model_failed":
+        entries.append(f"model error: {record.error}")
+    if t == "subagent_spawned":
+        entries.append(f"subagent {record.child} started")
+    if record.tool_result is not None and record.tool_call is not None:
+        kind = " (error)" if record.tool_result.is_error else ""
+        entries.append(f"result of {record.tool_call['name']}{kind}: {record.tool_result.text}")
+    if t in ("stopped", "turn_limit", "interrupted") or (t == "replied_final" and record.outcome != "end_turn"):
+        entries.append(f"{t}: {record.outcome or 'max_turns'}" + (f" ({record.error})" if record.error else ""))
+    return entries
+
+
+def export_jsonl(journal: Journal, session_id: str, out: TextIO) -> None:
+    """Write the session as JSON lines: a ``session`` header, then each ``transition`` in full (a fork's
+    origin up to ``forked_at`` included, so the export stands alone)."""
+    info = journal.find(session_id)
+    header = {"type": "session", "id": info.id, "created_at": info.created_at, "workdir": info.workdir,
+              "root_agent": info.root_agent, "prompt": info.prompt, "forked_from": info.forked_from,
+              "forked_at": info.forked_at, "settings": info.settings,
+              "initial": converter.unstructure(journal.initial_state(info.id))}
+    out.write(json.dumps(header, ensure_ascii=False) + "\n")
+    for record in journal.records(info.id):
+        out.write(json.dumps({"type": "transition", **converter.unstructure(record)}, ensure_ascii=False) + "\n")
+
+
+# -- the run flags ----------------------------------------------------------------------------------------
+
+@frozen
+class Session:
+    """The journal session a run writes to."""
+
+    journal: Journal
+    id: str
+    resumed: bool
+    """Whether the session existed before (``--resume``, ``--continue``)."""
+
+    def close(self) -> None:
+        """Close the journal (every transition is committed already)."""
+        self.journal.close()
+
+
+def add_session_flags(parser: argparse.ArgumentParser) -> None:
+    """Add ``--resume``, ``--continue``, ``--session-db`` and ``--no-session`` to a run command's parser."""
+    group = parser.add_argument_group("sessions")
+    group.add_argument("--resume", metavar="SESSION_ID",
+                       help="go on with a journalled session (an id or an unambiguous prefix)")
+    group.add_argument("--continue", dest="continue_session", action="store_true",
+                       help="go on with the most recent session of this workspace")
+    group.add_argument("--session-db", metavar="PATH",
+                       help="the session journal (default: WORKSPACE/.agentfsm/sessions.db)")
+    group.add_argument("--no-session", action="store_true", help="do not journal this run")
+
+
+def _workspace(agent: Agent) -> str:
+    return str(agent.workspace.root)
+
+
+def _session_of(journal: Journal, agent: Agent, *, resumed: bool) -> Session:
+    """The open session *agent* (just rebuilt from *journal*) journals into."""
+    session_id = journal.session_of(agent)
+    assert session_id is not None, "restore attaches the rebuilt agent to a session"
+    return Session(journal, session_id, resumed=resumed)
+
+
+def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Session | None]:
+    """The agent to run and its journal session, as *args*' session flags say.
+
+    *agent* is the one the other flags built. With no session flag it is journalled into a new session;
+    ``--resume ID`` / ``--continue`` return instead the session's agent rebuilt like *agent* (its model,
+    workspace, hooks, approver, tools), with an in-flight tool call answered as interrupted; it may be in
+    the middle of a run (``agent.state != "idle"``): step it to idle before sending a new prompt.
+    ``--no-session`` returns *agent* and None.
+
+    Raises:
+        ConfigError: contradictory flags, an unknown session, or nothing to continue.
+        JournalError: the journal cannot be opened or written.
+    """
+    resume_id, cont = getattr(args, "resume", None), getattr(args, "continue_session", False)
+    if resume_id and cont:
+        raise ConfigError("--resume and --continue cannot be used together; pick one")
+    if getattr(args, "no_session", False):
+        if resume_id or cont:
+            raise ConfigError(f"--no-session cannot be used with {'--resume' if resume_id else '--continue'}")
+        return agent, None
+    path = journal_path(args, _workspace(agent))
+    if (resume_id or cont) and not path.exists():
+        raise ConfigError(f"nothing to {'resume' if resume_id else 'continue'}: {path} does not exist yet")
+    journal = Journal(path)
+    try:
+        if not (resume_id or cont):
+            return agent, Session(journal, journal.start(agent), resumed=False)
+        if cont:
+            latest = journal.latest()
+            if latest is None:
+                raise ConfigError(f"nothing to continue: no session in {path}; start one with agentfsm -p PROMPT")
+            resume_id = latest.id
+        assert resume_id is not None
+        resumed = resume(journal, resume_id, agent.model, workdir=_workspace(agent), **agent.options())
+        return resumed, _session_of(journal, resumed, resumed=True)
+    except BaseException:
+        journal.close()
+        raise
+
+
+def add_time_travel_flags(parser: argparse.ArgumentParser) -> None:
+    """Add ``--session ID``, ``--at SEQ``, ``--recorded`` (and ``--session-db``) for stepping on from an old session."""
+    parser.add_argument("--session", metavar="ID", help="restore the agents of this journalled session")
+    parser.add_argument("--at", metavar="SEQ", type=int,
+                        help="as they were right after transition SEQ (default: its last); a new session forks")
+    parser.add_argument("--recorded", action="store_true",
+                        help="serve the replies the session got after SEQ instead of calling the model (offline)")
+    if not any("--session-db" in action.option_strings for action in parser._actions):
+        parser.add_argument("--session-db", metavar="PATH",
+                            help="the session journal (default: WORKSPACE/.agentfsm/sessions.db)")
+
+
+def recorded_model_from_args(args: argparse.Namespace) -> Model | None:
+    """With ``--session ID --recorded``: a model serving the replies that session got after ``--at SEQ``, in
+    order, so stepping on from SEQ needs no API key; None without ``--recorded``.
+
+    Raises:
+        ConfigError: ``--recorded`` without ``--session``, or an unknown session.
+    """
+    if not getattr(args, "recorded", False):
+        return None
+    session_id, at = getattr(args, "session", None), getattr(args, "at", None)
+    if session_id is None:
+        raise ConfigError("--recorded needs --session ID")
+    from fsm.session.replay import recorded_model
+
+    path = journal_path(args)
+    if not path.exists():
+        raise ConfigError(f"no session {session_id!r}: {path} does not exist yet")
+    with Journal(path) as journal:
+        records = journal.records(session_id)
+    return recorded_model([r for r in records if at is None or r.seq > at])
+
+
+def time_travel_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Session] | None:
+    """With ``--session ID [--at SEQ]``: that session's agents after SEQ, built like *agent*, journalling
+    into a new session forked from it (the original is untouched); None without ``--session``.
+
+    Raises:
+        ConfigError: ``--at`` without ``--session``, an unknown session, or SEQ out of range.
+    """
+    session_id, at = getattr(args, "session", None), getattr(args, "at", None)
+    if session_id is None:
+        if at is not None:
+            raise ConfigError("--at needs --session ID")
+        return None
+    path = journal_path(args, _workspace(agent))
+    if not path.exists():
+        raise ConfigError(f"no session {session_id!r}: {path} does not exist yet")
+    journal = Journal(path)
+    try:
+        info = journal.find(session_id)
+        if at is not None and not 0 <= at <= info.last_seq:
+            raise ConfigError(f"--at must be 0..{info.last_seq} for session {info.id} (got {at})")
+        seq = info.last_seq if at is None else at
+        forked = restore_at(journal, session_id, seq, agent.model, workdir=_workspace(agent), **agent.options())
+        return forked, _session_of(journal, forked, resumed=False)
+    except BaseException:
+        journal.close()
+        raise

@@ -1,0 +1,4 @@
+"""The core layer: the machine's table, the records, the model boundary, hooks, permissions, prompts, the agent.
+
+Nothing here imports ``fsm.session``, ``fsm.view`` or ``fsm.cli``; ``tools`` sits below it.
+"""

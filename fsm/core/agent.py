@@ -1,0 +1,435 @@
+"""The Agent: the driver bound to one machine. ``send()`` queues, ``step()`` moves one transition, ``run()`` drains.
+
+A step does its I/O first (one model call, one tool, one step of a running subagent), then commits by
+firing exactly one trigger of the table in ``fsm.core.machine``. What the step produced travels with the
+trigger as a :class:`~fsm.core.reducer.Step`; the machine's ``prepare_event`` callback applies it with
+:func:`~fsm.core.reducer.reduce` (the one writer of agent data, which restore uses too) before the guards
+are asked, so a guard judges the data the step leaves (``out_of_turns`` counts the call just made); the
+machine then sets the state name, and ``after_state_change`` makes the Transition record and hands it to
+the listeners. The driver picks each trigger knowing its guards, so the table refusing one is a bug
+(``AssertionError``), never a path. While a subagent runs, each parent step advances the child by one
+transition and returns the child's record. Exceptions only cross the edges: a ``ModelError`` becomes the
+``model_failed`` transition, ``KeyboardInterrupt`` the ``interrupted`` one (then it is re-raised).
+"""
+
+from __future__ import annotations
+
+import itertools
+import time
+import uuid
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+import attrs
+from transitions import EventData
+
+from fsm.core.hooks import Ask, Deny, HookEvent, Hooks
+from fsm.core.machine import build_machine
+from fsm.core.model import Model
+from fsm.core.permissions import Approver, default_hooks, deny_unattended
+from fsm.core.prompts import child_system, parent_system
+from fsm.core.records import MAX_TURNS, AgentState, Message, Transition, tool_result_block
+from fsm.core.reducer import Step, child_state, reduce
+from fsm.errors import ConfigError, MisuseError, ModelError
+from tools import BASE_TOOL_NAMES, REGISTRY, Tool, ToolOutput, Workspace, check_input, run_tool, toolset
+
+__all__ = ["Agent", "Listener"]
+
+Listener = Callable[[Transition], None]
+
+_FINAL_OUTCOMES = {"max_tokens": "max_tokens", "refusal": "refusal", "model_context_window_exceeded": "max_tokens"}
+INTERRUPTED = "Error: interrupted before this tool call finished"
+
+
+class Agent:
+    """One agent: its machine, its data (``data``), its tools and its active subagents.
+
+    Args:
+        model: anything with the ``Model`` protocol's ``create``.
+        workdir: the workspace directory; it must exist.
+        max_turns: model calls allowed per run, 1..30.
+        hooks: the hook registry (``default_hooks()`` when None); shared with subagents.
+        approver: answers ``Ask`` decisions (``deny_unattended`` when None); shared with subagents.
+        tools: tool names to offer (all six at depth 0 when None); a subagent gets these minus ``task``.
+        max_tokens: the ``max_tokens`` of every model call.
+        system: the system prompt (ours for the depth when None).
+        bash_timeout: seconds before a bash command's process group is killed.
+
+    Raises:
+        ConfigError: a bad setting (the message names it, the value and what to do).
+    """
+
+    def __init__(self, model: Model, workdir: str = ".", max_turns: int = MAX_TURNS, hooks: Hooks | None = None,
+                 approver: Approver | None = None, *, tools: Iterable[str] | None = None, max_tokens: int = 8000,
+                 system: str | None = None, bash_timeout: float = 120.0, data: AgentState | None = None,
+                 _parent: Agent | None = None) -> None:
+        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not 1 <= max_turns <= MAX_TURNS:
+            raise ConfigError(f"max_turns must be 1..{MAX_TURNS} (got {max_turns!r})")
+        if max_tokens < 1:
+            raise ConfigError(f"max_tokens must be at least 1 (got {max_tokens!r})")
+        workspace = Workspace(workdir, bash_timeout=bash_timeout)
+        if not workspace.root.is_dir():
+            raise ConfigError(f"workdir {workdir} is not a directory; create it or pick another")
+        depth = 0 if _parent is None else _parent.depth + 1
+        names = list(tools if tools is not None else [*BASE_TOOL_NAMES, "task"])
+        unknown = [n for n in names if n not in REGISTRY]
+        if unknown:
+            raise ConfigError(f"unknown tool(s) {', '.join(unknown)} (available: {', '.join(REGISTRY)})")
+        if depth > 0:
+            names = [n for n in names if n != "task"]
+        self.model = model
+        self.workspace = workspace
+        self.hooks = hooks if hooks is not None else default_hooks()
+        self.approver: Approver = approver or deny_unattended
+        self.tools: tuple[Tool, ...] = toolset(names)
+        self.max_tokens = max_tokens
+        self.system = system or (parent_system if depth == 0 else child_system)(workspace)
+        self.parent = _parent
+        self.data: AgentState = data or AgentState(
+            agent_id=uuid.uuid4().hex[:8] if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
+            parent_id=None if _parent is None else _parent.agent_id, depth=depth, max_turns=max_turns)
+        self.children: list[Agent] = []
+        """The active subagents (at most one for now)."""
+        self.history: list[Transition] = []
+        """Every Transition this agent's steps produced, its subagents' included."""
+        self._listeners: list[Listener] = [] if _parent is None else _parent._listeners
+        self._seq: Iterator[int] = itertools.count(1) if _parent is None else _parent._seq
+        self._step_started = 0.0
+        self._machine = build_machine(self, initial=self.data.state,
+                                      prepare_event="_commit", before_state_change="_regraft",
+                                      after_state_change="_record")
+
+    @classmethod
+    def restore(cls, model: Model, workdir: str, data: AgentState, *, children: Iterable[AgentState] = (),
+                next_seq: int = 1, **options: Any) -> Agent:
+        """Rebuild an agent, and its running subagents, from saved data (a session journal, a snapshot).
+
+        The machine starts in ``data.state``; nothing is stepped, hooked or recorded on the way.
+
+        Args:
+            data: the root agent's data, used as it is (not copied).
+            children: the data of the subagents that were running, in order.
+            next_seq: the ``seq`` of the next Transition, so a journalled session numbers on without a gap.
+            options: as for ``Agent()`` (hooks, approver, tools, max_tokens, system, bash_timeout).
+        """
+        agent = cls(model, workdir, data.max_turns, data=data, **options)
+        agent._seq = itertools.count(next_seq)
+        agent.children.extend(agent._new_child(child) for child in children)
+        return agent
+
+    # -- the data, read-only views -------------------------------------------------------------------------
+
+    @property
+    def state(self) -> str:
+        """The machine's state name (kept in ``data`` so a journal can restore it)."""
+        return self.data.state
+
+    @state.setter
+    def state(self, value: str) -> None:  # only the machine sets it
+        self.data.state = value
+
+    agent_id = property(lambda self: self.data.agent_id, doc="This agent's id; a subagent's is PARENT.N.")
+    depth = property(lambda self: self.data.depth, doc="0 for the root agent, 1 for a subagent.")
+    messages = property(lambda self: self.data.messages, doc="The conversation, in Messages API wire shape.")
+    turn = property(lambda self: self.data.turn, doc="Model calls in the current run.")
+    max_turns = property(lambda self: self.data.max_turns, doc="Model calls allowed per run.")
+    outcome = property(lambda self: self.data.outcome, doc="How the last run ended (see fsm.core.records.OUTCOMES).")
+
+    @property
+    def busy(self) -> bool:
+        """Whether a step would move this agent: it is not idle, or a prompt is queued."""
+        return self.state != "idle" or self.data.inbox is not None
+
+    @property
+    def deepest_busy(self) -> Agent:
+        """The agent the next step moves: the deepest busy agent under this one (this one when no child is)."""
+        agent = self
+        while (child := next((c for c in agent.children if c.busy), None)) is not None:
+            agent = child
+        return agent
+
+    def options(self) -> dict[str, Any]:
+        """The options this agent was built with, as ``Agent()`` keywords, to build another like it."""
+        return {"hooks": self.hooks, "approver": self.approver, "tools": [t.name for t in self.tools],
+                "max_tokens": self.max_tokens, "system": self.system, "bash_timeout": self.workspace.bash_timeout}
+
+    def __repr__(self) -> str:
+        nxt = f" next={self.describe_next()!r}" if self.busy else ""
+        outcome = f" outcome={self.outcome}" if self.outcome and self.state == "idle" else ""
+        return (f"<Agent {self.agent_id} depth={self.depth} state={self.state} "
+                f"turn={self.turn}/{self.max_turns}{outcome}{nxt}>")
+
+    # -- guards: yes/no questions the table asks ---------------------------------------------------------
+
+    def out_of_turns(self, event: EventData | None = None) -> bool:
+        """Whether this run has used all its model calls."""
+        return self.data.turn >= self.data.max_turns
+
+    def can_spawn(self, event: EventData | None = None) -> bool:
+        """Whether this agent may start a subagent now: depth 0, none running, ``task`` offered."""
+        return self.data.depth == 0 and not self.children and any(t.name == "task" for t in self.tools)
+
+    # -- the public API -----------------------------------------------------------------------------------
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Hand every future Transition (subagents' too) to *listener*; returns a function that unsubscribes."""
+        self._listeners.append(listener)
+        return lambda: self._listeners.remove(listener)
+
+    def send(self, prompt: str) -> None:
+        """Queue *prompt* as the next user message; the next step takes it.
+
+        Raises:
+            MisuseError: the agent is not idle, or a prompt is already queued.
+            ValueError: *prompt* is not a non-empty string.
+        """
+        if self.state != "idle":
+            raise MisuseError(f"send() needs an idle agent, but it is {self.state}; run() or step() it to idle first")
+        if self.data.inbox is not None:
+            raise MisuseError("a prompt is already queued; step() to send it first")
+        if not isinstance(prompt, str) or not prompt.strip():
+            raise ValueError(f"prompt must be a non-empty string (got {prompt!r})")
+        self.data.inbox = prompt
+
+    def step(self) -> Transition:
+        """Perform exactly one transition (of this agent, or of its running subagent) and return its record.
+
+        Raises:
+            MisuseError: the agent is idle with no prompt queued.
+            KeyboardInterrupt: after the agent was brought to ``idle`` with outcome ``interrupted``.
+        """
+        self._step_started = time.time()
+        try:
+            record: Transition = getattr(self, f"_step_{self.state}")()
+            return record
+        except KeyboardInterrupt:
+            self.interrupt()
+            raise
+
+    def run(self, prompt: str | None = None) -> str:
+        """Step until idle and return the final text; queue *prompt* first when given."""
+        if prompt is not None:
+            self.send(prompt)
+        self.step()
+        while self.busy:
+            self.step()
+        return self.data.final_text
+
+    def skip(self, text: str, *, is_error: bool = False, note: str = "skipped: answered without running") -> Transition:
+        """Answer the next pending tool call with *text* without running it (the deepest busy agent's).
+
+        Args:
+            is_error: send the answer as an error tool_result.
+            note: the record's note (printed as ``[HOOK] …``).
+
+        Raises:
+            MisuseError: no tool call is pending there.
+        """
+        self._step_started = time.time()
+        if self.children and self.children[0].busy:
+            return self.children[0].skip(text, is_error=is_error, note=note)
+        if self.state != "executing_tools" or not self.data.pending or self.children:
+            raise MisuseError(f"skip needs a pending tool call, but {self.agent_id} is {self.state} with none next")
+        call, output = self.data.pending[0], ToolOutput(text, is_error=is_error)
+        return self._fire("tool_ran", tool_call=call, tool_result=output, notes=(note,))
+
+    def describe_next(self) -> str:
+        """What the next step will do, in words (for the debugger and ``repr``)."""
+        if self.children:
+            child = self.children[0]
+            if child.busy:
+                return f"step subagent {child.agent_id} ({child.describe_next()})"
+            return "return subagent result"
+        if self.state == "idle":
+            return "send the prompt" if self.data.inbox is not None else "nothing (send a prompt)"
+        if self.state == "awaiting_model":
+            return "call the model"
+        if self.state == "stopping":
+            return "run Stop hooks"
+        if not self.data.pending:
+            return f"send {len(self.data.results)} tool result(s) to the model"
+        call = self.data.pending[0]
+        if call["name"] == "task":
+            return "spawn subagent" if self.can_spawn() else "refuse task (subagents cannot delegate)"
+        first = next(iter(call["input"].values()), "") if isinstance(call["input"], dict) else call["input"]
+        return f"run {call['name']} {str(first)[:60]!r}"
+
+    # -- one method per state: I/O, then exactly one trigger ----------------------------------------------
+
+    def _step_idle(self) -> Transition:
+        prompt = self.data.inbox
+        if prompt is None:
+            raise MisuseError("nothing to do: the agent is idle and no prompt is queued; call send(prompt) first")
+        extra, notes = self.hooks.fire(self._event("UserPromptSubmit", prompt=prompt))
+        content: Any = prompt if not isinstance(extra, str) else [
+            {"type": "text", "text": prompt}, {"type": "text", "text": extra}]
+        return self._fire("prompt", appended=({"role": "user", "content": content},), notes=tuple(notes))
+
+    def _step_awaiting_model(self) -> Transition:
+        try:
+            reply = self.model.create(system=self.system, messages=self.data.messages,
+                                      tools=[t.schema for t in self.tools], max_tokens=self.max_tokens)
+        except ModelError as exc:
+            return self._fire("model_failed", error=str(exc), outcome="model_error")
+        appended: tuple[Message, ...] = (
+            ({"role": "assistant", "content": list(reply.content)},) if reply.content else ())
+        if reply.tool_uses:
+            return self._fire("replied_with_tools", reply=reply, appended=appended)
+        if reply.stop_reason == "pause_turn":
+            # The call about to be counted is this one: out of turns when it was the last allowed.
+            if self.data.turn + 1 >= self.data.max_turns:
+                return self._fire("turn_limit", reply=reply, appended=appended, outcome="max_turns")
+            return self._fire("paused", reply=reply, appended=appended)
+        outcome = _FINAL_OUTCOMES.get(reply.stop_reason or "", "end_turn")
+        return self._fire("replied_final", reply=reply, appended=appended, outcome=outcome)
+
+    def _step_executing_tools(self) -> Transition:
+        if self.children:
+            return self._step_child(self.children[0])
+        if not self.data.pending:
+            results: tuple[Message, ...] = ({"role": "user", "content": list(self.data.results)},)
+            if self.out_of_turns():
+                return self._fire("turn_limit", appended=results, outcome="max_turns")
+            return self._fire("tools_done", appended=results)
+        call = self.data.pending[0]
+        if call["name"] == "task" and any(t.name == "task" for t in self.tools) and self.can_spawn():
+            return self._spawn(call)
+        notes: list[str]
+        if call["name"] == "task" and self.depth > 0:
+            output, notes = ToolOutput("Error: a subagent cannot delegate: task is only available to the root "
+                                       "agent; do the work yourself with the other tools", is_error=True), []
+        else:
+            output, notes = self._run_tool(call)
+        return self._fire("tool_ran", tool_call=call, tool_result=output, notes=tuple(notes))
+
+    def _step_stopping(self) -> Transition:
+        name = "Stop" if self.depth == 0 else "SubagentStop"
+        more, notes = self.hooks.fire(self._event(name, messages=self.data.messages, outcome=self.outcome))
+        if isinstance(more, str) and more.strip():
+            if not self.out_of_turns():
+                return self._fire("continue_forced", appended=({"role": "user", "content": more},),
+                                  notes=tuple(notes))
+            return self._fire("stopped", notes=tuple(notes), outcome="max_turns")
+        return self._fire("stopped", notes=tuple(notes), outcome=self.outcome)
+
+    # -- subagents ----------------------------------------------------------------------------------------
+
+    def _spawn(self, call: dict[str, Any]) -> Transition:
+        problem = check_input(REGISTRY["task"].input_schema, call["input"])
+        denial, _, notes = self._permit(call)
+        if problem or denial:
+            output = denial or ToolOutput(f"Error: task: {problem}", is_error=True)
+            return self._fire("tool_ran", tool_call=call, tool_result=output, notes=tuple(notes))
+        child = self._new_child(child_state(self.data, call, f"{self.agent_id}.{self.data.spawned + 1}"))
+        _, start_notes = self.hooks.fire(self._event("SubagentStart", prompt=call["input"]["prompt"]))
+        return self._fire("subagent_spawned", tool_call=call, child=child.agent_id, notes=(*notes, *start_notes),
+                          adopt=child)
+
+    def _new_child(self, data: AgentState | None = None) -> Agent:
+        """A subagent sharing this agent's model, workspace, hooks, approver and settings (fresh, or from *data*)."""
+        return Agent(self.model, str(self.workspace.root), self.max_turns, self.hooks, self.approver,
+                     tools=[t.name for t in self.tools], max_tokens=self.max_tokens,
+                     bash_timeout=self.workspace.bash_timeout, data=data, _parent=self)
+
+    def _step_child(self, child: Agent) -> Transition:
+        if child.busy:
+            return child.step()
+        call = self.data.pending[0]
+        output = child.result()
+        _, notes = self.hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
+        return self._fire("subagent_returned", tool_call=call, tool_result=output, child=child.agent_id,
+                          outcome=child.outcome, notes=tuple(notes), release=child)
+
+    def result(self) -> ToolOutput:
+        """This (idle) agent's last run as a parent's tool_result: its final text, or why there is none."""
+        outcome = self.outcome
+        if outcome == "max_turns":
+            return ToolOutput(f"Subagent stopped after {self.max_turns} turns without a final answer.")
+        if outcome == "model_error":
+            return ToolOutput(f"Error: the subagent's model call failed: {self.data.error}", is_error=True)
+        if outcome == "refusal":
+            return ToolOutput(f"Error: the subagent's model refused: {self.data.final_text or '(no text)'}",
+                              is_error=True)
+        if outcome == "interrupted":
+            return ToolOutput(INTERRUPTED, is_error=True)
+        return ToolOutput(self.data.final_text or "(no summary)")
+
+    # -- tools and permissions ----------------------------------------------------------------------------
+
+    def _permit(self, call: dict[str, Any]) -> tuple[ToolOutput | None, Workspace, list[str]]:
+        """Run PreToolUse hooks and the approver: a denial to answer with, or the workspace to run in."""
+        decision, notes = self.hooks.fire(self._event("PreToolUse", tool_call=call))
+        if isinstance(decision, Ask):
+            verdict = self.approver(call, decision)
+            if verdict is True:
+                return None, self.workspace.unconfined(), notes
+            decision = verdict if isinstance(verdict, Deny) else Deny("Permission denied by user")
+        if isinstance(decision, Deny):
+            return ToolOutput(decision.reason, is_error=True), self.workspace, notes
+        return None, self.workspace, notes
+
+    def _run_tool(self, call: dict[str, Any]) -> tuple[ToolOutput, list[str]]:
+        denial, workspace, notes = self._permit(call)
+        output = denial or run_tool(self.tools, call["name"], workspace, call["input"])
+        _, post = self.hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
+        return output, notes + post
+
+    # -- interruption -------------------------------------------------------------------------------------
+
+    def interrupt(self) -> None:
+        """Bring a busy agent to idle now, as Ctrl-C inside a step does: outcome ``interrupted``, every
+        unanswered tool_use answered with an interrupted error result. An idle agent is left as it is."""
+        if self.state == "idle":
+            return
+        for child in self.children:
+            child.interrupt()
+        interrupted = [tool_result_block(call, ToolOutput(INTERRUPTED, is_error=True)) for call in self.data.pending]
+        answers = [*self.data.results, *interrupted]
+        appended: tuple[Message, ...] = ({"role": "user", "content": answers},) if answers else ()
+        self._fire("interrupted", appended=appended, outcome="interrupted", error="interrupted by the user",
+                   release_all=True)
+
+    # -- commit and record (the machine's callbacks) ------------------------------------------------------
+
+    def _event(self, name: str, **fields: Any) -> HookEvent:
+        return HookEvent(name, self.agent_id, self.depth, self.workspace, tool_calls=self.data.tool_calls, **fields)
+
+    def _fire(self, trigger: str, *, adopt: Agent | None = None, release: Agent | None = None,
+              release_all: bool = False, **record: Any) -> Transition:
+        """Fire *trigger* carrying the step's result (*record*: Step and Transition fields); the subagent tree
+        changes with it (*adopt* a new child, *release* a returned one, or all on interruption)."""
+        if not self._machine.events[trigger].trigger(self, record=record, adopt=adopt, release=release,
+                                                     release_all=release_all):
+            raise AssertionError(f"the table refused {trigger!r} in {self.state}: a guard disagrees with the driver")
+        return self.history[-1]
+
+    def _commit(self, event: EventData) -> None:
+        fields = {k: v for k, v in event.kwargs["record"].items() if k in _STEP_FIELDS}
+        reduce(self.data, Step(event.event.name, self.state, **fields))
+
+    def _regraft(self, event: EventData) -> None:
+        """The subagent tree changes once the guards have passed: a child adopted, released, or all of them."""
+        if event.kwargs["adopt"] is not None:
+            self.children.append(event.kwargs["adopt"])
+        if event.kwargs["release"] is not None:
+            self.children.remove(event.kwargs["release"])
+        if event.kwargs["release_all"]:
+            self.children.clear()
+
+    def _record(self, event: EventData) -> None:
+        transition = event.transition
+        assert transition is not None
+        record = Transition(
+            seq=next(self._seq), agent=self.agent_id, parent=self.data.parent_id, depth=self.depth,
+            source=transition.source, trigger=event.event.name, dest=transition.dest or transition.source,
+            turn=self.turn, started_at=self._step_started, duration_ms=(time.time() - self._step_started) * 1000,
+            **event.kwargs["record"])
+        agent: Agent | None = self
+        while agent is not None:
+            agent.history.append(record)
+            agent = agent.parent
+        for listener in list(self._listeners):
+            listener(record)
+
+
+_STEP_FIELDS = frozenset(attrs.fields_dict(Step)) - {"trigger", "source"}

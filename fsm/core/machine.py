@@ -1,0 +1,109 @@
+"""The agent machine as data: ``STATES`` and ``TRANSITIONS``, the one table that code, diagrams and docs read.
+
+An agent (root or subagent) is one ``transitions.Machine`` built from this table by :func:`build_machine`.
+The driver (``fsm.core.agent.Agent``) does a step's I/O, then fires exactly one trigger; guards are yes/no
+questions the agent answers from its data (``out_of_turns``, ``can_spawn``). A row with ``dest: None`` is
+an internal transition: the agent stays where it is (one tool ran, a subagent was spawned or returned).
+Each row's ``doc`` says in words when it fires; it is stripped before the row reaches ``transitions``.
+
+Two choices differ from the first design sketch. There is no ``subagent_stepped`` row: while a subagent
+runs, a parent step *is* one transition of the child's own machine (recorded with the child's id and
+depth), and the parent does not move, so one step stays exactly one transition. And ``interrupted`` goes
+straight to ``idle``: after Ctrl-C no Stop hook runs and no turn is spent; the agent is ready for a prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from transitions import Machine
+
+__all__ = ["GUARDS", "STATES", "STATE_DOCS", "TRANSITIONS", "TRIGGERS", "build_machine", "outgoing"]
+
+STATE_DOCS: dict[str, str] = {
+    "idle": "waiting for send(prompt)",
+    "awaiting_model": "one model call per step (one turn)",
+    "executing_tools": "one tool_use per step, or one step of the running subagent",
+    "stopping": "Stop hooks run; one may force another turn",
+}
+STATES: list[str] = list(STATE_DOCS)
+
+TRANSITIONS: list[dict[str, Any]] = [
+    {"trigger": "prompt", "source": "idle", "dest": "awaiting_model",
+     "doc": "the queued prompt becomes a user message"},
+    {"trigger": "replied_with_tools", "source": "awaiting_model", "dest": "executing_tools",
+     "doc": "the reply holds tool_use blocks (whatever its stop_reason)"},
+    {"trigger": "replied_final", "source": "awaiting_model", "dest": "stopping",
+     "doc": "the reply holds no tool_use: end_turn, stop_sequence, max_tokens or refusal"},
+    {"trigger": "paused", "source": "awaiting_model", "dest": "awaiting_model", "unless": "out_of_turns",
+     "doc": "pause_turn: the reply is kept and the model is called again"},
+    {"trigger": "turn_limit", "source": "awaiting_model", "dest": "stopping", "conditions": "out_of_turns",
+     "doc": "pause_turn on the last allowed turn"},
+    {"trigger": "model_failed", "source": "awaiting_model", "dest": "stopping",
+     "doc": "the call failed after the SDK's retries, or the reply was malformed"},
+    {"trigger": "tool_ran", "source": "executing_tools", "dest": None,
+     "doc": "one tool_use answered: ran, denied, failed or unknown"},
+    {"trigger": "subagent_spawned", "source": "executing_tools", "dest": None, "conditions": "can_spawn",
+     "doc": "a task call starts a child machine (depth 0 only)"},
+    {"trigger": "subagent_returned", "source": "executing_tools", "dest": None,
+     "doc": "the idle child's final text answers the task call"},
+    {"trigger": "tools_done", "source": "executing_tools", "dest": "awaiting_model", "unless": "out_of_turns",
+     "doc": "every tool_use answered; the results go back in one user message"},
+    {"trigger": "turn_limit", "source": "executing_tools", "dest": "stopping", "conditions": "out_of_turns",
+     "doc": "every tool_use answered, but the run has used max_turns model calls"},
+    {"trigger": "continue_forced", "source": "stopping", "dest": "awaiting_model", "unless": "out_of_turns",
+     "doc": "a Stop hook returned text: it is sent as a user message"},
+    {"trigger": "stopped", "source": "stopping", "dest": "idle",
+     "doc": "the run is over; its outcome is on the agent"},
+    {"trigger": "interrupted", "source": ["awaiting_model", "executing_tools", "stopping"], "dest": "idle",
+     "doc": "Ctrl-C: pending tool_use blocks get an interrupted error result"},
+]
+
+TRIGGERS: frozenset[str] = frozenset(row["trigger"] for row in TRANSITIONS)
+GUARDS: frozenset[str] = frozenset(
+    row[key] for row in TRANSITIONS for key in ("conditions", "unless") if key in row
+)
+
+
+def _sources(row: Mapping[str, Any]) -> list[str]:
+    source = row["source"]
+    return [source] if isinstance(source, str) else list(source)
+
+
+def outgoing(state: str) -> list[dict[str, Any]]:
+    """The table rows that leave *state*, in table order."""
+    return [row for row in TRANSITIONS if state in _sources(row)]
+
+
+def _check_table() -> None:
+    """Fail at import when the table names an unknown state or leaves a state unreachable."""
+    for row in TRANSITIONS:
+        for name in [*_sources(row), row["dest"]]:
+            if name is not None and name not in STATES:
+                raise ValueError(f"transition {row['trigger']!r} names unknown state {name!r}; add it to STATES")
+    reached, frontier = {"idle"}, ["idle"]
+    while frontier:
+        for row in outgoing(frontier.pop()):
+            if row["dest"] is not None and row["dest"] not in reached:
+                reached.add(row["dest"])
+                frontier.append(row["dest"])
+    unreachable = set(STATES) - reached
+    if unreachable:
+        raise ValueError(f"states unreachable from idle: {sorted(unreachable)}; add a transition into them")
+
+
+_check_table()
+
+
+def build_machine(model: object, *, initial: str = "idle", **callbacks: Any) -> Machine:
+    """Bind a new machine built from the table to *model*, which must answer every guard in ``GUARDS``.
+
+    *callbacks* go to ``Machine`` as they are (``before_state_change=…``, ``after_state_change=…``).
+    """
+    missing = [g for g in sorted(GUARDS) if not callable(getattr(model, g, None))]
+    if missing:
+        raise TypeError(f"{type(model).__name__} must define guard method(s) {missing} used by TRANSITIONS")
+    rows = [{k: v for k, v in row.items() if k != "doc"} for row in TRANSITIONS]
+    return Machine(model=model, states=STATES, transitions=rows, initial=initial, auto_transitions=False,
+                   send_event=True, queued=False, **callbacks)

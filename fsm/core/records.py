@@ -1,0 +1,170 @@
+"""The agent's data as plain attrs records: Usage, Reply, Transition and the one mutable AgentState.
+
+Messages are kept as plain dicts in the Messages API wire shape, never SDK objects, so every record here
+round-trips through JSON with :data:`converter` — the ground journal, resume and replay stand on.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import attrs
+from attrs import Factory, define, field, frozen
+from cattrs.preconf.json import make_converter
+
+from fsm.errors import ModelError
+from tools import ToolOutput
+
+__all__ = ["MAX_TURNS", "OUTCOMES", "AgentState", "Message", "Reply", "Transition", "Usage", "converter",
+           "tool_result_block"]
+
+MAX_TURNS = 30
+"""Default and ceiling of model calls per agent per run."""
+
+OUTCOMES = ("end_turn", "max_turns", "model_error", "refusal", "max_tokens", "interrupted")
+"""How a run can end; ``AgentState.outcome`` holds one of these once the agent stops."""
+
+Message = dict[str, Any]
+Block = dict[str, Any]
+
+
+def tool_result_block(call: Block, output: ToolOutput) -> Block:
+    """The tool_result block answering the tool_use block *call* (``is_error`` only when true)."""
+    block = {"type": "tool_result", "tool_use_id": call["id"], "content": output.text}
+    return {**block, "is_error": True} if output.is_error else block
+
+
+@frozen
+class Usage:
+    """Token counts as the Messages API reports them; ``+`` adds them up."""
+
+    input_tokens: int = 0
+    output_tokens: int = 0
+    cache_creation_input_tokens: int = 0
+    cache_read_input_tokens: int = 0
+
+    def __add__(self, other: Usage) -> Usage:
+        return Usage(*(a + b for a, b in zip(attrs.astuple(self), attrs.astuple(other), strict=True)))
+
+    @classmethod
+    def from_wire(cls, data: object) -> Usage:
+        """Read the ``usage`` object of a reply; missing or null counts are 0."""
+        if not isinstance(data, dict):
+            return cls()
+        names = [f.name for f in attrs.fields(cls)]
+        return cls(**{n: int(data.get(n) or 0) for n in names})
+
+
+def _check_block(index: int, block: object) -> Block:
+    if not isinstance(block, dict) or not isinstance(block.get("type"), str):
+        raise ModelError(f"malformed reply: content[{index}] is not a content block (got {block!r:.80})",
+                         kind="malformed")
+    if block["type"] == "tool_use":
+        ok = (isinstance(block.get("id"), str) and block["id"]
+              and isinstance(block.get("name"), str) and "input" in block)
+        if not ok:
+            raise ModelError(f"malformed reply: tool_use content[{index}] needs an id, a name and an input",
+                             kind="malformed")
+    if block["type"] == "text" and not isinstance(block.get("text"), str):
+        raise ModelError(f"malformed reply: text content[{index}] has no text", kind="malformed")
+    return block
+
+
+@frozen
+class Reply:
+    """One model reply: content blocks (wire-shape dicts), the stop reason and the tokens it cost."""
+
+    content: tuple[Block, ...]
+    stop_reason: str | None = None
+    usage: Usage = Usage()
+    model: str | None = None
+
+    @classmethod
+    def from_wire(cls, data: object) -> Reply:
+        """Build a Reply from a Messages API response body.
+
+        Raises:
+            ModelError: the body is not a usable reply (kind ``malformed``).
+        """
+        if not isinstance(data, dict) or not isinstance(data.get("content"), list):
+            raise ModelError(f"malformed reply: expected an object with a content list (got {data!r:.80})",
+                             kind="malformed")
+        content = tuple(_check_block(i, b) for i, b in enumerate(data["content"]))
+        stop = data.get("stop_reason")
+        return cls(content, stop if isinstance(stop, str) else None, Usage.from_wire(data.get("usage")),
+                   data.get("model"))
+
+    @property
+    def tool_uses(self) -> list[Block]:
+        """The tool_use blocks, in order: what the agent must run."""
+        return [b for b in self.content if b["type"] == "tool_use"]
+
+    @property
+    def text(self) -> str:
+        """The text blocks joined: what a person reads."""
+        return "".join(b["text"] for b in self.content if b["type"] == "text")
+
+
+@frozen
+class Transition:
+    """The record of one step: which agent moved, along which edge, and what happened on the way."""
+
+    seq: int
+    """Position in the run's event stream, shared by a parent and its subagents; starts at 1."""
+    agent: str
+    parent: str | None
+    depth: int
+    source: str
+    trigger: str
+    dest: str
+    turn: int
+    """The agent's model calls in this run after the transition."""
+    reply: Reply | None = None
+    tool_call: Block | None = None
+    """The tool_use block this step answered."""
+    tool_result: ToolOutput | None = None
+    error: str | None = None
+    outcome: str | None = None
+    child: str | None = None
+    """The subagent's id, on ``subagent_spawned`` and ``subagent_returned``."""
+    appended: tuple[Message, ...] = ()
+    """Messages this step appended to the agent's list, in order: the journal stores only these."""
+    notes: tuple[str, ...] = ()
+    """What hooks had to say on the way (printed as ``[HOOK] …``)."""
+    started_at: float = 0.0
+    duration_ms: float = 0.0
+
+
+@define
+class AgentState:
+    """Everything an agent knows, as plain data (the machine's ``state`` name included)."""
+
+    agent_id: str
+    parent_id: str | None = None
+    depth: int = 0
+    max_turns: int = MAX_TURNS
+    state: str = "idle"
+    messages: list[Message] = Factory(list)
+    turn: int = 0
+    """Model calls in the current run."""
+    inbox: str | None = None
+    """A prompt queued by ``send()``, taken by the next step."""
+    pending: list[Block] = Factory(list)
+    """The last reply's tool_use blocks not answered yet, in order."""
+    results: list[Block] = Factory(list)
+    """tool_result blocks collected for the last reply, sent in one user message by ``tools_done``."""
+    outcome: str | None = None
+    error: str | None = None
+    final_text: str = ""
+    usage: Usage = Usage()
+    model_calls: int = 0
+    """Model calls over the agent's whole life."""
+    tool_calls: int = 0
+    parent_tool_use_id: str | None = field(default=None)
+    """For a subagent: the parent's ``task`` tool_use it answers."""
+    spawned: int = 0
+    """How many subagents this agent has started (the next one is numbered ``spawned + 1``)."""
+
+
+converter = make_converter()
+"""Turns every record here into JSON-ready data and back."""

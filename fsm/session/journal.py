@@ -1,0 +1,433 @@
+"""The session journal: an append-only SQLite file that records every Transition of every run, as it happens.
+
+One file per workspace, ``.agentfsm/sessions.db`` by default (:func:`default_path`), mode 0600, WAL.
+A session is one root agent's life, named by its id (a fork, by a fresh one): its transitions and its
+subagents' (own agent id, parent link), in ``seq`` order. Each transition is one row, committed (and
+fsynced) before the step returns, so a crash loses at most the transition in flight and never leaves the
+file unreadable; after a failed write the session takes no more rows, so it never holds a gap.
+
+Each message is stored once. A row holds the Transition's data and the messages it appended; the parts
+that repeat what is stored elsewhere become references (:class:`Codec`): a reply's content is the
+assistant message it appended, a tool call is the ``tool_use`` block of that reply, and the tool_result
+blocks that ``tools_done`` sends are the results of the ``tool_ran`` rows before it.
+
+Schema (version :data:`SCHEMA_VERSION`, in ``PRAGMA user_version``; applied migrations in ``migrations``)::
+
+    sessions(id, created_at, workdir, root_agent, initial, forked_from, forked_at, prompt, settings)
+    transitions(session_id, seq, agent, parent, depth, source, trigger, dest, turn, outcome, tool_use_id,
+                input_tokens, output_tokens, started_at, duration_ms, record, appended)
+
+``initial`` is the root's AgentState (JSON) when the session began; a fork has none and starts from its
+origin's state at ``forked_at``. ``record`` and ``appended`` are the encoded Transition and messages.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import secrets
+import sqlite3
+import threading
+import time
+import weakref
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from attrs import frozen
+
+from fsm.core.records import AgentState, Transition, converter
+from fsm.errors import ConfigError, JournalError, MisuseError, UnknownSessionError
+from fsm.session.codec import Codec, dumps
+from fsm.session.snapshot import Snapshot
+
+if TYPE_CHECKING:
+    from fsm.core.agent import Agent
+
+__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Journal", "Migration", "SessionInfo", "default_path", "open_journal"]
+
+log = logging.getLogger(__name__)
+
+SCHEMA_VERSION = 1
+"""The schema this code reads and writes; older files are migrated up to it, newer ones refused."""
+
+
+@frozen
+class Migration:
+    """The SQL that takes a journal from ``version - 1`` to ``version``."""
+
+    version: int
+    description: str
+    statements: tuple[str, ...]
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "sessions and transitions", (
+        """CREATE TABLE migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL,
+                                    applied_at REAL NOT NULL)""",
+        """CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at REAL NOT NULL, workdir TEXT NOT NULL,
+                                  root_agent TEXT NOT NULL, initial TEXT, forked_from TEXT REFERENCES sessions(id),
+                                  forked_at INTEGER, prompt TEXT, settings TEXT NOT NULL DEFAULT '{}')""",
+        """CREATE TABLE transitions (session_id TEXT NOT NULL REFERENCES sessions(id), seq INTEGER NOT NULL,
+                                     agent TEXT NOT NULL, parent TEXT, depth INTEGER NOT NULL,
+                                     source TEXT NOT NULL, trigger TEXT NOT NULL, dest TEXT NOT NULL,
+                                     turn INTEGER NOT NULL, outcome TEXT, tool_use_id TEXT,
+                                     input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
+                                     started_at REAL NOT NULL, duration_ms REAL NOT NULL,
+                                     record TEXT NOT NULL, appended TEXT NOT NULL)""",
+        "CREATE UNIQUE INDEX transitions_by_seq ON transitions(session_id, seq)",
+    )),
+)
+"""Every schema change since the first release, in order; never edit one that has shipped, add the next."""
+
+
+def default_path(workspace: str | os.PathLike[str]) -> Path:
+    """Where a workspace's journal lives: ``WORKSPACE/.agentfsm/sessions.db``."""
+    return Path(workspace) / ".agentfsm" / "sessions.db"
+
+
+def open_journal(workspace: str | os.PathLike[str], path: str | os.PathLike[str] | None = None) -> Journal:
+    """Open (creating if needed) the journal at *path*, or the workspace's default one."""
+    return Journal(default_path(workspace) if path is None else path)
+
+
+@frozen
+class SessionInfo:
+    """One session as ``sessions list`` shows it; the counts cover the session's own transitions."""
+
+    id: str
+    created_at: float
+    workdir: str
+    root_agent: str
+    prompt: str | None
+    forked_from: str | None
+    forked_at: int | None
+    settings: dict[str, Any]
+    transitions: int
+    last_seq: int
+    """The seq of the last transition (a fork with none: its ``forked_at``)."""
+    turns: int
+    """Model calls of the root agent."""
+    tokens: int
+    """Input plus output tokens of every agent."""
+    state: str | None
+    """The root agent's state after its last transition (None when it has none)."""
+    outcome: str | None
+    updated_at: float
+
+    def agent_options(self) -> dict[str, Any]:
+        """The recorded ``Agent()`` options (``tools``, ``max_tokens``, ``bash_timeout``) that are known."""
+        return {k: self.settings[k] for k in ("tools", "max_tokens", "bash_timeout") if k in self.settings}
+
+
+_LIST = """
+SELECT s.id, s.created_at, s.workdir, s.root_agent, s.prompt, s.forked_from, s.forked_at, s.settings,
+       COUNT(t.seq), COALESCE(MAX(t.seq), s.forked_at, 0),
+       COALESCE(SUM(t.agent = s.root_agent AND t.source = 'awaiting_model' AND t.trigger != 'interrupted'), 0),
+       COALESCE(SUM(t.input_tokens + t.output_tokens), 0),
+       (SELECT dest || ' ' || COALESCE(outcome, '') FROM transitions r
+        WHERE r.agent = s.root_agent AND (r.session_id = s.id OR r.session_id = s.forked_from AND r.seq <= s.forked_at)
+        ORDER BY r.seq DESC LIMIT 1),
+       COALESCE(MAX(t.started_at + t.duration_ms / 1000), s.created_at)
+FROM sessions s LEFT JOIN transitions t ON t.session_id = s.id
+"""
+
+
+class _Writer:
+    """The listener that appends one agent's transitions to one session."""
+
+    def __init__(self, journal: Journal, session_id: str, root: str, codec: Codec, *, needs_prompt: bool) -> None:
+        self.journal, self.session_id, self.root, self.codec = journal, session_id, root, codec
+        self.needs_prompt = needs_prompt
+        self.failed_at: int | None = None
+        """The seq whose write failed: later rows would not rebuild, so none is written after it."""
+
+    def __call__(self, record: Transition) -> None:
+        if self.failed_at is not None:
+            raise JournalError(f"session {self.session_id} is no longer journalled: writing seq {self.failed_at} "
+                               f"to {self.journal.path} failed; resume it from there with --resume "
+                               f"{self.session_id}")
+        try:
+            self._write(record)
+        except BaseException:
+            self.failed_at = record.seq
+            raise
+
+    def _write(self, record: Transition) -> None:
+        record_json, appended_json = self.codec.encode(record)
+        usage = record.reply.usage if record.reply is not None else None
+        prompt = None
+        if self.needs_prompt and record.trigger == "prompt" and record.agent == self.root:
+            prompt, self.needs_prompt = _prompt_text(record), False
+        row = (self.session_id, record.seq, record.agent, record.parent, record.depth, record.source,
+               record.trigger, record.dest, record.turn, record.outcome,
+               record.tool_call["id"] if record.tool_call else None,
+               usage.input_tokens if usage else 0, usage.output_tokens if usage else 0,
+               record.started_at, record.duration_ms, record_json, appended_json)
+        with self.journal._transaction("write to") as db:
+            db.execute("INSERT INTO transitions VALUES (" + ", ".join("?" * len(row)) + ")", row)
+            if prompt is not None:
+                db.execute("UPDATE sessions SET prompt = ? WHERE id = ?", (prompt, self.session_id))
+
+
+def _prompt_text(record: Transition) -> str | None:
+    """The prompt a ``prompt`` record sent (its first text, when a hook added context)."""
+    content = record.appended[0]["content"] if record.appended else None
+    if isinstance(content, list):
+        content = next((b.get("text") for b in content if isinstance(b, dict) and b.get("type") == "text"), None)
+    return content if isinstance(content, str) else None
+
+
+class Journal:
+    """An open session journal file: write sessions with :meth:`start` / :meth:`attach`, read them back.
+
+    Args:
+        path: the SQLite file; it and its directory are created when missing (file mode 0600).
+        clock: where ``created_at`` comes from (tests pin it).
+        new_id: makes the ids of forks and other sessions whose agent id is taken (8 random hex digits).
+
+    Raises:
+        JournalError: the file is not a readable SQLite database, not a journal, or of a newer schema.
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
+                 new_id: Callable[[], str] = lambda: secrets.token_hex(4)) -> None:
+        self.path = Path(path)
+        self.clock = clock
+        self.new_id = new_id
+        self._lock = threading.RLock()
+        self._sessions: weakref.WeakKeyDictionary[Agent, str] = weakref.WeakKeyDictionary()
+        _create(self.path)
+        try:
+            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+        except sqlite3.Error as exc:
+            raise JournalError(f"cannot open session journal {self.path} ({exc}); check the path and its "
+                               "permissions") from exc
+        try:
+            self._prepare()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise JournalError(f"session journal {self.path} is not a readable SQLite database ({exc}); "
+                               "move it aside or pass --session-db with another path") from exc
+        except JournalError:
+            self._db.close()
+            raise
+
+    def _prepare(self) -> None:
+        db = self._db
+        db.execute("PRAGMA busy_timeout = 5000")
+        version = db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise JournalError(f"session journal {self.path} has schema version {version}, newer than this "
+                               f"agentfsm supports ({SCHEMA_VERSION}); upgrade agentfsm or pass --session-db "
+                               "with another path")
+        if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
+            raise JournalError(f"{self.path} is a SQLite database but not an agentfsm session journal; "
+                               "pass --session-db with another path")
+        db.execute("PRAGMA journal_mode = WAL")
+        db.execute("PRAGMA synchronous = FULL")
+        db.execute("PRAGMA foreign_keys = ON")
+        self._migrate()
+
+    def _migrate(self) -> None:
+        for migration in MIGRATIONS:
+            with self._transaction("migrate") as db:
+                if db.execute("PRAGMA user_version").fetchone()[0] >= migration.version:
+                    continue
+                for statement in migration.statements:
+                    db.execute(statement)
+                db.execute("INSERT INTO migrations VALUES (?, ?, ?)",
+                           (migration.version, migration.description, time.time()))
+                db.execute(f"PRAGMA user_version = {int(migration.version)}")
+                log.info("journal %s migrated to schema %d", self.path, migration.version)
+
+    @contextmanager
+    def _transaction(self, action: str) -> Iterator[sqlite3.Connection]:
+        with self._lock:
+            try:
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    yield self._db
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+            except sqlite3.Error as exc:
+                raise JournalError(f"cannot {action} session journal {self.path} ({exc})") from exc
+
+    def _query(self, sql: str, params: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+        with self._lock:
+            try:
+                return self._db.execute(sql, params).fetchall()
+            except sqlite3.Error as exc:
+                raise JournalError(f"cannot read session journal {self.path} ({exc})") from exc
+
+    def close(self) -> None:
+        """Close the file (each transition is already committed; this only tidies the WAL)."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> Journal:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- writing ------------------------------------------------------------------------------------------
+
+    def start(self, agent: Agent, *, forked_from: str | None = None, forked_at: int | None = None) -> str:
+        """Open a new session for *agent* and journal its transitions from now on; returns the session id.
+
+        The id is the root agent's (one id names the run everywhere), or a fresh one when that is taken
+        (a fork, whose agents keep their ids).
+
+        Without *forked_from*, the session starts from *agent*'s current data (normally a fresh agent). A
+        fork (time travel) starts from session *forked_from*'s state after seq *forked_at* instead.
+
+        Raises:
+            MisuseError: *agent* has a running subagent (start the session before the run).
+        """
+        if forked_from is None and agent.children:
+            raise MisuseError(f"start a session before {agent.agent_id} runs a subagent, not while "
+                              f"{agent.children[0].agent_id} is running")
+        codec, prompt, initial = Codec(), None, None
+        if forked_from is not None:
+            assert forked_at is not None
+            _, codec = self._lineage(forked_from, upto=forked_at)
+            prompt = self.find(forked_from).prompt
+        else:
+            initial = dumps(converter.unstructure(agent.data))
+        settings = {"tools": [t.name for t in agent.tools], "max_tokens": agent.max_tokens,
+                    "max_turns": agent.max_turns, "bash_timeout": agent.workspace.bash_timeout,
+                    "model": getattr(agent.model, "model", None)}
+        with self._transaction("write to") as db:
+            session_id = agent.agent_id if forked_from is None else self.new_id()
+            while db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
+                session_id = self.new_id()
+            db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                       (session_id, self.clock(), str(agent.workspace.root), agent.agent_id, initial,
+                        forked_from, forked_at, prompt, dumps(settings)))
+        self._subscribe(agent, session_id, codec, needs_prompt=prompt is None)
+        return session_id
+
+    def attach(self, agent: Agent, session_id: str) -> str:
+        """Journal *agent*'s transitions into the existing session *session_id* (after a resume)."""
+        info = self.find(session_id)
+        _, codec = self._lineage(info.id)
+        self._subscribe(agent, info.id, codec, needs_prompt=info.prompt is None)
+        return info.id
+
+    def _subscribe(self, agent: Agent, session_id: str, codec: Codec, *, needs_prompt: bool) -> None:
+        agent.subscribe(_Writer(self, session_id, agent.agent_id, codec, needs_prompt=needs_prompt))
+        self._sessions[agent] = session_id
+
+    def session_of(self, agent: Agent) -> str | None:
+        """The session *agent* is journalled into by this journal, if any."""
+        return self._sessions.get(agent)
+
+    # -- reading ------------------------------------------------------------------------------------------
+
+    def sessions(self) -> list[SessionInfo]:
+        """Every session, oldest first."""
+        return [_info(row) for row in self._query(_LIST + " GROUP BY s.id ORDER BY s.created_at, s.rowid")]
+
+    def latest(self) -> SessionInfo | None:
+        """The session with the most recent activity, or None when there is none."""
+        found = self.sessions()
+        return max(found, key=lambda s: s.updated_at) if found else None
+
+    def find(self, session_id: str) -> SessionInfo:
+        """The session whose id is, or starts with, *session_id*.
+
+        Raises:
+            UnknownSessionError: no session matches, or several do.
+        """
+        pattern = session_id.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "%"
+        rows = self._query(_LIST + " WHERE s.id LIKE ? ESCAPE '\\' GROUP BY s.id ORDER BY s.id", (pattern,))
+        exact = [row for row in rows if row[0] == session_id]
+        if exact or len(rows) == 1:
+            return _info((exact or rows)[0])
+        if not rows:
+            raise UnknownSessionError(f"no session {session_id!r} in {self.path}")
+        raise UnknownSessionError(f"session id {session_id!r} is ambiguous in {self.path}: it starts "
+                          f"{', '.join(r[0] for r in rows[:5])}; give more characters")
+
+    def records(self, session_id: str, *, upto: int | None = None) -> list[Transition]:
+        """Session *session_id*'s transitions in seq order, its fork origin's first, up to seq *upto*."""
+        return self._lineage(self.find(session_id).id, upto=upto)[0]
+
+    def initial_state(self, session_id: str) -> AgentState:
+        """The root agent's data when the session's lineage began (before its first transition)."""
+        info = self.find(session_id)
+        while info.forked_from is not None:
+            info = self.find(info.forked_from)
+        (initial,) = self._query("SELECT initial FROM sessions WHERE id = ?", (info.id,))[0]
+        return converter.structure(json.loads(initial), AgentState)
+
+    def snapshot(self, session_id: str, *, at: int | None = None) -> Snapshot:
+        """Every agent's data right after transition *at* of the session (its last when None; 0 = before any).
+
+        Raises:
+            ConfigError: *at* is not a seq of the session (0 counts).
+        """
+        info = self.find(session_id)
+        if at is not None and not 0 <= at <= info.last_seq:
+            raise ConfigError(f"at must be 0..{info.last_seq} for session {info.id} (got {at})")
+        snapshot = Snapshot.start(self.initial_state(info.id))
+        for record in self._lineage(info.id, upto=at)[0]:
+            try:
+                snapshot.apply(record)
+            except ValueError as exc:
+                raise JournalError(f"session {info.id} in {self.path} does not rebuild: {exc}") from exc
+        return snapshot
+
+    def _lineage(self, session_id: str, *, upto: int | None = None) -> tuple[list[Transition], Codec]:
+        """The decoded records of *session_id* and its fork origins (≤ *upto*), and the codec that read them."""
+        chain: list[tuple[str, int | None]] = []
+        sid: str | None = session_id
+        limit = upto
+        while sid is not None:
+            row = self._query("SELECT forked_from, forked_at FROM sessions WHERE id = ?", (sid,))
+            if not row:
+                raise JournalError(f"session journal {self.path} names a missing session {sid}")
+            forked_from, forked_at = row[0]
+            chain.append((sid, limit))
+            if forked_from is not None:
+                limit = forked_at if limit is None else min(limit, forked_at)
+            sid = forked_from
+        codec, records = Codec(), []
+        for sid, limit in reversed(chain):
+            rows = self._query("SELECT seq, record, appended FROM transitions WHERE session_id = ? AND seq <= ? "
+                               "ORDER BY seq", (sid, limit if limit is not None else 2**62))
+            for seq, record_json, appended_json in rows:
+                try:
+                    records.append(codec.decode(record_json, appended_json))
+                except Exception as exc:
+                    raise JournalError(f"session {sid} in {self.path} has an unreadable record at seq {seq} "
+                                       f"({type(exc).__name__}: {exc})") from exc
+        return records, codec
+
+
+def _info(row: tuple[Any, ...]) -> SessionInfo:
+    (sid, created, workdir, root, prompt, forked_from, forked_at, settings, count, last_seq, turns, tokens,
+     last, updated) = row
+    state, outcome = last.split(" ") if last else (None, "")
+    return SessionInfo(sid, created, workdir, root, prompt, forked_from, forked_at, json.loads(settings or "{}"),
+                       count, last_seq, turns, tokens, state, outcome if state == "idle" and outcome else None, updated)
+
+
+def _create(path: Path) -> None:
+    """Make *path* (mode 0600) and its missing directories (0700) so SQLite never creates it world-readable."""
+    if path.exists():
+        return
+    try:
+        if not path.parent.is_dir():
+            path.parent.mkdir(mode=0o700, parents=True)
+            if path.parent.name == ".agentfsm":  # our own folder in the user's repo: keep it out of git
+                (path.parent / ".gitignore").write_text("# agentfsm session journals\n*\n")
+        os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
+    except OSError as exc:
+        raise JournalError(f"cannot create session journal {path} ({exc.strerror or exc}); check the path and "
+                           "its permissions, or pass --session-db with another path") from exc

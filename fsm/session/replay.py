@@ -1,0 +1,171 @@
+"""Re-run a journalled session offline, its model replies served from the journal, and find where it diverges.
+
+``agentfsm replay SESSION_ID`` builds a fresh agent like the recorded one, serves it the recorded replies
+(and model errors) in order with a :class:`~fsm.testing.ScriptedModel`, sends the recorded prompts, runs
+the tools for real in a scratch directory (or ``--workdir``), and compares each transition with the
+recording: the first one that moved a different agent, along a different edge, with a different tool call
+or outcome (or, with ``--results``, a different tool result) is the divergence. No API key is needed, so
+any real run becomes a regression test::
+
+    def test_bugfix_session_still_replays(tmp_path):
+        with Journal("tests/sessions.db") as journal:
+            report = replay(journal, "5d1c9e2a", workdir=str(tmp_path))
+        assert report.divergence is None, report.describe()
+
+A Ctrl-C during a model call is replayed (the recorded model raises it); one during a tool or a Stop hook
+cannot be, so such a recording replays up to the interruption.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from attrs import frozen
+
+from fsm.core.agent import Agent
+from fsm.core.records import Reply, Transition
+from fsm.errors import MisuseError, ModelError, ScriptExhaustedError
+from fsm.session.journal import Journal
+from fsm.session.restore import RESUMED_NOTE
+from fsm.testing import ScriptedModel
+
+__all__ = ["Divergence", "ReplayReport", "recorded_model", "replay"]
+
+
+@frozen
+class Divergence:
+    """The first transition the replay did differently."""
+
+    seq: int
+    kind: str
+    """``state`` (another agent or edge), ``tool call``, ``outcome``, ``tool result``, or ``model`` (the
+    replay asked for a reply the recording does not hold)."""
+    recorded: str
+    replayed: str
+
+
+@frozen
+class ReplayReport:
+    """What a replay found."""
+
+    session_id: str
+    workdir: str
+    recorded: int
+    """Transitions in the recording."""
+    matched: int
+    """Transitions replayed the same before the divergence (all of them when there is none)."""
+    divergence: Divergence | None
+    interrupted_at: int | None = None
+    """The seq where the recording was interrupted (Ctrl-C), where the replay stopped."""
+
+    @property
+    def ok(self) -> bool:
+        """Whether the replay matched the recording."""
+        return self.divergence is None
+
+    def describe(self) -> str:
+        """The report in words, as ``agentfsm replay`` prints it."""
+        head = f"replayed session {self.session_id} in {self.workdir}: "
+        if self.divergence is None:
+            tail = (f"; the recording was interrupted at seq {self.interrupted_at}, where a replay stops"
+                    if self.interrupted_at is not None else "")
+            return head + f"{self.matched} of {self.recorded} transitions match{tail}"
+        d = self.divergence
+        return (head + f"diverged at seq {d.seq} ({d.kind}) after {self.matched} matching transitions\n"
+                f"  recorded: {d.recorded}\n  replayed: {d.replayed}")
+
+
+def recorded_model(records: list[Transition]) -> ScriptedModel:
+    """A model serving the recorded replies, raising the recorded model errors and Ctrl-Cs, in order."""
+    script: list[Reply | BaseException] = []
+    for record in records:
+        if record.source != "awaiting_model":
+            continue
+        if record.trigger == "interrupted":
+            script.append(KeyboardInterrupt())
+        else:
+            script.append(record.reply if record.reply is not None else ModelError(record.error or "model error"))
+    return ScriptedModel(script)
+
+
+def _describe(record: Transition, *, result: bool = False) -> str:
+    text = f"{record.agent} {record.source} --{record.trigger}--> {record.dest}"
+    if record.tool_call is not None:
+        text += f" {record.tool_call['name']} {json.dumps(record.tool_call['input'], ensure_ascii=False)[:80]}"
+    if record.outcome is not None:
+        text += f" outcome={record.outcome}"
+    if result and record.tool_result is not None:
+        text += f" → {record.tool_result.text[:80]!r}"
+    return text
+
+
+def _difference(expected: Transition, got: Transition, *, results: bool) -> str | None:
+    edge = ("agent", "source", "trigger", "dest")
+    if any(getattr(expected, name) != getattr(got, name) for name in edge):
+        return "state"
+    if expected.tool_call != got.tool_call:
+        return "tool call"
+    if expected.outcome != got.outcome:
+        return "outcome"
+    if results and RESUMED_NOTE not in expected.notes and expected.tool_result != got.tool_result:
+        return "tool result"
+    return None
+
+
+def _prompt_of(record: Transition) -> str:
+    content = record.appended[0]["content"]
+    if isinstance(content, list):
+        content = next(b["text"] for b in content if b.get("type") == "text")
+    return str(content)
+
+
+def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = False, **options: Any) -> ReplayReport:
+    """Re-run session *session_id* in *workdir* with its recorded replies and compare it transition by transition.
+
+    Args:
+        results: also compare tool results (off by default: they depend on the files in *workdir*).
+        options: as for ``Agent()`` (hooks, approver, …); ``tools`` and ``max_tokens`` default to the session's.
+
+    Raises:
+        ConfigError: no such session.
+    """
+    info = journal.find(session_id)
+    records = journal.records(info.id)
+    agent = Agent.restore(recorded_model(records), workdir, journal.initial_state(info.id),
+                          **{**info.agent_options(), **options})
+    produced: list[Transition] = []
+    agent.subscribe(produced.append)
+
+    def report(matched: int, divergence: Divergence | None = None, interrupted: int | None = None) -> ReplayReport:
+        return ReplayReport(info.id, workdir, len(records), matched, divergence, interrupted)
+
+    index = 0
+    while index < len(records):
+        expected = records[index]
+        if expected.trigger == "interrupted" and expected.source != "awaiting_model":
+            return report(index, interrupted=expected.seq)
+        idle = not agent.busy
+        if expected.trigger == "prompt" and expected.agent == agent.agent_id and idle:
+            agent.send(_prompt_of(expected))
+        start = len(produced)
+        try:
+            agent.step()
+        except KeyboardInterrupt:  # served by the recorded model where the recording was interrupted
+            pass
+        except MisuseError:
+            return report(index, Divergence(expected.seq, "state", _describe(expected), "nothing: the agent is idle"))
+        except ScriptExhaustedError:
+            return report(index, Divergence(expected.seq, "model", _describe(expected),
+                                            "asked the model for a reply the recording does not hold"))
+        for got in produced[start:]:
+            if index == len(records):
+                return report(index, Divergence(got.seq, "state", "nothing: the recording ends", _describe(got)))
+            expected = records[index]
+            kind = _difference(expected, got, results=results)
+            if kind is not None:
+                detail = kind == "tool result"
+                return report(index, Divergence(expected.seq, kind, _describe(expected, result=detail),
+                                                _describe(got, result=detail)))
+            index += 1
+    return report(len(records))

@@ -1,0 +1,137 @@
+"""What the debugger prints, as plain text built from the Python API: locations, transitions and ``print`` views.
+
+Every function here reads an ``Agent`` (its ``data``, ``history`` and ``children``) and returns text;
+nothing prints and nothing moves the agent, so the same views serve the ``(afsm)`` prompt, tests and pdb.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from typing import Any
+
+import attrs
+
+from fsm.core.agent import Agent
+from fsm.core.records import Transition, Usage
+
+__all__ = ["VIEWS", "block", "describe", "location", "short", "usage_line"]
+
+
+def short(value: Any, width: int = 70) -> str:
+    """A string as a truncated repr, anything else as truncated JSON."""
+    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
+    text = text if len(text) <= width else text[: width - 3] + "..."
+    return repr(text) if isinstance(value, str) else text
+
+
+def location(agent: Agent) -> str:
+    """One line: where *agent* is and what its next step does."""
+    return (f"depth {agent.depth}  agent {agent.agent_id}  {agent.state}  turn {agent.turn}/{agent.max_turns}"
+            f"  next: {agent.describe_next()}")
+
+
+def describe(record: Transition) -> str:
+    """One line for a transition: ``#3 depth 0 ab12cd34: awaiting_model --replied_final--> stopping  reply 'Hi'``."""
+    head = f"#{record.seq} depth {record.depth} {record.agent}: {record.source} --{record.trigger}--> {record.dest}"
+    parts = []
+    if record.reply is not None:
+        tools = ", ".join(b["name"] for b in record.reply.tool_uses)
+        if record.reply.text or not tools:
+            parts.append(f"reply {short(record.reply.text)}")
+        if tools:
+            parts.append(f"tool_use {tools}")
+    if record.tool_call is not None and record.trigger != "subagent_spawned":
+        parts.append(f"{record.tool_call['name']} {short(record.tool_call['input'], 50)}")
+    if record.tool_call is not None and record.trigger == "subagent_spawned":
+        parts.append(f"child {record.child} {short(record.tool_call['input'].get('prompt', ''), 50)}")
+    if record.tool_result is not None:
+        error = " (error)" if record.tool_result.is_error else ""
+        parts.append(f"-> {short(record.tool_result.text, 50)}{error}")
+    parts += [f"[{note}]" for note in record.notes]
+    if record.error and record.trigger != "interrupted":
+        parts.append(f"error {short(record.error)}")
+    if record.outcome and record.trigger in ("stopped", "interrupted", "subagent_returned"):
+        parts.append(f"outcome {record.outcome}")
+    return "  ".join([head, *parts])
+
+
+def usage_line(usage: Usage) -> str:
+    """``in 10 out 5 (cache write 0, read 0)``."""
+    return (f"in {usage.input_tokens} out {usage.output_tokens} "
+            f"(cache write {usage.cache_creation_input_tokens}, read {usage.cache_read_input_tokens})")
+
+
+def block(content: dict[str, Any]) -> str:
+    """One line for a content block of a message."""
+    kind = content.get("type")
+    if kind == "text":
+        return f"text {short(content['text'], 200)}"
+    if kind == "tool_use":
+        return f"tool_use {content['id']} {content['name']} {short(content['input'], 200)}"
+    if kind == "tool_result":
+        error = " (error)" if content.get("is_error") else ""
+        return f"tool_result {content['tool_use_id']} {short(content.get('content', ''), 200)}{error}"
+    return f"{kind} {short(content, 200)}"
+
+
+# -- the `print` views: (root, the current agent, N) -> lines ---------------------------------------------
+
+def _state(root: Agent, agent: Agent, count: int) -> list[str]:
+    lines = [repr(agent)]
+    for field in attrs.fields(type(agent.data)):
+        value = getattr(agent.data, field.name)
+        lines.append(f"  {field.name}: {f'{len(value)} (p messages)' if field.name == 'messages' else repr(value)}")
+    return lines
+
+
+def _messages(root: Agent, agent: Agent, count: int) -> list[str]:
+    start = max(0, len(agent.messages) - count) if count else 0
+    lines = []
+    for index, message in enumerate(agent.messages[start:], start):
+        content = message["content"]
+        blocks = [{"type": "text", "text": content}] if isinstance(content, str) else content
+        lines += [f"[{index}] {message['role']}", *(f"    {block(b)}" for b in blocks)]
+    return lines or ["No messages yet."]
+
+
+def _reply(root: Agent, agent: Agent, count: int) -> list[str]:
+    record = next((r for r in reversed(root.history) if r.agent == agent.agent_id and r.reply), None)
+    if record is None or record.reply is None:
+        return [f"No reply yet from agent {agent.agent_id}."]
+    return [f"stop_reason {record.reply.stop_reason}  usage {usage_line(record.reply.usage)}",
+            *(f"    {block(b)}" for b in record.reply.content)]
+
+
+def _pending(root: Agent, agent: Agent, count: int) -> list[str]:
+    lines = [f"{n}. {call['id']} {call['name']} {json.dumps(call['input'], ensure_ascii=False)}"
+             for n, call in enumerate(agent.data.pending, 1)] or ["No tool call is pending."]
+    if agent.data.results:
+        lines.append(f"({len(agent.data.results)} result(s) collected for this reply)")
+    return lines
+
+
+def _child(root: Agent, agent: Agent, count: int) -> list[str]:
+    if not root.children:
+        return ["No subagent is running."]
+    child = root.children[0]
+    prompt = child.messages[0]["content"] if child.messages else child.data.inbox
+    return [location(child), f"  prompt {short(prompt)}"]
+
+
+def _usage(root: Agent, agent: Agent, count: int) -> list[str]:
+    calls: dict[str, list[Usage]] = {}
+    for record in root.history:
+        if record.source == "awaiting_model" and record.trigger != "interrupted":
+            calls.setdefault(record.agent, []).append(record.reply.usage if record.reply else Usage())
+    every = [u for usages in calls.values() for u in usages]
+    return [*(f"agent {agent_id}: {len(usages)} model call(s), {usage_line(sum(usages, Usage()))}"
+              for agent_id, usages in calls.items()),
+            f"total: {len(every)} model call(s), {usage_line(sum(every, Usage()))}"]
+
+
+VIEWS: dict[str, Callable[[Agent, Agent, int], list[str]]] = {
+    "state": _state, "messages": _messages, "reply": _reply, "pending": _pending, "child": _child, "usage": _usage,
+}
+"""``print WHAT``: each view takes the root, the current agent and N (``messages N``: the last N, 10 by
+default, 0 for all)."""

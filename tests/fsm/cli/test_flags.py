@@ -1,0 +1,175 @@
+"""Tests for fsm.cli.flags: the shared agent flags and how they become an Agent."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+from pathlib import Path
+
+import pytest
+
+from fsm.cli.flags import NO_API_KEY, add_agent_flags, agent_from_args, model_id, terminal_approver
+from fsm.core.hooks import Ask
+from fsm.core.model import DEFAULT_MODEL, AnthropicModel
+from fsm.core.permissions import allow_all, deny_all, deny_unattended
+from fsm.errors import ConfigError
+from fsm.testing import ScriptedModel
+
+SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
+ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "MODEL_ID", "ANTHROPIC_MODEL")
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
+    """No agentfsm variables set (restored afterwards, even those .env adds), cwd an empty directory."""
+    for name in ENV_VARS:
+        monkeypatch.setenv(name, "")  # recorded, so the teardown restores (or removes) it
+        monkeypatch.delenv(name)
+    monkeypatch.chdir(tmp_path)
+    return tmp_path
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    add_agent_flags(parser)
+    return parser.parse_args(list(argv))
+
+
+class TestAddAgentFlags:
+    def test_defaults(self) -> None:
+        """Without flags: 30 turns, 8000 tokens, default permissions, all tools, quiet."""
+        args = parse()
+        assert (args.max_turns, args.max_tokens, args.model, args.cwd, args.permission_mode) == (
+            30, 8000, None, None, "default")
+        assert (args.allowed_tools, args.disallowed_tools, args.verbose) == (None, None, False)
+
+    def test_values(self) -> None:
+        """Every flag is read into its attribute."""
+        args = parse("--max-turns", "3", "--max-tokens", "100", "--model", "m", "--cwd", "/tmp",
+                     "--permission-mode", "allow", "--allowed-tools", "bash,glob", "--disallowed-tools", "task",
+                     "--verbose")
+        assert (args.max_turns, args.max_tokens, args.model, args.cwd, args.permission_mode) == (
+            3, 100, "m", "/tmp", "allow")
+        assert (args.allowed_tools, args.disallowed_tools, args.verbose) == ("bash,glob", "task", True)
+
+    @pytest.mark.parametrize(("argv", "message"), [
+        (["--max-turns", "45"], "--max-turns must be 1..30 (got 45)"),
+        (["--max-turns", "0"], "--max-turns must be 1..30 (got 0)"),
+        (["--max-turns", "x"], "--max-turns must be 1..30 (got 'x')"),
+        (["--max-tokens", "0"], "--max-tokens must be an integer >= 1 (got 0)"),
+    ])
+    def test_bad_integers(self, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
+        """An integer flag out of range or not a number is a usage error naming the flag and the value."""
+        with pytest.raises(SystemExit) as info:
+            parse(*argv)
+        assert info.value.code == 2
+        assert capsys.readouterr().err.splitlines()[-1].endswith(f"{argv[0]}: {message}")
+
+
+class TestAgentFromArgs:
+    def test_builds_the_agent_described(self, clean_env: Path) -> None:
+        """Turns, tokens, the workspace and the tools come from the flags."""
+        model = ScriptedModel()
+        agent = agent_from_args(parse("--max-turns", "4", "--max-tokens", "99", "--cwd", str(clean_env)),
+                                model=model, interactive=False)
+        assert agent.model is model
+        assert (agent.max_turns, agent.max_tokens, agent.workspace.root) == (4, 99, clean_env.resolve())
+        assert [t.name for t in agent.tools] == SIX
+
+    def test_tool_lists(self, clean_env: Path) -> None:
+        """--allowed-tools keeps only those (in registry order); --disallowed-tools task turns delegation off."""
+        only = agent_from_args(parse("--allowed-tools", "glob, bash"), model=ScriptedModel(), interactive=False)
+        assert [t.name for t in only.tools] == ["bash", "glob"]
+        no_task = agent_from_args(parse("--disallowed-tools", "task"), model=ScriptedModel(), interactive=False)
+        assert [t.name for t in no_task.tools] == SIX[:5]
+        assert not no_task.can_spawn()
+
+    def test_unknown_tool(self, clean_env: Path) -> None:
+        """An unknown tool name is refused with the list of tools there are."""
+        with pytest.raises(ConfigError) as info:
+            agent_from_args(parse("--disallowed-tools", "task,nope"), model=ScriptedModel(), interactive=False)
+        assert str(info.value) == ("--disallowed-tools: unknown tool 'nope' "
+                                   "(available: bash, read_file, write_file, edit_file, glob, task)")
+
+    def test_missing_cwd(self, clean_env: Path) -> None:
+        """A --cwd that is not a directory says so."""
+        with pytest.raises(ConfigError) as info:
+            agent_from_args(parse("--cwd", "/nope/not/here"), model=ScriptedModel(), interactive=False)
+        assert str(info.value) == "--cwd /nope/not/here is not a directory"
+
+    def test_validates_a_hand_made_namespace(self, clean_env: Path) -> None:
+        """Values that skipped argparse are checked with the same words."""
+        with pytest.raises(ConfigError) as info:
+            agent_from_args(argparse.Namespace(max_turns=45), model=ScriptedModel(), interactive=False)
+        assert str(info.value) == "--max-turns must be 1..30 (got 45)"
+
+    def test_no_api_key(self, clean_env: Path) -> None:
+        """Without a key (and no model given) the message says what to do."""
+        with pytest.raises(ConfigError) as info:
+            agent_from_args(parse(), interactive=False)
+        assert str(info.value) == NO_API_KEY == "No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"
+
+    def test_dotenv_is_read_and_the_environment_wins(self, clean_env: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+        """``.env`` in the current directory supplies the key; a real MODEL_ID beats its MODEL_ID."""
+        (clean_env / ".env").write_text("ANTHROPIC_API_KEY=from-dotenv\nMODEL_ID=dotenv-model\n")
+        monkeypatch.setenv("MODEL_ID", "env-model")
+        agent = agent_from_args(parse(), interactive=False)
+        assert isinstance(agent.model, AnthropicModel)
+        assert agent.model.model == "env-model"
+        assert os.environ["ANTHROPIC_API_KEY"] == "from-dotenv"
+
+    def test_model_flag_wins(self, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """--model beats every variable."""
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+        monkeypatch.setenv("MODEL_ID", "env-model")
+        agent = agent_from_args(parse("--model", "flag-model"), interactive=False)
+        assert isinstance(agent.model, AnthropicModel) and agent.model.model == "flag-model"
+
+    @pytest.mark.parametrize(("mode", "interactive", "approver"), [
+        ("allow", False, allow_all), ("deny", True, deny_all), ("default", False, deny_unattended),
+        ("default", True, deny_unattended),  # stdin is not a terminal under pytest
+    ])
+    def test_permission_modes(self, clean_env: Path, mode: str, interactive: bool, approver: object) -> None:
+        """Each --permission-mode maps to its approver; asking needs a terminal."""
+        agent = agent_from_args(parse("--permission-mode", mode), model=ScriptedModel(), interactive=interactive)
+        assert agent.approver is approver
+
+
+class TestModelId:
+    def test_order(self, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """--model, then MODEL_ID, then ANTHROPIC_MODEL, then the default."""
+        assert model_id(None) == DEFAULT_MODEL
+        monkeypatch.setenv("ANTHROPIC_MODEL", "b")
+        assert model_id(None) == "b"
+        monkeypatch.setenv("MODEL_ID", "a")
+        assert model_id(None) == "a"
+        assert model_id("flag") == "flag"
+
+
+class TestTerminalApprover:
+    @pytest.mark.parametrize(("answer", "allowed"), [
+        ("y\n", True), ("yes\n", True), (" YES \n", True), ("n\n", False), ("\n", False), ("sure\n", False),
+        ("", False),
+    ])
+    def test_only_y_or_yes_allow(self, answer: str, allowed: bool) -> None:
+        """Only y/yes (any case) allow; anything else, or end of input, denies."""
+        err = io.StringIO()
+        approve = terminal_approver(stdin=io.StringIO(answer), stderr=err)
+        assert approve({"name": "bash", "input": {"command": "rm x"}}, Ask("destructive command: rm x")) is allowed
+        assert err.getvalue().startswith("\n[Permission] bash needs approval: destructive command: rm x\n"
+                                         "Allow? [y/N] ")
+
+
+class TestHandMadeNamespaces:
+    @pytest.mark.parametrize(("fields", "message"), [
+        ({"max_tokens": 0}, "--max-tokens must be an integer >= 1 (got 0)"),
+        ({"max_turns": True}, "--max-turns must be 1..30 (got True)"),
+        ({"permission_mode": "sometimes"}, "--permission-mode must be one of default, deny, allow (got 'sometimes')"),
+    ])
+    def test_checked_like_flags(self, clean_env: Path, fields: dict[str, object], message: str) -> None:
+        """A namespace built by hand (the debugger, a script) is validated with the flags' words."""
+        with pytest.raises(ConfigError) as info:
+            agent_from_args(argparse.Namespace(**fields), model=ScriptedModel(), interactive=False)
+        assert str(info.value) == message

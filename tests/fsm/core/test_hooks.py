@@ -1,0 +1,115 @@
+"""Tests for fsm.core.hooks: registration order, first decision wins, notices, and the default hooks."""
+
+from __future__ import annotations
+
+import pytest
+
+from fsm import Agent, Deny, HookEvent, Hooks, Notice, default_hooks
+from fsm.core.hooks import large_output_hook, log_hook
+from fsm.core.permissions import permission_hook
+from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from tools import ToolOutput, Workspace
+
+
+def event(tmp_path, name="PreToolUse", **fields) -> HookEvent:
+    return HookEvent(name, "a", 0, Workspace(tmp_path), **fields)
+
+
+class TestHooks:
+    def test_first_decision_wins(self, tmp_path):
+        """Callbacks run in order; the first decision stops the rest; notices are collected on the way."""
+        hooks, ran = Hooks(), []
+        hooks.on("PreToolUse", lambda e: ran.append(1) or Notice("one"))
+        hooks.on("PreToolUse", lambda e: ran.append(2) or Deny("no"))
+        hooks.on("PreToolUse", lambda e: ran.append(3))
+        assert hooks.fire(event(tmp_path)) == (Deny("no"), ["one"])
+        assert ran == [1, 2]
+
+    def test_decorator_form(self, tmp_path):
+        """on(event) without a callback returns a decorator."""
+        hooks = Hooks()
+
+        @hooks.on("Stop")
+        def more(e):
+            return "again"
+
+        assert hooks.callbacks("Stop") == [more]
+
+    def test_unknown_event(self):
+        """Registering for an unknown event is a ValueError listing the events."""
+        with pytest.raises(ValueError, match="unknown hook event 'Start' \\(expected one of UserPromptSubmit"):
+            Hooks().on("Start", lambda e: None)
+
+    def test_failing_callback_becomes_notice(self, tmp_path):
+        """A callback that raises is reported as a notice and the next one runs."""
+        hooks = Hooks()
+
+        def broken(e):
+            raise RuntimeError("oops")
+
+        hooks.on("PreToolUse", broken)
+        hooks.on("PreToolUse", lambda e: Deny("later"))
+        assert hooks.fire(event(tmp_path)) == (Deny("later"), ["PreToolUse hook broken failed: oops"])
+
+
+class TestDefaultHooks:
+    def test_registered_in_reference_order(self):
+        """permission first, then log on PreToolUse; large output on PostToolUse; summary on Stop."""
+        hooks = default_hooks()
+        assert hooks.callbacks("PreToolUse")[:2] == [permission_hook, log_hook]
+        assert large_output_hook in hooks.callbacks("PostToolUse")
+        assert len(hooks.callbacks("Stop")) == 1
+
+    def test_log_hook_text(self, tmp_path):
+        """The log notice shows the tool name and its first two input values, cut at 60 chars."""
+        call = tool_use("write_file", {"path": "a.py", "content": "x" * 100})
+        assert log_hook(event(tmp_path, tool_call=call)) == Notice(f"write_file(a.py, {'x' * 100})"[:11 + 60] + ")")
+
+    def test_large_output_warns_above_100k(self, tmp_path):
+        """Outputs above 100,000 chars get a notice; smaller ones none."""
+        call = tool_use("bash", {"command": "x"})
+        big = event(tmp_path, "PostToolUse", tool_call=call, output=ToolOutput("y" * 100_001))
+        assert large_output_hook(big) == Notice("Large output: bash returned 100,001 chars")
+        small = event(tmp_path, "PostToolUse", tool_call=call, output=ToolOutput("y" * 100_000))
+        assert large_output_hook(small) is None
+
+    def test_run_shows_hook_lines_as_notes(self, tmp_path):
+        """A run records the log and summary notices on its transitions."""
+        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.md"})), text_reply("none")])
+        agent = Agent(model=model, workdir=str(tmp_path))
+        agent.run("x")
+        notes = [n for r in agent.history for n in r.notes]
+        assert notes == ["glob(*.md)", "Stop: session used 1 tool calls"]
+
+
+class TestEventsInAgent:
+    def test_all_events_fire(self, tmp_path):
+        """A run with a subagent fires each of the six events, with depth telling parent from child."""
+        hooks, seen = Hooks(), []
+        for name in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop"):
+            hooks.on(name, lambda e: seen.append((e.name, e.depth)))
+        model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "p"})),
+                               tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("sub"), text_reply("top")])
+        Agent(model=model, workdir=str(tmp_path), hooks=hooks).run("x")
+        assert seen == [("UserPromptSubmit", 0), ("PreToolUse", 0), ("SubagentStart", 0),
+                        ("UserPromptSubmit", 1), ("PreToolUse", 1), ("PostToolUse", 1), ("SubagentStop", 1),
+                        ("PostToolUse", 0), ("Stop", 0)]
+
+    def test_prompt_hook_adds_context(self, tmp_path):
+        """A UserPromptSubmit string is added to the user message."""
+        hooks = Hooks()
+        hooks.on("UserPromptSubmit", lambda e: "today is Sunday")
+        model = ScriptedModel([text_reply("ok")])
+        Agent(model=model, workdir=str(tmp_path), hooks=hooks).run("hi")
+        assert model.requests[0].messages[0]["content"] == [
+            {"type": "text", "text": "hi"}, {"type": "text", "text": "today is Sunday"}]
+
+    def test_subagent_stop_can_force_child_to_continue(self, tmp_path):
+        """A SubagentStop string sends the child one more turn before it returns."""
+        hooks, asked = Hooks(), []
+        hooks.on("SubagentStop", lambda e: None if asked else asked.append(1) or "double-check")
+        model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "p"})), text_reply("first"),
+                               text_reply("checked"), text_reply("top")])
+        Agent(model=model, workdir=str(tmp_path), hooks=hooks).run("x")
+        assert model.requests[2].messages[-1] == {"role": "user", "content": "double-check"}
+        assert model.requests[3].messages[-1]["content"][0]["content"] == "checked"

@@ -1,0 +1,273 @@
+"""Tests for fsm.session.journal and fsm.session.codec: the file, its schema, what a row stores, rebuilding at every
+seq."""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import stat
+import tempfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import fsm.session.journal
+from fsm import Agent, ConfigError, MisuseError
+from fsm.core.permissions import deny_all
+from fsm.core.records import AgentState
+from fsm.errors import JournalError
+from fsm.session.journal import SCHEMA_VERSION, Journal, Migration, default_path, open_journal
+from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from tests.fsm.session.journal_support import DrawnModel, LiveRecorder, delegation_script, run_prompts, stop_hooks
+
+
+def journalled(tmp_path: Path, script: list, **options) -> tuple[Agent, Journal, str]:
+    """A fresh agent on *script* in ``tmp_path/ws``, journalled into ``tmp_path/j.db``."""
+    ws = tmp_path / "ws"
+    ws.mkdir(exist_ok=True)
+    agent = Agent(ScriptedModel(script), str(ws), **options)
+    journal = Journal(tmp_path / "j.db")
+    return agent, journal, journal.start(agent)
+
+
+class TestOpen:
+    def test_default_path_is_under_the_workspace(self, tmp_path):
+        """The default journal is WORKSPACE/.agentfsm/sessions.db."""
+        assert default_path(tmp_path) == tmp_path / ".agentfsm" / "sessions.db"
+        with open_journal(tmp_path) as journal:
+            assert journal.path == tmp_path / ".agentfsm" / "sessions.db"
+
+    def test_default_folder_ignored_by_git(self, tmp_path):
+        """The .agentfsm folder it creates tells git to ignore it, so journals never get committed."""
+        with open_journal(tmp_path):
+            assert (tmp_path / ".agentfsm" / ".gitignore").read_text() == "# agentfsm session journals\n*\n"
+        with Journal(tmp_path / "elsewhere" / "s.db"):
+            assert not (tmp_path / "elsewhere" / ".gitignore").exists()
+
+    def test_new_file_is_private(self, tmp_path):
+        """A new journal file is mode 0600, in a new directory of mode 0700, and so are its WAL files."""
+        path = tmp_path / "new" / "sessions.db"
+        with Journal(path):
+            assert stat.S_IMODE(path.stat().st_mode) == 0o600
+            assert stat.S_IMODE(path.parent.stat().st_mode) == 0o700
+            for extra in path.parent.glob("sessions.db-*"):
+                assert stat.S_IMODE(extra.stat().st_mode) == 0o600
+
+    def test_wal_and_schema_version(self, tmp_path):
+        """The file is in WAL mode, at SCHEMA_VERSION, with each applied migration recorded once."""
+        Journal(tmp_path / "j.db").close()
+        Journal(tmp_path / "j.db").close()
+        db = sqlite3.connect(tmp_path / "j.db")
+        assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+        assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
+        assert db.execute("SELECT version, description FROM migrations").fetchall() == [
+            (1, "sessions and transitions")]
+
+    def test_migrations_run_once_in_order(self, tmp_path, monkeypatch):
+        """An older file is migrated up to the new version on open, its data kept, and the step recorded."""
+        agent, journal, session = journalled(tmp_path, [text_reply("hi")])
+        agent.run("hello")
+        journal.close()
+        extra = Migration(2, "an index on agents", ("CREATE INDEX transitions_by_agent ON transitions(agent)",))
+        monkeypatch.setattr(fsm.session.journal, "MIGRATIONS", (*fsm.session.journal.MIGRATIONS, extra))
+        monkeypatch.setattr(fsm.session.journal, "SCHEMA_VERSION", 2)
+        with Journal(tmp_path / "j.db") as journal:
+            assert [r.trigger for r in journal.records(session)] == ["prompt", "replied_final", "stopped"]
+        with Journal(tmp_path / "j.db"):
+            pass
+        db = sqlite3.connect(tmp_path / "j.db")
+        assert db.execute("PRAGMA user_version").fetchone() == (2,)
+        assert [v for (v,) in db.execute("SELECT version FROM migrations ORDER BY version")] == [1, 2]
+        assert db.execute("SELECT name FROM sqlite_master WHERE name = 'transitions_by_agent'").fetchone()
+
+    def test_corrupt_file_is_a_clear_error(self, tmp_path):
+        """A file that is not SQLite raises JournalError in one line saying what to do."""
+        path = tmp_path / "sessions.db"
+        path.write_bytes(b"this is not a database at all, just some bytes" * 100)
+        with pytest.raises(JournalError) as caught:
+            Journal(path)
+        assert str(caught.value) == (f"session journal {path} is not a readable SQLite database (file is not a "
+                                     "database); move it aside or pass --session-db with another path")
+
+    def test_newer_schema_is_a_clear_error(self, tmp_path):
+        """A journal written by a newer agentfsm raises JournalError naming both versions."""
+        Journal(tmp_path / "j.db").close()
+        db = sqlite3.connect(tmp_path / "j.db")
+        db.execute(f"PRAGMA user_version = {SCHEMA_VERSION + 1}")
+        db.close()
+        with pytest.raises(JournalError) as caught:
+            Journal(tmp_path / "j.db")
+        assert str(caught.value) == (f"session journal {tmp_path / 'j.db'} has schema version 2, newer than this "
+                                     "agentfsm supports (1); upgrade agentfsm or pass --session-db with another path")
+
+    def test_foreign_database_is_refused(self, tmp_path):
+        """Some other SQLite database is not taken over."""
+        db = sqlite3.connect(tmp_path / "other.db")
+        db.execute("CREATE TABLE songs (title TEXT)")
+        db.commit()
+        db.close()
+        with pytest.raises(JournalError) as caught:
+            Journal(tmp_path / "other.db")
+        assert str(caught.value) == (f"{tmp_path / 'other.db'} is a SQLite database but not an agentfsm session "
+                                     "journal; pass --session-db with another path")
+
+    def test_unwritable_place_is_a_clear_error(self, tmp_path):
+        """A journal path under a file (not a directory) raises JournalError, not OSError."""
+        (tmp_path / "file").write_text("x")
+        expected = r"^cannot create session journal .*/file/j\.db \(File exists\); check the path"
+        with pytest.raises(JournalError, match=expected):
+            Journal(tmp_path / "file" / "j.db")
+
+    def test_unreadable_row_names_its_seq(self, tmp_path):
+        """A damaged row raises JournalError naming the session and seq."""
+        agent, journal, session = journalled(tmp_path, [text_reply("hi")])
+        agent.run("hello")
+        journal.close()
+        db = sqlite3.connect(tmp_path / "j.db")
+        db.execute("UPDATE transitions SET record = '{broken' WHERE seq = 2")
+        db.commit()
+        db.close()
+        with Journal(tmp_path / "j.db") as journal, pytest.raises(JournalError) as caught:
+            journal.records(session)
+        assert str(caught.value).startswith(f"session {session} in {tmp_path / 'j.db'} has an unreadable record "
+                                            "at seq 2 (JSONDecodeError: ")
+
+    def test_write_failure_is_a_journal_error(self, tmp_path):
+        """A step whose record cannot be written raises JournalError."""
+        agent, journal, _ = journalled(tmp_path, [text_reply("hi")])
+        journal.close()
+        agent.send("hello")
+        with pytest.raises(JournalError) as caught:
+            agent.step()
+        assert str(caught.value) == (f"cannot write to session journal {tmp_path / 'j.db'} "
+                                     "(Cannot operate on a closed database.)")
+
+
+class TestWriting:
+    def test_no_row_after_a_failed_write(self, tmp_path):
+        """Once a write failed, later transitions are refused rather than journalled with a hole."""
+        agent, journal, session = journalled(tmp_path, [tool_reply(tool_use("glob", {"pattern": "*"})),
+                                                        text_reply("done")])
+        agent.send("go")
+        agent.step()
+        db = sqlite3.connect(tmp_path / "j.db")
+        db.execute("CREATE TRIGGER no_more BEFORE INSERT ON transitions BEGIN SELECT RAISE(ABORT, 'disk full'); END")
+        db.commit()
+        with pytest.raises(JournalError, match=r"^cannot write to session journal .* \(disk full\)$"):
+            agent.step()
+        db.execute("DROP TRIGGER no_more")
+        db.commit()
+        with pytest.raises(JournalError) as caught:
+            agent.step()
+        assert str(caught.value) == (f"session {session} is no longer journalled: writing seq 2 to "
+                                     f"{tmp_path / 'j.db'} failed; resume it from there with --resume {session}")
+        assert [r.seq for r in journal.records(session)] == [1]
+
+    def test_a_session_starts_before_subagents_run(self, tmp_path):
+        """Starting a session on an agent whose subagent is running is a MisuseError."""
+        script = [tool_reply(tool_use("task", {"prompt": "sub"})), text_reply("sub done")]
+        agent = Agent(ScriptedModel(script), str(tmp_path))
+        agent.send("go")
+        for _ in range(3):
+            agent.step()
+        with Journal(tmp_path / "j.db") as journal, pytest.raises(MisuseError) as caught:
+            journal.start(agent)
+        assert str(caught.value) == (f"start a session before {agent.agent_id} runs a subagent, not while "
+                                     f"{agent.agent_id}.1 is running")
+
+    def test_every_transition_is_committed_before_the_step_returns(self, tmp_path):
+        """After each step another connection already sees that transition's row."""
+        agent, _journal, session = journalled(tmp_path, delegation_script())
+        agent.send("go")
+        while True:
+            record = agent.step()
+            with Journal(tmp_path / "j.db") as other:
+                assert other.find(session).last_seq == record.seq
+                assert other.records(session)[-1] == record
+            if agent.state == "idle":
+                break
+
+    def test_records_read_back_equal_the_live_ones(self, tmp_path):
+        """Decoding a session gives back exactly the Transition records the agent made, subagent's included."""
+        agent, _journal, session = journalled(tmp_path, delegation_script())
+        agent.run("go")
+        with Journal(tmp_path / "j.db") as reader:
+            assert reader.records(session) == agent.history
+        assert {r.agent for r in agent.history} == {agent.agent_id, f"{agent.agent_id}.1"}
+
+    def test_each_message_is_stored_once(self, tmp_path):
+        """A tool input, a tool output and a reply text each appear once in the whole journal."""
+        script = [tool_reply(tool_use("write_file", {"path": "a.txt", "content": "x" * 900 + "<<INPUT>>"}, id="t1"),
+                             tool_use("bash", {"command": 'printf "%0900d<<OUT""PUT>>" 0'}, id="t2")),
+                  text_reply("y" * 900 + "<<REPLY>>")]
+        agent, _journal, _session = journalled(tmp_path, script)
+        agent.run("go")
+        assert "<<OUTPUT>>" in agent.messages[2]["content"][1]["content"]
+        db = sqlite3.connect(tmp_path / "j.db")
+        for mark in ("<<INPUT>>", "<<OUTPUT>>", "<<REPLY>>"):
+            (count,) = db.execute("SELECT sum((length(record || appended) - length(replace(record || appended, ?1, "
+                                  "''))) / length(?1)) FROM transitions", (mark,)).fetchone()
+            assert count == 1, mark
+
+    def test_rows_hold_tokens_and_timings(self, tmp_path):
+        """Each row keeps its usage and timings in columns a listing can sum."""
+        agent, journal, session = journalled(tmp_path, [text_reply("hi", usage=(7, 3))])
+        agent.run("hello")
+        db = sqlite3.connect(tmp_path / "j.db")
+        rows = db.execute("SELECT trigger, input_tokens, output_tokens, started_at > 0, duration_ms >= 0 "
+                          "FROM transitions ORDER BY seq").fetchall()
+        assert rows == [("prompt", 0, 0, 1, 1), ("replied_final", 7, 3, 1, 1), ("stopped", 0, 0, 1, 1)]
+        assert journal.find(session).tokens == 10
+
+    def test_session_id_is_the_root_agent_id(self, tmp_path):
+        """A session takes its root agent's id; when that is taken, a fresh one."""
+        agent = Agent(ScriptedModel(), str(tmp_path), data=AgentState("cafe0001"))
+        with Journal(tmp_path / "j.db", new_id=lambda: "beef0002") as journal:
+            assert journal.start(agent) == "cafe0001"
+            assert journal.start(agent) == "beef0002"
+            assert journal.find("beef").root_agent == "cafe0001"
+
+    def test_find_by_prefix(self, tmp_path):
+        """A unique prefix finds a session; an unknown or ambiguous one is a one-line ConfigError."""
+        (tmp_path / "ws").mkdir()
+        with Journal(tmp_path / "j.db") as journal:
+            for agent_id in ("aaaa1111", "aaaa2222"):
+                journal.start(Agent(ScriptedModel(), str(tmp_path / "ws"), data=AgentState(agent_id)))
+            assert journal.find("aaaa2").id == "aaaa2222"
+            with pytest.raises(ConfigError) as caught:
+                journal.find("aaaa")
+            assert str(caught.value) == (f"session id 'aaaa' is ambiguous in {tmp_path / 'j.db'}: it starts "
+                                         "aaaa1111, aaaa2222; give more characters")
+            with pytest.raises(ConfigError) as caught:
+                journal.find("zz")
+            assert str(caught.value) == f"no session 'zz' in {tmp_path / 'j.db'}"
+
+
+@given(data=st.data(), max_turns=st.integers(1, 4), forced=st.integers(0, 2), prompts=st.integers(1, 2))
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_rebuilding_at_every_seq_gives_the_live_state(data, max_turns, forced, prompts):
+    """For arbitrary runs, the journal rebuilt at each seq equals what the live agents held right after it."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp) / "ws"
+        ws.mkdir()
+        agent = Agent(DrawnModel(data.draw), str(ws), max_turns, stop_hooks(forced), deny_all)
+        journal = Journal(Path(tmp) / "j.db")
+        session = journal.start(agent)
+        live = LiveRecorder(agent)
+        agent.subscribe(live)
+        run_prompts(agent, [f"prompt {i}" for i in range(prompts)])
+        journal.close()
+        with Journal(Path(tmp) / "j.db") as reader:
+            assert reader.records(session) == live.records
+            assert reader.snapshot(session, at=0).root_state.messages == []
+            for seq, moment in live.moments.items():
+                snapshot = reader.snapshot(session, at=seq)
+                assert snapshot.active == moment.active
+                for agent_id, state in moment.agents.items():
+                    assert snapshot.agents[agent_id] == state, (seq, agent_id)
+                restored = Agent.restore(ScriptedModel(), str(ws), snapshot.root_state, children=snapshot.children,
+                                         next_seq=seq + 1)
+                assert repr(restored) == moment.described
+        assert os.path.exists(Path(tmp) / "j.db")

@@ -1,0 +1,344 @@
+"""Tests for fsm.session.restore and the session flags: resume after a crash at every transition, the in-flight rule,
+time travel into a fork, and ``--resume`` / ``--continue`` / ``--no-session`` / ``--session`` ``--at``."""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from fsm import Agent, ConfigError, Hooks, Reply
+from fsm.cli.sessions import (
+    add_session_flags,
+    add_time_travel_flags,
+    recorded_model_from_args,
+    session_from_args,
+    time_travel_from_args,
+)
+from fsm.core.permissions import deny_all
+from fsm.session.journal import Journal, default_path
+from fsm.session.restore import RESUMED_IN_FLIGHT, RESUMED_NOTE, restore_at, resume
+from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from tests.fsm.session.journal_support import (
+    DrawnModel,
+    LiveRecorder,
+    delegation_script,
+    run_prompts,
+    stop_hooks,
+    without_timing,
+)
+
+
+class Killed(BaseException):
+    """Stands in for SIGKILL inside a test process: nothing catches it, nothing after it runs."""
+
+
+def model_calls(journal: Journal, session: str) -> int:
+    """How many replies of the script a session has consumed."""
+    return sum(r.source == "awaiting_model" for r in journal.records(session))
+
+
+def answered_once(messages: list[dict[str, Any]]) -> bool:
+    """Every tool_use is answered exactly once, by id, in order, in the next message."""
+    for i, message in enumerate(messages):
+        calls = [b["id"] for b in message["content"] if isinstance(b, dict) and b.get("type") == "tool_use"] \
+            if message["role"] == "assistant" else []
+        if calls:
+            answers = [b["tool_use_id"] for b in messages[i + 1]["content"] if b.get("type") == "tool_result"]
+            if answers != calls:
+                return False
+    return True
+
+
+def interrupted_ids(messages: list[dict[str, Any]]) -> set[str]:
+    return {b["tool_use_id"] for m in messages if isinstance(m["content"], list) for b in m["content"]
+            if b.get("type") == "tool_result" and b["content"] == RESUMED_IN_FLIGHT}
+
+
+def as_uninterrupted(messages: list[dict[str, Any]], baseline: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """*messages* with each in-flight answer replaced by the baseline's answer to the same call."""
+    answers = {b["tool_use_id"]: b for m in baseline if isinstance(m["content"], list) for b in m["content"]
+               if b.get("type") == "tool_result"}
+    return [{**m, "content": [answers[b["tool_use_id"]] if b.get("content") == RESUMED_IN_FLIGHT else b
+                              for b in m["content"]]} if isinstance(m["content"], list) else m for m in messages]
+
+
+def baseline(tmp_path: Path) -> tuple[Agent, list[str]]:
+    ws = tmp_path / "base"
+    ws.mkdir()
+    agent = Agent(ScriptedModel(delegation_script()), str(ws))
+    agent.run("go")
+    return agent, (ws / "log.txt").read_text().splitlines()
+
+
+def crash(tmp_path: Path, name: str, *, after: int | None = None, in_tool: str | None = None) -> tuple[Path, str]:
+    """Run the delegation script journalled in a new workspace and stop it dead after seq *after* or inside
+    tool *in_tool* (it ran; its transition never happened)."""
+    ws = tmp_path / name
+    ws.mkdir()
+    hooks = Hooks()
+    if in_tool is not None:
+        def die(event: Any) -> None:
+            if event.tool_call["id"] == in_tool:
+                raise Killed
+        hooks.on("PostToolUse", die)
+    agent = Agent(ScriptedModel(delegation_script()), str(ws), hooks=hooks)
+    journal = Journal(default_path(ws))
+    session = journal.start(agent)
+    agent.send("go")
+    try:
+        while after is None or not agent.history or agent.history[-1].seq < after:
+            agent.step()
+            if agent.state == "idle":
+                break
+    except Killed:
+        pass
+    return ws, session
+
+
+def resume_and_finish(ws: Path, session: str) -> Agent:
+    with Journal(default_path(ws)) as journal:
+        agent = resume(journal, session, ScriptedModel(delegation_script()[model_calls(journal, session):]))
+        while agent.state != "idle":
+            agent.step()
+        return agent
+
+
+TRANSITIONS = 18
+"""How many transitions the uninterrupted delegation script makes."""
+LOGGED = {"p1": "one", "c2": "child", "p3": "two"}
+"""The line each bash call of the delegation script appends to log.txt."""
+
+
+class TestResume:
+    @pytest.mark.parametrize("after", range(1, TRANSITIONS + 1))
+    def test_stopped_after_any_transition(self, tmp_path, after):
+        """Stopped after any transition, a resumed run ends with the uninterrupted messages, at most one
+        in-flight answer, every call answered once and no tool run twice."""
+        base, base_log = baseline(tmp_path)
+        assert len(base.history) == TRANSITIONS
+        ws, session = crash(tmp_path, "ws", after=after)
+        agent = resume_and_finish(ws, session)
+        assert as_uninterrupted(agent.messages, base.messages) == base.messages
+        assert answered_once(agent.messages)
+        log = (ws / "log.txt").read_text().splitlines() if (ws / "log.txt").exists() else []
+        assert len(log) == len(set(log)) and set(log) <= set(base_log)
+        with Journal(default_path(ws)) as journal:
+            records = journal.records(session)
+            assert [r.seq for r in records] == list(range(1, len(records) + 1))
+            child = journal.snapshot(session).agents[f"{agent.agent_id}.1"]
+        skipped = [r.tool_call["id"] for r in records if RESUMED_NOTE in r.notes]
+        assert len(skipped) <= 1
+        assert sorted(log) == sorted(line for tool, line in LOGGED.items() if tool not in skipped)
+        assert answered_once(child.messages)
+
+    @pytest.mark.parametrize("tool", ["p1", "c1", "c2", "p3"])
+    def test_killed_inside_a_tool(self, tmp_path, tool):
+        """A tool that ran but was not journalled is answered as interrupted on resume, never run again."""
+        base, base_log = baseline(tmp_path)
+        ws, session = crash(tmp_path, "ws", in_tool=tool)
+        agent = resume_and_finish(ws, session)
+        with Journal(default_path(ws)) as journal:
+            everyone = journal.snapshot(session).agents.values()
+        assert {i for state in everyone for i in interrupted_ids(state.messages)} == {tool}
+        assert as_uninterrupted(agent.messages, base.messages) == base.messages
+        assert sorted((ws / "log.txt").read_text().splitlines()) == sorted(base_log)
+
+    def test_in_flight_answer_is_an_error_with_a_note(self, tmp_path):
+        """The in-flight call gets RESUMED_IN_FLIGHT as an error result, journalled with RESUMED_NOTE."""
+        ws, session = crash(tmp_path, "ws", after=2)
+        with Journal(default_path(ws)) as journal:
+            agent = resume(journal, session, ScriptedModel())
+            record = agent.history[-1]
+            assert (record.seq, record.trigger, record.tool_call["id"], record.notes) == (3, "tool_ran", "p1",
+                                                                                         (RESUMED_NOTE,))
+            assert agent.data.results == [{"type": "tool_result", "tool_use_id": "p1", "content": RESUMED_IN_FLIGHT,
+                                           "is_error": True}]
+            assert journal.records(session)[-1] == record
+        assert RESUMED_IN_FLIGHT == ("Error: interrupted: the run stopped while this tool call was in flight, so it "
+                                     "may have partly run; check its effects before trying it again")
+
+    def test_a_task_call_is_never_in_flight(self, tmp_path):
+        """Stopped before a task call, the resumed run spawns the subagent instead of answering it."""
+        ws, session = crash(tmp_path, "ws", after=3)
+        with Journal(default_path(ws)) as journal:
+            agent = resume(journal, session, ScriptedModel())
+            assert agent.history == [] and agent.describe_next() == "spawn subagent"
+
+    def test_a_finished_session_takes_a_new_prompt(self, tmp_path):
+        """Resuming an idle session and sending a prompt journals on into the same session, seq unbroken."""
+        ws, session = crash(tmp_path, "ws")
+        script = [tool_reply(tool_use("task", {"prompt": "more"}, id="p9")), text_reply("sub"), text_reply("again")]
+        with Journal(default_path(ws)) as journal:
+            agent = resume(journal, session, ScriptedModel(script))
+            assert agent.state == "idle" and agent.history == []
+            assert agent.run("once more") == "again"
+            records = journal.records(session)
+            assert [r.seq for r in records] == list(range(1, len(records) + 1)) and len(records) > TRANSITIONS
+            assert {r.agent for r in records[TRANSITIONS:]} == {agent.agent_id, f"{agent.agent_id}.2"}
+            (info,) = journal.sessions()
+            assert (info.prompt, info.turns, info.outcome) == ("go", 5, "end_turn")
+
+
+class TestTimeTravel:
+    def test_restore_at_forks_and_leaves_the_original(self, tmp_path):
+        """restore_at builds the agents as they were at SEQ into a new session; the original is unchanged."""
+        ws, session = crash(tmp_path, "ws")
+        with Journal(default_path(ws)) as journal:
+            before = journal.records(session)
+            agent = restore_at(journal, session, 6, ScriptedModel(delegation_script()[2:]), hooks=Hooks())
+            fork = journal.session_of(agent)
+            assert fork != session and agent.children and agent.children[0].state == "executing_tools"
+            while agent.state != "idle":
+                agent.step()
+            assert journal.records(session) == before
+            records = journal.records(fork)
+            assert records[:6] == before[:6]
+            assert [without_timing(r) for r in records] == [without_timing(r) for r in before]
+            info = journal.find(fork)
+            assert (info.forked_from, info.forked_at, info.prompt, info.transitions) == (session, 6, "go", 12)
+
+    def test_seq_out_of_range(self, tmp_path):
+        """A seq beyond the session is a one-line ConfigError naming the range."""
+        ws, session = crash(tmp_path, "ws", after=4)
+        with Journal(default_path(ws)) as journal, pytest.raises(ConfigError) as caught:
+            restore_at(journal, session, 5, ScriptedModel())
+        assert str(caught.value) == f"at must be 0..4 for session {session} (got 5)"
+
+
+@given(data=st.data(), max_turns=st.integers(1, 3), forced=st.integers(0, 1), at=st.floats(0, 1))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+def test_stepping_on_from_any_seq_repeats_the_run(data, max_turns, forced, at):
+    """Restored at any seq and fed the same replies, the agents make the same transitions as the live run."""
+    with tempfile.TemporaryDirectory() as tmp:
+        ws = Path(tmp)
+        drawn = DrawnModel(data.draw)
+        agent = Agent(drawn, str(ws), max_turns, stop_hooks(forced), deny_all)
+        journal = Journal(ws / "j.db")
+        session = journal.start(agent)
+        live = LiveRecorder(agent)
+        agent.subscribe(live)
+        prompts = ["first", "second"]
+        run_prompts(agent, prompts)
+        seq = round(at * len(live.records))
+        served: list[Reply | BaseException] = drawn.served[sum(r.source == "awaiting_model"
+                                                               for r in live.records[:seq]):]
+        again = restore_at(journal, session, seq, ScriptedModel(served), hooks=stop_hooks(forced), approver=deny_all)
+        try:
+            while again.state != "idle":
+                again.step()
+        except KeyboardInterrupt:
+            pass
+        sent = sum(r.trigger == "prompt" and r.depth == 0 for r in live.records[:seq])
+        run_prompts(again, prompts[sent:])
+        fork = journal.records(journal.session_of(again))
+        assert [without_timing(r) for r in fork] == [without_timing(r) for r in live.records]
+        assert again.data == agent.data
+        journal.close()
+
+
+def parse(*argv: str, time_travel: bool = False) -> argparse.Namespace:
+    parser = argparse.ArgumentParser()
+    (add_time_travel_flags if time_travel else add_session_flags)(parser)
+    return parser.parse_args(list(argv))
+
+
+class TestSessionFlags:
+    def fresh(self, ws: Path, *script: Any) -> Agent:
+        return Agent(ScriptedModel(script), str(ws))
+
+    def test_new_session_by_default(self, tmp_path):
+        """Without flags the agent is journalled into a new session in the workspace's journal."""
+        agent = self.fresh(tmp_path, text_reply("hi"))
+        same, session = session_from_args(parse(), agent)
+        assert same is agent and not session.resumed
+        agent.run("hello")
+        session.close()
+        with Journal(default_path(tmp_path)) as journal:
+            assert [r.seq for r in journal.records(session.id)] == [1, 2, 3]
+
+    def test_no_session(self, tmp_path):
+        """--no-session journals nothing and creates no file."""
+        agent = self.fresh(tmp_path)
+        assert session_from_args(parse("--no-session"), agent) == (agent, None)
+        assert not default_path(tmp_path).exists()
+
+    def test_session_db_path(self, tmp_path):
+        """--session-db PATH puts the journal there."""
+        _, session = session_from_args(parse("--session-db", str(tmp_path / "x.db")), self.fresh(tmp_path))
+        assert session.journal.path == tmp_path / "x.db"
+        session.close()
+
+    @pytest.mark.parametrize(("argv", "message"), [
+        (["--resume", "ab", "--continue"], "--resume and --continue cannot be used together; pick one"),
+        (["--no-session", "--resume", "ab"], "--no-session cannot be used with --resume"),
+        (["--no-session", "--continue"], "--no-session cannot be used with --continue"),
+    ])
+    def test_contradictions(self, tmp_path, argv, message):
+        """Flags that contradict each other are a one-line ConfigError."""
+        with pytest.raises(ConfigError) as caught:
+            session_from_args(parse(*argv), self.fresh(tmp_path))
+        assert str(caught.value) == message
+
+    def test_nothing_to_continue(self, tmp_path):
+        """--continue or --resume without a journal is a ConfigError, and creates no file."""
+        path = default_path(tmp_path)
+        with pytest.raises(ConfigError) as caught:
+            session_from_args(parse("--continue"), self.fresh(tmp_path))
+        assert str(caught.value) == f"nothing to continue: {path} does not exist yet"
+        with pytest.raises(ConfigError) as caught:
+            session_from_args(parse("--resume", "abc"), self.fresh(tmp_path))
+        assert str(caught.value) == f"nothing to resume: {path} does not exist yet"
+        assert not path.exists()
+        Journal(path).close()
+        with pytest.raises(ConfigError) as caught:
+            session_from_args(parse("--continue"), self.fresh(tmp_path))
+        assert str(caught.value) == (f"nothing to continue: no session in {path}; start one with agentfsm -p "
+                                     "PROMPT")
+
+    def test_continue_resumes_the_latest_session(self, tmp_path):
+        """--continue picks the most recently active session and rebuilds its agent like the given one."""
+        ws, session = crash(tmp_path, "ws", after=9)
+        with Journal(default_path(ws), clock=lambda: 0.0) as journal:
+            journal.start(Agent(ScriptedModel(), str(ws)))  # created later, but stamped 1970: older activity
+        fresh = Agent(ScriptedModel(delegation_script()[2:]), str(ws), approver=deny_all, max_tokens=77)
+        agent, handle = session_from_args(parse("--continue"), fresh)
+        assert handle.resumed and handle.id == session
+        assert agent.model is fresh.model and agent.approver is deny_all and agent.max_tokens == 77
+        assert agent.children[0].max_tokens == 77
+        while agent.state != "idle":
+            agent.step()
+        assert agent.data.final_text == "all done"
+        handle.close()
+
+    def test_time_travel_flags(self, tmp_path):
+        """--session ID --at SEQ restores a fork; --at alone is an error; no --session means None."""
+        ws, session = crash(tmp_path, "ws")
+        fresh = Agent(ScriptedModel(), str(ws))
+        assert time_travel_from_args(parse(time_travel=True), fresh) is None
+        with pytest.raises(ConfigError, match=r"^--at needs --session ID$"):
+            time_travel_from_args(parse("--at", "3", time_travel=True), fresh)
+        agent, handle = time_travel_from_args(parse("--session", session[:4], "--at", "5", time_travel=True), fresh)
+        assert handle.id != session and agent.history == [] and agent.state == "executing_tools"
+        assert agent.describe_next().startswith("step subagent")
+        handle.close()
+
+    def test_time_travel_offline_with_the_recorded_replies(self, tmp_path):
+        """--recorded serves the replies the session got after SEQ, so stepping on needs no real model."""
+        ws, session = crash(tmp_path, "ws")
+        args = parse("--session", session, "--at", "9", "--recorded", "--session-db", str(default_path(ws)),
+                     time_travel=True)
+        model = recorded_model_from_args(args)
+        agent, handle = time_travel_from_args(args, Agent(model, str(ws)))
+        while agent.state != "idle":
+            agent.step()
+        assert agent.data.final_text == "all done" and model.requests and len(model.script) == 3
+        handle.close()
+        assert recorded_model_from_args(parse(time_travel=True)) is None
+        with pytest.raises(ConfigError, match=r"^--recorded needs --session ID$"):
+            recorded_model_from_args(parse("--recorded", time_travel=True))

@@ -1,0 +1,108 @@
+"""Tests for fsm.view.stream: transitions as JSON events, as text lines, and the stream-json writer."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+from fsm.core.agent import Agent
+from fsm.core.records import Reply, Transition, Usage
+from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from fsm.view.stream import CONTENT_CUT, StreamWriter, describe, event_of
+from tools import ToolOutput
+
+KEYS = ["type", "seq", "agent", "parent", "depth", "source", "trigger", "dest", "turn", "tool_call", "tool_result",
+        "text", "stop_reason", "usage", "error", "outcome", "child", "notes", "duration_ms"]
+
+
+def _tool_record(text: str = "a.py") -> Transition:
+    return Transition(seq=4, agent="ab.1", parent="ab", depth=1, source="executing_tools", trigger="tool_ran",
+                      dest="executing_tools", turn=1, tool_call=tool_use("glob", {"pattern": "*.py"}, id="t1"),
+                      tool_result=ToolOutput(text), notes=("glob(*.py)",), duration_ms=1.23456)
+
+
+def _delegating_run(tmp_path: Path) -> list[Transition]:
+    model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "look"})),
+                           tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("child done"),
+                           text_reply("all done")])
+    agent = Agent(model, str(tmp_path))
+    records: list[Transition] = []
+    agent.subscribe(records.append)
+    agent.run("go")
+    return records
+
+
+class TestEventOf:
+    def test_tool_call_event(self) -> None:
+        """A tool step carries the call, its result with its length, and every other key as null."""
+        assert event_of(_tool_record()) == {
+            "type": "transition", "seq": 4, "agent": "ab.1", "parent": "ab", "depth": 1,
+            "source": "executing_tools", "trigger": "tool_ran", "dest": "executing_tools", "turn": 1,
+            "tool_call": {"id": "t1", "name": "glob", "input": {"pattern": "*.py"}},
+            "tool_result": {"content": "a.py", "is_error": False, "length": 4},
+            "text": None, "stop_reason": None, "usage": None, "error": None, "outcome": None, "child": None,
+            "notes": ["glob(*.py)"], "duration_ms": 1.235,
+        }
+
+    def test_reply_event(self) -> None:
+        """A model step carries the reply's text, stop reason and usage."""
+        reply = Reply(({"type": "text", "text": "hi"},), "end_turn", Usage(3, 4, 1, 2))
+        record = Transition(seq=1, agent="a", parent=None, depth=0, source="awaiting_model",
+                            trigger="replied_final", dest="stopping", turn=1, reply=reply, outcome="end_turn")
+        event = event_of(record)
+        assert (event["text"], event["stop_reason"], event["outcome"], event["parent"]) == (
+            "hi", "end_turn", "end_turn", None)
+        assert event["usage"] == {"input_tokens": 3, "output_tokens": 4, "cache_creation_input_tokens": 1,
+                                  "cache_read_input_tokens": 2}
+
+    def test_content_is_cut(self) -> None:
+        """A tool result longer than CONTENT_CUT (2000) is cut; length keeps the full size."""
+        assert CONTENT_CUT == 2000
+        result = event_of(_tool_record("x" * 5000))["tool_result"]
+        assert (len(result["content"]), result["length"]) == (2000, 5000)
+        assert len(event_of(_tool_record("x" * 50), cut=10)["tool_result"]["content"]) == 10
+
+    def test_every_event_of_a_run_has_every_key_and_is_json(self, tmp_path: Path) -> None:
+        """Events of a real delegating run all have the same keys and survive a JSON round trip."""
+        for record in _delegating_run(tmp_path):
+            event = event_of(record)
+            assert list(event) == KEYS
+            assert json.loads(json.dumps(event)) == event
+
+
+class TestDescribe:
+    def test_tool_line(self) -> None:
+        """A subagent's tool step reads as its edge, the call and the result."""
+        assert describe(_tool_record("a.py\nb.py")) == (
+            "#4   sub ab.1 executing_tools --tool_ran--> executing_tools (turn 1)  glob *.py -> a.py b.py")
+
+    def test_lines_of_a_run(self, tmp_path: Path) -> None:
+        """The root's lines name the edge and, for replies, the tools asked for or the text."""
+        lines = [describe(r) for r in _delegating_run(tmp_path)]
+        root = lines[0].split()[1]
+        assert lines[0] == f"#1 {root} idle --prompt--> awaiting_model (turn 0)"
+        assert lines[1] == f"#2 {root} awaiting_model --replied_with_tools--> executing_tools (turn 1)  tools task"
+        assert lines[-2] == f"#12 {root} awaiting_model --replied_final--> stopping (turn 2)  text 'all done'"
+
+
+class TestStreamWriter:
+    def test_one_line_per_transition(self, tmp_path: Path) -> None:
+        """Each record becomes one JSON line, in seq order."""
+        out = io.StringIO()
+        writer = StreamWriter(out)
+        records = _delegating_run(tmp_path)
+        for record in records:
+            writer(record)
+        lines = out.getvalue().splitlines()
+        assert [json.loads(line)["seq"] for line in lines] == [r.seq for r in records] == list(range(1, 14))
+
+
+class TestReadme:
+    def test_documents_the_cut_and_the_keys(self) -> None:
+        """README's stream-json section states the content cut and names every event key."""
+        readme = (Path(__file__).parents[3] / "README.md").read_text()
+        section = readme.split("## Running agentfsm\n", 1)[1].split("\n## ", 1)[0]
+        assert f"cut to {CONTENT_CUT:,} characters" in section
+        for key in KEYS[1:]:
+            assert f"`{key}`" in section, key
