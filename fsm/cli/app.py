@@ -113,8 +113,9 @@ def _read_prompt(value: str) -> str:
 
 def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
     from fsm.cli.headless import error_line, run_headless
+    from fsm.core.lines import describe
     from fsm.view.console import ConsolePrinter
-    from fsm.view.stream import StreamWriter, describe
+    from fsm.view.stream import StreamWriter
 
     prompt = _read_prompt(prompt_arg)
     agent, session = session_from_args(args, agent_from_args(args, interactive=True))

@@ -30,10 +30,11 @@ from typing import Any, TextIO
 from fsm.cli.breakpoints import Breakpoint, BreakpointError
 from fsm.cli.diagram import format_for
 from fsm.core.agent import Agent
+from fsm.core.lines import describe
 from fsm.core.records import Transition
 from fsm.errors import AgentfsmError, ConfigError
 from fsm.view import debugtext
-from fsm.view.debugtext import describe, location
+from fsm.view.debugtext import location
 from fsm.view.diagram import CHILD, INSTALL_HINT, mermaid, render, write_atomic
 
 __all__ = ["HELP", "Debugger", "command", "configure"]

@@ -23,10 +23,10 @@ from typing import Any, TextIO
 from attrs import frozen
 
 from fsm.core.agent import Agent
+from fsm.core.lines import describe
 from fsm.core.records import Transition
 from fsm.testing import Request, ScriptedModel, text, text_reply, tool_reply, tool_use
 from fsm.view.console import ConsolePrinter
-from fsm.view.stream import describe
 
 __all__ = ["PROMPTS", "SAMPLE_FILES", "Row", "context_bytes", "play_prompt", "run_demo", "table", "write_sample"]
 

@@ -1,11 +1,11 @@
 """Re-run a journalled session offline, its model replies served from the journal, and find where it diverges.
 
-``agentfsm replay SESSION_ID`` builds a fresh agent like the recorded one, serves it the recorded replies
-(and model errors) in order with a :class:`~fsm.testing.ScriptedModel`, sends the recorded prompts, runs
-the tools for real in a scratch directory (or ``--workdir``), and compares each transition with the
-recording: the first one that moved a different agent, along a different edge, with a different tool call
-or outcome (or, with ``--results``, a different tool result) is the divergence. No API key is needed, so
-any real run becomes a regression test::
+:func:`replay` builds a fresh agent like the recorded one, serves it the recorded replies (and model errors)
+in order with a :class:`~fsm.testing.ScriptedModel`, sends the recorded prompts, runs the tools for real in
+*workdir*, and compares each transition with the recording: the first one that moved a different agent,
+along a different edge, with a different tool call or outcome (or, with ``results=True``, a different tool
+result) is the divergence. No API key is needed, so any real run becomes a regression test
+(``agentfsm replay SESSION_ID`` is the command, in :mod:`fsm.cli.replay`)::
 
     def test_bugfix_session_still_replays(tmp_path):
         with Journal("tests/sessions.db") as journal:
@@ -18,12 +18,12 @@ cannot be, so such a recording replays up to the interruption.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from attrs import frozen
 
 from fsm.core.agent import Agent
+from fsm.core.lines import describe
 from fsm.core.records import Reply, Transition
 from fsm.errors import MisuseError, ModelError, ScriptExhaustedError
 from fsm.session.journal import Journal
@@ -90,14 +90,11 @@ def recorded_model(records: list[Transition]) -> ScriptedModel:
 
 
 def _describe(record: Transition, *, result: bool = False) -> str:
-    text = f"{record.agent} {record.source} --{record.trigger}--> {record.dest}"
-    if record.tool_call is not None:
-        text += f" {record.tool_call['name']} {json.dumps(record.tool_call['input'], ensure_ascii=False)[:80]}"
-    if record.outcome is not None:
-        text += f" outcome={record.outcome}"
+    """The shared one-line form, plus the tool result's first 200 characters where the results differ."""
+    line = describe(record)
     if result and record.tool_result is not None:
-        text += f" → {record.tool_result.text[:80]!r}"
-    return text
+        line += f"  result {record.tool_result.text[:200]!r}"
+    return line
 
 
 def _difference(expected: Transition, got: Transition, *, results: bool) -> str | None:

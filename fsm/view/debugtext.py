@@ -1,4 +1,6 @@
-"""What the debugger prints, as plain text built from the Python API: locations, transitions and ``print`` views.
+"""What the debugger prints, as plain text built from the Python API: locations, message blocks and ``print`` views.
+
+A transition's line is :func:`fsm.core.lines.describe`, shared with every other view.
 
 Every function here reads an ``Agent`` (its ``data``, ``history`` and ``children``) and returns text;
 nothing prints and nothing moves the agent, so the same views serve the ``(afsm)`` prompt, tests and pdb.
@@ -13,47 +15,16 @@ from typing import Any
 import attrs
 
 from fsm.core.agent import Agent
-from fsm.core.records import Transition, Usage
+from fsm.core.lines import short
+from fsm.core.records import Usage
 
-__all__ = ["VIEWS", "block", "describe", "location", "short", "usage_line"]
-
-
-def short(value: Any, width: int = 70) -> str:
-    """A string as a truncated repr, anything else as truncated JSON."""
-    text = value if isinstance(value, str) else json.dumps(value, ensure_ascii=False)
-    text = text if len(text) <= width else text[: width - 3] + "..."
-    return repr(text) if isinstance(value, str) else text
+__all__ = ["VIEWS", "block", "location", "usage_line"]
 
 
 def location(agent: Agent) -> str:
     """One line: where *agent* is and what its next step does."""
     return (f"depth {agent.depth}  agent {agent.agent_id}  {agent.state}  turn {agent.turn}/{agent.max_turns}"
             f"  next: {agent.describe_next()}")
-
-
-def describe(record: Transition) -> str:
-    """One line for a transition: ``#3 depth 0 ab12cd34: awaiting_model --replied_final--> stopping  reply 'Hi'``."""
-    head = f"#{record.seq} depth {record.depth} {record.agent}: {record.source} --{record.trigger}--> {record.dest}"
-    parts = []
-    if record.reply is not None:
-        tools = ", ".join(b["name"] for b in record.reply.tool_uses)
-        if record.reply.text or not tools:
-            parts.append(f"reply {short(record.reply.text)}")
-        if tools:
-            parts.append(f"tool_use {tools}")
-    if record.tool_call is not None and record.trigger != "subagent_spawned":
-        parts.append(f"{record.tool_call['name']} {short(record.tool_call['input'], 50)}")
-    if record.tool_call is not None and record.trigger == "subagent_spawned":
-        parts.append(f"child {record.child} {short(record.tool_call['input'].get('prompt', ''), 50)}")
-    if record.tool_result is not None:
-        error = " (error)" if record.tool_result.is_error else ""
-        parts.append(f"-> {short(record.tool_result.text, 50)}{error}")
-    parts += [f"[{note}]" for note in record.notes]
-    if record.error and record.trigger != "interrupted":
-        parts.append(f"error {short(record.error)}")
-    if record.outcome and record.trigger in ("stopped", "interrupted", "subagent_returned"):
-        parts.append(f"outcome {record.outcome}")
-    return "  ".join([head, *parts])
 
 
 def usage_line(usage: Usage) -> str:

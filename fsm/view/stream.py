@@ -1,4 +1,6 @@
-"""Transition records as JSON events and as one-line text: the stream-json listener and the progress line.
+"""Transition records as JSON events: the stream-json listener.
+
+The one-line text of a step is :func:`fsm.core.lines.describe`.
 
 :func:`event_of` is the one JSON form of a :class:`~fsm.core.records.Transition` (the stream-json output, and
 whatever else wants an event: the journal, the debugger). Every event has every key, ``null`` when the
@@ -24,7 +26,7 @@ import attrs
 
 from fsm.core.records import Transition
 
-__all__ = ["CONTENT_CUT", "StreamWriter", "describe", "event_of"]
+__all__ = ["CONTENT_CUT", "StreamWriter", "event_of"]
 
 CONTENT_CUT = 2000
 """Characters of a tool result's content an event carries (``length`` tells the full size)."""
@@ -56,30 +58,6 @@ def event_of(record: Transition, *, cut: int = CONTENT_CUT) -> dict[str, Any]:
         "notes": list(record.notes),
         "duration_ms": round(record.duration_ms, 3),
     }
-
-
-def _short(value: object, width: int = 60) -> str:
-    text = " ".join(str(value).split())
-    return text if len(text) <= width else text[: width - 1] + "…"
-
-
-def describe(record: Transition) -> str:
-    """One line for a person: ``#SEQ AGENT SOURCE --TRIGGER--> DEST (turn N)`` and what happened."""
-    who = record.agent if record.depth == 0 else f"  sub {record.agent}"
-    line = f"#{record.seq} {who} {record.source} --{record.trigger}--> {record.dest} (turn {record.turn})"
-    detail = ""
-    if record.tool_call is not None:
-        tool_input = record.tool_call.get("input")
-        first = next(iter(tool_input.values()), "") if isinstance(tool_input, dict) and tool_input else tool_input
-        detail = f"{record.tool_call.get('name')} {_short(first, 50)!s}"
-        if record.tool_result is not None:
-            detail += f" -> {'error: ' if record.tool_result.is_error else ''}{_short(record.tool_result.text, 50)}"
-    elif record.reply is not None:
-        uses = [b.get("name") for b in record.reply.tool_uses]
-        detail = f"tools {', '.join(map(str, uses))}" if uses else f"text {_short(record.reply.text)!r}"
-    if record.error:
-        detail += f" error: {_short(record.error, 100)}"
-    return f"{line}  {detail.strip()}" if detail.strip() else line
 
 
 class StreamWriter:

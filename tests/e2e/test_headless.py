@@ -137,7 +137,7 @@ class TestOutcomes:
         run = agentfsm("-p", "look", "--verbose")
         assert (run.code, run.stdout) == (0, "done\n")
         progress = [line for line in run.stderr.splitlines() if line.startswith("#")]
-        assert len(progress) == 6 and progress[-1].endswith("stopping --stopped--> idle (turn 2)")
+        assert len(progress) == 6 and " stopping --stopped--> idle (turn 2)  " in progress[-1]
         assert "transitions.core" not in run.stderr and "httpx" not in run.stderr
 
     def test_turn_limit(self, agentfsm: Runner, fake: FakeAnthropic) -> None:

@@ -134,7 +134,7 @@ class TestHeadless:
         out, err = outputs(capsys)
         assert out == "ok\n"
         assert "[HOOK] bash(echo hi)" in err
-        assert "--tool_ran--> executing_tools (turn 1)  bash echo hi -> hi" in err
+        assert "--tool_ran--> executing_tools (turn 1)  bash {\"command\": \"echo hi\"}  -> 'hi'" in err
 
     def test_ctrl_c(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
         """Ctrl-C during a headless run is subtype error_interrupted and status 1."""

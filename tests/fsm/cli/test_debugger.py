@@ -15,10 +15,11 @@ import pytest
 from fsm.cli import debugger as debugger_module
 from fsm.cli.debugger import HELP, Debugger
 from fsm.core.agent import Agent
+from fsm.core.lines import describe
 from fsm.core.records import AgentState
 from fsm.errors import ScriptExhaustedError
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
-from fsm.view.debugtext import describe, location
+from fsm.view.debugtext import location
 
 ROOT = Path(__file__).resolve().parents[3]
 TARGET = Path(__file__).with_name("debug_target.py")
@@ -69,7 +70,7 @@ class TestLocation:
         assert output.startswith("agentfsm debugger: type help for the commands, quit to leave.\n"
                                  "> depth 0  agent a1  idle  turn 0/30  next: send the prompt\n(afsm) ")
         first, second, _ = replies(output)
-        assert first == ("#1 depth 0 a1: idle --prompt--> awaiting_model\n"
+        assert first == ("#1 depth 0 a1: idle --prompt--> awaiting_model (turn 0)\n"
                          "> depth 0  agent a1  awaiting_model  turn 0/30  next: call the model\n")
         assert second == "No breakpoints.\n> depth 0  agent a1  awaiting_model  turn 0/30  next: call the model\n"
 
@@ -77,9 +78,9 @@ class TestLocation:
         """location() and describe() are the one-line texts the debugger prints."""
         agent = make(tmp_path, SUBAGENT)
         assert location(agent) == "depth 0  agent a1  idle  turn 0/30  next: send the prompt"
-        assert describe(agent.step()) == "#1 depth 0 a1: idle --prompt--> awaiting_model"
-        assert describe(agent.step()) == "#2 depth 0 a1: awaiting_model --replied_with_tools--> executing_tools  " \
-                                         "tool_use task"
+        assert describe(agent.step()) == "#1 depth 0 a1: idle --prompt--> awaiting_model (turn 0)"
+        assert describe(agent.step()) == "#2 depth 0 a1: awaiting_model --replied_with_tools--> executing_tools " \
+                                         "(turn 1)  tool_use task"
 
 
 class TestStep:
@@ -89,7 +90,7 @@ class TestStep:
         moves = replies(output)
         assert [seqs(m) for m in moves[:4]] == [[1], [2], [3], [4]]
         assert moves[2].endswith("> depth 1  agent a1.1  idle  turn 0/30  next: send the prompt\n")
-        assert moves[3].startswith("#4 depth 1 a1.1: idle --prompt--> awaiting_model\n")
+        assert moves[3].startswith("#4 depth 1 a1.1: idle --prompt--> awaiting_model (turn 0)\n")
 
     def test_empty_line_repeats_step(self, tmp_path):
         """An empty line repeats the last step or next, like pdb."""
@@ -204,7 +205,7 @@ class TestSkipAndSend:
         output = session(agent, "s", "s", "s", "skip pretend it was written", "c")
         assert (tmp_path / "bash_ran.txt").exists()
         assert not (tmp_path / "written.txt").exists()
-        assert "#4 depth 0 a1: executing_tools --tool_ran--> executing_tools  write_file" in output
+        assert "#4 depth 0 a1: executing_tools --tool_ran--> executing_tools (turn 1)  write_file" in output
         results = agent.messages[2]["content"]
         assert results[1] == {"type": "tool_result", "tool_use_id": "t_write", "content": "pretend it was written"}
 
@@ -337,7 +338,7 @@ class TestFailures:
         """A KeyboardInterrupt inside a step is reported; the agent is idle with outcome interrupted."""
         agent = make(tmp_path, [KeyboardInterrupt()])
         output = session(agent, "c", "p state")
-        assert ("#2 depth 0 a1: awaiting_model --interrupted--> idle  outcome interrupted\n"
+        assert ("#2 depth 0 a1: awaiting_model --interrupted--> idle (turn 0)  outcome interrupted\n"
                 "*** Interrupted: the agent is idle with outcome interrupted.\n") in output
         assert agent.state == "idle" and agent.outcome == "interrupted"
         assert "  outcome: 'interrupted'" in output
@@ -387,7 +388,7 @@ class TestCommand:
         out = capsys.readouterr().out
         assert code == 0
         assert "next: send the prompt" in out
-        assert "replied_final--> stopping  reply 'hi there'" in out
+        assert "replied_final--> stopping (turn 1)  reply 'hi there'  outcome end_turn" in out
 
     def test_bad_flag_is_one_line(self, tmp_path, capsys):
         """A bad --cwd is one line on stderr and exit 2."""
@@ -498,7 +499,7 @@ class TestTerminal:
         child.sendintr()
         child.expect_exact("(afsm) ")
         shown = child.before.replace("\r\n", "\n")
-        assert "--interrupted--> idle  outcome interrupted" in shown
+        assert "--interrupted--> idle (turn 0)  outcome interrupted" in shown
         assert "*** Interrupted: the agent is idle with outcome interrupted." in shown
         child.sendintr()
         child.expect_exact("--KeyboardInterrupt-- (quit to leave)")

@@ -61,8 +61,9 @@ class TestReplay:
         assert report.describe() == (
             f"replayed session 5d1c9e2a in {tmp_path / 'scratch'}: diverged at seq 3 (state) after 2 matching "
             "transitions\n"
-            "  recorded: 5d1c9e2a stopping --continue_forced--> awaiting_model\n"
-            "  replayed: 5d1c9e2a stopping --stopped--> idle outcome=end_turn")
+            "  recorded: #3 depth 0 5d1c9e2a: stopping --continue_forced--> awaiting_model (turn 1)\n"
+            "  replayed: #3 depth 0 5d1c9e2a: stopping --stopped--> idle (turn 1)  [Stop: session used 0 tool calls]"
+            "  outcome end_turn")
         assert replayed(path, session, tmp_path / "again", hooks=stop_hooks(1)).ok
 
     def test_tool_results_are_compared_on_request(self, tmp_path):
@@ -77,9 +78,10 @@ class TestReplay:
         head, recorded, again = report.describe().splitlines()
         assert head == (f"replayed session 5d1c9e2a in {tmp_path / 'scratch'}: diverged at seq 3 (tool result) "
                         "after 2 matching transitions")
-        edge = '5d1c9e2a executing_tools --tool_ran--> executing_tools read_file {"path": "a.txt"} → '
-        assert recorded == f"  recorded: {edge}'hello'"
-        assert again.startswith(f"  replayed: {edge}'Error: ")
+        edge = '#3 depth 0 5d1c9e2a: executing_tools --tool_ran--> executing_tools (turn 1)  read_file {"path": "a.txt"}'
+        assert recorded == f"  recorded: {edge}  -> 'hello'  [read_file(a.txt)]  result 'hello'"
+        assert again.startswith(f"  replayed: {edge}  -> 'Error: ")
+        assert "  result 'Error: " in again
 
     def test_a_ctrl_c_during_a_model_call_is_replayed(self, tmp_path):
         """A Ctrl-C the recording took during a model call (the subagent's here) is raised again, and the

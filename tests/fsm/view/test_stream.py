@@ -1,4 +1,4 @@
-"""Tests for fsm.view.stream: transitions as JSON events, as text lines, and the stream-json writer."""
+"""Tests for fsm.view.stream: transitions as JSON events and the stream-json writer."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ from pathlib import Path
 from fsm.core.agent import Agent
 from fsm.core.records import Reply, Transition, Usage
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
-from fsm.view.stream import CONTENT_CUT, StreamWriter, describe, event_of
+from fsm.view.stream import CONTENT_CUT, StreamWriter, event_of
 from tools import ToolOutput
 
 KEYS = ["type", "seq", "agent", "parent", "depth", "source", "trigger", "dest", "turn", "tool_call", "tool_result",
@@ -69,21 +69,6 @@ class TestEventOf:
             event = event_of(record)
             assert list(event) == KEYS
             assert json.loads(json.dumps(event)) == event
-
-
-class TestDescribe:
-    def test_tool_line(self) -> None:
-        """A subagent's tool step reads as its edge, the call and the result."""
-        assert describe(_tool_record("a.py\nb.py")) == (
-            "#4   sub ab.1 executing_tools --tool_ran--> executing_tools (turn 1)  glob *.py -> a.py b.py")
-
-    def test_lines_of_a_run(self, tmp_path: Path) -> None:
-        """The root's lines name the edge and, for replies, the tools asked for or the text."""
-        lines = [describe(r) for r in _delegating_run(tmp_path)]
-        root = lines[0].split()[1]
-        assert lines[0] == f"#1 {root} idle --prompt--> awaiting_model (turn 0)"
-        assert lines[1] == f"#2 {root} awaiting_model --replied_with_tools--> executing_tools (turn 1)  tools task"
-        assert lines[-2] == f"#12 {root} awaiting_model --replied_final--> stopping (turn 2)  text 'all done'"
 
 
 class TestStreamWriter:

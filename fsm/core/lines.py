@@ -1,0 +1,59 @@
+"""The one-line text of a Transition, and the truncation helpers every one-line text uses.
+
+:func:`describe` is the one line every view prints for a step: the ``-v`` progress lines, the demo, the
+debugger, and a replay's divergence report (which adds the full tool result where that is what differs)::
+
+    #2 depth 0 a1: awaiting_model --replied_with_tools--> executing_tools (turn 1)  tool_use glob
+    #3 depth 0 a1: executing_tools --tool_ran--> executing_tools (turn 1)  glob {"pattern": "*.py"}  -> 'a.py'
+
+It lives in core, beside the records, so both ``fsm.session`` and ``fsm.view`` can use it.
+"""
+
+from __future__ import annotations
+
+import json
+
+from fsm.core.records import Transition
+
+__all__ = ["clip", "describe", "short"]
+
+
+def clip(text: str | None, width: int) -> str:
+    """*text* on one line (each run of whitespace one space), cut to *width* characters ending in ``…``."""
+    line = " ".join((text or "").split())
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def short(value: object, width: int = 70) -> str:
+    """A string as the repr of its :func:`clip`, anything else as its clipped JSON."""
+    if isinstance(value, str):
+        return repr(clip(value, width))
+    return clip(json.dumps(value, ensure_ascii=False, default=str), width)
+
+
+def describe(record: Transition) -> str:
+    """``#SEQ depth D AGENT: SOURCE --TRIGGER--> DEST (turn N)``, then what the step did, two spaces apart."""
+    head = (f"#{record.seq} depth {record.depth} {record.agent}: {record.source} --{record.trigger}--> "
+            f"{record.dest} (turn {record.turn})")
+    parts = []
+    if record.reply is not None:
+        tools = ", ".join(b["name"] for b in record.reply.tool_uses)
+        if record.reply.text or not tools:
+            parts.append(f"reply {short(record.reply.text)}")
+        if tools:
+            parts.append(f"tool_use {tools}")
+    if record.tool_call is not None:
+        if record.trigger == "subagent_spawned":
+            prompt = record.tool_call["input"].get("prompt", "") if isinstance(record.tool_call["input"], dict) else ""
+            parts.append(f"child {record.child} {short(prompt, 50)}")
+        else:
+            parts.append(f"{record.tool_call['name']} {short(record.tool_call['input'], 50)}")
+    if record.tool_result is not None:
+        error = " (error)" if record.tool_result.is_error else ""
+        parts.append(f"-> {short(record.tool_result.text, 50)}{error}")
+    parts += [f"[{note}]" for note in record.notes]
+    if record.error and record.trigger != "interrupted":
+        parts.append(f"error {short(record.error)}")
+    if record.outcome:
+        parts.append(f"outcome {record.outcome}")
+    return "  ".join([head, *parts])
