@@ -3,7 +3,7 @@
 ::
 
     AgentfsmError                       catch this for anything of ours
-    ├── ConfigError (ValueError)        a bad setting: --max-turns 45, a missing API key, a bad --cwd
+    ├── ConfigError (ValueError)        a bad setting: max_turns 45, a missing API key, a workdir that is no directory
     │   └── UnknownSessionError (LookupError)  no journalled session has that id (or several start with it)
     ├── MisuseError (RuntimeError)      the API used out of order: step() on an idle agent with nothing queued
     ├── ModelError (RuntimeError)       the model call failed after the SDK's retries, or replied malformed
@@ -60,3 +60,10 @@ class ScriptExhaustedError(AgentfsmError, LookupError):
 
 class JournalError(AgentfsmError, RuntimeError):
     """A session journal is corrupt, too new, or cannot be written."""
+
+    def __init__(self, msg: str, *, path: str | None = None, session_id: str | None = None) -> None:
+        super().__init__(msg)
+        self.path = path
+        """The journal file, when using another one is a way out."""
+        self.session_id = session_id
+        """The session that stopped being journalled: resuming it from the journal goes on from its last row."""

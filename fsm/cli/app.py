@@ -26,7 +26,7 @@ from typing import NoReturn
 from fsm.cli.flags import add_agent_flags, agent_from_args
 from fsm.cli.sessions import add_session_flags, session_from_args
 from fsm.core.records import Transition
-from fsm.errors import AgentfsmError, ConfigError, UnknownSessionError
+from fsm.errors import AgentfsmError, ConfigError, JournalError, UnknownSessionError
 
 __all__ = ["OUTPUT_FORMATS", "PLUGINS", "build_parser", "main"]
 
@@ -172,6 +172,15 @@ def _dispatch(args: argparse.Namespace) -> int:
             session.close()
 
 
+def _journal_hint(exc: JournalError) -> str:
+    """The flags that get past a journal error, in the CLI's words."""
+    if exc.session_id is not None:
+        return f" (agentfsm --resume {exc.session_id})"
+    if exc.path is not None:
+        return " (--session-db PATH)"
+    return ""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Run the ``agentfsm`` command with *argv* (``sys.argv[1:]`` when None) and return its exit status."""
     parser = build_parser()
@@ -192,6 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"agentfsm: {exc}", file=sys.stderr, flush=True)
         return 2
+    except JournalError as exc:
+        print(f"agentfsm: {exc}{_journal_hint(exc)}", file=sys.stderr, flush=True)
+        return 1
     except AgentfsmError as exc:
         print(f"agentfsm: {exc}", file=sys.stderr, flush=True)
         return 1

@@ -343,43 +343,44 @@ def _demo_agent(root: Path) -> Agent:
 
 
 def command(args: argparse.Namespace, *, model: Any = None) -> int:
-    """Run ``agentfsm debug``: 0 when the user quits, 2 for a bad flag (one line on stderr)."""
+    """Run ``agentfsm debug``: 0 when the user quits.
+
+    Raises:
+        ConfigError: a bad flag or prompt (the CLI prints it in one line and exits 2).
+    """
     from fsm.cli.flags import agent_from_args
     from fsm.cli.sessions import recorded_model_from_args, time_travel_from_args
 
     session = None
     with tempfile.TemporaryDirectory(prefix="agentfsm-debug-") as scratch:
+        watch = Path(args.watch) if args.watch else None
+        if watch is not None and format_for(watch) != "mermaid" and importlib.util.find_spec("pygraphviz") is None:
+            raise ConfigError(f"--watch {watch}: {INSTALL_HINT} (or watch a .mmd file)")
+        if args.demo and args.prompt:
+            raise ConfigError("--demo plays its own prompt: drop PROMPT, or drop --demo")
+        if args.prompt is not None and not args.prompt.strip():
+            raise ConfigError("the prompt is empty; give a non-empty PROMPT, or none")
+        if args.demo:
+            agent = _demo_agent(Path(scratch))
+        else:
+            agent = agent_from_args(args, model=model or recorded_model_from_args(args), interactive=True)
+            travelled = time_travel_from_args(args, agent)  # --session ID --at SEQ: a fork of that moment
+            if travelled:
+                agent, session = travelled
         try:
-            watch = Path(args.watch) if args.watch else None
-            if watch is not None and format_for(watch) != "mermaid" and importlib.util.find_spec("pygraphviz") is None:
-                raise ConfigError(f"--watch {watch}: {INSTALL_HINT} (or watch a .mmd file)")
-            if args.demo and args.prompt:
-                raise ConfigError("--demo plays its own prompt: drop PROMPT, or drop --demo")
-            if args.demo:
-                agent = _demo_agent(Path(scratch))
-            else:
-                agent = agent_from_args(args, model=model or recorded_model_from_args(args), interactive=True)
-                travelled = time_travel_from_args(args, agent)  # --session ID --at SEQ: a fork of that moment
-                if travelled:
-                    agent, session = travelled
-                if args.prompt:
-                    agent.send(args.prompt)
-            debugger = Debugger(agent, watch=watch)
-        except (ConfigError, ValueError) as exc:
-            print(f"agentfsm: {exc}", file=sys.stderr)
-            return 2
-        try:
-            return debugger.run()
+            if args.prompt:
+                agent.send(args.prompt)
+            return Debugger(agent, watch=watch).run()
         finally:
             if session is not None:
                 session.close()
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m fsm.cli.debugger``: the ``debug`` command without the rest of the CLI."""
-    parser = argparse.ArgumentParser(prog="python -m fsm.cli.debugger")
-    configure(parser)
-    return command(parser.parse_args(argv))
+    """``python -m fsm.cli.debugger``: the same as ``agentfsm debug``."""
+    from fsm.cli.app import main as agentfsm
+
+    return agentfsm(["debug", *(sys.argv[1:] if argv is None else argv)])
 
 
 if __name__ == "__main__":

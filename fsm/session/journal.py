@@ -147,8 +147,8 @@ class _Writer:
     def __call__(self, record: Transition) -> None:
         if self.failed_at is not None:
             raise JournalError(f"session {self.session_id} is no longer journalled: writing seq {self.failed_at} "
-                               f"to {self.journal.path} failed; resume it from there with --resume "
-                               f"{self.session_id}")
+                               f"to {self.journal.path} failed; resume session {self.session_id} from that journal",
+                               session_id=self.session_id)
         try:
             self._write(record)
         except BaseException:
@@ -204,13 +204,13 @@ class Journal:
             self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
         except sqlite3.Error as exc:
             raise JournalError(f"cannot open session journal {self.path} ({exc}); check the path and its "
-                               "permissions") from exc
+                               "permissions", path=str(self.path)) from exc
         try:
             self._prepare()
         except sqlite3.DatabaseError as exc:
             self._db.close()
             raise JournalError(f"session journal {self.path} is not a readable SQLite database ({exc}); "
-                               "move it aside or pass --session-db with another path") from exc
+                               "move it aside or use another journal", path=str(self.path)) from exc
         except JournalError:
             self._db.close()
             raise
@@ -220,12 +220,11 @@ class Journal:
         db.execute("PRAGMA busy_timeout = 5000")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise JournalError(f"session journal {self.path} has schema version {version}, newer than this "
-                               f"agentfsm supports ({SCHEMA_VERSION}); upgrade agentfsm or pass --session-db "
-                               "with another path")
+            raise JournalError(f"session journal {self.path} has schema version {version}, but this version reads "
+                               f"at most {SCHEMA_VERSION}; upgrade, or use another journal", path=str(self.path))
         if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            raise JournalError(f"{self.path} is a SQLite database but not an agentfsm session journal; "
-                               "pass --session-db with another path")
+            raise JournalError(f"{self.path} is a SQLite database but not a session journal; use another journal",
+                               path=str(self.path))
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = FULL")
         db.execute("PRAGMA foreign_keys = ON")
@@ -430,4 +429,4 @@ def _create(path: Path) -> None:
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     except OSError as exc:
         raise JournalError(f"cannot create session journal {path} ({exc.strerror or exc}); check the path and "
-                           "its permissions, or pass --session-db with another path") from exc
+                           "its permissions, or use another journal", path=str(path)) from exc

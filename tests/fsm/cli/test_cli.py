@@ -179,3 +179,28 @@ class TestPlugins:
         monkeypatch.setattr(cli, "PLUGINS", {"broken": "tests_broken_plugin"})
         with pytest.raises(ModuleNotFoundError, match="no_such_dependency_xyz"):
             cli.build_parser()
+
+
+class TestErrorContract:
+    def test_a_journal_error_gets_the_flag_hint(self, clean_env: Path, capsys: pytest.CaptureFixture[str],
+                                                monkeypatch: pytest.MonkeyPatch) -> None:
+        """The library's journal error is printed in one line, the CLI adding the flag that gets past it; exit 1."""
+        monkeypatch.setattr(cli, "PLUGINS", {"sessions": "fsm.cli.sessions"})
+        path = clean_env / "not-a-journal.db"
+        path.write_bytes(b"not sqlite at all " * 100)
+        assert cli.main(["sessions", "list", "--session-db", str(path)]) == 1
+        assert outputs(capsys) == ("", f"agentfsm: session journal {path} is not a readable SQLite database (file "
+                                       "is not a database); move it aside or use another journal (--session-db "
+                                       "PATH)\n")
+
+    def test_a_lost_session_names_the_resume_flag(self, capsys: pytest.CaptureFixture[str],
+                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+        """A session that stopped being journalled is resumed with --resume ID, the CLI says."""
+        from fsm.errors import JournalError
+
+        def fail(args: argparse.Namespace) -> int:
+            raise JournalError("session ab12 is no longer journalled", session_id="ab12")
+
+        monkeypatch.setattr(cli, "_dispatch", fail)
+        assert cli.main(["-p", "hi"]) == 1
+        assert outputs(capsys)[1] == "agentfsm: session ab12 is no longer journalled (agentfsm --resume ab12)\n"

@@ -13,11 +13,12 @@ from pathlib import Path
 import pytest
 
 from fsm.cli import debugger as debugger_module
+from fsm.cli import main
 from fsm.cli.debugger import HELP, Debugger
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
 from fsm.core.records import AgentState
-from fsm.errors import ScriptExhaustedError
+from fsm.errors import ConfigError, ScriptExhaustedError
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from fsm.view.debugtext import location
 
@@ -392,7 +393,7 @@ class TestCommand:
 
     def test_bad_flag_is_one_line(self, tmp_path, capsys):
         """A bad --cwd is one line on stderr and exit 2."""
-        code = debugger_module.command(self.args("--cwd", str(tmp_path / "nope")), model=ScriptedModel([]))
+        code = main(["debug", "--cwd", str(tmp_path / "nope")])
         assert code == 2
         assert capsys.readouterr().err == f"agentfsm: --cwd {tmp_path / 'nope'} is not a directory\n"
 
@@ -401,8 +402,7 @@ class TestCommand:
         real = debugger_module.importlib.util.find_spec
         monkeypatch.setattr(debugger_module.importlib.util, "find_spec",
                             lambda name, *a: None if name == "pygraphviz" else real(name, *a))
-        code = debugger_module.command(self.args("--watch", "live.svg", "--cwd", str(tmp_path)),
-                                       model=ScriptedModel([]))
+        code = main(["debug", "--watch", "live.svg", "--cwd", str(tmp_path)])
         assert code == 2
         assert capsys.readouterr().err == ("agentfsm: --watch live.svg: SVG and PNG need pygraphviz: "
                                            "pip install 'agentfsm[diagrams]' (or watch a .mmd file)\n")
@@ -417,8 +417,15 @@ class TestCommand:
 
     def test_demo_refuses_a_prompt(self, capsys):
         """--demo with a PROMPT is a usage error."""
-        assert debugger_module.command(self.args("--demo", "hi")) == 2
+        assert main(["debug", "--demo", "hi"]) == 2
         assert capsys.readouterr().err == "agentfsm: --demo plays its own prompt: drop PROMPT, or drop --demo\n"
+
+    def test_errors_are_raised_for_the_cli_to_print(self):
+        """command() raises a ConfigError and prints nothing itself; python -m fsm.cli.debugger is agentfsm debug."""
+        with pytest.raises(ConfigError) as caught:
+            debugger_module.command(self.args("  "), model=ScriptedModel([]))
+        assert str(caught.value) == "the prompt is empty; give a non-empty PROMPT, or none"
+        assert debugger_module.main(["--demo", "hi"]) == 2
 
 
 try:

@@ -89,7 +89,8 @@ class TestOpen:
         with pytest.raises(JournalError) as caught:
             Journal(path)
         assert str(caught.value) == (f"session journal {path} is not a readable SQLite database (file is not a "
-                                     "database); move it aside or pass --session-db with another path")
+                                     "database); move it aside or use another journal")
+        assert caught.value.path == str(path)
 
     def test_newer_schema_is_a_clear_error(self, tmp_path):
         """A journal written by a newer agentfsm raises JournalError naming both versions."""
@@ -99,8 +100,8 @@ class TestOpen:
         db.close()
         with pytest.raises(JournalError) as caught:
             Journal(tmp_path / "j.db")
-        assert str(caught.value) == (f"session journal {tmp_path / 'j.db'} has schema version 2, newer than this "
-                                     "agentfsm supports (1); upgrade agentfsm or pass --session-db with another path")
+        assert str(caught.value) == (f"session journal {tmp_path / 'j.db'} has schema version 2, but this version "
+                                     "reads at most 1; upgrade, or use another journal")
 
     def test_foreign_database_is_refused(self, tmp_path):
         """Some other SQLite database is not taken over."""
@@ -110,8 +111,8 @@ class TestOpen:
         db.close()
         with pytest.raises(JournalError) as caught:
             Journal(tmp_path / "other.db")
-        assert str(caught.value) == (f"{tmp_path / 'other.db'} is a SQLite database but not an agentfsm session "
-                                     "journal; pass --session-db with another path")
+        assert str(caught.value) == (f"{tmp_path / 'other.db'} is a SQLite database but not a session "
+                                     "journal; use another journal")
 
     def test_unwritable_place_is_a_clear_error(self, tmp_path):
         """A journal path under a file (not a directory) raises JournalError, not OSError."""
@@ -162,7 +163,8 @@ class TestWriting:
         with pytest.raises(JournalError) as caught:
             agent.step()
         assert str(caught.value) == (f"session {session} is no longer journalled: writing seq 2 to "
-                                     f"{tmp_path / 'j.db'} failed; resume it from there with --resume {session}")
+                                     f"{tmp_path / 'j.db'} failed; resume session {session} from that journal")
+        assert caught.value.session_id == session
         assert [r.seq for r in journal.records(session)] == [1]
 
     def test_a_session_starts_before_subagents_run(self, tmp_path):

@@ -78,7 +78,8 @@ class TestReplay:
         head, recorded, again = report.describe().splitlines()
         assert head == (f"replayed session 5d1c9e2a in {tmp_path / 'scratch'}: diverged at seq 3 (tool result) "
                         "after 2 matching transitions")
-        edge = '#3 depth 0 5d1c9e2a: executing_tools --tool_ran--> executing_tools (turn 1)  read_file {"path": "a.txt"}'
+        edge = ('#3 depth 0 5d1c9e2a: executing_tools --tool_ran--> executing_tools (turn 1)  '
+                'read_file {"path": "a.txt"}')
         assert recorded == f"  recorded: {edge}  -> 'hello'  [read_file(a.txt)]  result 'hello'"
         assert again.startswith(f"  replayed: {edge}  -> 'Error: ")
         assert "  result 'Error: " in again
