@@ -15,8 +15,10 @@ from pathlib import Path
 import attrs
 from attrs import field, frozen
 
-__all__ = ["OutsideWorkspaceError", "Workspace"]
+__all__ = ["BASH_TIMEOUT", "OutsideWorkspaceError", "Workspace"]
 
+BASH_TIMEOUT = 120.0
+"""Seconds a bash command may run by default."""
 
 _MAX_RESOLVE_PASSES = 40
 
@@ -37,7 +39,7 @@ class Workspace:
     """The workspace directory, absolute and with symlinks resolved."""
     confined: bool = True
     """Refuse paths outside the root (False only for a call the user approved)."""
-    bash_timeout: float = 120.0
+    bash_timeout: float = BASH_TIMEOUT
     """Seconds a bash command may run before its whole process group is killed."""
 
     def resolve(self, path: str) -> Path:

@@ -19,12 +19,11 @@ from fsm.core.agent import Agent
 from fsm.core.hooks import Ask, Deny
 from fsm.core.model import DEFAULT_MODEL, Model
 from fsm.core.permissions import Approver, allow_all, deny_all, deny_unattended
-from fsm.core.records import MAX_TURNS
+from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_TURNS
 from fsm.errors import ConfigError
 from tools import REGISTRY
 
 __all__ = [
-    "DEFAULT_MAX_TOKENS",
     "NO_API_KEY",
     "PERMISSION_MODES",
     "add_agent_flags",
@@ -34,7 +33,6 @@ __all__ = [
     "terminal_approver",
 ]
 
-DEFAULT_MAX_TOKENS = 8000
 PERMISSION_MODES = ("default", "deny", "allow")
 NO_API_KEY = "No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"
 

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from attrs import frozen
 
-from fsm.core.records import Transition, Usage
+from fsm.core.records import MAX_TURNS, Transition, Usage
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
@@ -128,7 +128,7 @@ def error_line(result: RunResult, *, max_turns: int, max_tokens: int) -> str | N
             return None
         case "error_max_turns":
             return (f"stopped after {max_turns} turns without a final answer; "
-                    f"raise --max-turns (at most 30) or narrow the prompt")
+                    f"raise --max-turns (at most {MAX_TURNS}) or narrow the prompt")
         case "error_model":
             return result.result
         case "error_refusal":

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from attrs import frozen
 
+from fsm.core.lines import clip
 from fsm.core.records import Transition, converter
 from fsm.errors import ConfigError
 from fsm.session.journal import Journal, SessionInfo, default_path
@@ -95,11 +96,6 @@ def _when(stamp: float) -> str:
     return time.strftime("%Y-%m-%d %H:%M", time.localtime(stamp))
 
 
-def _one_line(text: str | None, limit: int) -> str:
-    text = " ".join((text or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
-
-
 def _outcome(info: SessionInfo) -> str:
     return info.outcome or (f"({info.state})" if info.state else "(no transitions)")
 
@@ -110,7 +106,7 @@ def render_list(sessions: list[SessionInfo], path: Path) -> str:
         return f"No sessions in {path} yet.\n"
     lines = [f"{'ID':<8}  {'STARTED':<16}  {'TURNS':>5}  {'TOKENS':>7}  {'OUTCOME':<17}  PROMPT"]
     for s in sessions:
-        prompt = _one_line(s.prompt, 60)
+        prompt = clip(s.prompt, 60)
         if s.forked_from:
             prompt = f"[fork of {s.forked_from} at {s.forked_at}] {prompt}"
         lines.append(f"{s.id:<8}  {_when(s.created_at):<16}  {s.turns:>5}  {s.tokens:>7,}  {_outcome(s):<17}  {prompt}")

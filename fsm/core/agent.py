@@ -4,9 +4,10 @@ A step does its I/O first (one model call, one tool, one step of a running subag
 firing exactly one trigger of the table in ``fsm.core.machine``. What the step produced travels with the
 trigger as a :class:`~fsm.core.reducer.Step`; the machine's ``prepare_event`` callback applies it with
 :func:`~fsm.core.reducer.reduce` (the one writer of agent data, which restore uses too) before the guards
-are asked, so a guard judges the data the step leaves (``out_of_turns`` counts the call just made); the
-machine then sets the state name, and ``after_state_change`` makes the Transition record and hands it to
-the listeners. The driver picks each trigger knowing its guards, so the table refusing one is a bug
+are asked, so a guard judges the data the step leaves (``out_of_turns`` counts the call just made); once
+the guards pass, ``before_state_change`` regrafts the subagent tree (a child adopted or released), the
+machine sets the state name, and ``after_state_change`` makes the Transition record and hands it to the
+listeners. The driver picks each trigger knowing its guards, so the table refusing one is a bug
 (``AssertionError``), never a path. While a subagent runs, each parent step advances the child by one
 transition and returns the child's record. Exceptions only cross the edges: a ``ModelError`` becomes the
 ``model_failed`` transition, ``KeyboardInterrupt`` the ``interrupted`` one (then it is re-raised).
@@ -28,10 +29,10 @@ from fsm.core.machine import build_machine
 from fsm.core.model import Model
 from fsm.core.permissions import Approver, default_hooks, deny_unattended
 from fsm.core.prompts import child_system, parent_system
-from fsm.core.records import MAX_TURNS, AgentState, Message, Transition, tool_result_block
+from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_TURNS, AgentState, Message, Transition, tool_result_block
 from fsm.core.reducer import Step, child_state, reduce
 from fsm.errors import ConfigError, MisuseError, ModelError
-from tools import BASE_TOOL_NAMES, REGISTRY, Tool, ToolOutput, Workspace, check_input, run_tool, toolset
+from tools import BASH_TIMEOUT, PARENT_TOOLS, REGISTRY, Tool, ToolOutput, Workspace, check_input, run_tool, toolset
 
 __all__ = ["Agent", "Listener"]
 
@@ -47,10 +48,10 @@ class Agent:
     Args:
         model: anything with the ``Model`` protocol's ``create``.
         workdir: the workspace directory; it must exist.
-        max_turns: model calls allowed per run, 1..30.
+        max_turns: model calls allowed per run, 1..``MAX_TURNS`` (30).
         hooks: the hook registry (``default_hooks()`` when None); shared with subagents.
         approver: answers ``Ask`` decisions (``deny_unattended`` when None); shared with subagents.
-        tools: tool names to offer (all six at depth 0 when None); a subagent gets these minus ``task``.
+        tools: tool names to offer (``PARENT_TOOLS`` when None); a subagent gets these minus ``task``.
         max_tokens: the ``max_tokens`` of every model call.
         system: the system prompt (ours for the depth when None).
         bash_timeout: seconds before a bash command's process group is killed.
@@ -60,9 +61,9 @@ class Agent:
     """
 
     def __init__(self, model: Model, workdir: str = ".", max_turns: int = MAX_TURNS, hooks: Hooks | None = None,
-                 approver: Approver | None = None, *, tools: Iterable[str] | None = None, max_tokens: int = 8000,
-                 system: str | None = None, bash_timeout: float = 120.0, data: AgentState | None = None,
-                 _parent: Agent | None = None) -> None:
+                 approver: Approver | None = None, *, tools: Iterable[str] | None = None,
+                 max_tokens: int = DEFAULT_MAX_TOKENS, system: str | None = None, bash_timeout: float = BASH_TIMEOUT,
+                 data: AgentState | None = None, _parent: Agent | None = None) -> None:
         if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not 1 <= max_turns <= MAX_TURNS:
             raise ConfigError(f"max_turns must be 1..{MAX_TURNS} (got {max_turns!r})")
         if max_tokens < 1:
@@ -71,7 +72,7 @@ class Agent:
         if not workspace.root.is_dir():
             raise ConfigError(f"workdir {workdir} is not a directory; create it or pick another")
         depth = 0 if _parent is None else _parent.depth + 1
-        names = list(tools if tools is not None else [*BASE_TOOL_NAMES, "task"])
+        names = list(tools) if tools is not None else [t.name for t in PARENT_TOOLS]
         unknown = [n for n in names if n not in REGISTRY]
         if unknown:
             raise ConfigError(f"unknown tool(s) {', '.join(unknown)} (available: {', '.join(REGISTRY)})")
@@ -89,7 +90,8 @@ class Agent:
             agent_id=uuid.uuid4().hex[:8] if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
             parent_id=None if _parent is None else _parent.agent_id, depth=depth, max_turns=max_turns)
         self.children: list[Agent] = []
-        """The active subagents (at most one for now)."""
+        """The running subagents: one at most, the child answering ``pending[0]`` (a ``task`` call), which runs
+        to idle before the next pending call starts."""
         self.history: list[Transition] = []
         """Every Transition this agent's steps produced, its subagents' included."""
         self._listeners: list[Listener] = [] if _parent is None else _parent._listeners
@@ -327,9 +329,8 @@ class Agent:
 
     def _new_child(self, data: AgentState | None = None) -> Agent:
         """A subagent sharing this agent's model, workspace, hooks, approver and settings (fresh, or from *data*)."""
-        return Agent(self.model, str(self.workspace.root), self.max_turns, self.hooks, self.approver,
-                     tools=[t.name for t in self.tools], max_tokens=self.max_tokens,
-                     bash_timeout=self.workspace.bash_timeout, data=data, _parent=self)
+        options = {k: v for k, v in self.options().items() if k != "system"}  # a subagent has its own prompt
+        return Agent(self.model, str(self.workspace.root), self.max_turns, data=data, _parent=self, **options)
 
     def _step_child(self, child: Agent) -> Transition:
         if child.busy:

@@ -15,11 +15,14 @@ from cattrs.preconf.json import make_converter
 from fsm.errors import ModelError
 from tools import ToolOutput
 
-__all__ = ["MAX_TURNS", "OUTCOMES", "AgentState", "Message", "Reply", "Transition", "Usage", "converter",
-           "tool_result_block"]
+__all__ = ["DEFAULT_MAX_TOKENS", "MAX_TURNS", "OUTCOMES", "AgentState", "Message", "Reply", "Transition", "Usage",
+           "converter", "tool_result_block"]
 
 MAX_TURNS = 30
 """Default and ceiling of model calls per agent per run."""
+
+DEFAULT_MAX_TOKENS = 8000
+"""The ``max_tokens`` of each model call unless an agent is given its own."""
 
 OUTCOMES = ("end_turn", "max_turns", "model_error", "refusal", "max_tokens", "interrupted")
 """How a run can end; ``AgentState.outcome`` holds one of these once the agent stops."""

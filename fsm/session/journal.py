@@ -46,12 +46,16 @@ from fsm.session.snapshot import Snapshot
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
-__all__ = ["MIGRATIONS", "SCHEMA_VERSION", "Journal", "Migration", "SessionInfo", "default_path", "open_journal"]
+__all__ = ["MIGRATIONS", "RECORDED_OPTIONS", "SCHEMA_VERSION", "Journal", "Migration", "SessionInfo", "default_path",
+           "open_journal"]
 
 log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 1
 """The schema this code reads and writes; older files are migrated up to it, newer ones refused."""
+
+RECORDED_OPTIONS = ("tools", "max_tokens", "bash_timeout")
+"""The ``Agent.options()`` a session records, so resume and replay build the agent the same way."""
 
 
 @frozen
@@ -118,8 +122,8 @@ class SessionInfo:
     updated_at: float
 
     def agent_options(self) -> dict[str, Any]:
-        """The recorded ``Agent()`` options (``tools``, ``max_tokens``, ``bash_timeout``) that are known."""
-        return {k: self.settings[k] for k in ("tools", "max_tokens", "bash_timeout") if k in self.settings}
+        """The recorded ``Agent()`` options (:data:`RECORDED_OPTIONS`) that are known."""
+        return {k: self.settings[k] for k in RECORDED_OPTIONS if k in self.settings}
 
 
 _LIST = """
@@ -298,8 +302,8 @@ class Journal:
             prompt = self.find(forked_from).prompt
         else:
             initial = dumps(converter.unstructure(agent.data))
-        settings = {"tools": [t.name for t in agent.tools], "max_tokens": agent.max_tokens,
-                    "max_turns": agent.max_turns, "bash_timeout": agent.workspace.bash_timeout,
+        options = agent.options()
+        settings = {**{k: options[k] for k in RECORDED_OPTIONS}, "max_turns": agent.max_turns,
                     "model": getattr(agent.model, "model", None)}
         with self._transaction("write to") as db:
             session_id = agent.agent_id if forked_from is None else self.new_id()
