@@ -6,12 +6,19 @@ for their own hooks) drive the real machine and the real tools without a network
     model = ScriptedModel([tool_reply(tool_use("bash", {"command": "ls"})), text_reply("done")])
     Agent(model=model, workdir=".").run("list the files")
     assert model.requests[1].messages[-1]["content"][0]["type"] == "tool_result"
+
+Recording is linear in the run: an agent passes the same list on every call, growing by appends, and
+each request copies only the messages appended since that list's previous call, sharing the copies of
+the rest, so ``requests[i]`` shows exactly what call ``i`` received while a run costs no more than the
+messages it adds. (A message is never changed or replaced once it is in an agent's list; a list that is not the
+one seen before, or that no longer holds the item it ended with, is copied whole.) Treat the recorded messages as
+read-only: each request's list is its own, the message dicts in it are shared with later requests.
 """
 
 from __future__ import annotations
 
-import copy
 import itertools
+import threading
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -27,7 +34,7 @@ _ids = itertools.count(1)
 
 @frozen
 class Request:
-    """One call a ScriptedModel received, copied so later changes to the agent do not alter it."""
+    """One call a ScriptedModel received, copied so later changes to the agent's list do not alter it."""
 
     system: str
     messages: list[dict[str, Any]]
@@ -53,12 +60,26 @@ class ScriptedModel:
     def __init__(self, replies: Iterable[ScriptItem] = ()) -> None:
         self.script: list[ScriptItem] = list(replies)
         self.requests: list[Request] = []
+        self._seen: dict[int, tuple[list[Any], int, Any, list[Any]]] = {}
+        """id(a list the caller passed) -> (that list, its length and last item when last seen, their copies)."""
+        self._lock = threading.Lock()
+
+    def _copy(self, items: list[Any]) -> list[Any]:
+        """A copy of *items* sharing the copies of the items a previous call with the same list already had."""
+        known = self._seen.get(id(items))
+        if known is not None and known[0] is items and 0 < known[1] <= len(items) and items[known[1] - 1] is known[2]:
+            copies = known[3] + [_copied(item) for item in items[known[1]:]]
+        else:
+            copies = [_copied(item) for item in items]
+        self._seen[id(items)] = (items, len(items), items[-1] if items else None, copies)
+        return copies
 
     def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                max_tokens: int) -> Reply:
-        request = Request(system, copy.deepcopy(messages), copy.deepcopy(tools), max_tokens)
-        self.requests.append(request)
-        index = len(self.requests) - 1
+        with self._lock:  # subagents running in parallel call one model from several threads
+            request = Request(system, self._copy(messages), self._copy(tools), max_tokens)
+            self.requests.append(request)
+            index = len(self.requests) - 1
         if index >= len(self.script):
             raise ScriptExhaustedError(
                 f"ScriptedModel was asked for reply #{index + 1} but its script holds {len(self.script)}; "
@@ -70,6 +91,17 @@ class ScriptedModel:
         if callable(item):
             item = item(request)
         return item if isinstance(item, Reply) else Reply.from_wire(item)
+
+
+def _copied(value: Any) -> Any:
+    """A deep copy of JSON-shaped data (dicts, lists and tuples of them); anything else is shared, not copied."""
+    if isinstance(value, dict):
+        return {key: _copied(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_copied(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple([_copied(item) for item in value])
+    return value
 
 
 def text(value: str) -> dict[str, Any]:

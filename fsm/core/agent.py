@@ -15,17 +15,17 @@ transition and returns the child's record. Exceptions only cross the edges: a ``
 
 from __future__ import annotations
 
+import functools
 import itertools
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-import attrs
 from transitions import EventData
 
 from fsm.core.hooks import Ask, Deny, HookEvent, Hooks
-from fsm.core.machine import build_machine
+from fsm.core.machine import STATES, build_machine
 from fsm.core.model import Model
 from fsm.core.permissions import Approver, default_hooks, deny_unattended
 from fsm.core.prompts import child_system, parent_system
@@ -37,6 +37,13 @@ from tools import BASH_TIMEOUT, PARENT_TOOLS, REGISTRY, Tool, ToolOutput, Worksp
 __all__ = ["Agent", "Listener"]
 
 Listener = Callable[[Transition], None]
+
+@functools.cache
+def _machine() -> Any:
+    """The one machine every agent runs on (agents are passed to its triggers, not bound to it)."""
+    return build_machine(Agent, bind=False, prepare_event="_commit", before_state_change="_regraft",
+                         after_state_change="_record")
+
 
 _FINAL_OUTCOMES = {"max_tokens": "max_tokens", "refusal": "refusal", "model_context_window_exceeded": "max_tokens"}
 INTERRUPTED = "Error: interrupted before this tool call finished"
@@ -83,6 +90,8 @@ class Agent:
         self.hooks = hooks if hooks is not None else default_hooks()
         self.approver: Approver = approver or deny_unattended
         self.tools: tuple[Tool, ...] = toolset(names)
+        self._schemas = [t.schema for t in self.tools]
+        """The tools as every model call offers them, built once."""
         self.max_tokens = max_tokens
         self.system = system or (parent_system if depth == 0 else child_system)(workspace)
         self.parent = _parent
@@ -97,9 +106,9 @@ class Agent:
         self._listeners: list[Listener] = [] if _parent is None else _parent._listeners
         self._seq: Iterator[int] = itertools.count(1) if _parent is None else _parent._seq
         self._step_started = 0.0
-        self._machine = build_machine(self, initial=self.data.state,
-                                      prepare_event="_commit", before_state_change="_regraft",
-                                      after_state_change="_record")
+        self._machine = _machine()
+        self._events = self._machine.events
+        self._steps: dict[str, Callable[[], Transition]] = {name: getattr(self, f"_step_{name}") for name in STATES}
 
     @classmethod
     def restore(cls, model: Model, workdir: str, data: AgentState, *, children: Iterable[AgentState] = (),
@@ -202,8 +211,7 @@ class Agent:
         """
         self._step_started = time.time()
         try:
-            record: Transition = getattr(self, f"_step_{self.state}")()
-            return record
+            return self._steps[self.data.state]()
         except KeyboardInterrupt:
             self.interrupt()
             raise
@@ -270,7 +278,7 @@ class Agent:
     def _step_awaiting_model(self) -> Transition:
         try:
             reply = self.model.create(system=self.system, messages=self.data.messages,
-                                      tools=[t.schema for t in self.tools], max_tokens=self.max_tokens)
+                                      tools=self._schemas, max_tokens=self.max_tokens)
         except ModelError as exc:
             return self._fire("model_failed", error=str(exc), outcome="model_error")
         appended: tuple[Message, ...] = (
@@ -395,18 +403,20 @@ class Agent:
     def _event(self, name: str, **fields: Any) -> HookEvent:
         return HookEvent(name, self.agent_id, self.depth, self.workspace, tool_calls=self.data.tool_calls, **fields)
 
-    def _fire(self, trigger: str, *, adopt: Agent | None = None, release: Agent | None = None,
-              release_all: bool = False, **record: Any) -> Transition:
-        """Fire *trigger* carrying the step's result (*record*: Step and Transition fields); the subagent tree
-        changes with it (*adopt* a new child, *release* a returned one, or all on interruption)."""
-        if not self._machine.events[trigger].trigger(self, record=record, adopt=adopt, release=release,
-                                                     release_all=release_all):
+    def _fire(self, trigger: str, *, notes: tuple[str, ...] = (), child: str | None = None,
+              adopt: Agent | None = None, release: Agent | None = None, release_all: bool = False,
+              **fields: Any) -> Transition:
+        """Fire *trigger* carrying the step's result (*fields*: a Step's; *notes* and *child* go on the record);
+        the subagent tree changes with it (*adopt* a new child, *release* a returned one, or all on interruption)."""
+        made: list[Transition] = []
+        if not self._events[trigger].trigger(self, step=Step(trigger, self.data.state, **fields), notes=notes,
+                                             child=child, adopt=adopt, release=release, release_all=release_all,
+                                             made=made):
             raise AssertionError(f"the table refused {trigger!r} in {self.state}: a guard disagrees with the driver")
-        return self.history[-1]
+        return made[0]
 
     def _commit(self, event: EventData) -> None:
-        fields = {k: v for k, v in event.kwargs["record"].items() if k in _STEP_FIELDS}
-        reduce(self.data, Step(event.event.name, self.state, **fields))
+        reduce(self.data, event.kwargs["step"])
 
     def _regraft(self, event: EventData) -> None:
         """The subagent tree changes once the guards have passed: a child adopted, released, or all of them."""
@@ -418,19 +428,17 @@ class Agent:
             self.children.clear()
 
     def _record(self, event: EventData) -> None:
-        transition = event.transition
-        assert transition is not None
+        step: Step = event.kwargs["step"]
+        data = self.data
         record = Transition(
-            seq=next(self._seq), agent=self.agent_id, parent=self.data.parent_id, depth=self.depth,
-            source=transition.source, trigger=event.event.name, dest=transition.dest or transition.source,
-            turn=self.turn, started_at=self._step_started, duration_ms=(time.time() - self._step_started) * 1000,
-            **event.kwargs["record"])
+            next(self._seq), data.agent_id, data.parent_id, data.depth, step.source, step.trigger, data.state,
+            data.turn, step.reply, step.tool_call, step.tool_result, step.error, step.outcome,
+            event.kwargs["child"], step.appended, event.kwargs["notes"], self._step_started,
+            (time.time() - self._step_started) * 1000)
+        event.kwargs["made"].append(record)
         agent: Agent | None = self
         while agent is not None:
             agent.history.append(record)
             agent = agent.parent
         for listener in list(self._listeners):
             listener(record)
-
-
-_STEP_FIELDS = frozenset(attrs.fields_dict(Step)) - {"trigger", "source"}

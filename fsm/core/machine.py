@@ -1,6 +1,7 @@
 """The agent machine as data: ``STATES`` and ``TRANSITIONS``, the one table that code, diagrams and docs read.
 
-An agent (root or subagent) is one ``transitions.Machine`` built from this table by :func:`build_machine`.
+Every agent (root or subagent) runs on one ``transitions.Machine`` built from this table by
+:func:`build_machine` (one machine serves them all: each agent is passed to the trigger it fires).
 The driver (``fsm.core.agent.Agent``) does a step's I/O, then fires exactly one trigger; guards are yes/no
 questions the agent answers from its data (``out_of_turns``, ``can_spawn``). A row with ``dest: None`` is
 an internal transition: the agent stays where it is (one tool ran, a subagent was spawned or returned).
@@ -96,14 +97,20 @@ def _check_table() -> None:
 _check_table()
 
 
-def build_machine(model: object, *, initial: str = "idle", **callbacks: Any) -> Machine:
-    """Bind a new machine built from the table to *model*, which must answer every guard in ``GUARDS``.
+def build_machine(model: object, *, initial: str = "idle", bind: bool = True, **callbacks: Any) -> Machine:
+    """A new machine built from the table, for *model*, which must answer every guard in ``GUARDS``.
+
+    With ``bind=False`` the machine binds nothing (*model* may be a class): it serves every model passed to
+    a trigger, ``machine.events[name].trigger(model, ...)``, reading and setting that model's ``state`` and
+    resolving callback and guard names on it. That is how one machine serves every agent: building one
+    costs far more than a whole turn of the harness.
 
     *callbacks* go to ``Machine`` as they are (``before_state_change=…``, ``after_state_change=…``).
     """
     missing = [g for g in sorted(GUARDS) if not callable(getattr(model, g, None))]
     if missing:
-        raise TypeError(f"{type(model).__name__} must define guard method(s) {missing} used by TRANSITIONS")
+        name = model.__name__ if isinstance(model, type) else type(model).__name__
+        raise TypeError(f"{name} must define guard method(s) {missing} used by TRANSITIONS")
     rows = [{k: v for k, v in row.items() if k != "doc"} for row in TRANSITIONS]
-    return Machine(model=model, states=STATES, transitions=rows, initial=initial, auto_transitions=False,
-                   send_event=True, queued=False, **callbacks)
+    return Machine(model=model if bind else None, states=STATES, transitions=rows, initial=initial,
+                   auto_transitions=False, send_event=True, queued=False, **callbacks)

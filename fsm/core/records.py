@@ -47,7 +47,9 @@ class Usage:
     cache_read_input_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(*(a + b for a, b in zip(attrs.astuple(self), attrs.astuple(other), strict=True)))
+        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
+                     self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+                     self.cache_read_input_tokens + other.cache_read_input_tokens)
 
     @classmethod
     def from_wire(cls, data: object) -> Usage:
