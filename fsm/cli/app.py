@@ -21,12 +21,16 @@ import os
 import re
 import sys
 from types import ModuleType
-from typing import NoReturn
+from typing import TYPE_CHECKING, NoReturn
 
 from fsm.cli.flags import add_agent_flags, agent_from_args
 from fsm.cli.sessions import add_session_flags, session_from_args
 from fsm.core.records import Transition
 from fsm.errors import AgentfsmError, ConfigError, JournalError, UnknownSessionError
+
+if TYPE_CHECKING:
+    from fsm.core.agent import Agent
+    from fsm.view.stream import StreamWriter
 
 __all__ = ["OUTPUT_FORMATS", "PLUGINS", "build_parser", "main"]
 
@@ -51,7 +55,10 @@ class _Parser(argparse.ArgumentParser):
 def _add_run_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
                         help="text: the final text only (default); json: one result object; "
-                             "stream-json: one JSON line per transition, then the result object")
+                             "stream-json: Claude Code's messages as JSON lines (system/init, assistant, user), "
+                             "our transition events, then the result object")
+    parser.add_argument("--no-transition-events", dest="transition_events", action="store_false", default=True,
+                        help="stream-json without our {\"type\": \"transition\"} events")
     add_agent_flags(parser)
     add_session_flags(parser)
 
@@ -112,7 +119,7 @@ def _read_prompt(value: str) -> str:
 
 
 def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
-    from fsm.cli.headless import error_line, run_headless
+    from fsm.cli.headless import run_headless
     from fsm.core.lines import describe
     from fsm.view.console import ConsolePrinter
     from fsm.view.stream import StreamWriter
@@ -129,22 +136,38 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
 
         agent.subscribe(progress)
     writer = StreamWriter(sys.stdout)
+    session_id = session.id if session else agent.agent_id
     if output == "stream-json":
-        agent.subscribe(writer)
+        _stream_messages(args, agent, writer, session_id)
     try:
-        result = run_headless(agent, prompt, session_id=session.id if session else None)
+        result = run_headless(agent, prompt, session_id=session_id)
     finally:
         if session:
             session.close()
     if output == "text":
-        if result.result and result.subtype != "error_model":
+        if result.result and result.terminal_reason != "model_error":
             print(result.result, flush=True)
     else:
         writer.write(result.to_json())
-    problem = error_line(result, max_turns=agent.max_turns, max_tokens=agent.max_tokens)
-    if problem:
+    for problem in result.errors:
         print(f"agentfsm: {problem}", file=sys.stderr, flush=True)
     return result.exit_code
+
+
+def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWriter, session_id: str) -> None:
+    """Subscribe Claude Code's stream-json messages (and our transition events) and write system/init."""
+    from importlib.metadata import version
+
+    from fsm.core.model import DEFAULT_MODEL
+    from fsm.view.messages import ClaudeStream
+
+    stream = ClaudeStream(writer.write, session_id=session_id,
+                          model=getattr(agent.model, "model", None) or DEFAULT_MODEL,
+                          transitions=args.transition_events)
+    key_source = next((k for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(k)), "none")
+    stream.init(agent, permission_mode=getattr(args, "permission_mode", None) or "default",
+                agents=["general-purpose"], version=version("agentfsm"), api_key_source=key_source)
+    agent.subscribe(stream)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

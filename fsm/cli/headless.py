@@ -1,34 +1,49 @@
 """A headless run (``agentfsm -p``): drive the agent to idle and sum it up as a :class:`RunResult`.
 
-The result's ``subtype`` follows the root agent's outcome (:data:`SUBTYPES`); ``num_turns`` counts the
-root's model calls in this run, ``model_calls`` and ``usage`` add up the root and every subagent it
-spawned. Output (text, json, stream-json) is the CLI's business; this module only runs and counts.
+The result object is Claude Code's (``claude -p --output-format json``): ``subtype`` is one of Claude
+Code's (:data:`SUBTYPES`), our precise outcome is ``terminal_reason``; ``num_turns`` counts the root's model
+calls in this run; ``usage``, ``modelUsage``, ``total_cost_usd``, ``model_calls`` and ``duration_api_ms``
+add up the root and every subagent it spawned. Our own keys (``model_calls``, ``subagents``,
+``transitions``, ``cost_note``) come after Claude Code's. Output is the CLI's business; this module only
+runs and counts.
 """
 
 from __future__ import annotations
 
 import time
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import attrs
-from attrs import frozen
+from attrs import Factory, frozen
 
+from fsm.core.pricing import price_of
 from fsm.core.records import MAX_TURNS, Transition, Usage
+from fsm.core.reducer import made_model_call
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
-__all__ = ["SUBTYPES", "RunResult", "error_line", "run_headless"]
+__all__ = ["SUBTYPES", "RunResult", "error_line", "permission_denials", "run_headless", "usage_json"]
 
 SUBTYPES = {
     "end_turn": "success",
     "max_turns": "error_max_turns",
-    "model_error": "error_model",
-    "refusal": "error_refusal",
-    "max_tokens": "error_max_tokens",
-    "interrupted": "error_interrupted",
+    "model_error": "error_during_execution",
+    "refusal": "error_during_execution",
+    "max_tokens": "error_during_execution",
+    "interrupted": "error_during_execution",
 }
-"""The result subtype of each outcome of the root agent."""
+"""The result subtype (Claude Code's set) of each outcome of the root agent (kept as ``terminal_reason``)."""
+
+
+@frozen
+class ModelUsage:
+    """One model's share of a run: its tokens, and their price when the price table knows the model."""
+
+    usage: Usage
+    cost_usd: float | None
+    context_window: int | None
 
 
 @frozen
@@ -36,8 +51,10 @@ class RunResult:
     """What a headless run ended with: the ``result`` object of ``--output-format json``."""
 
     subtype: str
+    terminal_reason: str
+    """The root agent's outcome (``fsm.core.records.OUTCOMES``)."""
     result: str
-    """The final text; for ``error_model``, the error message."""
+    """The final text; for ``model_error``, the error message."""
     session_id: str
     num_turns: int
     """The root agent's model calls in this run."""
@@ -48,6 +65,15 @@ class RunResult:
     """Tokens of every agent, summed."""
     duration_ms: int
     transitions: int
+    duration_api_ms: int = 0
+    """Time spent in the steps that called the model, every agent's."""
+    stop_reason: str | None = None
+    """The root agent's last reply's stop reason (None when the run ended without a reply)."""
+    model_usage: dict[str, ModelUsage] = Factory(dict)
+    permission_denials: list[dict[str, Any]] = Factory(list)
+    errors: list[str] = Factory(list)
+    """What went wrong, one line each, saying what to do (empty on success)."""
+    max_output_tokens: int = 0
 
     @property
     def is_error(self) -> bool:
@@ -59,32 +85,63 @@ class RunResult:
         """0 for success, 1 for an error outcome."""
         return 1 if self.is_error else 0
 
+    @property
+    def total_cost_usd(self) -> float | None:
+        """What the run cost, or None when a model's price is unknown (a partial sum would mislead)."""
+        costs = [m.cost_usd for m in self.model_usage.values()]
+        return None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 8)
+
+    def cost_note(self) -> str | None:
+        """Why ``total_cost_usd`` is null, when it is."""
+        unknown = [name for name, m in self.model_usage.items() if m.cost_usd is None]
+        if not unknown:
+            return None
+        return f"no price known for model {', '.join(unknown)} (genai-prices); total_cost_usd is null"
+
     def to_json(self) -> dict[str, Any]:
-        """The result object, keys in the documented order."""
-        return {"type": "result", "subtype": self.subtype, "is_error": self.is_error, "result": self.result,
-                "session_id": self.session_id, "num_turns": self.num_turns, "model_calls": self.model_calls,
-                "subagents": self.subagents, "usage": attrs.asdict(self.usage), "duration_ms": self.duration_ms,
-                "transitions": self.transitions}
+        """The result object: Claude Code's keys in its order, then ours."""
+        model_usage = {
+            name: {"inputTokens": m.usage.input_tokens, "outputTokens": m.usage.output_tokens,
+                   "cacheReadInputTokens": m.usage.cache_read_input_tokens,
+                   "cacheCreationInputTokens": m.usage.cache_creation_input_tokens, "webSearchRequests": 0,
+                   "costUSD": m.cost_usd, "contextWindow": m.context_window,
+                   "maxOutputTokens": self.max_output_tokens}
+            for name, m in self.model_usage.items()}
+        data: dict[str, Any] = {
+            "type": "result", "subtype": self.subtype, "is_error": self.is_error, "duration_ms": self.duration_ms,
+            "duration_api_ms": self.duration_api_ms, "num_turns": self.num_turns, "result": self.result,
+            "stop_reason": self.stop_reason, "session_id": self.session_id, "total_cost_usd": self.total_cost_usd,
+            "usage": usage_json(self.usage), "modelUsage": model_usage,
+            "permission_denials": list(self.permission_denials), "terminal_reason": self.terminal_reason,
+            "uuid": str(uuid.uuid4()),
+        }
+        if self.errors:
+            data["errors"] = list(self.errors)
+        data.update(model_calls=self.model_calls, subagents=self.subagents, transitions=self.transitions)
+        if (note := self.cost_note()) is not None:
+            data["cost_note"] = note
+        return data
+
+
+def usage_json(usage: Usage) -> dict[str, Any]:
+    """Token counts with the keys of Claude Code's ``usage`` (we offer no server tools, so theirs are 0)."""
+    return {**attrs.asdict(usage), "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}}
+
+
+def permission_denials(records: list[Transition]) -> list[dict[str, Any]]:
+    """The run's permission denials as Claude Code lists them (``tool_name``, ``tool_use_id``, ``tool_input``)."""
+    return []
 
 
 def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) -> RunResult:
     """Send *prompt*, step *agent* until idle (or Ctrl-C) and return the run's result.
 
-    A KeyboardInterrupt does not escape: the agent is left idle and the result's subtype is
-    ``error_interrupted``. *session_id* names the run in the result (the root agent's id when None).
+    A KeyboardInterrupt does not escape: the agent is left idle and the result's terminal_reason is
+    ``interrupted``. *session_id* names the run in the result (the root agent's id when None).
     """
     started = time.monotonic()
-    calls_before, usage_before = agent.data.model_calls, agent.data.usage
-    children: list[Agent] = []
-    count = 0
-
-    def watch(record: Transition) -> None:
-        nonlocal count
-        count += 1
-        if record.trigger == "subagent_spawned" and record.agent == agent.agent_id and agent.children:
-            children.append(agent.children[-1])
-
-    unsubscribe = agent.subscribe(watch)
+    records: list[Transition] = []
+    unsubscribe = agent.subscribe(records.append)
     interrupted = False
     try:
         while agent.busy:  # a resumed run that stopped midway ends first
@@ -100,41 +157,58 @@ def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) ->
     finally:
         unsubscribe()
     outcome = "interrupted" if interrupted else agent.outcome or "end_turn"
-    subtype = SUBTYPES.get(outcome, "error_model")
-    usage = agent.data.usage
-    for child in children:
-        usage = usage + child.data.usage
+    result_text = (agent.data.error or "") if outcome == "model_error" else agent.data.final_text
+    model_calls = [r for r in records if made_model_call(r)]
+    root_replies = [r.reply for r in records if r.reply is not None and r.depth == 0]
+    problem = error_line(outcome, result_text, max_turns=agent.max_turns, max_tokens=agent.max_tokens)
     return RunResult(
-        subtype=subtype,
-        result=(agent.data.error or "") if outcome == "model_error" else agent.data.final_text,
+        subtype=SUBTYPES.get(outcome, "error_during_execution"),
+        terminal_reason=outcome,
+        result=result_text,
         session_id=session_id or agent.agent_id,
         num_turns=agent.turn,
-        model_calls=agent.data.model_calls - calls_before + sum(c.data.model_calls for c in children),
-        subagents=len(children),
-        usage=_minus(usage, usage_before),
+        model_calls=len(model_calls),
+        subagents=sum(1 for r in records if r.trigger == "subagent_spawned"),
+        usage=sum((r.reply.usage for r in records if r.reply is not None), Usage()),
         duration_ms=round((time.monotonic() - started) * 1000),
-        transitions=count,
+        transitions=len(records),
+        duration_api_ms=round(sum(r.duration_ms for r in model_calls)),
+        stop_reason=root_replies[-1].stop_reason if root_replies and not interrupted else None,
+        model_usage=_model_usage(records, default=getattr(agent.model, "model", None) or "unknown"),
+        permission_denials=permission_denials(records),
+        errors=[problem] if problem else [],
+        max_output_tokens=agent.max_tokens,
     )
 
 
-def _minus(total: Usage, before: Usage) -> Usage:
-    return Usage(*(a - b for a, b in zip(attrs.astuple(total), attrs.astuple(before), strict=True)))
+def _model_usage(records: list[Transition], *, default: str) -> dict[str, ModelUsage]:
+    per_model: dict[str, Usage] = {}
+    for record in records:
+        if record.reply is not None:
+            name = record.reply.model or default
+            per_model[name] = per_model.get(name, Usage()) + record.reply.usage
+    result = {}
+    for name, usage in per_model.items():
+        price = price_of(name, usage)
+        result[name] = ModelUsage(usage, None, None) if price is None else ModelUsage(usage, price.usd,
+                                                                                       price.context_window)
+    return result
 
 
-def error_line(result: RunResult, *, max_turns: int, max_tokens: int) -> str | None:
+def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int) -> str | None:
     """The one line for stderr that says what went wrong and what to do, or None on success."""
-    match result.subtype:
-        case "success":
+    match outcome:
+        case "end_turn":
             return None
-        case "error_max_turns":
+        case "max_turns":
             return (f"stopped after {max_turns} turns without a final answer; "
                     f"raise --max-turns (at most {MAX_TURNS}) or narrow the prompt")
-        case "error_model":
-            return result.result
-        case "error_refusal":
+        case "model_error":
+            return result
+        case "refusal":
             return "the model refused to answer this prompt"
-        case "error_max_tokens":
+        case "max_tokens":
             return f"the reply was cut at the max_tokens limit ({max_tokens}); raise --max-tokens"
-        case "error_interrupted":
+        case "interrupted":
             return "interrupted"
-    return result.subtype
+    return outcome

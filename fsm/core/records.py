@@ -83,6 +83,8 @@ class Reply:
     stop_reason: str | None = None
     usage: Usage = Usage()
     model: str | None = None
+    id: str | None = None
+    """The API message id (``msg_…``), when the model gave one."""
 
     @classmethod
     def from_wire(cls, data: object) -> Reply:
@@ -96,8 +98,9 @@ class Reply:
                              kind="malformed")
         content = tuple(_check_block(i, b) for i, b in enumerate(data["content"]))
         stop = data.get("stop_reason")
+        model, message_id = data.get("model"), data.get("id")
         return cls(content, stop if isinstance(stop, str) else None, Usage.from_wire(data.get("usage")),
-                   data.get("model"))
+                   model if isinstance(model, str) else None, message_id if isinstance(message_id, str) else None)
 
     @property
     def tool_uses(self) -> list[Block]:

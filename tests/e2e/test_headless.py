@@ -11,14 +11,16 @@ import pytest
 from attrs import frozen
 
 from fsm.testing import text_reply, tool_reply, tool_use
+from tests.claude_parser import parse
 from tests.e2e.conftest import AGENTFSM, Run, Runner, base_env
 from tests.e2e.fake_server import FakeAnthropic, Recorded, Status
 
 PROMPT = "Use a subtask to find what testing framework this project uses"
 SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
 FIVE = SIX[:5]
-RESULT_KEYS = ["type", "subtype", "is_error", "result", "session_id", "num_turns", "model_calls", "subagents",
-               "usage", "duration_ms", "transitions"]
+RESULT_KEYS = ["type", "subtype", "is_error", "duration_ms", "duration_api_ms", "num_turns", "result", "stop_reason",
+               "session_id", "total_cost_usd", "usage", "modelUsage", "permission_denials", "terminal_reason", "uuid",
+               "model_calls", "subagents", "transitions"]
 
 
 def _with_usage(reply: dict[str, Any], **usage: int) -> dict[str, Any]:
@@ -82,30 +84,78 @@ class TestDelegation:
         assert len(parent_2.messages) == 3  # the child's messages never enter the parent's context
 
     def test_json_result_fields(self, delegated: Delegated) -> None:
-        """The result object has the documented keys, turns of the parent and calls and tokens of all."""
+        """The result object has Claude Code's keys then ours: turns of the parent, calls, tokens and cost of all."""
         result = delegated.run.json()
         assert list(result) == RESULT_KEYS
         assert isinstance(result["session_id"], str) and result["session_id"]
-        assert isinstance(result["duration_ms"], int) and result["duration_ms"] >= 0
-        del result["session_id"], result["duration_ms"]
+        assert isinstance(result["duration_ms"], int) and result["duration_ms"] >= result["duration_api_ms"] >= 0
+        assert result["total_cost_usd"] > 0
+        assert result["modelUsage"]["claude-sonnet-4-5"]["costUSD"] == result["total_cost_usd"]
+        for key in ("session_id", "duration_ms", "duration_api_ms", "uuid", "total_cost_usd", "modelUsage"):
+            del result[key]
         assert result == {
             "type": "result", "subtype": "success", "is_error": False, "result": "This project uses pytest.",
-            "num_turns": 2, "model_calls": 4, "subagents": 1,
+            "stop_reason": "end_turn", "num_turns": 2, "model_calls": 4, "subagents": 1,
             "usage": {"input_tokens": 350, "output_tokens": 35, "cache_creation_input_tokens": 5,
-                      "cache_read_input_tokens": 7},
-            "transitions": 13,
+                      "cache_read_input_tokens": 7,
+                      "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}},
+            "permission_denials": [], "terminal_reason": "end_turn", "transitions": 13,
         }
 
-    def test_stream_json_is_ordered_and_ends_with_the_result(self, agentfsm: Runner, fake: FakeAnthropic,
-                                                             project: Path) -> None:
-        """Every line parses, seq increases by one, subagent events name their parent, the result is last."""
+    def test_stream_json_speaks_claude_codes_contract(self, agentfsm: Runner, fake: FakeAnthropic,
+                                                      project: Path) -> None:
+        """system/init first; assistant/user messages of root and child (the child's tagged with the task's
+        tool_use id), our transition events among them, the result last; all parsed as the Agent SDK does."""
         fake.script = _delegation(project)
+        run = agentfsm("-p", PROMPT, "--output-format", "stream-json", "--verbose")
+        assert run.code == 0
+        lines = run.json_lines()
+        parsed = [parse(line) for line in lines]
+        assert [p.type if p else line["type"] for p, line in zip(parsed, lines, strict=True)] == [
+            "system",
+            "transition", "assistant", "transition", "transition",                  # root: prompt, task call, spawn
+            "user", "transition", "assistant", "transition", "transition",          # child: prompt, glob call, glob
+            "user", "transition", "assistant", "transition", "transition",          # child: results, answer, stop
+            "transition", "user", "transition", "assistant", "transition", "transition",  # root: return, relay
+            "result"]
+        init, result = lines[0], lines[-1]
+        assert (init["subtype"], init["cwd"], init["model"], init["permissionMode"]) == (
+            "init", str(project), "claude-sonnet-4-5", "default")
+        assert init["tools"] == SIX and init["agents"] == ["general-purpose"] and init["agentfsm_version"]
+        session = init["session_id"]
+        messages = [(p, line) for p, line in zip(parsed, lines, strict=True) if p and p.type in ("assistant", "user")]
+        assert {line["session_id"] for _, line in messages} == {session} == {result["session_id"]}
+        assert [(p.type, p.fields["parent_tool_use_id"]) for p, _ in messages] == [
+            ("assistant", None), ("user", "toolu_task"), ("assistant", "toolu_task"), ("user", "toolu_task"),
+            ("assistant", "toolu_task"), ("user", None), ("assistant", None)]
+        first = messages[0][1]["message"]
+        assert (first["id"].startswith("msg_fake_"), first["model"], first["stop_reason"], first["usage"]) == (
+            True, "claude-sonnet-4-5", "tool_use",
+            {"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0,
+             "cache_read_input_tokens": 7})
+        assert messages[1][0].fields["content"] == "Which test framework?"
+        assert messages[3][0].fields["content"][0] == {"type": "tool_result", "tool_use_id": "toolu_glob",
+                                                       "content": "tests/test_app.py"}
+        assert messages[5][0].fields["content"][0]["content"] == "pytest (tests/test_app.py imports it)"
+        events = [line for line in lines if line["type"] == "transition"]
+        assert [e["seq"] for e in events] == list(range(1, 14))
+        final = parse(result)
+        assert final is not None and final.fields["terminal_reason"] == "end_turn"
+        for key in ("total_cost_usd", "duration_api_ms", "permission_denials", "stop_reason"):
+            assert key in result
+        assert (result["stop_reason"], result["permission_denials"]) == ("end_turn", [])
+        assert result["total_cost_usd"] > 0
+
+    def test_stream_json_transition_events(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+        """Our transition events: seq increases by one, subagent events name their parent; a flag drops them."""
+        script = _delegation(project)
+        fake.script = script + script
         run = agentfsm("-p", PROMPT, "--output-format", "stream-json")
         assert run.code == 0
-        *events, result = run.json_lines()
+        lines = run.json_lines()
+        events = [e for e in lines if e["type"] == "transition"]
+        result = lines[-1]
         assert result["type"] == "result" and result["transitions"] == len(events) == 13
-        assert {e["type"] for e in events} == {"transition"}
-        assert [e["seq"] for e in events] == list(range(1, 14))
         root = events[0]["agent"]
         assert result["session_id"] == root
         assert [(e["agent"] == root, e["trigger"]) for e in events] == [
@@ -120,6 +170,10 @@ class TestDelegation:
         assert glob["tool_result"] == {"content": "tests/test_app.py", "is_error": False, "length": 17}
         assert events[2]["child"] == f"{root}.1"
         assert events[-2]["text"] == "This project uses pytest." and events[-2]["stop_reason"] == "end_turn"
+        quiet = agentfsm("-p", PROMPT, "--output-format", "stream-json", "--no-transition-events")
+        assert quiet.code == 0
+        assert [line["type"] for line in quiet.json_lines()] == [
+            "system", "assistant", "user", "assistant", "user", "assistant", "user", "assistant", "result"]
 
 
 class TestOutcomes:
@@ -149,6 +203,7 @@ class TestOutcomes:
                               "(at most 30) or narrow the prompt\n")
         result = run.json()
         assert (result["subtype"], result["is_error"], result["num_turns"]) == ("error_max_turns", True, 2)
+        assert result["errors"] == [run.stderr.removeprefix("agentfsm: ").rstrip("\n")]
         assert len(fake.messages_requests) == 2
 
     def test_overloaded_twice_then_success(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
@@ -165,7 +220,8 @@ class TestOutcomes:
         assert run.code == 1
         message = "authentication failed (401: invalid x-api-key); check ANTHROPIC_API_KEY"
         assert run.stderr == f"agentfsm: {message}\n"
-        assert (run.json()["subtype"], run.json()["result"]) == ("error_model", message)
+        assert (run.json()["subtype"], run.json()["terminal_reason"], run.json()["result"]) == (
+            "error_during_execution", "model_error", message)
         assert len(fake.messages_requests) == 1
 
     def test_unreachable_server(self, agentfsm: Runner) -> None:

@@ -111,13 +111,22 @@ class TestHeadless:
             "result", "success", "ok", 3, "")
 
     def test_stream_json(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-        """stream-json is one line per transition, then the result."""
+        """stream-json is system/init, then per transition its messages and its event, then the result."""
         scripted(monkeypatch, tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("ok"))
         assert cli.main(["-p", "q", "--output-format", "stream-json"]) == 0
         lines = [json.loads(line) for line in outputs(capsys)[0].splitlines()]
         assert [e.get("trigger", e["type"]) for e in lines] == [
-            "prompt", "replied_with_tools", "tool_ran", "tools_done", "replied_final", "stopped", "result"]
-        assert lines[2]["tool_result"]["content"] == "hi"
+            "system", "prompt", "assistant", "replied_with_tools", "tool_ran", "user", "tools_done", "assistant",
+            "replied_final", "stopped", "result"]
+        assert lines[4]["tool_result"]["content"] == "hi"
+
+    def test_stream_json_without_transitions(self, monkeypatch: pytest.MonkeyPatch,
+                                             capsys: pytest.CaptureFixture[str]) -> None:
+        """--no-transition-events leaves Claude Code's messages only."""
+        scripted(monkeypatch, tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("ok"))
+        assert cli.main(["-p", "q", "--output-format", "stream-json", "--no-transition-events"]) == 0
+        lines = [json.loads(line) for line in outputs(capsys)[0].splitlines()]
+        assert [e["type"] for e in lines] == ["system", "assistant", "user", "assistant", "result"]
 
     def test_error_outcome_exits_1_with_one_line(self, monkeypatch: pytest.MonkeyPatch,
                                                  capsys: pytest.CaptureFixture[str]) -> None:
@@ -137,11 +146,11 @@ class TestHeadless:
         assert "--tool_ran--> executing_tools (turn 1)  bash {\"command\": \"echo hi\"}  -> 'hi'" in err
 
     def test_ctrl_c(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-        """Ctrl-C during a headless run is subtype error_interrupted and status 1."""
+        """Ctrl-C during a headless run ends interrupted with status 1."""
         scripted(monkeypatch, KeyboardInterrupt())
         assert cli.main(["-p", "q", "--output-format", "json"]) == 1
         out, err = outputs(capsys)
-        assert (json.loads(out)["subtype"], err) == ("error_interrupted", "agentfsm: interrupted\n")
+        assert (json.loads(out)["terminal_reason"], err) == ("interrupted", "agentfsm: interrupted\n")
 
 
 class TestPlugins:

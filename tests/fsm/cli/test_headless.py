@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fsm.cli.headless import SUBTYPES, RunResult, error_line, run_headless
+from fsm.cli.headless import SUBTYPES, ModelUsage, RunResult, error_line, run_headless
 from fsm.core.agent import Agent
 from fsm.core.records import Usage
 from fsm.errors import ModelError
@@ -24,10 +24,12 @@ class TestRunHeadless:
                        tool_reply(tool_use("glob", {"pattern": "*"}), usage=(20, 2)),
                        text_reply("child", usage=(30, 3)), text_reply("done", usage=(200, 20)))
         result = run_headless(agent, "go")
-        assert result == RunResult(subtype="success", result="done", session_id=agent.agent_id, num_turns=2,
-                                   model_calls=4, subagents=1, usage=Usage(350, 35), duration_ms=result.duration_ms,
-                                   transitions=13)
-        assert (result.is_error, result.exit_code) == (False, 0)
+        assert (result.subtype, result.terminal_reason, result.result, result.session_id, result.num_turns,
+                result.model_calls, result.subagents, result.usage, result.transitions, result.stop_reason) == (
+            "success", "end_turn", "done", agent.agent_id, 2, 4, 1, Usage(350, 35), 13, "end_turn")
+        assert (result.is_error, result.exit_code, result.errors) == (False, 0, [])
+        api = [r.duration_ms for r in agent.history if r.reply is not None]
+        assert len(api) == 4 and result.duration_api_ms == round(sum(api))
 
     def test_counts_only_this_run(self, tmp_path: Path) -> None:
         """A second run on the same agent counts its own calls and tokens."""
@@ -37,33 +39,36 @@ class TestRunHeadless:
         assert (result.result, result.model_calls, result.usage, result.transitions, result.session_id) == (
             "two", 1, Usage(7, 1), 3, "s-1")
 
-    @pytest.mark.parametrize(("reply", "subtype"), [
-        (text_reply("cut", stop_reason="max_tokens"), "error_max_tokens"),
-        (text_reply("no", stop_reason="refusal"), "error_refusal"),
+    @pytest.mark.parametrize(("reply", "reason"), [
+        (text_reply("cut", stop_reason="max_tokens"), "max_tokens"),
+        (text_reply("no", stop_reason="refusal"), "refusal"),
     ])
-    def test_error_outcomes(self, tmp_path: Path, reply: dict[str, object], subtype: str) -> None:
-        """Outcomes other than end_turn are errors with exit status 1."""
+    def test_error_outcomes(self, tmp_path: Path, reply: dict[str, object], reason: str) -> None:
+        """Outcomes other than end_turn are error_during_execution, the outcome in terminal_reason, status 1."""
         result = run_headless(_agent(tmp_path, reply), "go")
-        assert (result.subtype, result.is_error, result.exit_code) == (subtype, True, 1)
+        assert (result.subtype, result.terminal_reason, result.is_error, result.exit_code, result.stop_reason) == (
+            "error_during_execution", reason, True, 1, reason)
 
     def test_model_error_result_is_the_message(self, tmp_path: Path) -> None:
-        """For error_model, ``result`` holds the error's message."""
-        result = run_headless(_agent(tmp_path, ModelError("authentication failed (401: bad key); check "
-                                                          "ANTHROPIC_API_KEY", kind="auth")), "go")
-        assert (result.subtype, result.result, result.num_turns) == (
-            "error_model", "authentication failed (401: bad key); check ANTHROPIC_API_KEY", 1)
+        """For model_error, ``result`` and ``errors`` hold the error's message; no reply, no stop_reason."""
+        message = "authentication failed (401: bad key); check ANTHROPIC_API_KEY"
+        result = run_headless(_agent(tmp_path, ModelError(message, kind="auth")), "go")
+        assert (result.subtype, result.terminal_reason, result.result, result.errors, result.num_turns,
+                result.stop_reason) == ("error_during_execution", "model_error", message, [message], 1, None)
 
     def test_turn_limit(self, tmp_path: Path) -> None:
         """A model that always calls a tool stops at max_turns."""
         agent = _agent(tmp_path, *[tool_reply(tool_use("bash", {"command": "true"}))] * 3, max_turns=2)
         result = run_headless(agent, "go")
-        assert (result.subtype, result.num_turns, result.model_calls) == ("error_max_turns", 2, 2)
+        assert (result.subtype, result.terminal_reason, result.num_turns, result.model_calls) == (
+            "error_max_turns", "max_turns", 2, 2)
 
     def test_ctrl_c_leaves_the_agent_idle(self, tmp_path: Path) -> None:
-        """A KeyboardInterrupt does not escape: the agent is idle and the subtype error_interrupted."""
+        """A KeyboardInterrupt does not escape: the agent is idle and terminal_reason interrupted."""
         agent = _agent(tmp_path, KeyboardInterrupt())
         result = run_headless(agent, "go")
-        assert (result.subtype, agent.state, agent.outcome) == ("error_interrupted", "idle", "interrupted")
+        assert (result.subtype, result.terminal_reason, agent.state, agent.outcome) == (
+            "error_during_execution", "interrupted", "idle", "interrupted")
 
     def test_ctrl_c_in_a_listener(self, tmp_path: Path) -> None:
         """An interrupt raised while a record is handed out settles the pending tool call too."""
@@ -75,18 +80,51 @@ class TestRunHeadless:
 
         agent.subscribe(stop_after_the_reply)
         result = run_headless(agent, "go")
-        assert (result.subtype, agent.state) == ("error_interrupted", "idle")
+        assert (result.terminal_reason, agent.state) == ("interrupted", "idle")
         assert agent.messages[-1]["content"][0]["is_error"] is True
 
     def test_result_object(self) -> None:
-        """to_json has the documented keys in order."""
-        result = RunResult("success", "hi", "s", 1, 2, 0, Usage(1, 2, 3, 4), 5, 6)
-        assert result.to_json() == {
-            "type": "result", "subtype": "success", "is_error": False, "result": "hi", "session_id": "s",
-            "num_turns": 1, "model_calls": 2, "subagents": 0,
-            "usage": {"input_tokens": 1, "output_tokens": 2, "cache_creation_input_tokens": 3,
-                      "cache_read_input_tokens": 4},
-            "duration_ms": 5, "transitions": 6}
+        """to_json has Claude Code's keys in its order, then ours; a known model is priced by genai-prices."""
+        usage = Usage(1000, 2000, 300, 4000)
+        result = RunResult("success", "end_turn", "hi", "s", 1, 2, 0, usage, 5, 6, duration_api_ms=4,
+                           stop_reason="end_turn", max_output_tokens=8000,
+                           model_usage={"claude-sonnet-4-5": ModelUsage(usage, 0.0123, 200_000)})
+        data = result.to_json()
+        assert isinstance(data.pop("uuid"), str)
+        assert data == {
+            "type": "result", "subtype": "success", "is_error": False, "duration_ms": 5, "duration_api_ms": 4,
+            "num_turns": 1, "result": "hi", "stop_reason": "end_turn", "session_id": "s", "total_cost_usd": 0.0123,
+            "usage": {"input_tokens": 1000, "output_tokens": 2000, "cache_creation_input_tokens": 300,
+                      "cache_read_input_tokens": 4000,
+                      "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}},
+            "modelUsage": {"claude-sonnet-4-5": {
+                "inputTokens": 1000, "outputTokens": 2000, "cacheReadInputTokens": 4000,
+                "cacheCreationInputTokens": 300, "webSearchRequests": 0, "costUSD": 0.0123,
+                "contextWindow": 200_000, "maxOutputTokens": 8000}},
+            "permission_denials": [], "terminal_reason": "end_turn", "model_calls": 2, "subagents": 0,
+            "transitions": 6}
+
+    def test_cost_from_the_price_table(self, tmp_path: Path) -> None:
+        """total_cost_usd is genai-prices' price of every model's tokens, cached tokens at their own rates."""
+        from genai_prices import Usage as Tokens
+        from genai_prices import calc_price
+
+        model = ScriptedModel([text_reply("hi", usage=(1000, 100))])
+        model.model = "claude-sonnet-4-5"  # type: ignore[attr-defined]
+        result = run_headless(Agent(model, str(tmp_path)), "go")
+        expected = calc_price(Tokens(input_tokens=1000, output_tokens=100), model_ref="claude-sonnet-4-5",
+                              provider_id="anthropic").total_price
+        assert result.total_cost_usd == pytest.approx(float(expected)) and result.total_cost_usd > 0
+        assert list(result.model_usage) == ["claude-sonnet-4-5"]
+        assert result.to_json()["modelUsage"]["claude-sonnet-4-5"]["contextWindow"] == 200_000
+
+    def test_unknown_model_costs_null_with_a_note(self, tmp_path: Path) -> None:
+        """A model the price table lacks makes total_cost_usd null, and cost_note says why."""
+        model = ScriptedModel([text_reply("hi", usage=(10, 1))])
+        model.model = "my-local-model"  # type: ignore[attr-defined]
+        data = run_headless(Agent(model, str(tmp_path)), "go").to_json()
+        assert (data["total_cost_usd"], data["modelUsage"]["my-local-model"]["costUSD"]) == (None, None)
+        assert data["cost_note"] == "no price known for model my-local-model (genai-prices); total_cost_usd is null"
 
     def test_subtypes_cover_every_outcome(self) -> None:
         """Every outcome the agent can end with has a subtype."""
@@ -96,16 +134,15 @@ class TestRunHeadless:
 
 
 class TestErrorLine:
-    @pytest.mark.parametrize(("subtype", "line"), [
-        ("success", None),
-        ("error_max_turns", "stopped after 4 turns without a final answer; raise --max-turns (at most 30) or "
-                            "narrow the prompt"),
-        ("error_model", "the message"),
-        ("error_refusal", "the model refused to answer this prompt"),
-        ("error_max_tokens", "the reply was cut at the max_tokens limit (100); raise --max-tokens"),
-        ("error_interrupted", "interrupted"),
+    @pytest.mark.parametrize(("outcome", "line"), [
+        ("end_turn", None),
+        ("max_turns", "stopped after 4 turns without a final answer; raise --max-turns (at most 30) or "
+                      "narrow the prompt"),
+        ("model_error", "the message"),
+        ("refusal", "the model refused to answer this prompt"),
+        ("max_tokens", "the reply was cut at the max_tokens limit (100); raise --max-tokens"),
+        ("interrupted", "interrupted"),
     ])
-    def test_lines(self, subtype: str, line: str | None) -> None:
-        """Each error subtype has one line that says what to do."""
-        result = RunResult(subtype, "the message", "s", 1, 1, 0, Usage(), 0, 1)
-        assert error_line(result, max_turns=4, max_tokens=100) == line
+    def test_lines(self, outcome: str, line: str | None) -> None:
+        """Each error outcome has one line that says what to do."""
+        assert error_line(outcome, "the message", max_turns=4, max_tokens=100) == line

@@ -1,0 +1,109 @@
+"""Claude Code's stream-json messages, made from Transition records: ``system``/``init``, ``assistant``,
+``user`` and ``stream_event`` (the ``result`` is ``fsm.cli.headless``'s).
+
+:class:`ClaudeStream` is a listener. It writes one ``system``/``init`` message first (:meth:`ClaudeStream.init`),
+then, for each transition, a message per API message the step appended, in Claude Code's shape:
+
+- ``assistant``: each model reply, with the full API ``message`` (id, model, content, stop_reason, usage);
+- ``user``: each tool-result message, and a subagent's prompt; the root's own prompt is not echoed (as
+  ``claude -p`` does not);
+
+each with ``session_id``, a fresh ``uuid``, and ``parent_tool_use_id``: null for the root agent, the
+``task`` call's tool_use id for a subagent's messages. Then the transition's own event
+(``{"type": "transition", …}``, :func:`fsm.view.stream.event_of`) unless transition events are off: a
+consumer that switches on ``type`` (the Claude Agent SDK's parser skips unknown types) ignores them.
+:meth:`ClaudeStream.partial` writes a raw Messages API stream event as a ``stream_event`` message
+(``--include-partial-messages``).
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from fsm.core.records import Message, Transition
+from fsm.view.stream import CONTENT_CUT, event_of
+
+if TYPE_CHECKING:
+    from fsm.core.agent import Agent
+
+__all__ = ["ClaudeStream", "usage_of"]
+
+Write = Callable[[dict[str, Any]], None]
+
+
+def usage_of(record: Transition) -> dict[str, int]:
+    """The reply's usage with the API's keys (zeros when the step had no reply)."""
+    reply = record.reply
+    if reply is None:
+        return {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+    u = reply.usage
+    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
+            "cache_creation_input_tokens": u.cache_creation_input_tokens,
+            "cache_read_input_tokens": u.cache_read_input_tokens}
+
+
+class ClaudeStream:
+    """A listener writing Claude Code's stream-json messages (and, by default, our transition events).
+
+    Args:
+        write: writes one JSON-ready object (a line of stream-json).
+        session_id: the session every message names.
+        model: the model named in a reply that did not say which model answered.
+        transitions: also write each transition's ``{"type": "transition", …}`` event.
+    """
+
+    def __init__(self, write: Write, *, session_id: str, model: str, transitions: bool = True,
+                 cut: int = CONTENT_CUT) -> None:
+        self.write, self.session_id, self.model = write, session_id, model
+        self.transitions, self.cut = transitions, cut
+        self._task_of: dict[str, str] = {}
+        """A subagent's id → the tool_use id of the ``task`` call it answers."""
+
+    def init(self, agent: Agent, *, permission_mode: str, agents: list[str], version: str,
+             api_key_source: str) -> None:
+        """Write the ``system``/``init`` message: the session, where it runs, with which model and tools."""
+        for child in agent.children:  # a resumed session's running subagent
+            if child.data.parent_tool_use_id is not None:
+                self._task_of[child.agent_id] = child.data.parent_tool_use_id
+        self.write({"type": "system", "subtype": "init", "cwd": str(agent.workspace.root),
+                    "session_id": self.session_id, "tools": [t.name for t in agent.tools], "mcp_servers": [],
+                    "model": getattr(agent.model, "model", None) or self.model, "permissionMode": permission_mode,
+                    "slash_commands": [], "apiKeySource": api_key_source, "agents": agents,
+                    "agentfsm_version": version, "uuid": str(uuid.uuid4())})
+
+    def parent_tool_use_id(self, agent_id: str) -> str | None:
+        """The ``task`` tool_use id a subagent answers; None for the root agent."""
+        return self._task_of.get(agent_id)
+
+    def partial(self, agent_id: str, event: dict[str, Any]) -> None:
+        """Write one raw Messages API stream event of *agent_id*'s model call as a ``stream_event`` message."""
+        self.write({"type": "stream_event", "uuid": str(uuid.uuid4()), "session_id": self.session_id,
+                    "event": event, "parent_tool_use_id": self.parent_tool_use_id(agent_id)})
+
+    def __call__(self, record: Transition) -> None:
+        if record.trigger == "subagent_spawned" and record.child and record.tool_call:
+            self._task_of[record.child] = record.tool_call["id"]
+        for message in record.appended:
+            event = self._message_event(record, message)
+            if event is not None:
+                self.write(event)
+        if record.trigger == "subagent_returned" and record.child:
+            self._task_of.pop(record.child, None)
+        if self.transitions:
+            self.write(event_of(record, cut=self.cut))
+
+    def _message_event(self, record: Transition, message: Message) -> dict[str, Any] | None:
+        parent = self.parent_tool_use_id(record.agent)
+        common = {"parent_tool_use_id": parent, "session_id": self.session_id, "uuid": str(uuid.uuid4())}
+        if message["role"] == "assistant":
+            reply = record.reply
+            api = {"id": (reply.id if reply else None) or f"msg_{uuid.uuid4().hex[:24]}", "type": "message",
+                   "role": "assistant", "model": (reply.model if reply else None) or self.model,
+                   "content": message["content"], "stop_reason": reply.stop_reason if reply else None,
+                   "stop_sequence": None, "usage": usage_of(record)}
+            return {"type": "assistant", "message": api, **common}
+        if record.trigger in ("prompt", "continue_forced") and parent is None:
+            return None  # the root's own prompt (or a Stop hook's): claude -p does not echo it
+        return {"type": "user", "message": {"role": "user", "content": message["content"]}, **common}

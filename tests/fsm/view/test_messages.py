@@ -1,0 +1,61 @@
+"""Tests for fsm.view.messages: Claude Code's stream-json messages from Transition records."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from fsm.core.agent import Agent
+from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from fsm.view.messages import ClaudeStream
+from tests.claude_parser import parse
+
+
+def _delegating(tmp_path: Path) -> Agent:
+    return Agent(ScriptedModel([tool_reply(tool_use("task", {"prompt": "look"}, id="toolu_t")),
+                                tool_reply(tool_use("glob", {"pattern": "*"}, id="toolu_g")),
+                                text_reply("nothing here"), text_reply("empty")]), str(tmp_path))
+
+
+class TestClaudeStream:
+    def test_messages_of_root_and_child(self, tmp_path: Path) -> None:
+        """Each reply is an assistant message, each result message a user one; the child's name the task call."""
+        out: list[dict[str, Any]] = []
+        agent = _delegating(tmp_path)
+        stream = ClaudeStream(out.append, session_id="s", model="m", transitions=False)
+        stream.init(agent, permission_mode="deny", agents=["general-purpose"], version="9", api_key_source="none")
+        agent.subscribe(stream)
+        agent.run("go")
+        parsed = [parse(o) for o in out]
+        assert all(p is not None for p in parsed)
+        assert [(p.type, p.fields.get("parent_tool_use_id")) for p in parsed if p] == [
+            ("system", None), ("assistant", None), ("user", "toolu_t"), ("assistant", "toolu_t"),
+            ("user", "toolu_t"), ("assistant", "toolu_t"), ("user", None), ("assistant", None)]
+        assert out[0]["permissionMode"] == "deny" and out[0]["session_id"] == "s"
+        assert out[1]["message"]["model"] == "m" and out[1]["message"]["id"].startswith("msg_")
+        assert out[-1]["message"]["content"] == [{"type": "text", "text": "empty"}]
+        assert len({o["uuid"] for o in out}) == len(out)
+
+    def test_transition_events_follow_their_messages(self, tmp_path: Path) -> None:
+        """With transitions on, each transition's event follows the messages it appended."""
+        out: list[dict[str, Any]] = []
+        agent = Agent(ScriptedModel([text_reply("hi")]), str(tmp_path))
+        agent.subscribe(ClaudeStream(out.append, session_id="s", model="m"))
+        agent.run("go")
+        assert [o.get("trigger", o["type"]) for o in out] == ["prompt", "assistant", "replied_final", "stopped"]
+        assert parse(out[0]) is None  # the SDK's parser skips our events
+
+    def test_partial_and_a_resumed_child(self, tmp_path: Path) -> None:
+        """A stream event of a running child (known from init) names the task call it answers."""
+        out: list[dict[str, Any]] = []
+        agent = _delegating(tmp_path)
+        agent.send("go")
+        for _ in range(3):  # prompt, the task reply, the spawn: the child is running
+            agent.step()
+        stream = ClaudeStream(out.append, session_id="s", model="m")
+        stream.init(agent, permission_mode="default", agents=[], version="9", api_key_source="none")
+        stream.partial(agent.children[0].agent_id, {"type": "message_stop"})
+        stream.partial(agent.agent_id, {"type": "message_stop"})
+        events = [parse(o) for o in out[1:]]
+        assert [(e.type, e.fields["parent_tool_use_id"], e.fields["event"]) for e in events if e] == [
+            ("stream_event", "toolu_t", {"type": "message_stop"}), ("stream_event", None, {"type": "message_stop"})]
