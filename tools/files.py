@@ -2,13 +2,17 @@
 
 Paths are resolved by the :class:`~tools.workspace.Workspace` (symlinks followed, confined to the root
 unless the user approved the call) and shown back to the model relative to the root. Reading streams the
-file, so a huge file costs only what is shown; writing and editing go through :func:`atomic_write`, so a
-failed call leaves the old file whole and no temporary file behind.
+file, so a huge file costs only what is shown; a NUL byte in the first 8 KB or anywhere in what would be
+shown makes it a binary file, refused. Writing and editing reach the parent directory with
+:func:`open_parent` (one ``O_NOFOLLOW`` step at a time from the root's descriptor, so a directory swapped
+for a symlink mid-call cannot send the write elsewhere) and go through :func:`atomic_write` relative to
+that descriptor, so a failed call leaves the old file whole and no temporary file behind.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import io
 import os
 import secrets
@@ -19,7 +23,7 @@ from pathlib import Path
 from tools.base import ToolOutput, tool
 from tools.workspace import Workspace
 
-__all__ = ["MAX_READ_CHARS", "atomic_write", "edit_file", "read_file", "write_file"]
+__all__ = ["MAX_READ_CHARS", "PathChangedError", "atomic_write", "edit_file", "open_parent", "read_file", "write_file"]
 
 MAX_READ_CHARS = 50_000
 """Characters of a file that ``read_file`` returns at most."""
@@ -43,8 +47,8 @@ def _os_error(action: str, shown: str, exc: OSError) -> ToolOutput:
         "Read a UTF-8 text file from the workspace and return its contents. Paths are relative to the "
         "workspace root. Use `limit` to read only the first N lines of a long file; the output then ends "
         "with '... (N more lines)'. At most 50000 characters are returned; to read the middle of a big "
-        "file use bash (sed -n '100,200p' FILE). Binary files are refused; use glob or bash to list "
-        "directories."
+        "file use bash (sed -n '100,200p' FILE). Binary files (NUL bytes) are refused; use glob or bash to "
+        "list directories."
     ),
     input_schema={
         "type": "object",
@@ -76,15 +80,19 @@ def read_file(workspace: Workspace, *, path: str, limit: int | None = None) -> T
             raw.seek(0)
             # newline="": show line endings as they are, so edit_file can match what was read.
             with io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as text:
-                return ToolOutput(_excerpt(iter(lambda: text.read(_READ_CHARS), ""), limit))
+                excerpt = _excerpt(iter(lambda: text.read(_READ_CHARS), ""), limit)
     except FileNotFoundError:
         return _error(f"{shown} not found")
     except OSError as exc:
         return _os_error("read", shown, exc)
+    if excerpt is None:
+        return _error(f"{shown} is a binary file (NUL bytes); read_file reads text")
+    return ToolOutput(excerpt)
 
 
-def _excerpt(chunks: Iterator[str], limit: int | None) -> str:
-    """The first *limit* lines of the text in *chunks*, capped at :data:`MAX_READ_CHARS`, with notes.
+def _excerpt(chunks: Iterator[str], limit: int | None) -> str | None:
+    """The first *limit* lines of the text in *chunks*, capped at :data:`MAX_READ_CHARS`, with notes;
+    None when the part that would be shown holds a NUL (a binary file).
 
     Streams: keeps only what is shown and counts the rest.
     """
@@ -106,6 +114,8 @@ def _excerpt(chunks: Iterator[str], limit: int | None) -> str:
             rest = ""
         if selected:
             take = selected[: MAX_READ_CHARS + 2 - kept_chars]  # room for a final line break
+            if "\0" in take:
+                return None
             kept.append(take)
             kept_chars += len(take)
             selected_chars += len(selected)
@@ -168,8 +178,10 @@ def write_file(workspace: Workspace, *, path: str, content: str) -> ToolOutput:
     if blocker is not None and not blocker.is_dir():
         return _error(f"cannot write {shown}: {workspace.relative(blocker)} is not a directory")
     try:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        atomic_write(target, data)
+        with open_parent(workspace, target, create=True) as (dir_fd, name):
+            atomic_write(dir_fd, name, data)
+    except PathChangedError as exc:
+        return _error(f"cannot write {shown}: {exc.strerror} (it changed while writing); nothing was written")
     except OSError as exc:
         return _os_error("write", shown, exc)
     return ToolOutput(f"Wrote {len(data)} bytes to {shown}")
@@ -203,12 +215,22 @@ def edit_file(workspace: Workspace, *, path: str, old_text: str, new_text: str) 
     if target.is_dir():
         return _error(f"{shown} is a directory")
     try:
-        # surrogateescape: bytes that are not UTF-8 survive the edit unchanged.
-        text = target.read_bytes().decode("utf-8", errors="surrogateescape")
+        with open_parent(workspace, target) as (dir_fd, name):
+            return _edit_in(dir_fd, name, shown, old_text, new_text)
     except FileNotFoundError:
         return _error(f"{shown} not found")
+    except PathChangedError as exc:
+        return _error(f"cannot edit {shown}: {exc.strerror} (it changed while editing); nothing was written")
     except OSError as exc:
-        return _os_error("read", shown, exc)
+        return _os_error("edit", shown, exc)
+
+
+def _edit_in(dir_fd: int, name: str, shown: str, old_text: str, new_text: str) -> ToolOutput:
+    """The edit itself, on file *name* of directory *dir_fd* (read without following a symlink)."""
+    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    with os.fdopen(fd, "rb") as raw:
+        # surrogateescape: bytes that are not UTF-8 survive the edit unchanged.
+        text = raw.read().decode("utf-8", errors="surrogateescape")
     count = _occurrences(text, old_text)
     if count == 0:
         return _error(f"text not found in {shown}")
@@ -216,7 +238,7 @@ def edit_file(workspace: Workspace, *, path: str, old_text: str, new_text: str) 
         return _error(f"old_text occurs {count} times in {shown}; include more context so it matches exactly once")
     edited = text.replace(old_text, new_text, 1)
     try:
-        atomic_write(target, edited.encode("utf-8", errors="surrogateescape"))
+        atomic_write(dir_fd, name, edited.encode("utf-8", errors="surrogateescape"))
     except OSError as exc:
         return _os_error("write", shown, exc)
     return ToolOutput(f"Edited {shown}")
@@ -231,43 +253,91 @@ def _occurrences(text: str, sub: str) -> int:
     return count
 
 
-def atomic_write(target: Path, data: bytes) -> None:
-    """Replace *target* with *data* in one step: a reader sees the old file or the new one, never half.
+class PathChangedError(OSError):
+    """A directory on the way to the file was replaced (by a symlink or a file) while we walked to it."""
 
-    Writes a temporary file beside *target*, syncs it and renames it over *target*. An existing file's
-    permission bits are kept; a new file gets the usual ``0o666 & ~umask``. On any failure the temporary
-    file is removed and the exception re-raised; *target* is untouched.
+
+_DIR_FLAGS = os.O_RDONLY | os.O_DIRECTORY | getattr(os, "O_CLOEXEC", 0)
+
+
+@contextlib.contextmanager
+def open_parent(workspace: Workspace, target: Path, *, create: bool = False) -> Iterator[tuple[int, str]]:
+    """Open *target*'s parent directory without following any symlink, from the workspace root down.
+
+    Yields ``(dir_fd, name)``: a descriptor of the parent and the file's name in it. Each directory is
+    opened relative to the one before it with ``O_NOFOLLOW | O_DIRECTORY`` (outside the root, for a
+    user-approved path, the walk starts at ``/``), so a directory swapped for a symlink while we walk
+    makes the walk fail instead of leading it elsewhere. *target* is a resolved path (no symlinks).
+
+    Args:
+        create: make missing directories on the way (mode ``0o777 & ~umask``).
+
+    Raises:
+        PathChangedError: a directory on the path is now a symlink or not a directory.
+    """
+    inside = target == workspace.root or workspace.root in target.parents
+    base = workspace.root if inside else Path(target.anchor)
+    parts = target.relative_to(base).parts
+    fd = os.open(base, _DIR_FLAGS)
+    try:
+        for part in parts[:-1]:
+            try:
+                step = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            except FileNotFoundError:
+                if not create:
+                    raise
+                with contextlib.suppress(FileExistsError):
+                    os.mkdir(part, 0o777, dir_fd=fd)
+                step = os.open(part, _DIR_FLAGS | os.O_NOFOLLOW, dir_fd=fd)
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENOTDIR):
+                    raise PathChangedError(exc.errno, f"{part} on the path is no longer a directory") from exc
+                raise
+            os.close(fd)
+            fd = step
+        yield fd, parts[-1]
+    finally:
+        os.close(fd)
+
+
+def atomic_write(dir_fd: int, name: str, data: bytes) -> None:
+    """Replace file *name* in directory *dir_fd* with *data* in one step: a reader sees old or new, never half.
+
+    Writes a temporary file in the same directory (opened with ``O_EXCL | O_NOFOLLOW`` relative to
+    *dir_fd*), syncs it and renames it over *name* relative to *dir_fd*, so neither can land anywhere
+    else. An existing file's permission bits are kept; a new file gets the usual ``0o666 & ~umask``. On
+    any failure the temporary file is removed and the exception re-raised; *name* is untouched.
     """
     try:
-        mode: int | None = stat.S_IMODE(os.stat(target).st_mode)
+        mode: int | None = stat.S_IMODE(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
     except FileNotFoundError:
         mode = None
-    fd, temp = _create_temp(target)
+    fd, temp = _create_temp(dir_fd, name)
     try:
         with os.fdopen(fd, "wb") as out:
             out.write(data)
             out.flush()
             os.fsync(out.fileno())
-        if mode is not None:
-            os.chmod(temp, mode)
-        os.replace(temp, target)
+            if mode is not None:
+                os.fchmod(out.fileno(), mode)
+        os.replace(temp, name, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
     except BaseException:
         with contextlib.suppress(OSError):
-            os.unlink(temp)
+            os.unlink(temp, dir_fd=dir_fd)
         raise
 
 
-def _create_temp(target: Path) -> tuple[int, str]:
-    """Create and open a new hidden file next to *target*.
+def _create_temp(dir_fd: int, name: str) -> tuple[int, str]:
+    """Create and open a new hidden file beside *name* in *dir_fd*.
 
     Not ``tempfile.mkstemp``: that creates mode 0o600, and a new file should get the umask's mode, which
     only the kernel applies without a process-wide ``os.umask`` dance.
     """
-    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0)
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
     for _ in range(100):
-        temp = str(target.parent / f".{target.name}.{secrets.token_hex(4)}.tmp")
+        temp = f".{name}.{secrets.token_hex(4)}.tmp"
         try:
-            return os.open(temp, flags, 0o666), temp
+            return os.open(temp, flags, 0o666, dir_fd=dir_fd), temp
         except FileExistsError:
             continue
-    raise FileExistsError(f"no free temporary name next to {target}")
+    raise FileExistsError(f"no free temporary name next to {name}")

@@ -102,6 +102,19 @@ class TestReadFile:
             "data.bin is a binary file (NUL bytes); read_file reads text"
         )
 
+    def test_nul_past_the_first_8k_is_binary(self, workspace: Workspace) -> None:
+        """A NUL byte anywhere in the part that would be returned makes the file binary, not only in 8 KB."""
+        (workspace.root / "late.bin").write_bytes(b"text line\n" * 5000 + b"\x00tail\n")
+        assert _call(workspace, "read_file", path="late.bin") == _error(
+            "late.bin is a binary file (NUL bytes); read_file reads text"
+        )
+
+    def test_nul_outside_the_returned_range_is_not_read(self, workspace: Workspace) -> None:
+        """With limit, a NUL past the 8 KB head and past the returned lines does not matter."""
+        (workspace.root / "log.txt").write_bytes(b"text line\n" * 5000 + b"\x00tail\n")
+        assert _call(workspace, "read_file", path="log.txt", limit=2).text == (
+            "text line\ntext line\n... (4999 more lines)")
+
     def test_missing_file(self, workspace: Workspace) -> None:
         """A missing file is a clear error naming it."""
         assert _call(workspace, "read_file", path="nope.txt") == _error("nope.txt not found")
@@ -186,7 +199,7 @@ class TestWriteFile:
         path = workspace.root / "keep.txt"
         path.write_text("original")
 
-        def fail(src: str, dst: str) -> None:
+        def fail(src: str, dst: str, **dir_fds: int) -> None:
             raise OSError(errno.EIO, "Input/output error")
 
         monkeypatch.setattr(os, "replace", fail)
@@ -237,7 +250,7 @@ class TestWriteFile:
         real_open = os.open
 
         def refuse(path: str, *args: object, **kwargs: object) -> int:
-            if str(path).startswith(str(workspace.root / "locked")):
+            if str(path).startswith(".x.txt."):  # the temporary file inside locked/
                 raise PermissionError(errno.EACCES, "Permission denied")
             return real_open(path, *args, **kwargs)  # type: ignore[arg-type]
 
@@ -316,7 +329,7 @@ class TestEditFile:
         path = workspace.root / "app.py"
         path.write_text("old\n")
 
-        def fail(src: str, dst: str) -> None:
+        def fail(src: str, dst: str, **dir_fds: int) -> None:
             raise OSError(errno.ENOSPC, "No space left on device")
 
         monkeypatch.setattr(os, "replace", fail)

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import time
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+import tools.search
 from tools import BASE_TOOLS, ToolOutput, Workspace, run_tool
 
 
@@ -119,3 +123,63 @@ class TestGlobBoundary:
     def test_dotdot_back_inside_is_allowed(self, linked: Workspace) -> None:
         """A pattern that leaves a directory and comes back inside the root is fine."""
         assert _glob(linked, "one/../*.py").text.splitlines() == ["in_file.py", "root.py"]
+
+
+class TestGlobCannotHang:
+    def test_two_self_links_return_at_once(self, project: Workspace) -> None:
+        """Two 'ln -s . x' links are listed as names and never walked: the call returns in under a second."""
+        (project.root / "x").symlink_to(".")
+        (project.root / "one" / "y").symlink_to("..")
+        started = time.monotonic()
+        out = _glob(project, "**/*.py")
+        assert time.monotonic() - started < 1.0
+        assert out.text.splitlines() == ["one/one.py", "one/two/deep.py", "root.py"]
+        assert _glob(project, "*").text.splitlines() == ["notes.txt", "one", "root.py", "x"]
+
+    def test_link_to_root_of_the_disk_is_not_walked(self, project: Workspace) -> None:
+        """A link to '/' is not followed (it resolves outside, so it is not even listed): under a second."""
+        (project.root / "disk").symlink_to("/")
+        started = time.monotonic()
+        out = _glob(project, "**/*")
+        assert time.monotonic() - started < 1.0
+        assert "disk" not in out.text.splitlines()
+        assert "one/two/deep.py" in out.text.splitlines()
+
+    def test_link_to_a_directory_inside_is_listed_not_searched(self, project: Workspace) -> None:
+        """A symlinked directory inside the root matches by name; its contents are not listed through it."""
+        (project.root / "alias").symlink_to("one")
+        assert _glob(project, "**/one.py").text == "one/one.py"
+        assert _glob(project, "ali*").text == "alias"
+        assert _glob(project, "alias/*.py").text == "one/one.py"  # a link spelled out in the fixed part is taken
+
+    def test_unreadable_directory_is_skipped_and_counted(
+        self, project: Workspace, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A directory that cannot be listed is pruned, the rest is found, and a note counts it."""
+        real = os.scandir
+        locked = str(project.root / "one" / "two")
+
+        def scandir(path: str) -> Any:
+            if str(path) == locked:
+                raise PermissionError(13, "Permission denied")
+            return real(path)
+
+        monkeypatch.setattr(tools.search.os, "scandir", scandir)
+        assert _glob(project, "**/*.py").text.splitlines() == [
+            "one/one.py", "root.py", "... (1 unreadable directories skipped)"]
+
+    def test_deadline_gives_a_partial_result_with_a_note(
+        self, project: Workspace, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """Past the deadline the walk stops and says the list is partial."""
+        monkeypatch.setattr(tools.search, "DEADLINE_SECONDS", -1.0)
+        assert _glob(project, "**/*.py").text.splitlines() == [
+            "(no matches)", "... (stopped after -1s: the list is partial; narrow the pattern)"]
+
+    def test_trailing_slash_matches_directories_only(self, project: Workspace) -> None:
+        """'**/' lists directories and no files."""
+        assert _glob(project, "**/").text.splitlines() == ["one", "one/two"]
+
+    def test_globstar_in_the_middle(self, project: Workspace) -> None:
+        """'one/**/*.py' matches at one's own level and below."""
+        assert _glob(project, "one/**/*.py").text.splitlines() == ["one/one.py", "one/two/deep.py"]
