@@ -7,6 +7,8 @@ included, so a shortcut taken in a function body is caught too.
 from __future__ import annotations
 
 import ast
+import tomllib
+from fnmatch import fnmatch
 from pathlib import Path
 
 import pytest
@@ -145,6 +147,16 @@ class TestLayers:
         fake = ROOT / "tools" / "_probe.py"
         monkeypatch.setattr(Path, "read_text", _reader({fake: "def f():\n    from fsm.core import agent\n"}))
         assert violations([fake]) == ["tools/_probe.py:2 imports fsm.core (tools may not import fsm.core)"]
+
+
+class TestPackaging:
+    def test_every_package_is_installed(self):
+        """pyproject's package list takes in every package under fsm/ and tools/, so a wheel holds each layer."""
+        include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
+        packages = {".".join(p.relative_to(ROOT).parent.parts) for top in ("fsm", "tools")
+                    for p in (ROOT / top).rglob("__init__.py")}
+        # setuptools' find matches each dotted package name against the include patterns with fnmatch
+        assert {p for p in packages if not any(fnmatch(p, pattern) for pattern in include["include"])} == set()
 
 
 def _reader(fakes: dict[Path, str]):

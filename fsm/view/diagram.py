@@ -280,14 +280,14 @@ def readme(mmd: str) -> str:
     """``diagrams/README.md``: the committed mermaid embedded, how to read it and how to regenerate it."""
     return f"""# The agent machine
 
-Generated from the table in `fsm/core/machine.py` (`STATES`, `TRANSITIONS`) by `fsm/diagram.py`; do not edit by
-hand. Regenerate with:
+Generated from the table in `fsm/core/machine.py` (`STATES`, `TRANSITIONS`) by `fsm/view/diagram.py`; do not
+edit by hand. Regenerate with:
 
 ```
 {REGENERATE}
 ```
 
-`tests/fsm/test_diagram.py` fails when these files differ from what the code generates.
+`tests/fsm/view/test_diagram.py` fails when these files differ from what the code generates.
 
 - `agent.mmd`: the mermaid source below (`agentfsm diagram --conditions`).
 - `agent.svg`: the same machine through Graphviz (`agentfsm diagram --conditions --format svg`; needs
