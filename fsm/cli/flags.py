@@ -19,7 +19,7 @@ from fsm.core.agent import Agent
 from fsm.core.hooks import Ask, Deny
 from fsm.core.model import DEFAULT_MODEL, Model
 from fsm.core.permissions import Approver, allow_all, deny_all, deny_unattended
-from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_TURNS
+from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_TURNS
 from fsm.errors import ConfigError
 from tools import REGISTRY
 
@@ -28,6 +28,7 @@ __all__ = [
     "PERMISSION_MODES",
     "add_agent_flags",
     "agent_from_args",
+    "limits_given",
     "load_env",
     "model_id",
     "terminal_approver",
@@ -57,8 +58,13 @@ def _int_flag(flag: str, low: int, high: int | None = None) -> Callable[[str], i
 def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     """Add the flags shared by every command that runs an agent (``run``, ``debug``, the REPL)."""
     group = parser.add_argument_group("agent")
-    group.add_argument("--max-turns", type=_int_flag("--max-turns", 1, MAX_TURNS), default=MAX_TURNS,
-                       metavar="N", help=f"model calls allowed per run, 1..{MAX_TURNS} (default {MAX_TURNS})")
+    resumed = "; with --resume/--continue it applies to the run this command's prompt starts"
+    group.add_argument("--max-turns", type=_int_flag("--max-turns", 1, MAX_TURNS), default=None,
+                       metavar="N", help=f"model calls allowed per agent per run (the root and each subagent), "
+                                         f"1..{MAX_TURNS} (default {MAX_TURNS}){resumed}")
+    group.add_argument("--max-model-calls", type=_int_flag("--max-model-calls", 1), default=None, metavar="N",
+                       help=f"model calls allowed per run, all subagents included (default {MAX_MODEL_CALLS})"
+                            f"{resumed}"),
     group.add_argument("--max-tokens", type=_int_flag("--max-tokens", 1), default=DEFAULT_MAX_TOKENS,
                        metavar="N", help=f"max_tokens of each model call (default {DEFAULT_MAX_TOKENS})")
     group.add_argument("--model", metavar="ID",
@@ -154,7 +160,8 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
     Raises:
         ConfigError: a bad flag value, a missing workspace directory, or no API key.
     """
-    max_turns = _check_int("--max-turns", getattr(args, "max_turns", MAX_TURNS), 1, MAX_TURNS)
+    max_turns = _check_int("--max-turns", _given(args, "max_turns", MAX_TURNS), 1, MAX_TURNS)
+    max_model_calls = _check_int("--max-model-calls", _given(args, "max_model_calls", MAX_MODEL_CALLS), 1)
     max_tokens = _check_int("--max-tokens", getattr(args, "max_tokens", DEFAULT_MAX_TOKENS), 1)
     cwd = getattr(args, "cwd", None)
     workdir = Path(cwd) if cwd else Path.cwd()
@@ -169,4 +176,16 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
         from fsm.core.model import AnthropicModel
 
         model = AnthropicModel(model_id(getattr(args, "model", None)))
-    return Agent(model, str(workdir), max_turns, approver=approver, tools=tools, max_tokens=max_tokens)
+    return Agent(model, str(workdir), max_turns, approver=approver, tools=tools, max_tokens=max_tokens,
+                 max_model_calls=max_model_calls)
+
+
+def _given(args: argparse.Namespace, name: str, default: int) -> object:
+    value = getattr(args, name, None)
+    return default if value is None else value
+
+
+def limits_given(args: argparse.Namespace) -> dict[str, int]:
+    """The run limits set on the command line (``--max-turns``, ``--max-model-calls``), as ``Agent()`` keywords."""
+    return {name: value for name in ("max_turns", "max_model_calls")
+            if (value := getattr(args, name, None)) is not None}

@@ -18,7 +18,7 @@ import attrs
 from attrs import Factory, frozen
 
 from fsm.core.pricing import price_of
-from fsm.core.records import MAX_TURNS, Transition, Usage
+from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS, Transition, Usage
 from fsm.core.reducer import made_model_call
 
 if TYPE_CHECKING:
@@ -29,6 +29,7 @@ __all__ = ["SUBTYPES", "RunResult", "error_line", "permission_denials", "run_hea
 SUBTYPES = {
     "end_turn": "success",
     "max_turns": "error_max_turns",
+    "max_model_calls": "error_max_model_calls",
     "model_error": "error_during_execution",
     "refusal": "error_during_execution",
     "max_tokens": "error_during_execution",
@@ -160,7 +161,8 @@ def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) ->
     result_text = (agent.data.error or "") if outcome == "model_error" else agent.data.final_text
     model_calls = [r for r in records if made_model_call(r)]
     root_replies = [r.reply for r in records if r.reply is not None and r.depth == 0]
-    problem = error_line(outcome, result_text, max_turns=agent.max_turns, max_tokens=agent.max_tokens)
+    problem = error_line(outcome, result_text, max_turns=agent.max_turns, max_tokens=agent.max_tokens,
+                         max_model_calls=agent.max_model_calls)
     return RunResult(
         subtype=SUBTYPES.get(outcome, "error_during_execution"),
         terminal_reason=outcome,
@@ -195,14 +197,21 @@ def _model_usage(records: list[Transition], *, default: str) -> dict[str, ModelU
     return result
 
 
-def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int) -> str | None:
+def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int,
+               max_model_calls: int = MAX_MODEL_CALLS) -> str | None:
     """The one line for stderr that says what went wrong and what to do, or None on success."""
     match outcome:
         case "end_turn":
             return None
         case "max_turns":
-            return (f"stopped after {max_turns} turns without a final answer; "
-                    f"raise --max-turns (at most {MAX_TURNS}) or narrow the prompt")
+            if max_turns < MAX_TURNS:
+                return (f"stopped after {max_turns} turns without a final answer; "
+                        f"raise --max-turns (up to {MAX_TURNS}) or narrow the prompt")
+            return (f"stopped after {max_turns} turns without a final answer ({MAX_TURNS} is the most a run "
+                    "may take); narrow the prompt or split the task")
+        case "max_model_calls":
+            return (f"stopped: the run's budget of {max_model_calls} model calls is spent; "
+                    "raise --max-model-calls or narrow the prompt")
         case "model_error":
             return result
         case "refusal":

@@ -29,6 +29,7 @@ QUIT_WORDS = frozenset({"q", "exit"})
 _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _OUTCOME_LINES = {
     "max_turns": "[stopped: the turn limit was reached without a final answer]",
+    "max_model_calls": "[stopped: the run's budget of model calls is spent]",
     "refusal": "[the model refused]",
     "max_tokens": "[the reply was cut at the max_tokens limit]",
     "interrupted": "[interrupted]",

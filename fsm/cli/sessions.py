@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from attrs import frozen
 
+from fsm.cli.flags import limits_given
 from fsm.core.lines import clip
 from fsm.core.records import Transition, converter
 from fsm.errors import ConfigError
@@ -225,6 +226,13 @@ def _workspace(agent: Agent) -> str:
     return str(agent.workspace.root)
 
 
+def _options(args: argparse.Namespace, agent: Agent) -> dict[str, Any]:
+    """*agent*'s options for a rebuilt one; the run limits only where the command line set them (else the
+    session's own apply to the next run)."""
+    options = {k: v for k, v in agent.options().items() if k not in ("max_turns", "max_model_calls")}
+    return {**options, **limits_given(args)}
+
+
 def _session_of(journal: Journal, agent: Agent, *, resumed: bool) -> Session:
     """The open session *agent* (just rebuilt from *journal*) journals into."""
     session_id = journal.session_of(agent)
@@ -238,7 +246,9 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
     *agent* is the one the other flags built. With no session flag it is journalled into a new session;
     ``--resume ID`` / ``--continue`` return instead the session's agent rebuilt like *agent* (its model,
     workspace, hooks, approver, tools), with an in-flight tool call answered as interrupted; it may be in
-    the middle of a run (``agent.state != "idle"``): step it to idle before sending a new prompt.
+    the middle of a run (``agent.state != "idle"``): step it to idle before sending a new prompt. A run
+    under way finishes under its own limits; ``--max-turns`` / ``--max-model-calls`` apply to the runs
+    the next prompts start (without them, the session's last limits do).
     ``--no-session`` returns *agent* and None.
 
     Raises:
@@ -265,7 +275,7 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
                 raise ConfigError(f"nothing to continue: no session in {path}; start one with agentfsm -p PROMPT")
             resume_id = latest.id
         assert resume_id is not None
-        resumed = resume(journal, resume_id, agent.model, workdir=_workspace(agent), **agent.options())
+        resumed = resume(journal, resume_id, agent.model, workdir=_workspace(agent), **_options(args, agent))
         return resumed, _session_of(journal, resumed, resumed=True)
     except BaseException:
         journal.close()
@@ -327,7 +337,8 @@ def time_travel_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent
         if at is not None and not 0 <= at <= info.last_seq:
             raise ConfigError(f"--at must be 0..{info.last_seq} for session {info.id} (got {at})")
         seq = info.last_seq if at is None else at
-        forked = restore_at(journal, session_id, seq, agent.model, workdir=_workspace(agent), **agent.options())
+        forked = restore_at(journal, session_id, seq, agent.model, workdir=_workspace(agent),
+                            **_options(args, agent))
         return forked, _session_of(journal, forked, resumed=False)
     except BaseException:
         journal.close()

@@ -9,14 +9,25 @@ the guards pass, ``before_state_change`` regrafts the subagent tree (a child ado
 machine sets the state name, and ``after_state_change`` makes the Transition record and hands it to the
 listeners. The driver picks each trigger knowing its guards, so the table refusing one is a bug
 (``AssertionError``), never a path. While a subagent runs, each parent step advances the child by one
-transition and returns the child's record. Exceptions only cross the edges: a ``ModelError`` becomes the
-``model_failed`` transition, ``KeyboardInterrupt`` the ``interrupted`` one (then it is re-raised).
+transition and returns the child's record. Exceptions only cross the edges: whatever ``Model.create`` raises
+becomes the ``model_failed`` transition (the call counts), ``KeyboardInterrupt`` the ``interrupted`` one (then
+it is re-raised; a call it cut short counts too).
+
+Limits. ``max_turns`` bounds each agent's model calls per run; ``max_model_calls`` bounds the calls of one run
+of the root, subagents included: the root's ``data.run_calls`` counts them (through ``reduce``). Both are
+guards on every edge into ``awaiting_model``, and ``out_of_model_calls`` counts the other agents already in
+``awaiting_model`` as spent, so being in ``awaiting_model`` *is* holding one granted call. For concurrent
+subagents: every check of a guard and the trigger that depends on it run under the tree's one lock
+(``_tree_lock``, an RLock that ``_fire`` takes too), so "take one call from the budget" is the atomic
+transition into ``awaiting_model``; the model call itself runs outside the lock. Depth is a fact of the tree
+(``parent``), never of data: a subagent has no ``task`` tool and ``can_spawn`` is false for it.
 """
 
 from __future__ import annotations
 
 import functools
 import itertools
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator
@@ -24,12 +35,26 @@ from typing import Any
 
 from transitions import EventData
 
+from fsm.core.guards import Facts
+from fsm.core.guards import can_spawn as _can_spawn
+from fsm.core.guards import out_of_model_calls as _out_of_model_calls
+from fsm.core.guards import out_of_turns as _out_of_turns
 from fsm.core.hooks import Ask, Deny, HookEvent, Hooks
+from fsm.core.invariants import check_tree
 from fsm.core.machine import STATES, build_machine
 from fsm.core.model import Model
 from fsm.core.permissions import Approver, default_hooks, deny_unattended
 from fsm.core.prompts import child_system, parent_system
-from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_TURNS, AgentState, Message, Transition, tool_result_block
+from fsm.core.records import (
+    DEFAULT_MAX_TOKENS,
+    MAX_MODEL_CALLS,
+    MAX_PARALLEL,
+    MAX_TURNS,
+    AgentState,
+    Message,
+    Transition,
+    tool_result_block,
+)
 from fsm.core.reducer import Step, child_state, reduce
 from fsm.errors import ConfigError, MisuseError, ModelError
 from tools import BASH_TIMEOUT, PARENT_TOOLS, REGISTRY, Tool, ToolOutput, Workspace, check_input, run_tool, toolset
@@ -55,7 +80,9 @@ class Agent:
     Args:
         model: anything with the ``Model`` protocol's ``create``.
         workdir: the workspace directory; it must exist.
-        max_turns: model calls allowed per run, 1..``MAX_TURNS`` (30).
+        max_turns: model calls allowed per agent per run, 1..``MAX_TURNS`` (30); each run takes it when its prompt
+            is sent.
+        max_model_calls: model calls allowed per run of this (root) agent, its subagents' included, at least 1.
         hooks: the hook registry (``default_hooks()`` when None); shared with subagents.
         approver: answers ``Ask`` decisions (``deny_unattended`` when None); shared with subagents.
         tools: tool names to offer (``PARENT_TOOLS`` when None); a subagent gets these minus ``task``.
@@ -64,15 +91,17 @@ class Agent:
         bash_timeout: seconds before a bash command's process group is killed.
 
     Raises:
-        ConfigError: a bad setting (the message names it, the value and what to do).
+        ConfigError: a bad setting, or *data* outside the invariant (the message names the field and the value).
     """
 
     def __init__(self, model: Model, workdir: str = ".", max_turns: int = MAX_TURNS, hooks: Hooks | None = None,
                  approver: Approver | None = None, *, tools: Iterable[str] | None = None,
                  max_tokens: int = DEFAULT_MAX_TOKENS, system: str | None = None, bash_timeout: float = BASH_TIMEOUT,
-                 data: AgentState | None = None, _parent: Agent | None = None) -> None:
-        if isinstance(max_turns, bool) or not isinstance(max_turns, int) or not 1 <= max_turns <= MAX_TURNS:
-            raise ConfigError(f"max_turns must be 1..{MAX_TURNS} (got {max_turns!r})")
+                 data: AgentState | None = None, max_model_calls: int = MAX_MODEL_CALLS,
+                 _parent: Agent | None = None) -> None:
+        self._limits = (MAX_TURNS, MAX_MODEL_CALLS)
+        """What the runs that later prompts start take: (max_turns, max_model_calls)."""
+        self.set_limits(max_turns, max_model_calls)
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1 (got {max_tokens!r})")
         workspace = Workspace(workdir, bash_timeout=bash_timeout)
@@ -89,15 +118,22 @@ class Agent:
         self.workspace = workspace
         self.hooks = hooks if hooks is not None else default_hooks()
         self.approver: Approver = approver or deny_unattended
-        self.tools: tuple[Tool, ...] = toolset(names)
-        self._schemas = [t.schema for t in self.tools]
+        self._tools: tuple[Tool, ...] = toolset(names)
+        self._schemas = [t.schema for t in self._tools]
         """The tools as every model call offers them, built once."""
         self.max_tokens = max_tokens
         self.system = system or (parent_system if depth == 0 else child_system)(workspace)
-        self.parent = _parent
-        self.data: AgentState = data or AgentState(
-            agent_id=uuid.uuid4().hex[:8] if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
-            parent_id=None if _parent is None else _parent.agent_id, depth=depth, max_turns=max_turns)
+        self._parent = _parent
+        if data is None:
+            data = AgentState(
+                agent_id=uuid.uuid4().hex[:8] if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
+                parent_id=None if _parent is None else _parent.agent_id, depth=depth, max_turns=max_turns,
+                max_model_calls=max_model_calls)
+        if _parent is None:
+            check_tree(data)
+        self.data: AgentState = data
+        self._root: Agent = self if _parent is None else _parent._root
+        self._tree_lock: threading.RLock = threading.RLock() if _parent is None else _parent._tree_lock
         self.children: list[Agent] = []
         """The running subagents: one at most, the child answering ``pending[0]`` (a ``task`` call), which runs
         to idle before the next pending call starts."""
@@ -121,9 +157,16 @@ class Agent:
             data: the root agent's data, used as it is (not copied).
             children: the data of the subagents that were running, in order.
             next_seq: the ``seq`` of the next Transition, so a journalled session numbers on without a gap.
-            options: as for ``Agent()`` (hooks, approver, tools, max_tokens, system, bash_timeout).
+            options: as for ``Agent()`` (hooks, approver, tools, max_tokens, system, bash_timeout); ``max_turns``
+                and ``max_model_calls`` apply to the runs that later prompts start (the data's by default).
+
+        Raises:
+            ConfigError: the data is outside the invariant (the message names the field and the value).
         """
-        agent = cls(model, workdir, data.max_turns, data=data, **options)
+        children = list(children)
+        check_tree(data, children)
+        limits = {"max_turns": data.max_turns, "max_model_calls": data.max_model_calls, **options}
+        agent = cls(model, workdir, data=data, **limits)
         agent._seq = itertools.count(next_seq)
         agent.children.extend(agent._new_child(child) for child in children)
         return agent
@@ -140,7 +183,32 @@ class Agent:
         self.data.state = value
 
     agent_id = property(lambda self: self.data.agent_id, doc="This agent's id; a subagent's is PARENT.N.")
-    depth = property(lambda self: self.data.depth, doc="0 for the root agent, 1 for a subagent.")
+
+    @property
+    def parent(self) -> Agent | None:
+        """The agent that spawned this one (None for the root); fixed at construction."""
+        return self._parent
+
+    @property
+    def depth(self) -> int:
+        """0 for the root agent, 1 for a subagent: counted along ``parent``, whatever the data says."""
+        return 0 if self._parent is None else self._parent.depth + 1
+
+    @property
+    def tools(self) -> tuple[Tool, ...]:
+        """The tools offered to the model (never ``task`` below the root)."""
+        return self._tools
+
+    @property
+    def max_model_calls(self) -> int:
+        """Model calls allowed to the current run of the root, subagents included."""
+        return self._root.data.max_model_calls
+
+    @property
+    def run_calls(self) -> int:
+        """Model calls the whole tree has made in the root's current run."""
+        return self._root.data.run_calls
+
     messages = property(lambda self: self.data.messages, doc="The conversation, in Messages API wire shape.")
     turn = property(lambda self: self.data.turn, doc="Model calls in the current run.")
     max_turns = property(lambda self: self.data.max_turns, doc="Model calls allowed per run.")
@@ -162,7 +230,8 @@ class Agent:
     def options(self) -> dict[str, Any]:
         """The options this agent was built with, as ``Agent()`` keywords, to build another like it."""
         return {"hooks": self.hooks, "approver": self.approver, "tools": [t.name for t in self.tools],
-                "max_tokens": self.max_tokens, "system": self.system, "bash_timeout": self.workspace.bash_timeout}
+                "max_tokens": self.max_tokens, "system": self.system, "bash_timeout": self.workspace.bash_timeout,
+                "max_turns": self._limits[0], "max_model_calls": self._limits[1]}
 
     def __repr__(self) -> str:
         nxt = f" next={self.describe_next()!r}" if self.busy else ""
@@ -172,13 +241,29 @@ class Agent:
 
     # -- guards: yes/no questions the table asks ---------------------------------------------------------
 
+    def facts(self, *, after_call: bool = False) -> Facts:
+        """What the guards know about this agent and its tree now (*after_call*: once the call now made counts)."""
+        root, extra = self._root, int(after_call)
+        awaiting = sum(a.data.state == "awaiting_model" for a in (root, *root.children) if a is not self)
+        return Facts(turn=self.data.turn + extra, max_turns=self.data.max_turns, depth=self.depth,
+                     active_children=len(self.children), max_parallel=MAX_PARALLEL,
+                     run_calls=root.data.run_calls + extra, others_awaiting=awaiting,
+                     max_model_calls=root.data.max_model_calls)
+
     def out_of_turns(self, event: EventData | None = None) -> bool:
-        """Whether this run has used all its model calls."""
-        return self.data.turn >= self.data.max_turns
+        """Whether this agent has used every model call its run allows."""
+        return _out_of_turns(self.facts())
+
+    def out_of_model_calls(self, event: EventData | None = None) -> bool:
+        """Whether the run's budget of model calls is spent (calls granted to agents in awaiting_model count)."""
+        return _out_of_model_calls(self.facts())
 
     def can_spawn(self, event: EventData | None = None) -> bool:
-        """Whether this agent may start a subagent now: depth 0, none running, ``task`` offered."""
-        return self.data.depth == 0 and not self.children and any(t.name == "task" for t in self.tools)
+        """Whether this agent may start a subagent now: it is the root and fewer than MAX_PARALLEL run."""
+        return _can_spawn(self.facts())
+
+    def _offers(self, name: str) -> bool:
+        return any(t.name == name for t in self._tools)
 
     # -- the public API -----------------------------------------------------------------------------------
 
@@ -201,6 +286,20 @@ class Agent:
         if not isinstance(prompt, str) or not prompt.strip():
             raise ValueError(f"prompt must be a non-empty string (got {prompt!r})")
         self.data.inbox = prompt
+
+    def set_limits(self, max_turns: int | None = None, max_model_calls: int | None = None) -> None:
+        """Set the limits that the runs started by later prompts take (a run under way keeps its own).
+
+        Raises:
+            ConfigError: a value out of range (max_turns 1..30, max_model_calls >= 1).
+        """
+        turns = self._limits[0] if max_turns is None else max_turns
+        calls = self._limits[1] if max_model_calls is None else max_model_calls
+        if isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= MAX_TURNS:
+            raise ConfigError(f"max_turns must be 1..{MAX_TURNS} (got {turns!r})")
+        if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
+            raise ConfigError(f"max_model_calls must be an integer >= 1 (got {calls!r})")
+        self._limits = (turns, calls)
 
     def step(self) -> Transition:
         """Perform exactly one transition (of this agent, or of its running subagent) and return its record.
@@ -260,7 +359,9 @@ class Agent:
             return f"send {len(self.data.results)} tool result(s) to the model"
         call = self.data.pending[0]
         if call["name"] == "task":
-            return "spawn subagent" if self.can_spawn() else "refuse task (subagents cannot delegate)"
+            if self._offers("task") and self.can_spawn():
+                return "spawn subagent"
+            return "refuse task (subagents cannot delegate)" if self.depth > 0 else "answer task (not offered)"
         first = next(iter(call["input"].values()), "") if isinstance(call["input"], dict) else call["input"]
         return f"run {call['name']} {str(first)[:60]!r}"
 
@@ -273,7 +374,13 @@ class Agent:
         extra, notes = self.hooks.fire(self._event("UserPromptSubmit", prompt=prompt))
         content: Any = prompt if not isinstance(extra, str) else [
             {"type": "text", "text": prompt}, {"type": "text", "text": extra}]
-        return self._fire("prompt", appended=({"role": "user", "content": content},), notes=tuple(notes))
+        appended = ({"role": "user", "content": content},)
+        if self._parent is None:  # the root's prompt starts a new run: new limits, a fresh budget
+            return self._fire("prompt", appended=appended, notes=tuple(notes), run_limits=self._limits)
+        with self._tree_lock:
+            if self.out_of_model_calls():
+                return self._fire("budget_spent", notes=tuple(notes), outcome="max_model_calls")
+            return self._fire("prompt", appended=appended, notes=tuple(notes))
 
     def _step_awaiting_model(self) -> Transition:
         try:
@@ -281,15 +388,24 @@ class Agent:
                                       tools=self._schemas, max_tokens=self.max_tokens)
         except ModelError as exc:
             return self._fire("model_failed", error=str(exc), outcome="model_error")
+        except Exception as exc:  # whatever the model raised, the call was made: it counts, the run stops cleanly
+            return self._fire("model_failed", error=f"the model call raised {type(exc).__name__}: {exc}",
+                              outcome="model_error")
+        except KeyboardInterrupt:
+            self.interrupt(model_called=True)
+            raise
         appended: tuple[Message, ...] = (
             ({"role": "assistant", "content": list(reply.content)},) if reply.content else ())
         if reply.tool_uses:
             return self._fire("replied_with_tools", reply=reply, appended=appended)
         if reply.stop_reason == "pause_turn":
-            # The call about to be counted is this one: out of turns when it was the last allowed.
-            if self.data.turn + 1 >= self.data.max_turns:
-                return self._fire("turn_limit", reply=reply, appended=appended, outcome="max_turns")
-            return self._fire("paused", reply=reply, appended=appended)
+            with self._tree_lock:  # the guards judge the data after this call counts
+                after = self.facts(after_call=True)
+                if _out_of_turns(after):
+                    return self._fire("turn_limit", reply=reply, appended=appended, outcome="max_turns")
+                if _out_of_model_calls(after):
+                    return self._fire("budget_spent", reply=reply, appended=appended, outcome="max_model_calls")
+                return self._fire("paused", reply=reply, appended=appended)
         outcome = _FINAL_OUTCOMES.get(reply.stop_reason or "", "end_turn")
         return self._fire("replied_final", reply=reply, appended=appended, outcome=outcome)
 
@@ -298,11 +414,14 @@ class Agent:
             return self._step_child(self.children[0])
         if not self.data.pending:
             results: tuple[Message, ...] = ({"role": "user", "content": list(self.data.results)},)
-            if self.out_of_turns():
-                return self._fire("turn_limit", appended=results, outcome="max_turns")
-            return self._fire("tools_done", appended=results)
+            with self._tree_lock:
+                if self.out_of_turns():
+                    return self._fire("turn_limit", appended=results, outcome="max_turns")
+                if self.out_of_model_calls():
+                    return self._fire("budget_spent", appended=results, outcome="max_model_calls")
+                return self._fire("tools_done", appended=results)
         call = self.data.pending[0]
-        if call["name"] == "task" and any(t.name == "task" for t in self.tools) and self.can_spawn():
+        if call["name"] == "task" and self._offers("task") and self.can_spawn():
             return self._spawn(call)
         notes: list[str]
         if call["name"] == "task" and self.depth > 0:
@@ -316,10 +435,13 @@ class Agent:
         name = "Stop" if self.depth == 0 else "SubagentStop"
         more, notes = self.hooks.fire(self._event(name, messages=self.data.messages, outcome=self.outcome))
         if isinstance(more, str) and more.strip():
-            if not self.out_of_turns():
+            with self._tree_lock:
+                if self.out_of_turns():
+                    return self._fire("stopped", notes=tuple(notes), outcome="max_turns")
+                if self.out_of_model_calls():
+                    return self._fire("stopped", notes=tuple(notes), outcome="max_model_calls")
                 return self._fire("continue_forced", appended=({"role": "user", "content": more},),
                                   notes=tuple(notes))
-            return self._fire("stopped", notes=tuple(notes), outcome="max_turns")
         return self._fire("stopped", notes=tuple(notes), outcome=self.outcome)
 
     # -- subagents ----------------------------------------------------------------------------------------
@@ -337,8 +459,10 @@ class Agent:
 
     def _new_child(self, data: AgentState | None = None) -> Agent:
         """A subagent sharing this agent's model, workspace, hooks, approver and settings (fresh, or from *data*)."""
-        options = {k: v for k, v in self.options().items() if k != "system"}  # a subagent has its own prompt
-        return Agent(self.model, str(self.workspace.root), self.max_turns, data=data, _parent=self, **options)
+        skip = ("system", "max_turns", "max_model_calls")  # its own prompt; this run's limits
+        options = {k: v for k, v in self.options().items() if k not in skip}
+        return Agent(self.model, str(self.workspace.root), self.data.max_turns, data=data, _parent=self,
+                     max_model_calls=self.max_model_calls, **options)
 
     def _step_child(self, child: Agent) -> Transition:
         if child.busy:
@@ -354,6 +478,8 @@ class Agent:
         outcome = self.outcome
         if outcome == "max_turns":
             return ToolOutput(f"Subagent stopped after {self.max_turns} turns without a final answer.")
+        if outcome == "max_model_calls":
+            return ToolOutput(f"Subagent stopped: the run's budget of {self.max_model_calls} model calls is spent.")
         if outcome == "model_error":
             return ToolOutput(f"Error: the subagent's model call failed: {self.data.error}", is_error=True)
         if outcome == "refusal":
@@ -369,7 +495,10 @@ class Agent:
         """Run PreToolUse hooks and the approver: a denial to answer with, or the workspace to run in."""
         decision, notes = self.hooks.fire(self._event("PreToolUse", tool_call=call))
         if isinstance(decision, Ask):
-            verdict = self.approver(call, decision)
+            try:
+                verdict = self.approver(call, decision)
+            except Exception as exc:  # an approver that fails denies; the call is still answered
+                verdict = Deny(f"Permission denied: the approver failed ({type(exc).__name__}: {exc})")
             if verdict is True:
                 return None, self.workspace.unconfined(), notes
             decision = verdict if isinstance(verdict, Deny) else Deny("Permission denied by user")
@@ -385,9 +514,13 @@ class Agent:
 
     # -- interruption -------------------------------------------------------------------------------------
 
-    def interrupt(self) -> None:
+    def interrupt(self, *, model_called: bool = False) -> None:
         """Bring a busy agent to idle now, as Ctrl-C inside a step does: outcome ``interrupted``, every
-        unanswered tool_use answered with an interrupted error result. An idle agent is left as it is."""
+        unanswered tool_use answered with an interrupted error result. An idle agent is left as it is.
+
+        Args:
+            model_called: the interruption cut this agent's model call short (the call counts).
+        """
         if self.state == "idle":
             return
         for child in self.children:
@@ -396,7 +529,7 @@ class Agent:
         answers = [*self.data.results, *interrupted]
         appended: tuple[Message, ...] = ({"role": "user", "content": answers},) if answers else ()
         self._fire("interrupted", appended=appended, outcome="interrupted", error="interrupted by the user",
-                   release_all=True)
+                   release_all=True, model_called=model_called and self.state == "awaiting_model")
 
     # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
@@ -409,14 +542,16 @@ class Agent:
         """Fire *trigger* carrying the step's result (*fields*: a Step's; *notes* and *child* go on the record);
         the subagent tree changes with it (*adopt* a new child, *release* a returned one, or all on interruption)."""
         made: list[Transition] = []
-        if not self._events[trigger].trigger(self, step=Step(trigger, self.data.state, **fields), notes=notes,
-                                             child=child, adopt=adopt, release=release, release_all=release_all,
-                                             made=made):
-            raise AssertionError(f"the table refused {trigger!r} in {self.state}: a guard disagrees with the driver")
+        with self._tree_lock:
+            if not self._events[trigger].trigger(self, step=Step(trigger, self.data.state, **fields), notes=notes,
+                                                 child=child, adopt=adopt, release=release, release_all=release_all,
+                                                 made=made):
+                raise AssertionError(f"the table refused {trigger!r} in {self.state}: a guard disagrees with the "
+                                     "driver")
         return made[0]
 
     def _commit(self, event: EventData) -> None:
-        reduce(self.data, event.kwargs["step"])
+        reduce(self.data, event.kwargs["step"], self._root.data)
 
     def _regraft(self, event: EventData) -> None:
         """The subagent tree changes once the guards have passed: a child adopted, released, or all of them."""
@@ -431,10 +566,10 @@ class Agent:
         step: Step = event.kwargs["step"]
         data = self.data
         record = Transition(
-            next(self._seq), data.agent_id, data.parent_id, data.depth, step.source, step.trigger, data.state,
+            next(self._seq), data.agent_id, data.parent_id, self.depth, step.source, step.trigger, data.state,
             data.turn, step.reply, step.tool_call, step.tool_result, step.error, step.outcome,
             event.kwargs["child"], step.appended, event.kwargs["notes"], self._step_started,
-            (time.time() - self._step_started) * 1000)
+            (time.time() - self._step_started) * 1000, step.model_called, step.run_limits)
         event.kwargs["made"].append(record)
         agent: Agent | None = self
         while agent is not None:

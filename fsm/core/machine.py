@@ -3,7 +3,10 @@
 Every agent (root or subagent) runs on one ``transitions.Machine`` built from this table by
 :func:`build_machine` (one machine serves them all: each agent is passed to the trigger it fires).
 The driver (``fsm.core.agent.Agent``) does a step's I/O, then fires exactly one trigger; guards are yes/no
-questions the agent answers from its data (``out_of_turns``, ``can_spawn``). A row with ``dest: None`` is
+questions answered by the pure functions of ``fsm.core.guards`` (``out_of_turns``, ``out_of_model_calls``,
+``can_spawn``), which the agent and the model checker (``fsm.core.checker``) both call. The per-agent turn
+limit and the run-wide budget guard every edge into ``awaiting_model``, so an agent in ``awaiting_model``
+always holds a granted call: that is what makes the budget exact when several agents run. A row with ``dest: None`` is
 an internal transition: the agent stays where it is (one tool ran, a subagent was spawned or returned).
 Each row's ``doc`` says in words when it fires; it is stripped before the row reaches ``transitions``.
 
@@ -20,7 +23,10 @@ from typing import Any
 
 from transitions import Machine
 
-__all__ = ["GUARDS", "STATES", "STATE_DOCS", "TRANSITIONS", "TRIGGERS", "build_machine", "outgoing"]
+from fsm.core.guards import GUARD_FUNCTIONS
+
+__all__ = ["GUARDS", "STATES", "STATE_DOCS", "TRANSITIONS", "TRIGGERS", "build_machine", "conditions", "outgoing",
+           "sources", "unless"]
 
 STATE_DOCS: dict[str, str] = {
     "idle": "waiting for send(prompt)",
@@ -31,29 +37,38 @@ STATE_DOCS: dict[str, str] = {
 STATES: list[str] = list(STATE_DOCS)
 
 TRANSITIONS: list[dict[str, Any]] = [
-    {"trigger": "prompt", "source": "idle", "dest": "awaiting_model",
-     "doc": "the queued prompt becomes a user message"},
+    {"trigger": "prompt", "source": "idle", "dest": "awaiting_model", "unless": "out_of_model_calls",
+     "doc": "the queued prompt becomes a user message (the root's starts a new run and budget)"},
+    {"trigger": "budget_spent", "source": "idle", "dest": "stopping", "conditions": "out_of_model_calls",
+     "doc": "a subagent starts when the run's budget is spent: it stops without a call"},
     {"trigger": "replied_with_tools", "source": "awaiting_model", "dest": "executing_tools",
      "doc": "the reply holds tool_use blocks (whatever its stop_reason)"},
     {"trigger": "replied_final", "source": "awaiting_model", "dest": "stopping",
      "doc": "the reply holds no tool_use: end_turn, stop_sequence, max_tokens or refusal"},
-    {"trigger": "paused", "source": "awaiting_model", "dest": "awaiting_model", "unless": "out_of_turns",
+    {"trigger": "paused", "source": "awaiting_model", "dest": "awaiting_model",
+     "unless": ["out_of_turns", "out_of_model_calls"],
      "doc": "pause_turn: the reply is kept and the model is called again"},
     {"trigger": "turn_limit", "source": "awaiting_model", "dest": "stopping", "conditions": "out_of_turns",
      "doc": "pause_turn on the last allowed turn"},
+    {"trigger": "budget_spent", "source": "awaiting_model", "dest": "stopping", "conditions": "out_of_model_calls",
+     "unless": "out_of_turns", "doc": "pause_turn when the run's budget of model calls is spent"},
     {"trigger": "model_failed", "source": "awaiting_model", "dest": "stopping",
-     "doc": "the call failed after the SDK's retries, or the reply was malformed"},
+     "doc": "the call raised (a ModelError after the SDK's retries, or anything else), or the reply was malformed"},
     {"trigger": "tool_ran", "source": "executing_tools", "dest": None,
      "doc": "one tool_use answered: ran, denied, failed or unknown"},
     {"trigger": "subagent_spawned", "source": "executing_tools", "dest": None, "conditions": "can_spawn",
      "doc": "a task call starts a child machine (depth 0 only)"},
     {"trigger": "subagent_returned", "source": "executing_tools", "dest": None,
      "doc": "the idle child's final text answers the task call"},
-    {"trigger": "tools_done", "source": "executing_tools", "dest": "awaiting_model", "unless": "out_of_turns",
+    {"trigger": "tools_done", "source": "executing_tools", "dest": "awaiting_model",
+     "unless": ["out_of_turns", "out_of_model_calls"],
      "doc": "every tool_use answered; the results go back in one user message"},
     {"trigger": "turn_limit", "source": "executing_tools", "dest": "stopping", "conditions": "out_of_turns",
-     "doc": "every tool_use answered, but the run has used max_turns model calls"},
-    {"trigger": "continue_forced", "source": "stopping", "dest": "awaiting_model", "unless": "out_of_turns",
+     "doc": "every tool_use answered, but the agent has used max_turns model calls"},
+    {"trigger": "budget_spent", "source": "executing_tools", "dest": "stopping", "conditions": "out_of_model_calls",
+     "unless": "out_of_turns", "doc": "every tool_use answered, but the run's budget of model calls is spent"},
+    {"trigger": "continue_forced", "source": "stopping", "dest": "awaiting_model",
+     "unless": ["out_of_turns", "out_of_model_calls"],
      "doc": "a Stop hook returned text: it is sent as a user message"},
     {"trigger": "stopped", "source": "stopping", "dest": "idle",
      "doc": "the run is over; its outcome is on the agent"},
@@ -61,26 +76,40 @@ TRANSITIONS: list[dict[str, Any]] = [
      "doc": "Ctrl-C: pending tool_use blocks get an interrupted error result"},
 ]
 
+
+
+def _names(value: str | list[str] | None) -> list[str]:
+    return [] if value is None else [value] if isinstance(value, str) else list(value)
+
+
+def conditions(row: Mapping[str, Any]) -> list[str]:
+    """The guards that must hold for *row* (its ``conditions``)."""
+    return _names(row.get("conditions"))
+
+
+def unless(row: Mapping[str, Any]) -> list[str]:
+    """The guards that must not hold for *row* (its ``unless``)."""
+    return _names(row.get("unless"))
+
+
+def sources(row: Mapping[str, Any]) -> list[str]:
+    """The states *row* leaves from."""
+    return _names(row["source"])
+
+
 TRIGGERS: frozenset[str] = frozenset(row["trigger"] for row in TRANSITIONS)
-GUARDS: frozenset[str] = frozenset(
-    row[key] for row in TRANSITIONS for key in ("conditions", "unless") if key in row
-)
-
-
-def _sources(row: Mapping[str, Any]) -> list[str]:
-    source = row["source"]
-    return [source] if isinstance(source, str) else list(source)
+GUARDS: frozenset[str] = frozenset(name for row in TRANSITIONS for name in conditions(row) + unless(row))
 
 
 def outgoing(state: str) -> list[dict[str, Any]]:
     """The table rows that leave *state*, in table order."""
-    return [row for row in TRANSITIONS if state in _sources(row)]
+    return [row for row in TRANSITIONS if state in sources(row)]
 
 
 def _check_table() -> None:
     """Fail at import when the table names an unknown state or leaves a state unreachable."""
     for row in TRANSITIONS:
-        for name in [*_sources(row), row["dest"]]:
+        for name in [*sources(row), row["dest"]]:
             if name is not None and name not in STATES:
                 raise ValueError(f"transition {row['trigger']!r} names unknown state {name!r}; add it to STATES")
     reached, frontier = {"idle"}, ["idle"]
@@ -89,6 +118,9 @@ def _check_table() -> None:
             if row["dest"] is not None and row["dest"] not in reached:
                 reached.add(row["dest"])
                 frontier.append(row["dest"])
+    unknown = GUARDS - set(GUARD_FUNCTIONS)
+    if unknown:
+        raise ValueError(f"guards {sorted(unknown)} have no function in fsm.core.guards.GUARD_FUNCTIONS")
     unreachable = set(STATES) - reached
     if unreachable:
         raise ValueError(f"states unreachable from idle: {sorted(unreachable)}; add a transition into them")

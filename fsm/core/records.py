@@ -15,8 +15,8 @@ from cattrs.preconf.json import make_converter
 from fsm.errors import ModelError
 from tools import ToolOutput
 
-__all__ = ["DEFAULT_MAX_TOKENS", "MAX_TURNS", "OUTCOMES", "AgentState", "Message", "Reply", "Transition", "Usage",
-           "converter", "tool_result_block"]
+__all__ = ["DEFAULT_MAX_TOKENS", "MAX_MODEL_CALLS", "MAX_PARALLEL", "MAX_TURNS", "OUTCOMES", "AgentState", "Message",
+           "Reply", "Transition", "Usage", "converter", "tool_result_block"]
 
 MAX_TURNS = 30
 """Default and ceiling of model calls per agent per run."""
@@ -24,7 +24,13 @@ MAX_TURNS = 30
 DEFAULT_MAX_TOKENS = 8000
 """The ``max_tokens`` of each model call unless an agent is given its own."""
 
-OUTCOMES = ("end_turn", "max_turns", "model_error", "refusal", "max_tokens", "interrupted")
+MAX_MODEL_CALLS = 200
+"""Default budget of model calls per run of the root agent, its subagents included."""
+
+MAX_PARALLEL = 1
+"""How many subagents one parent may have running at once."""
+
+OUTCOMES = ("end_turn", "max_turns", "max_model_calls", "model_error", "refusal", "max_tokens", "interrupted")
 """How a run can end; ``AgentState.outcome`` holds one of these once the agent stops."""
 
 Message = dict[str, Any]
@@ -53,11 +59,20 @@ class Usage:
 
     @classmethod
     def from_wire(cls, data: object) -> Usage:
-        """Read the ``usage`` object of a reply; missing or null counts are 0."""
+        """Read the ``usage`` object of a reply; missing or null counts are 0.
+
+        Raises:
+            ModelError: a count is not a non-negative integer (kind ``malformed``).
+        """
         if not isinstance(data, dict):
             return cls()
         names = [f.name for f in attrs.fields(cls)]
-        return cls(**{n: int(data.get(n) or 0) for n in names})
+        counts = {n: data.get(n) or 0 for n in names}
+        bad = next((n for n, v in counts.items() if isinstance(v, bool) or not isinstance(v, int) or v < 0), None)
+        if bad is not None:
+            raise ModelError(f"malformed reply: usage.{bad} must be a non-negative integer (got {counts[bad]!r:.40})",
+                             kind="malformed")
+        return cls(**counts)
 
 
 def _check_block(index: int, block: object) -> Block:
@@ -141,6 +156,10 @@ class Transition:
     """What hooks had to say on the way (printed as ``[HOOK] …``)."""
     started_at: float = 0.0
     duration_ms: float = 0.0
+    model_called: bool = False
+    """On ``interrupted`` from ``awaiting_model``: the interruption cut a model call short, and it counts."""
+    run_limits: tuple[int, int] | None = None
+    """On the root's ``prompt``: ``(max_turns, max_model_calls)`` of the run it starts."""
 
 
 @define
@@ -151,6 +170,11 @@ class AgentState:
     parent_id: str | None = None
     depth: int = 0
     max_turns: int = MAX_TURNS
+    """Model calls allowed to this agent in its current run, 1..30."""
+    max_model_calls: int = MAX_MODEL_CALLS
+    """The budget of model calls of the root's current run, shared by the whole tree."""
+    run_calls: int = 0
+    """On the root: model calls the whole tree has made in the current run (a subagent's stays 0)."""
     state: str = "idle"
     messages: list[Message] = Factory(list)
     turn: int = 0

@@ -2,6 +2,10 @@
 
 The machine owns one field, ``state`` (the state name), which it sets after the reducer has run.
 
+One counter belongs to the tree, not to the agent that moves: the root's ``run_calls``, the model calls
+of the root's current run, subagents included. ``reduce`` takes the root's data as *run* and counts every
+model call there too, so the budget guard reads one number and restore rebuilds it from the same records.
+
 A step does its I/O (a model call, a tool, a hook), then describes what happened as a :class:`Step`: the
 trigger and what it carries (the reply, the tool call and its result, the messages it appends, the
 outcome). ``reduce(data, step)`` is the only code that changes an agent's data because of a transition.
@@ -19,10 +23,7 @@ from attrs import frozen
 from fsm.core.records import AgentState, Message, Reply, tool_result_block
 from tools import ToolOutput
 
-__all__ = ["MODEL_TRIGGERS", "Change", "Step", "child_state", "reduce"]
-
-MODEL_TRIGGERS = frozenset({"replied_with_tools", "replied_final", "paused", "model_failed"})
-"""Triggers that always follow a model call; ``turn_limit`` does too when it leaves ``awaiting_model``."""
+__all__ = ["Change", "Step", "child_state", "made_model_call", "reduce"]
 
 
 class Change(Protocol):
@@ -44,6 +45,10 @@ class Change(Protocol):
     def outcome(self) -> str | None: ...
     @property
     def appended(self) -> tuple[Message, ...]: ...
+    @property
+    def model_called(self) -> bool: ...
+    @property
+    def run_limits(self) -> tuple[int, int] | None: ...
 
 
 @frozen
@@ -58,18 +63,27 @@ class Step:
     error: str | None = None
     outcome: str | None = None
     appended: tuple[Message, ...] = ()
+    model_called: bool = False
+    run_limits: tuple[int, int] | None = None
 
 
 def made_model_call(change: Change) -> bool:
-    """Whether the transition followed a call to the model (one turn spent)."""
-    return change.trigger in MODEL_TRIGGERS or (change.trigger == "turn_limit" and change.source == "awaiting_model")
+    """Whether the transition followed a call to the model (one turn spent): every edge out of ``awaiting_model``
+    does, whatever the call did, except an ``interrupted`` that came before the call was made."""
+    return change.source == "awaiting_model" and (change.trigger != "interrupted" or change.model_called)
 
 
-def reduce(s: AgentState, change: Change) -> None:
-    """Change agent data *s* as the transition *change* describes (in place)."""
+def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None:
+    """Change agent data *s* as the transition *change* describes (in place).
+
+    Args:
+        run: the root's data, whose ``run_calls`` counts the tree's model calls (*s* itself when None).
+    """
+    run = s if run is None else run
     if made_model_call(change):
         s.turn += 1
         s.model_calls += 1
+        run.run_calls += 1
         if change.reply is not None:
             s.usage += change.reply.usage
     s.messages.extend(change.appended)
@@ -78,10 +92,16 @@ def reduce(s: AgentState, change: Change) -> None:
     match change.trigger:
         case "prompt":
             s.inbox, s.turn, s.outcome, s.error, s.final_text = None, 0, None, None, ""
+            if change.run_limits is not None:
+                s.max_turns, s.max_model_calls = change.run_limits
+            if run is s:
+                s.run_calls = 0
         case "replied_with_tools":
             assert change.reply is not None
             s.pending, s.results = list(change.reply.tool_uses), []
-        case "replied_final" | "turn_limit" | "model_failed":
+        case "budget_spent" if change.source == "idle":
+            s.inbox, s.turn, s.outcome, s.error, s.final_text = None, 0, change.outcome, None, ""
+        case "replied_final" | "turn_limit" | "model_failed" | "budget_spent":
             s.outcome, s.error, s.results = change.outcome, change.error, []
         case "tool_ran" | "subagent_returned":
             assert change.tool_call is not None and change.tool_result is not None
@@ -103,4 +123,5 @@ def reduce(s: AgentState, change: Change) -> None:
 def child_state(parent: AgentState, call: dict[str, Any], child_id: str) -> AgentState:
     """The data a subagent starts with when *parent* spawns it for the ``task`` tool_use *call*."""
     return AgentState(agent_id=child_id, parent_id=parent.agent_id, depth=parent.depth + 1,
-                      max_turns=parent.max_turns, inbox=call["input"]["prompt"], parent_tool_use_id=call["id"])
+                      max_turns=parent.max_turns, max_model_calls=parent.max_model_calls,
+                      inbox=call["input"]["prompt"], parent_tool_use_id=call["id"])

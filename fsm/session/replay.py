@@ -25,7 +25,7 @@ from attrs import frozen
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
 from fsm.core.records import Reply, Transition
-from fsm.errors import MisuseError, ModelError, ScriptExhaustedError
+from fsm.errors import MisuseError, ModelError
 from fsm.session.journal import Journal
 from fsm.session.restore import RESUMED_NOTE
 from fsm.testing import ScriptedModel
@@ -83,7 +83,8 @@ def recorded_model(records: list[Transition]) -> ScriptedModel:
         if record.source != "awaiting_model":
             continue
         if record.trigger == "interrupted":
-            script.append(KeyboardInterrupt())
+            if record.model_called:
+                script.append(KeyboardInterrupt())
         else:
             script.append(record.reply if record.reply is not None else ModelError(record.error or "model error"))
     return ScriptedModel(script)
@@ -129,7 +130,8 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
     """
     info = journal.find(session_id)
     records = journal.records(info.id)
-    agent = Agent.restore(recorded_model(records), workdir, journal.initial_state(info.id),
+    model = recorded_model(records)
+    agent = Agent.restore(model, workdir, journal.initial_state(info.id),
                           **{**info.agent_options(), **options})
     produced: list[Transition] = []
     agent.subscribe(produced.append)
@@ -140,10 +142,12 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
     index = 0
     while index < len(records):
         expected = records[index]
-        if expected.trigger == "interrupted" and expected.source != "awaiting_model":
+        if expected.trigger == "interrupted" and not expected.model_called:
             return report(index, interrupted=expected.seq)
         idle = not agent.busy
         if expected.trigger == "prompt" and expected.agent == agent.agent_id and idle:
+            if expected.run_limits is not None:
+                agent.set_limits(*expected.run_limits)
             agent.send(_prompt_of(expected))
         start = len(produced)
         try:
@@ -152,7 +156,7 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
             pass
         except MisuseError:
             return report(index, Divergence(expected.seq, "state", _describe(expected), "nothing: the agent is idle"))
-        except ScriptExhaustedError:
+        if len(model.requests) > len(model.script):  # the agent turned the ScriptExhaustedError into model_failed
             return report(index, Divergence(expected.seq, "model", _describe(expected),
                                             "asked the model for a reply the recording does not hold"))
         for got in produced[start:]:

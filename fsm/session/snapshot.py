@@ -1,14 +1,16 @@
 """Snapshots: every agent's data after transition ``seq`` of a session, rebuilt from its records.
 
 :meth:`Snapshot.apply` changes the data as each recorded transition did, with the same
-:func:`~fsm.core.reducer.reduce` the live agent used: the root's data, every subagent's, and which
-subagents were running. It checks, as it goes, that the records agree with the data they rebuild.
+:func:`~fsm.core.reducer.reduce` the live agent used: the root's data (its ``run_calls`` counting
+every agent's model calls), every subagent's, and which subagents were running. It checks, as it
+goes, that the records agree with the data they rebuild.
 """
 
 from __future__ import annotations
 
 from attrs import Factory, define
 
+from fsm.core.invariants import check_tree
 from fsm.core.records import AgentState, Transition
 from fsm.core.reducer import child_state, reduce
 
@@ -30,7 +32,12 @@ class Snapshot:
 
     @classmethod
     def start(cls, initial: AgentState, *, seq: int = 0) -> Snapshot:
-        """The snapshot before any record: just the root's data."""
+        """The snapshot before any record: just the root's data.
+
+        Raises:
+            ConfigError: *initial* is outside the invariant (the message names the field and the value).
+        """
+        check_tree(initial)
         return cls(initial.agent_id, {initial.agent_id: initial}, seq=seq)
 
     @property
@@ -62,7 +69,7 @@ class Snapshot:
         elif record.trigger == "interrupted" and record.agent == self.root:
             self.active.clear()
         data = agents[record.agent]
-        reduce(data, record)
+        reduce(data, record, agents[self.root])
         data.state = record.dest  # the machine's part: the state name
         if data.turn != record.turn:
             raise ValueError(f"seq {record.seq}: agent {record.agent} has made {data.turn} model calls in this "

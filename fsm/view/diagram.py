@@ -19,7 +19,7 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
-from fsm.core.machine import STATE_DOCS, STATES, TRANSITIONS
+from fsm.core.machine import STATE_DOCS, STATES, TRANSITIONS, conditions, unless
 from fsm.errors import ConfigError
 
 if TYPE_CHECKING:
@@ -76,10 +76,8 @@ class Edge(NamedTuple):
 
 
 def _guard(row: dict[str, Any]) -> str | None:
-    parts = []
-    for key, word in (("conditions", "if"), ("unless", "unless")):
-        names = row.get(key) or []
-        parts += [f"{word} {name}" for name in ([names] if isinstance(names, str) else names)]
+    parts = [f"{word} {' or '.join(names)}" for word, names in (("if", conditions(row)), ("unless", unless(row)))
+             if names]
     return ", ".join(parts) or None
 
 

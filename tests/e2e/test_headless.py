@@ -200,7 +200,7 @@ class TestOutcomes:
         run = agentfsm("-p", "loop forever", "--max-turns", "2", "--output-format", "json")
         assert run.code == 1
         assert run.stderr == ("agentfsm: stopped after 2 turns without a final answer; raise --max-turns "
-                              "(at most 30) or narrow the prompt\n")
+                              "(up to 30) or narrow the prompt\n")
         result = run.json()
         assert (result["subtype"], result["is_error"], result["num_turns"]) == ("error_max_turns", True, 2)
         assert result["errors"] == [run.stderr.removeprefix("agentfsm: ").rstrip("\n")]

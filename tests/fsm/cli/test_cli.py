@@ -134,7 +134,7 @@ class TestHeadless:
         scripted(monkeypatch, *[tool_reply(tool_use("bash", {"command": "true"}))] * 2)
         assert cli.main(["-p", "q", "--max-turns", "1"]) == 1
         assert outputs(capsys) == ("", "agentfsm: stopped after 1 turns without a final answer; raise --max-turns "
-                                       "(at most 30) or narrow the prompt\n")
+                                       "(up to 30) or narrow the prompt\n")
 
     def test_verbose(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
         """--verbose adds progress lines on stderr and leaves stdout alone."""

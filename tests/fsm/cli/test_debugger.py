@@ -18,7 +18,7 @@ from fsm.cli.debugger import HELP, Debugger
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
 from fsm.core.records import AgentState
-from fsm.errors import ConfigError, ScriptExhaustedError
+from fsm.errors import ConfigError
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from fsm.view.debugtext import location
 
@@ -339,7 +339,7 @@ class TestFailures:
         """A KeyboardInterrupt inside a step is reported; the agent is idle with outcome interrupted."""
         agent = make(tmp_path, [KeyboardInterrupt()])
         output = session(agent, "c", "p state")
-        assert ("#2 depth 0 a1: awaiting_model --interrupted--> idle (turn 0)  outcome interrupted\n"
+        assert ("#2 depth 0 a1: awaiting_model --interrupted--> idle (turn 1)  outcome interrupted\n"
                 "*** Interrupted: the agent is idle with outcome interrupted.\n") in output
         assert agent.state == "idle" and agent.outcome == "interrupted"
         assert "  outcome: 'interrupted'" in output
@@ -362,17 +362,18 @@ class TestFailures:
         assert agent.state == "awaiting_model" and agent.outcome is None
 
     def test_model_errors_do_not_end_the_session(self, tmp_path):
-        """An exception from the model is one line, and the debugger goes on."""
+        """An exception from the model is the model_failed transition, and the debugger goes on."""
         agent = make(tmp_path, [RuntimeError("boom")])
         output = session(agent, "c", "w")
-        assert "*** RuntimeError: boom\n" in output
-        assert "> depth 0  agent a1  awaiting_model" in replies(output)[1]
+        assert ("#2 depth 0 a1: awaiting_model --model_failed--> stopping (turn 1)  error 'the model call raised "
+                "RuntimeError: boom'  outcome model_error\n") in output
+        assert "> depth 0  agent a1  idle  turn 1/30" in replies(output)[1]
 
     def test_script_exhausted_is_one_line(self, tmp_path):
-        """A ScriptedModel out of replies is reported with its own message."""
-        output = session(make(tmp_path, []), "c")
-        assert re.search(r"^\*\*\* ScriptedModel was asked for reply #1 but its script holds 0; ", output, re.M)
-        assert issubclass(ScriptExhaustedError, Exception)
+        """A ScriptedModel out of replies ends the run in model_failed, with its own message."""
+        output = session(make(tmp_path, []), "c", "p state")
+        assert "error 'the model call raised ScriptExhaustedError: ScriptedModel was asked f…'" in output
+        assert "error: 'the model call raised ScriptExhaustedError: ScriptedModel was asked for reply #1" in output
 
 
 class TestCommand:
@@ -506,7 +507,7 @@ class TestTerminal:
         child.sendintr()
         child.expect_exact("(afsm) ")
         shown = child.before.replace("\r\n", "\n")
-        assert "--interrupted--> idle (turn 0)  outcome interrupted" in shown
+        assert "--interrupted--> idle (turn 1)  outcome interrupted" in shown
         assert "*** Interrupted: the agent is idle with outcome interrupted." in shown
         child.sendintr()
         child.expect_exact("--KeyboardInterrupt-- (quit to leave)")

@@ -38,10 +38,13 @@ def parse(*argv: str) -> argparse.Namespace:
 
 class TestAddAgentFlags:
     def test_defaults(self) -> None:
-        """Without flags: 30 turns, 8000 tokens, default permissions, all tools, quiet."""
+        """Without flags: limits unset (so a resumed session keeps its own), 8000 tokens, default permissions, all
+        tools, quiet; a new agent takes 30 turns and 200 model calls."""
         args = parse()
-        assert (args.max_turns, args.max_tokens, args.model, args.cwd, args.permission_mode) == (
-            30, 8000, None, None, "default")
+        assert (args.max_turns, args.max_model_calls, args.max_tokens, args.model, args.cwd, args.permission_mode) == (
+            None, None, 8000, None, None, "default")
+        assert agent_from_args(args, model=ScriptedModel(), interactive=False).options()["max_turns"] == 30
+        assert agent_from_args(args, model=ScriptedModel(), interactive=False).options()["max_model_calls"] == 200
         assert (args.allowed_tools, args.disallowed_tools, args.verbose) == (None, None, False)
 
     def test_values(self) -> None:
@@ -83,7 +86,7 @@ class TestAgentFromArgs:
         assert [t.name for t in only.tools] == ["bash", "glob"]
         no_task = agent_from_args(parse("--disallowed-tools", "task"), model=ScriptedModel(), interactive=False)
         assert [t.name for t in no_task.tools] == SIX[:5]
-        assert not no_task.can_spawn()
+        assert "spawn" not in no_task.describe_next()
 
     def test_unknown_tool(self, clean_env: Path) -> None:
         """An unknown tool name is refused with the list of tools there are."""

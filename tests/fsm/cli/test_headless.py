@@ -136,8 +136,10 @@ class TestRunHeadless:
 class TestErrorLine:
     @pytest.mark.parametrize(("outcome", "line"), [
         ("end_turn", None),
-        ("max_turns", "stopped after 4 turns without a final answer; raise --max-turns (at most 30) or "
+        ("max_turns", "stopped after 4 turns without a final answer; raise --max-turns (up to 30) or "
                       "narrow the prompt"),
+        ("max_model_calls", "stopped: the run's budget of 200 model calls is spent; raise --max-model-calls or "
+                            "narrow the prompt"),
         ("model_error", "the message"),
         ("refusal", "the model refused to answer this prompt"),
         ("max_tokens", "the reply was cut at the max_tokens limit (100); raise --max-tokens"),
@@ -146,3 +148,9 @@ class TestErrorLine:
     def test_lines(self, outcome: str, line: str | None) -> None:
         """Each error outcome has one line that says what to do."""
         assert error_line(outcome, "the message", max_turns=4, max_tokens=100) == line
+
+    def test_turn_limit_at_the_ceiling_gives_advice_that_can_be_followed(self) -> None:
+        """At max_turns 30 the line does not tell the user to raise --max-turns."""
+        assert error_line("max_turns", "", max_turns=30, max_tokens=100) == (
+            "stopped after 30 turns without a final answer (30 is the most a run may take); narrow the prompt or "
+            "split the task")

@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import copy
 from pathlib import Path
 
 import pytest
 
-from fsm import Agent, ConfigError, Hooks, MisuseError, ModelError, ScriptExhaustedError
+from fsm import Agent, ConfigError, Hooks, MisuseError, ModelError
 from fsm.core.agent import INTERRUPTED
 from fsm.testing import ScriptedModel, text, text_reply, tool_reply, tool_use
 
@@ -111,15 +110,43 @@ class TestSendAndStep:
         agent.run("y")
         assert [r.trigger for r in seen] == ["prompt", "replied_final", "stopped"]
 
-    def test_script_exhausted_propagates_and_leaves_state(self, tmp_path):
-        """Running past the script raises ScriptExhaustedError and changes nothing."""
-        agent, _ = make(tmp_path)
+    def test_any_exception_from_the_model_is_a_counted_model_failed(self, tmp_path):
+        """A model raising anything (here ScriptExhaustedError) ends the run in model_failed; the call counts."""
+        agent, model = make(tmp_path)
         agent.send("x")
         agent.step()
-        before = copy.deepcopy(agent.data)
-        with pytest.raises(ScriptExhaustedError, match="asked for reply #1 but its script holds 0"):
+        record = agent.step()
+        assert (record.trigger, record.dest, record.turn) == ("model_failed", "stopping", 1)
+        assert agent.data.error.startswith("the model call raised ScriptExhaustedError: ScriptedModel was asked")
+        agent.run()
+        assert (agent.state, agent.outcome, agent.turn, len(model.requests)) == ("idle", "model_error", 1, 1)
+
+    def test_retrying_after_an_exception_never_exceeds_max_turns(self, tmp_path):
+        """A caller that keeps prompting after the model raised gets exactly max_turns calls per run."""
+        agent, model = make(tmp_path, *[RuntimeError("boom")] * 5, max_turns=1)
+        for _ in range(3):
+            agent.run("again")
+            assert agent.turn == 1
+        assert len(model.requests) == 3
+
+    def test_interrupt_during_a_model_call_counts_the_call(self, tmp_path):
+        """Ctrl-C inside Model.create spends the turn and the run's budget: the call was made."""
+        agent, model = make(tmp_path, KeyboardInterrupt())
+        agent.send("x")
+        agent.step()
+        with pytest.raises(KeyboardInterrupt):
             agent.step()
-        assert agent.data == before
+        record = agent.history[-1]
+        assert (record.trigger, record.model_called, record.turn) == ("interrupted", True, 1)
+        assert (agent.turn, agent.run_calls, len(model.requests)) == (1, 1, 1)
+
+    def test_interrupt_between_steps_spends_no_call(self, tmp_path):
+        """interrupt() in awaiting_model before the call is made counts nothing."""
+        agent, model = make(tmp_path)
+        agent.send("x")
+        agent.step()
+        agent.interrupt()
+        assert (agent.history[-1].model_called, agent.turn, agent.run_calls, len(model.requests)) == (False, 0, 0, 0)
 
 
 class TestTools:
@@ -418,3 +445,170 @@ class TestInterrupt:
             {"type": "tool_result", "tool_use_id": "k", "content": INTERRUPTED, "is_error": True}]
         child_records = [r for r in agent.history if r.depth == 1]
         assert child_records[-1].trigger == "interrupted"
+
+
+def fan_out(k: int) -> dict:
+    """A parent reply with *k* task calls."""
+    return tool_reply(*[tool_use("task", {"prompt": f"sub {i}"}) for i in range(k)])
+
+
+def delegating_model() -> ScriptedModel:
+    """The parent asks for two tasks on every reply; every child calls glob forever."""
+
+    def answer(request):
+        if "task" in request.tool_names:
+            return fan_out(2)
+        return tool_reply(tool_use("glob", {"pattern": "*"}))
+
+    return ScriptedModel([answer] * 10_000)
+
+
+class TestRunBudget:
+    def test_fan_out_stops_at_the_budget(self, tmp_path):
+        """Parent and subagents together make exactly max_model_calls calls; the root ends max_model_calls."""
+        model = delegating_model()
+        agent = Agent(model, str(tmp_path), max_model_calls=25)
+        agent.run("go")
+        assert (len(model.requests), agent.run_calls, agent.outcome) == (25, 25, "max_model_calls")
+        returned = [r for r in agent.history if r.trigger == "subagent_returned"]
+        assert returned[-1].tool_result.text == "Subagent stopped: the run's budget of 25 model calls is spent."
+
+    def test_a_child_spawned_with_the_budget_spent_stops_without_a_call(self, tmp_path):
+        """A subagent started once the budget is spent takes budget_spent from idle and never calls the model."""
+        model = ScriptedModel([fan_out(1)])
+        agent = Agent(model, str(tmp_path), max_model_calls=1)
+        agent.run("go")
+        child = [r for r in agent.history if r.depth == 1]
+        assert [(r.source, r.trigger) for r in child] == [("idle", "budget_spent"), ("stopping", "stopped")]
+        assert (len(model.requests), agent.outcome) == (1, "max_model_calls")
+
+    def test_the_root_prompt_starts_a_fresh_budget(self, tmp_path):
+        """Each run of the root has its own budget."""
+        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}))] * 4)
+        agent = Agent(model, str(tmp_path), max_model_calls=2)
+        agent.run("one")
+        assert (agent.run_calls, agent.outcome) == (2, "max_model_calls")
+        agent.run("two")
+        assert (agent.run_calls, len(model.requests)) == (2, 4)
+
+    def test_stop_hook_cannot_force_past_the_budget(self, tmp_path):
+        """A Stop hook asking for more once the budget is spent ends the run with outcome max_model_calls."""
+        hooks = Hooks()
+        hooks.on("Stop", lambda event: "go on")
+        model = ScriptedModel([text_reply("a"), text_reply("b"), text_reply("c")])
+        agent = Agent(model, str(tmp_path), hooks=hooks, max_model_calls=2)
+        agent.run("x")
+        assert (len(model.requests), agent.outcome) == (2, "max_model_calls")
+
+    def test_pause_turn_with_the_budget_spent(self, tmp_path):
+        """pause_turn on the run's last call takes budget_spent instead of calling again."""
+        model = ScriptedModel([text_reply("", stop_reason="pause_turn")] * 3)
+        agent = Agent(model, str(tmp_path), max_model_calls=2)
+        agent.run("x")
+        assert [r.trigger for r in agent.history][-3:] == ["paused", "budget_spent", "stopped"]
+        assert (len(model.requests), agent.outcome) == (2, "max_model_calls")
+
+    def test_max_model_calls_is_checked(self, tmp_path):
+        """max_model_calls must be an integer >= 1."""
+        for bad in (0, -1, True, "5"):
+            with pytest.raises(ConfigError, match=r"^max_model_calls must be an integer >= 1 \(got "):
+                Agent(ScriptedModel(), str(tmp_path), max_model_calls=bad)
+
+    def test_set_limits_applies_to_the_next_run(self, tmp_path):
+        """set_limits changes what the next prompt's run takes, not the run under way."""
+        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}))] * 5)
+        agent = Agent(model, str(tmp_path), max_turns=2)
+        agent.send("x")
+        agent.step()
+        agent.set_limits(max_turns=1)
+        agent.run()
+        assert agent.turn == 2
+        agent.run("y")
+        assert (agent.turn, agent.max_turns, len(model.requests)) == (1, 1, 3)
+
+
+class TestDepthIsAFact:
+    def test_a_child_with_rewritten_data_and_tools_cannot_delegate(self, tmp_path):
+        """Writing child.data.depth = 0 changes nothing: depth comes from parentage, tools are read-only."""
+        script = [fan_out(1), tool_reply(tool_use("task", {"prompt": "deeper"})), text_reply("done"),
+                  text_reply("all done")]
+        agent = Agent(ScriptedModel(script), str(tmp_path))
+        agent.send("x")
+        while not agent.children:
+            agent.step()
+        child = agent.children[0]
+        child.data.depth = 0
+        with pytest.raises(AttributeError):
+            child.tools = agent.tools
+        with pytest.raises(AttributeError):
+            child.parent = None
+        agent.run()
+        assert child.depth == 1 and "task" not in [t.name for t in child.tools]
+        assert max(r.depth for r in agent.history) == 1
+        assert not [r for r in agent.history if r.trigger == "subagent_spawned" and r.depth == 1]
+
+
+class TestStartingDataIsChecked:
+    @pytest.mark.parametrize(("changes", "message"), [
+        ({"max_turns": 100}, "the agent's 'max_turns' must be 1..30 (got 100)"),
+        ({"turn": -70}, "the agent's 'turn' must be 0..30 (its max_turns) (got -70)"),
+        ({"turn": 31}, "the agent's 'turn' must be 0..30 (its max_turns) (got 31)"),
+        ({"turn": 30, "state": "awaiting_model"}, "the agent's 'turn' must be below max_turns (30) in "
+                                                  "awaiting_model (got 30)"),
+        ({"depth": 1}, "the agent's 'depth' must be 0, as its parentage says (got 1)"),
+        ({"run_calls": 201}, "the agent's 'run_calls' must be 0..200 (its max_model_calls 200, less 0 call(s) "
+                             "granted) (got 201)"),
+        ({"max_model_calls": 0}, "the agent's 'max_model_calls' must be an integer >= 1 (got 0)"),
+        ({"state": "flying"}, "the agent's 'state' must be one of idle, awaiting_model, executing_tools, "
+                              "stopping (got 'flying')"),
+    ])
+    def test_bad_data_is_refused(self, tmp_path, changes, message):
+        """Agent(data=...) refuses data outside the invariant, naming the field and the value."""
+        from fsm.core.records import AgentState
+
+        with pytest.raises(ConfigError) as info:
+            Agent(ScriptedModel(), str(tmp_path), data=AgentState("a1", **changes))
+        assert str(info.value) == message
+
+    def test_restore_refuses_bad_children(self, tmp_path):
+        """Restore refuses a child at depth 7, two running children, and a child that has spawned."""
+        from fsm.core.records import AgentState
+
+        root = AgentState("a1", state="executing_tools")
+        cases = [
+            ([AgentState("a1.1", parent_id="a1", depth=7)], "subagent a1.1's 'depth' must be 1, as its parentage "
+                                                             "says (got 7)"),
+            ([AgentState("a1.1", parent_id="a1", depth=1), AgentState("a1.2", parent_id="a1", depth=1)],
+             "the agent may have at most 1 running subagent(s) (got 2)"),
+            ([AgentState("a1.1", parent_id="a1", depth=1, spawned=1)], "subagent a1.1's 'spawned' must be 0 for a "
+                                                                        "subagent (it never spawns; the root counts "
+                                                                        "the run) (got 1)"),
+        ]
+        for children, message in cases:
+            with pytest.raises(ConfigError) as info:
+                Agent.restore(ScriptedModel(), str(tmp_path), root, children=children)
+            assert str(info.value) == message
+
+
+class TestModelFailures:
+    def test_malformed_usage_is_a_model_error(self, tmp_path):
+        """A reply whose usage holds text ends the run with one clear model error, and the call counts."""
+        reply = {**text_reply("hi"), "usage": {"input_tokens": "lots"}}
+        agent = Agent(ScriptedModel([reply]), str(tmp_path))
+        agent.run("x")
+        assert agent.outcome == "model_error" and agent.turn == 1
+        assert agent.data.error == "malformed reply: usage.input_tokens must be a non-negative integer (got 'lots')"
+
+    def test_an_approver_that_raises_denies(self, tmp_path):
+        """An approver raising answers the call with a denial; the run goes on."""
+
+        def approver(call, ask):
+            raise RuntimeError("no terminal")
+
+        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "rm -f nothing.txt"}, id="r1")),
+                               text_reply("ok")])
+        agent = Agent(model, str(tmp_path), approver=approver)
+        assert agent.run("x") == "ok"
+        result = model.requests[1].messages[-1]["content"][0]
+        assert result["is_error"] and result["content"] == ("Permission denied: the approver failed (RuntimeError: "
+                                                            "no terminal)")

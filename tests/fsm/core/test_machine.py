@@ -9,7 +9,8 @@ import pytest
 
 from fsm.core import agent as agent_module
 from fsm.core.agent import Agent
-from fsm.core.machine import GUARDS, STATE_DOCS, STATES, TRANSITIONS, TRIGGERS, build_machine, outgoing
+from fsm.core.guards import GUARD_FUNCTIONS, Facts, can_spawn, out_of_model_calls, out_of_turns
+from fsm.core.machine import GUARDS, STATE_DOCS, STATES, TRANSITIONS, TRIGGERS, build_machine, outgoing, unless
 from fsm.testing import ScriptedModel
 
 
@@ -32,7 +33,7 @@ class TestTable:
     def test_guards_resolve_on_agent(self, tmp_path):
         """Every guard named in the table is a method of Agent."""
         agent = Agent(model=ScriptedModel(), workdir=str(tmp_path))
-        assert {"out_of_turns", "can_spawn"} == GUARDS
+        assert {"out_of_turns", "out_of_model_calls", "can_spawn"} == GUARDS == set(GUARD_FUNCTIONS)
         for guard in GUARDS:
             assert callable(getattr(agent, guard))
 
@@ -41,13 +42,45 @@ class TestTable:
         for state in STATES:
             assert outgoing(state), state
 
-    def test_limit_guards_are_exclusive(self):
-        """Where a trigger continues unless out_of_turns, turn_limit leaves the same state when out_of_turns."""
+    def test_every_edge_into_awaiting_model_is_guarded_by_both_limits(self):
+        """No row enters awaiting_model unless both limits allow another call (the root's prompt resets them)."""
         for row in TRANSITIONS:
-            if row.get("unless") == "out_of_turns":
-                limit = [r for r in outgoing(row["source"]) if r["trigger"] == "turn_limit"
+            if row["dest"] == "awaiting_model":
+                expected = {"out_of_model_calls"} if row["trigger"] == "prompt" else {"out_of_turns",
+                                                                                      "out_of_model_calls"}
+                assert expected <= set(unless(row)), row["trigger"]
+
+    def test_limit_guards_are_exclusive(self):
+        """Where a trigger continues unless a limit is reached, another row leaves the same state when it is."""
+        for row in TRANSITIONS:
+            for guard in unless(row):
+                leave = [r for r in outgoing(row["source"]) if guard in r.get("conditions", ())
                          or (r["trigger"] == "stopped" and row["source"] == "stopping")]
-                assert limit, row["trigger"]
+                assert leave, (row["trigger"], guard)
+
+
+def facts(**changes) -> Facts:
+    base = {"turn": 0, "max_turns": 3, "depth": 0, "active_children": 0, "max_parallel": 1, "run_calls": 0,
+            "others_awaiting": 0, "max_model_calls": 5}
+    return Facts(**{**base, **changes})
+
+
+class TestGuards:
+    def test_out_of_turns_at_the_limit(self):
+        """out_of_turns holds once turn reaches max_turns, not before."""
+        assert [out_of_turns(facts(turn=t)) for t in (2, 3)] == [False, True]
+
+    def test_out_of_model_calls_counts_granted_calls(self):
+        """The budget is spent by calls made plus calls granted to other agents in awaiting_model."""
+        assert not out_of_model_calls(facts(run_calls=4))
+        assert out_of_model_calls(facts(run_calls=5))
+        assert out_of_model_calls(facts(run_calls=4, others_awaiting=1))
+
+    def test_can_spawn_only_at_the_root_below_max_parallel(self):
+        """can_spawn is false at depth 1 whatever else holds, and false once max_parallel children run."""
+        assert can_spawn(facts())
+        assert not can_spawn(facts(depth=1))
+        assert not can_spawn(facts(active_children=1))
 
 
 class TestBuildMachine:
@@ -57,7 +90,7 @@ class TestBuildMachine:
         class Bare:
             pass
 
-        with pytest.raises(TypeError, match=r"must define guard method\(s\) \['can_spawn', 'out_of_turns'\]"):
+        with pytest.raises(TypeError, match=r"guard method\(s\) \['can_spawn', 'out_of_model_calls', 'out_of_turns'\]"):
             build_machine(Bare())
 
     def test_no_auto_transitions(self, tmp_path):

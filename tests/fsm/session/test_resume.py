@@ -342,3 +342,51 @@ class TestSessionFlags:
         assert recorded_model_from_args(parse(time_travel=True)) is None
         with pytest.raises(ConfigError, match=r"^--recorded needs --session ID$"):
             recorded_model_from_args(parse("--recorded", time_travel=True))
+
+
+def parse_run(*argv: str) -> argparse.Namespace:
+    from fsm.cli.flags import add_agent_flags
+
+    parser = argparse.ArgumentParser()
+    add_session_flags(parser)
+    add_agent_flags(parser)
+    return parser.parse_args(list(argv))
+
+
+class TestLimitsOnResume:
+    def session_at(self, ws: Path, max_turns: int) -> str:
+        agent = Agent(ScriptedModel([text_reply("one")]), str(ws), max_turns=max_turns)
+        with Journal(default_path(ws)) as journal:
+            session = journal.start(agent)
+            agent.run("first")
+        return session
+
+    def test_given_limits_apply_to_the_next_run(self, tmp_path):
+        """--max-turns and --max-model-calls with --continue apply to the run the next prompt starts."""
+        self.session_at(tmp_path, 5)
+        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}))] * 5)
+        agent, session = session_from_args(parse_run("--continue", "--max-turns", "2", "--max-model-calls", "9"),
+                                           Agent(model, str(tmp_path)))
+        agent.run("second")
+        session.close()
+        assert (agent.turn, agent.max_turns, agent.max_model_calls, len(model.requests)) == (2, 2, 9, 2)
+
+    def test_without_flags_the_session_keeps_its_limits(self, tmp_path):
+        """Without limit flags a resumed session's next run takes the limits it had."""
+        self.session_at(tmp_path, 3)
+        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}))] * 5)
+        agent, session = session_from_args(parse_run("--continue"), Agent(model, str(tmp_path)))
+        agent.run("second")
+        session.close()
+        assert (agent.turn, agent.max_turns, len(model.requests)) == (3, 3, 3)
+
+    def test_an_edited_journal_is_refused(self, tmp_path):
+        """A journal whose starting data was edited to turn=-97 is refused on resume, naming the field."""
+        session = self.session_at(tmp_path, 30)
+        with Journal(default_path(tmp_path)) as journal:
+            with journal._transaction("edit") as db:
+                initial = db.execute("SELECT initial FROM sessions WHERE id = ?", (session,)).fetchone()[0]
+                db.execute("UPDATE sessions SET initial = ? WHERE id = ?",
+                           (initial.replace('"turn":0', '"turn":-97'), session))
+            with pytest.raises(ConfigError, match=r"'turn' must be 0\.\.30 \(its max_turns\) \(got -97\)"):
+                resume(journal, session, ScriptedModel())

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from fsm.core.machine import STATES, TRANSITIONS
+from fsm.core.machine import STATES, TRANSITIONS, unless
+from fsm.core.machine import conditions as if_
 from fsm.errors import ConfigError
 from fsm.view import diagram
 from fsm.view.diagram import CHILD, INSTALL_HINT, NODES, REGENERATE, edges, mermaid
@@ -45,10 +46,10 @@ def table_edges(prefix: str = "", *, conditions: bool = False) -> list[tuple[str
     for row in TRANSITIONS:
         for source in [row["source"]] if isinstance(row["source"], str) else row["source"]:
             label = row["trigger"]
-            if conditions and "conditions" in row:
-                label += f" [if {row['conditions']}]"
-            if conditions and "unless" in row:
-                label += f" [unless {row['unless']}]"
+            guards = [f"{word} {' or '.join(names)}" for word, names in (("if", if_(row)), ("unless", unless(row)))
+                      if names]
+            if conditions and guards:
+                label += f" [{', '.join(guards)}]"
             out.append((prefix + source, prefix + (row["dest"] or source), label))
     return out
 
@@ -100,7 +101,7 @@ class TestMermaid:
     def test_conditions_show_guards(self):
         """With conditions every guard appears after its trigger; without, none does."""
         shown = mermaid(conditions=True)
-        assert "executing_tools --> awaiting_model: tools_done [unless out_of_turns]" in shown
+        assert "executing_tools --> awaiting_model: tools_done [unless out_of_turns or out_of_model_calls]" in shown
         assert "subagent_spawned [if can_spawn]" in shown
         assert "turn_limit [if out_of_turns]" in shown
         assert "[" not in mermaid().replace("[*]", "")

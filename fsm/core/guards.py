@@ -1,0 +1,59 @@
+"""The table's guards as pure functions of :class:`Facts`, so the live agent and the model checker ask the same code.
+
+``TRANSITIONS`` names a guard by string (``"unless": "out_of_turns"``); :data:`GUARD_FUNCTIONS` maps each name
+to its function here. ``Agent`` answers a guard by building the :class:`Facts` of its tree and calling it;
+``fsm.core.checker`` builds the same Facts from an abstract configuration. A guard is judged after the step's
+data change (the machine's ``prepare_event``), so ``out_of_turns`` after a model call counts that call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from attrs import frozen
+
+__all__ = ["GUARD_FUNCTIONS", "Facts", "can_spawn", "out_of_model_calls", "out_of_turns"]
+
+
+@frozen
+class Facts:
+    """What a guard may know about the agent that moves and its tree, at the moment the guard is asked."""
+
+    turn: int
+    """The agent's model calls in its current run."""
+    max_turns: int
+    depth: int
+    """From parentage: 0 for the root, 1 for its subagent."""
+    active_children: int
+    """The agent's running subagents (spawned, not yet returned)."""
+    max_parallel: int
+    """How many subagents may run at once under one parent."""
+    run_calls: int
+    """Model calls the whole tree has made in the root's current run."""
+    others_awaiting: int
+    """Other agents of the tree in ``awaiting_model``: calls already granted, made or about to be."""
+    max_model_calls: int
+    """The run's budget of model calls, shared by the whole tree."""
+
+
+def out_of_turns(f: Facts) -> bool:
+    """Whether the agent has used every model call its run allows."""
+    return f.turn >= f.max_turns
+
+
+def out_of_model_calls(f: Facts) -> bool:
+    """Whether the run's budget is spent, counting the calls granted to agents already in ``awaiting_model``."""
+    return f.run_calls + f.others_awaiting >= f.max_model_calls
+
+
+def can_spawn(f: Facts) -> bool:
+    """Whether the agent may start a subagent now: it is the root and fewer than ``max_parallel`` run."""
+    return f.depth == 0 and f.active_children < f.max_parallel
+
+
+GUARD_FUNCTIONS: dict[str, Callable[[Facts], bool]] = {
+    "out_of_turns": out_of_turns,
+    "out_of_model_calls": out_of_model_calls,
+    "can_spawn": can_spawn,
+}
+"""Every guard name the table may use, and the function that answers it."""

@@ -1,0 +1,68 @@
+"""The invariant of agent data, checked wherever data comes from outside: ``Agent(data=…)``, restore, a journal.
+
+Inside the machine the invariant holds by construction (the checker in ``fsm.core.checker`` proves it from the
+table); data handed in from outside is checked once, here, and refused with a :class:`~fsm.errors.ConfigError`
+naming the field and the value, in the shape ``'turn' must be 0..30 (got -70)``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from fsm.core.machine import STATES
+from fsm.core.records import MAX_PARALLEL, MAX_TURNS, AgentState
+from fsm.errors import ConfigError
+
+__all__ = ["check_tree"]
+
+
+def _int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _check_one(data: AgentState, who: str, *, parent: AgentState | None) -> None:
+    def fail(field: str, expected: str, value: object) -> ConfigError:
+        return ConfigError(f"{who}'s {field!r} must be {expected} (got {value!r})")
+
+    if data.state not in STATES:
+        raise fail("state", f"one of {', '.join(STATES)}", data.state)
+    if not _int(data.max_turns) or not 1 <= data.max_turns <= MAX_TURNS:
+        raise fail("max_turns", f"1..{MAX_TURNS}", data.max_turns)
+    if not _int(data.turn) or not 0 <= data.turn <= data.max_turns:
+        raise fail("turn", f"0..{data.max_turns} (its max_turns)", data.turn)
+    if data.state == "awaiting_model" and data.turn >= data.max_turns:
+        raise fail("turn", f"below max_turns ({data.max_turns}) in awaiting_model", data.turn)
+    if not _int(data.max_model_calls) or data.max_model_calls < 1:
+        raise fail("max_model_calls", "an integer >= 1", data.max_model_calls)
+    depth = 0 if parent is None else parent.depth + 1
+    if data.depth != depth:
+        raise fail("depth", f"{depth}, as its parentage says", data.depth)
+    if parent is not None:
+        if data.parent_id != parent.agent_id:
+            raise fail("parent_id", repr(parent.agent_id), data.parent_id)
+        if data.spawned or data.run_calls:
+            field = "spawned" if data.spawned else "run_calls"
+            raise fail(field, "0 for a subagent (it never spawns; the root counts the run)", getattr(data, field))
+    elif data.parent_id is not None:
+        raise fail("parent_id", "None for the root agent", data.parent_id)
+
+
+def check_tree(root: AgentState, children: Sequence[AgentState] = ()) -> None:
+    """Check the data of a root agent and its running subagents against the invariant the machine keeps.
+
+    Raises:
+        ConfigError: the first violation, naming the agent, the field and the value.
+    """
+    _check_one(root, "the agent", parent=None)
+    for child in children:
+        _check_one(child, f"subagent {child.agent_id}", parent=root)
+    if len(children) > MAX_PARALLEL:
+        raise ConfigError(f"the agent may have at most {MAX_PARALLEL} running subagent(s) (got {len(children)})")
+    if children and root.state != "executing_tools":
+        raise ConfigError(f"the agent has running subagents, so its 'state' must be executing_tools "
+                          f"(got {root.state!r})")
+    awaiting = sum(a.state == "awaiting_model" for a in (root, *children))
+    if not _int(root.run_calls) or not 0 <= root.run_calls <= root.max_model_calls - awaiting:
+        raise ConfigError(f"the agent's 'run_calls' must be 0..{root.max_model_calls - awaiting} (its "
+                          f"max_model_calls {root.max_model_calls}, less {awaiting} call(s) granted) "
+                          f"(got {root.run_calls!r})")
