@@ -1,4 +1,5 @@
-"""The layers hold: every import of ours points down ``errors ← core ← {session, view} ← cli``, and none cycles.
+"""The layers hold: every import of ours points down ``errors ← core ← {session, view} ← ui ← cli``, and none
+cycles.
 
 Imports are read with ``ast`` (nothing is imported), lazy ones inside functions and ``TYPE_CHECKING`` blocks
 included, so a shortcut taken in a function body is caught too.
@@ -16,7 +17,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[1]
 
 RANK = {"tools": 0, "fsm.errors": 0, "fsm.core": 1, "fsm.testing": 2, "fsm.session": 3, "fsm.view": 3,
-        "fsm.cli": 4, "fsm": 5, "fsm.__main__": 5}
+        "fsm.ui": 3.5, "fsm.cli": 4, "fsm": 5, "fsm.__main__": 5}
 """A module may import modules of a lower rank, or of its own package; ``fsm.session`` and ``fsm.view``
 share a rank but are separate rooms, so neither imports the other."""
 

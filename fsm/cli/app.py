@@ -5,7 +5,7 @@
     agentfsm                       the interactive REPL (fsm.cli.repl)
     agentfsm -p PROMPT [flags]     a headless run; ``agentfsm run PROMPT [flags]`` is the same
     agentfsm demo                  the offline demo (fsm.cli.demo)
-    agentfsm debug|diagram|sessions|replay ...   plug-ins (PLUGINS), present when their module is
+    agentfsm debug|diagram|sessions|replay|ui ...   plug-ins (PLUGINS), present when their module is
 
 Exit status: 0 success; 1 the run ended in an error outcome (or failed); 2 a usage or configuration
 error. Every error is one line on stderr, ``agentfsm: MESSAGE``, never a traceback. ``anthropic`` is not
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["OUTPUT_FORMATS", "PLUGINS", "build_parser", "main"]
 
 PLUGINS = {"debug": "fsm.cli.debugger", "diagram": "fsm.cli.diagram", "sessions": "fsm.cli.sessions",
-           "replay": "fsm.cli.replay"}
+           "replay": "fsm.cli.replay", "ui": "fsm.cli.ui"}
 """Subcommand → module exposing ``configure(parser)`` and ``command(args) -> int``."""
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")

@@ -1,6 +1,8 @@
 """The session journal: an append-only SQLite file that records every Transition of every run, as it happens.
 
-One file per workspace, ``.agentfsm/sessions.db`` by default (:func:`default_path`), mode 0600, WAL.
+One file per workspace, ``.agentfsm/sessions.db`` by default (:func:`default_path`), mode 0600, WAL. A
+reader in another process (``Journal(path, readonly=True)``, e.g. the web view) sees each row as soon as it
+is committed, and :meth:`Journal.follow` hands it only the rows it has not read yet.
 A session is one root agent's life, named by its id (a fork, by a fresh one): its transitions and its
 subagents' (own agent id, parent link), in ``seq`` order. Each transition is one row, committed (and
 fsynced) before the step returns, so a crash loses at most the transition in flight and never leaves the
@@ -46,8 +48,8 @@ from fsm.session.snapshot import Snapshot
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
-__all__ = ["MIGRATIONS", "RECORDED_OPTIONS", "SCHEMA_VERSION", "Journal", "Migration", "SessionInfo", "default_path",
-           "open_journal"]
+__all__ = ["MIGRATIONS", "RECORDED_OPTIONS", "SCHEMA_VERSION", "Follower", "Journal", "Migration", "SessionInfo",
+           "default_path", "open_journal"]
 
 log = logging.getLogger(__name__)
 
@@ -114,6 +116,8 @@ class SessionInfo:
     """The seq of the last transition (a fork with none: its ``forked_at``)."""
     turns: int
     """Model calls of the root agent."""
+    model_calls: int
+    """Model calls of every agent, subagents included."""
     tokens: int
     """Input plus output tokens of every agent."""
     state: str | None
@@ -130,6 +134,7 @@ _LIST = """
 SELECT s.id, s.created_at, s.workdir, s.root_agent, s.prompt, s.forked_from, s.forked_at, s.settings,
        COUNT(t.seq), COALESCE(MAX(t.seq), s.forked_at, 0),
        COALESCE(SUM(t.agent = s.root_agent AND t.source = 'awaiting_model' AND t.trigger != 'interrupted'), 0),
+       COALESCE(SUM(t.source = 'awaiting_model' AND t.trigger != 'interrupted'), 0),
        COALESCE(SUM(t.input_tokens + t.output_tokens), 0),
        (SELECT dest || ' ' || COALESCE(outcome, '') FROM transitions r
         WHERE r.agent = s.root_agent AND (r.session_id = s.id OR r.session_id = s.forked_from AND r.seq <= s.forked_at)
@@ -191,21 +196,29 @@ class Journal:
         path: the SQLite file; it and its directory are created when missing (file mode 0600).
         clock: where ``created_at`` comes from (tests pin it).
         new_id: makes the ids of forks and other sessions whose agent id is taken (8 random hex digits).
+        readonly: open an existing file for reading only: nothing is created or migrated, and every write
+            fails (SQLite refuses it), so a viewer can never change what another process journals.
 
     Raises:
-        JournalError: the file is not a readable SQLite database, not a journal, or of a newer schema.
+        JournalError: the file is not a readable SQLite database, not a journal, or of a newer schema; with
+            *readonly*, also when it is missing or of an older schema (open it once for writing to migrate).
     """
 
     def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
-                 new_id: Callable[[], str] = lambda: secrets.token_hex(4)) -> None:
+                 new_id: Callable[[], str] = lambda: secrets.token_hex(4), readonly: bool = False) -> None:
         self.path = Path(path)
         self.clock = clock
         self.new_id = new_id
+        self.readonly = readonly
         self._lock = threading.RLock()
         self._sessions: weakref.WeakKeyDictionary[Agent, str] = weakref.WeakKeyDictionary()
-        _create(self.path)
+        if readonly and not self.path.is_file():
+            raise JournalError(f"session journal {self.path} does not exist", path=str(self.path))
+        if not readonly:
+            _create(self.path)
         try:
-            self._db = sqlite3.connect(self.path, isolation_level=None, check_same_thread=False)
+            target = f"{self.path.resolve().as_uri()}?mode=ro" if readonly else self.path
+            self._db = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=readonly)
         except sqlite3.Error as exc:
             raise JournalError(f"cannot open session journal {self.path} ({exc}); check the path and its "
                                "permissions", path=str(self.path)) from exc
@@ -229,6 +242,12 @@ class Journal:
         if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
             raise JournalError(f"{self.path} is a SQLite database but not a session journal; use another journal",
                                path=str(self.path))
+        if self.readonly:
+            if version < SCHEMA_VERSION:
+                raise JournalError(f"session journal {self.path} has schema version {version}, older than this "
+                                   f"version reads ({SCHEMA_VERSION}); open it once for writing to migrate it",
+                                   path=str(self.path))
+            return
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = FULL")
         db.execute("PRAGMA foreign_keys = ON")
@@ -386,6 +405,11 @@ class Journal:
                 raise JournalError(f"session {info.id} in {self.path} does not rebuild: {exc}") from exc
         return snapshot
 
+    def follow(self, session_id: str) -> Follower:
+        """A reader of session *session_id*'s records that returns, on each :meth:`Follower.poll`, the ones
+        committed since its last poll (the first poll: all of them, its fork origin's first)."""
+        return Follower(self, self.find(session_id).id)
+
     def _lineage(self, session_id: str, *, upto: int | None = None) -> tuple[list[Transition], Codec]:
         """The decoded records of *session_id* and its fork origins (≤ *upto*), and the codec that read them."""
         chain: list[tuple[str, int | None]] = []
@@ -413,12 +437,45 @@ class Journal:
         return records, codec
 
 
+class Follower:
+    """Reads one session's records as another process appends them, each row decoded once."""
+
+    def __init__(self, journal: Journal, session_id: str) -> None:
+        self.journal, self.session_id = journal, session_id
+        self.last_seq: int | None = None
+        """The seq of the last record returned (None before the first poll)."""
+        self._codec = Codec()
+
+    def poll(self) -> list[Transition]:
+        """The records committed since the last poll, in seq order (the first poll: the whole lineage).
+
+        Raises:
+            JournalError: the journal cannot be read, or a new row does not decode.
+        """
+        if self.last_seq is None:
+            records, self._codec = self.journal._lineage(self.session_id)
+            self.last_seq = records[-1].seq if records else 0  # a fork's own rows come after its origin's
+            return records
+        rows = self.journal._query("SELECT seq, record, appended FROM transitions WHERE session_id = ? AND seq > ? "
+                                   "ORDER BY seq", (self.session_id, self.last_seq))
+        records = []
+        for seq, record_json, appended_json in rows:
+            try:
+                records.append(self._codec.decode(record_json, appended_json))
+            except Exception as exc:
+                raise JournalError(f"session {self.session_id} in {self.journal.path} has an unreadable record "
+                                   f"at seq {seq} ({type(exc).__name__}: {exc})") from exc
+            self.last_seq = seq
+        return records
+
+
 def _info(row: tuple[Any, ...]) -> SessionInfo:
-    (sid, created, workdir, root, prompt, forked_from, forked_at, settings, count, last_seq, turns, tokens,
+    (sid, created, workdir, root, prompt, forked_from, forked_at, settings, count, last_seq, turns, calls, tokens,
      last, updated) = row
     state, outcome = last.split(" ") if last else (None, "")
     return SessionInfo(sid, created, workdir, root, prompt, forked_from, forked_at, json.loads(settings or "{}"),
-                       count, last_seq, turns, tokens, state, outcome if state == "idle" and outcome else None, updated)
+                       count, last_seq, turns, calls, tokens, state, outcome if state == "idle" and outcome else None,
+                       updated)
 
 
 def _create(path: Path) -> None:

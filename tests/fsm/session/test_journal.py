@@ -273,3 +273,67 @@ def test_rebuilding_at_every_seq_gives_the_live_state(data, max_turns, forced, p
                                          next_seq=seq + 1)
                 assert repr(restored) == moment.described
         assert os.path.exists(Path(tmp) / "j.db")
+
+
+class TestReading:
+    def test_readonly_reads_what_another_connection_writes(self, tmp_path):
+        """A read-only journal sees each transition as soon as the writer commits it."""
+        agent, journal, session = journalled(tmp_path, delegation_script())
+        with Journal(tmp_path / "j.db", readonly=True) as reader:
+            agent.send("go")
+            agent.step()
+            assert reader.find(session).last_seq == 1
+            agent.run()
+            assert [r.seq for r in reader.records(session)] == [r.seq for r in agent.history]
+            assert reader.find(session).model_calls == 5
+            assert reader.find(session).turns == 3
+
+    def test_readonly_never_writes(self, tmp_path):
+        """SQLite refuses every write through a read-only journal, and the file's rows stay as they were."""
+        agent, journal, session = journalled(tmp_path, [text_reply("hi")])
+        with Journal(tmp_path / "j.db", readonly=True) as reader:
+            with pytest.raises(JournalError, match="attempt to write a readonly database"):
+                reader.start(Agent(ScriptedModel([]), str(tmp_path / "ws")))
+            agent.run("hello")
+            assert len(reader.records(session)) == 3
+        assert [s.id for s in journal.sessions()] == [session]
+
+    def test_readonly_missing_file_is_not_created(self, tmp_path):
+        """Opening a missing file read-only raises JournalError and creates nothing."""
+        with pytest.raises(JournalError, match=r"session journal .*/nope/j\.db does not exist"):
+            Journal(tmp_path / "nope" / "j.db", readonly=True)
+        assert not (tmp_path / "nope").exists()
+
+    def test_follow_returns_each_record_once(self, tmp_path):
+        """A follower's first poll returns the session so far; each later poll only what was committed since."""
+        agent, journal, session = journalled(tmp_path, delegation_script())
+        agent.send("go")
+        for _ in range(4):
+            agent.step()
+        with Journal(tmp_path / "j.db", readonly=True) as reader:
+            follower = reader.follow(session[:4])
+            seen = [r.seq for r in follower.poll()]
+            assert seen == [1, 2, 3, 4]
+            assert follower.poll() == []
+            agent.step()
+            seen += [r.seq for r in follower.poll()]
+            agent.run()
+            polled = follower.poll()
+            seen += [r.seq for r in polled]
+            assert seen == [r.seq for r in agent.history]
+            assert polled[-1] == reader.records(session)[-1]
+
+    def test_follow_a_fork_starts_with_its_origin(self, tmp_path):
+        """Following a fork returns its origin's records up to the fork point, then its own as they come."""
+        from fsm.session.restore import restore_at
+
+        agent, journal, session = journalled(tmp_path, [text_reply("one"), text_reply("two")])
+        agent.run("first")
+        agent.run("second")
+        fork = restore_at(journal, session, 3, ScriptedModel([text_reply("forked")]))
+        fork_id = journal.session_of(fork)
+        with Journal(tmp_path / "j.db", readonly=True) as reader:
+            follower = reader.follow(fork_id)
+            assert [r.seq for r in follower.poll()] == [1, 2, 3]
+            fork.run("again")
+            assert [r.seq for r in follower.poll()] == [4, 5, 6]

@@ -1,0 +1,95 @@
+"""What the web view sends the browser: sessions as rows, transitions as events, the machine as classed SVG.
+
+Everything here is plain JSON data; the page renders every string from the journal as text. An event is one
+Transition flattened for the page (the reply's blocks, the tool call and its full result, the prompt text), so
+the browser builds the transcript and the timeline from events alone and appends new ones as they come.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from fsm.core.records import Transition
+from fsm.session.journal import SessionInfo
+from fsm.view.diagram import CHILD, NODES, graph
+
+__all__ = ["DENIED", "event", "session_row", "svg"]
+
+DENIED = "Permission denied"
+"""How a permission denial's tool_result begins (the permission hook and the approvers all say it so)."""
+
+
+def session_row(info: SessionInfo) -> dict[str, Any]:
+    """One row of the sessions page."""
+    return {"id": info.id, "root_agent": info.root_agent, "created_at": info.created_at,
+            "updated_at": info.updated_at, "prompt": info.prompt,
+            "outcome": info.outcome, "state": info.state, "turns": info.turns, "model_calls": info.model_calls,
+            "tokens": info.tokens, "transitions": info.transitions, "last_seq": info.last_seq,
+            "forked_from": info.forked_from, "forked_at": info.forked_at, "workdir": info.workdir,
+            "model": info.settings.get("model")}
+
+
+def _text_of(content: Any) -> str:
+    if isinstance(content, str):
+        return content
+    return "\n".join(b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text")
+
+
+def event(record: Transition) -> dict[str, Any]:
+    """*record* as the page reads it."""
+    reply = None
+    if record.reply is not None:
+        usage = record.reply.usage
+        reply = {"blocks": list(record.reply.content), "stop_reason": record.reply.stop_reason,
+                 "usage": {"input": usage.input_tokens, "output": usage.output_tokens}}
+    prompt = None
+    if record.trigger in ("prompt", "continue_forced") and record.appended:
+        prompt = _text_of(record.appended[0].get("content", ""))
+    result = None
+    if record.tool_result is not None:
+        text = record.tool_result.text
+        result = {"text": text, "is_error": record.tool_result.is_error,
+                  "denied": record.tool_result.is_error and text.startswith(DENIED)}
+    call = record.tool_call
+    return {"seq": record.seq, "agent": record.agent, "parent": record.parent, "depth": record.depth,
+            "source": record.source, "trigger": record.trigger, "dest": record.dest, "turn": record.turn,
+            "started_at": record.started_at, "duration_ms": record.duration_ms, "outcome": record.outcome,
+            "error": record.error, "child": record.child, "notes": list(record.notes), "prompt": prompt,
+            "reply": reply, "result": result,
+            "call": None if call is None else {"id": call.get("id"), "name": call.get("name"),
+                                               "input": call.get("input")}}
+
+
+def node_class(node: str) -> str:
+    """The SVG class of a state's node: ``st_awaiting_model``, ``st_sub_idle``."""
+    return f"st_{node}"
+
+
+def edge_class(source: str, trigger: str) -> str:
+    """The SVG class of the edge *trigger* takes out of node *source*: ``tr_sub_idle__prompt``."""
+    return f"tr_{source}__{trigger}"
+
+
+def svg() -> str:
+    """The machine as ``agentfsm diagram --format svg`` draws it, each node and edge given a class the page
+    highlights (:func:`node_class`, :func:`edge_class`), with no fixed size so it scales to its panel.
+
+    Raises:
+        ConfigError: pygraphviz is not installed.
+    """
+    g = graph()
+    g.graph_attr.update(label="", pad="0.05")  # the page says what it is; the panel needs the room
+    for node in NODES:
+        if g.has_node(node):
+            g.get_node(node).attr["class"] = node_class(node)
+    for source, dest, key in g.edges(keys=True):
+        if key in ("start", f"{CHILD}start"):
+            continue
+        names = [edge_class(*part.split(":")) for part in key.split("|")]
+        g.get_edge(source, dest, key).attr["class"] = " ".join(names)
+    text: str = g.draw(format="svg", prog="dot").decode()
+    start = text.index("<svg")
+    head, rest = text[start:].split(">", 1)
+    head = " ".join(p for p in head.split("\n") if p).replace(' width="', ' data-width="').replace(
+        ' height="', ' data-height="')
+    return head + ">" + rest

@@ -1,0 +1,171 @@
+"""The web view's app: a Starlette app serving the packaged page and JSON read from a read-only journal.
+
+Routes (all GET; nothing here writes)::
+
+    /                          the sessions page          /session/{id}   a session's page
+    /api/sessions              every session, newest first
+    /api/sessions/{id}?after=N the session's row and its events with seq > N (the page polls this while open)
+    /api/diagram.svg           the machine, drawn from the table, classed for highlighting
+    /static/...                the page's assets, shipped inside the package
+
+The journal is opened read-only (SQLite refuses writes) and followed: each row is decoded once, and a poll
+reads only the rows committed since the last. Responses carry a strict Content-Security-Policy (scripts and
+styles from this server only), and while bound to loopback only loopback Host names are served, so another
+web page cannot read sessions through a rebound DNS name.
+"""
+
+from __future__ import annotations
+
+import bisect
+import contextlib
+import socket
+import threading
+from collections.abc import AsyncIterator
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.middleware import Middleware
+from starlette.middleware.trustedhost import TrustedHostMiddleware
+from starlette.requests import Request
+from starlette.responses import FileResponse, JSONResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from fsm.errors import ConfigError, JournalError, UnknownSessionError
+from fsm.session.journal import Follower, Journal
+from fsm.ui.data import event, session_row, svg
+
+__all__ = ["LOOPBACK", "STATIC", "create_app", "run"]
+
+STATIC = Path(__file__).parent / "static"
+"""The page's HTML, CSS and JS (package data)."""
+LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
+"""Host names that reach this machine only."""
+_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+
+
+class _Sessions:
+    """The journal, opened read-only once it exists, and one follower per session the page has asked for."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._journal: Journal | None = None
+        self._followed: dict[str, tuple[Follower, list[int], list[dict[str, Any]]]] = {}
+        self._lock = threading.Lock()
+
+    def journal(self) -> Journal | None:
+        with self._lock:
+            if self._journal is None and self.path.is_file():
+                self._journal = Journal(self.path, readonly=True)
+            return self._journal
+
+    def events(self, journal: Journal, session_id: str, after: int) -> list[dict[str, Any]]:
+        """The session's events with seq > *after*, reading the rows committed since the last call."""
+        with self._lock:
+            if session_id not in self._followed:
+                self._followed[session_id] = (journal.follow(session_id), [], [])
+            follower, seqs, events = self._followed[session_id]
+            for record in follower.poll():
+                seqs.append(record.seq)
+                events.append(event(record))
+            return events[bisect.bisect_right(seqs, after):]
+
+    def close(self) -> None:
+        with self._lock:
+            if self._journal is not None:
+                self._journal.close()
+
+
+class _Headers:
+    """ASGI middleware adding the security headers (and no-store, the page polls) to every response."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        async def send_with_headers(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message.setdefault("headers", [])
+                message["headers"] += [(b"content-security-policy", _CSP.encode()),
+                                       (b"x-content-type-options", b"nosniff"),
+                                       (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store")]
+            await send(message)
+
+        await self.app(scope, receive, send_with_headers)
+
+
+def _error(status: int, message: str) -> JSONResponse:
+    return JSONResponse({"error": message}, status_code=status)
+
+
+def create_app(path: Path, *, loopback_only: bool = True) -> Starlette:
+    """The app serving the sessions of the journal at *path* (which may not exist yet).
+
+    Args:
+        path: the session journal; opened read-only when it first exists.
+        loopback_only: serve only requests whose Host is a loopback name (see :data:`LOOPBACK`).
+    """
+    sessions = _Sessions(path)
+    diagram: dict[str, str] = {}
+
+    def page(name: str) -> Any:
+        def endpoint(request: Request) -> FileResponse:
+            return FileResponse(STATIC / name, media_type="text/html")
+        return endpoint
+
+    def list_sessions(request: Request) -> JSONResponse:
+        journal = sessions.journal()
+        if journal is None:
+            return JSONResponse({"journal": str(path), "exists": False, "sessions": []})
+        rows = sorted(journal.sessions(), key=lambda s: s.created_at, reverse=True)
+        return JSONResponse({"journal": str(path), "exists": True, "sessions": [session_row(s) for s in rows]})
+
+    def one_session(request: Request) -> JSONResponse:
+        try:
+            after = int(request.query_params.get("after", "0"))
+        except ValueError:
+            return _error(400, f"after must be a number (got {request.query_params['after']!r})")
+        journal = sessions.journal()
+        if journal is None:
+            return _error(404, f"no sessions yet: {path} does not exist")
+        try:
+            info = journal.find(request.path_params["session_id"])
+            return JSONResponse({"session": session_row(info), "events": sessions.events(journal, info.id, after)})
+        except UnknownSessionError as exc:
+            return _error(404, str(exc))
+
+    def diagram_svg(request: Request) -> Response:
+        if "svg" not in diagram:
+            try:
+                diagram["svg"] = svg()
+            except ConfigError as exc:
+                return _error(404, str(exc))
+        return Response(diagram["svg"], media_type="image/svg+xml")
+
+    async def journal_error(request: Request, exc: Exception) -> JSONResponse:
+        return _error(500, str(exc))
+
+    routes = [Route("/", page("index.html")), Route("/session/{session_id}", page("session.html")),
+              Route("/api/sessions", list_sessions), Route("/api/sessions/{session_id}", one_session),
+              Route("/api/diagram.svg", diagram_svg), Mount("/static", StaticFiles(directory=STATIC), name="static")]
+    middleware = [Middleware(_Headers)]
+    if loopback_only:
+        middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK)))
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        yield
+        sessions.close()
+
+    return Starlette(routes=routes, middleware=middleware, exception_handlers={JournalError: journal_error},
+                     lifespan=lifespan)
+
+
+def run(app: Starlette, sock: socket.socket) -> None:
+    """Serve *app* on the bound socket *sock* until Ctrl-C (uvicorn, one process, no access log)."""
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
+    server.run(sockets=[sock])

@@ -1,0 +1,363 @@
+// The session page: transcript, timeline and machine diagram of one session, following the journal live.
+// Events come from /api/sessions/ID?after=SEQ (polled); every journal string is set with textContent.
+"use strict";
+
+const POLL_MS = 400;
+const LIVE_SECONDS = 30; // a run that moved this recently and is not idle is shown as live
+const FOLD_CHARS = 600;
+const FOLD_LINES = 10;
+const ENDINGS = new Set(["stopped", "turn_limit", "interrupted"]);
+
+const SID = decodeURIComponent(location.pathname.split("/").pop());
+const events = [];
+const bySeq = new Map();   // seq -> index in events
+const rows = [];           // timeline row per index
+const items = new Map();   // seq -> transcript elements made by that transition
+const calls = new Map();   // agent + tool_use id -> {box, sub, result}
+const containers = new Map(); // agent -> the element its conversation goes into
+const agentNames = new Map();
+let info = null;
+let selected = -1;
+let svgRoot = null;
+
+const $ = (id) => document.getElementById(id);
+
+function agentName(agent) {
+  if (!agentNames.has(agent)) {
+    const root = info ? info.root_agent : agent;
+    agentNames.set(agent, agent === root ? "root" : "sub " + agent.slice(root.length).replace(/^\./, ""));
+  }
+  return agentNames.get(agent);
+}
+
+function childClass(e) {
+  if (!e.depth) return "d0";
+  const n = parseInt(e.agent.split(".").pop(), 10);
+  return `d1 c${isNaN(n) ? 0 : (n - 1) % 4}`;
+}
+
+// -- the timeline ---------------------------------------------------------------------------------------
+
+function edgeText(e) {
+  const span = el("span", "edge");
+  span.append(el("span", "st", e.source), el("span", "arrow", " —"), el("b", "trig", e.trigger),
+              el("span", "arrow", "→ "), el("span", "st", e.dest));
+  return span;
+}
+
+function timelineRow(e, index) {
+  const row = el("div", `tl-row ${childClass(e)}`);
+  row.dataset.seq = e.seq;
+  row.setAttribute("role", "option");
+  const edge = edgeText(e);
+  edge.title = `${e.source} --${e.trigger}--> ${e.dest}`;
+  row.append(el("span", "seq", e.seq), el("span", "who", agentName(e.agent)), edge,
+             el("span", "ms", e.duration_ms >= 1000 ? (e.duration_ms / 1000).toFixed(1) + " s"
+                                                    : e.duration_ms.toFixed(e.duration_ms < 10 ? 1 : 0)));
+  row.addEventListener("click", () => select(index, {from: "timeline"}));
+  return row;
+}
+
+// -- the transcript -------------------------------------------------------------------------------------
+
+function remember(e, node) {
+  node.dataset.seq = e.seq;
+  node.addEventListener("click", (event) => {
+    event.stopPropagation();
+    if (event.target.closest("summary")) return; // folding is not selecting
+    select(bySeq.get(e.seq), {from: "transcript"});
+  });
+  if (!items.has(e.seq)) items.set(e.seq, []);
+  items.get(e.seq).push(node);
+  return node;
+}
+
+function textBlock(text) {
+  const lines = text.split("\n").length;
+  if (text.length <= FOLD_CHARS && lines <= FOLD_LINES) return el("pre", "text", text);
+  const fold = el("details", "fold");
+  const summary = el("summary", null, oneLine(text, 160));
+  summary.append(el("span", "size", ` ${number(text.length)} chars, ${number(lines)} lines`));
+  fold.append(summary, el("pre", "text", text));
+  return fold;
+}
+
+function message(e, role, text, cls) {
+  const box = el("div", `msg ${cls || role}`);
+  box.append(el("div", "role", role), textBlock(text));
+  return remember(e, box);
+}
+
+function toolCall(e, block, container) {
+  const box = el("div", "call");
+  const head = el("div", "call-head");
+  head.append(el("span", "role", "tool call"), el("b", "tool", block.name), el("span", "tool-id", block.id));
+  box.append(head, textBlock(JSON.stringify(block.input, null, 2)));
+  const sub = el("div", "sub-slot");
+  const result = el("div", "result pending", "waiting for the result…");
+  box.append(sub, result);
+  calls.set(e.agent + "\u0000" + block.id, {box, sub, result});
+  container.append(remember(e, box));
+}
+
+function toolResult(e, container) {
+  const call = calls.get(e.agent + "\u0000" + e.call.id);
+  const r = e.result;
+  const kind = r.denied ? "denied" : r.is_error ? "error" : "ok";
+  const box = el("div", `result ${kind}`);
+  const label = r.denied ? "permission denied" : r.is_error ? "error result" : "result";
+  box.append(el("div", "role", label), textBlock(r.text));
+  remember(e, box);
+  if (!call) return void container.append(box);
+  call.result.replaceWith(box);
+  call.result = box;
+  call.box.classList.add(kind);
+}
+
+function spawn(e, container) {
+  const call = e.call && calls.get(e.agent + "\u0000" + e.call.id);
+  const nest = el("details", `subagent ${childClass({depth: 1, agent: e.child})}`);
+  nest.open = true;
+  const summary = el("summary", null, `subagent ${e.child}`);
+  summary.append(el("span", "size", " its own conversation; only its final answer returns"));
+  const body = el("div", "sub-body");
+  nest.append(summary, body);
+  remember(e, nest);
+  containers.set(e.child, body);
+  (call ? call.sub : container).append(nest);
+}
+
+function addToTranscript(e) {
+  let container = containers.get(e.agent);
+  if (!container) { // a subagent whose spawn is not in this lineage: show it at the top level
+    container = $("transcript");
+    containers.set(e.agent, container);
+  }
+  if (e.prompt !== null) {
+    container.append(message(e, e.trigger === "prompt" ? "user" : "user (Stop hook)", e.prompt, "user"));
+  }
+  if (e.reply) {
+    if (!e.reply.blocks.length) container.append(message(e, "assistant", "(empty reply)", "assistant"));
+    for (const block of e.reply.blocks) {
+      if (block.type === "text") container.append(message(e, "assistant", block.text, "assistant"));
+      else if (block.type === "tool_use") toolCall(e, block, container);
+      else container.append(message(e, block.type, JSON.stringify(block, null, 2), "other"));
+    }
+  }
+  if (e.trigger === "model_failed") container.append(message(e, "model error", e.error || "", "error"));
+  if (e.trigger === "subagent_spawned") spawn(e, container);
+  if (e.result && e.call) toolResult(e, container);
+  const call = e.call && calls.get(e.agent + "\u0000" + e.call.id);
+  const notes = call && e.trigger !== "subagent_spawned" ? call.box : container; // a tool's notes go with it
+  for (const note of e.notes) notes.append(remember(e, el("div", "note", note)));
+  if (ENDINGS.has(e.trigger) || (e.trigger === "replied_final" && e.outcome && e.outcome !== "end_turn")) {
+    const outcome = e.outcome || "max_turns";
+    const text = `${e.trigger}: ${outcome}` + (e.error ? ` (${e.error})` : "");
+    container.append(remember(e, el("div", `ending ${outcome === "end_turn" ? "ok" : "bad"}`, text)));
+  }
+}
+
+// -- the diagram ----------------------------------------------------------------------------------------
+
+function node(name) {
+  return svgRoot && svgRoot.querySelector(`g.node.st_${name}`);
+}
+
+// Every agent's state right after events[index], and which are running (the root, its live subagents).
+function agentsAt(index) {
+  const root = info.root_agent;
+  const states = new Map([[root, "idle"]]);
+  const running = new Set([root]);
+  for (let i = 0; i <= index; i++) {
+    const e = events[i];
+    states.set(e.agent, e.dest);
+    if (e.trigger === "subagent_spawned") { running.add(e.child); states.set(e.child, "idle"); }
+    if (e.trigger === "subagent_returned") running.delete(e.child);
+    if (e.trigger === "interrupted" && e.agent === root) for (const a of [...running]) if (a !== root) running.delete(a);
+  }
+  return {states, running};
+}
+
+function isLive() {
+  if (!info || !events.length) return false;
+  const rootState = agentsAt(events.length - 1).states.get(info.root_agent);
+  return rootState !== "idle" && Date.now() / 1000 - info.updated_at < LIVE_SECONDS;
+}
+
+function highlight(index) {
+  if (!svgRoot) return;
+  for (const g of svgRoot.querySelectorAll(".current, .also, .last, .live")) {
+    g.classList.remove("current", "also", "last", "live");
+  }
+  const e = events[index];
+  const {states, running} = agentsAt(index);
+  const prefix = (agent) => (agent === info.root_agent ? "" : "sub_");
+  for (const agent of running) {
+    const n = node(prefix(agent) + states.get(agent));
+    if (n && agent !== e.agent) n.classList.add("also");
+  }
+  const current = node(prefix(e.agent) + e.dest);
+  if (current) {
+    current.classList.remove("also");
+    current.classList.add("current");
+    if (index === events.length - 1 && isLive()) current.classList.add("live");
+  }
+  for (const g of svgRoot.querySelectorAll(`g.edge.tr_${prefix(e.agent)}${e.source}__${e.trigger}`)) {
+    g.classList.add("last");
+  }
+  const chips = [...running].map((agent) => {
+    const chip = el("span", `chip ${agent === e.agent ? "me" : ""}`);
+    chip.append(el("b", null, agentName(agent)), " " + states.get(agent));
+    return chip;
+  });
+  $("agents").replaceChildren(el("span", "label", "running at this point:"), ...chips);
+}
+
+// -- selection ------------------------------------------------------------------------------------------
+
+function select(index, {from = null} = {}) {
+  if (index === undefined || index < 0 || index >= events.length) return;
+  if (selected >= 0) {
+    rows[selected].classList.remove("sel");
+    rows[selected].setAttribute("aria-selected", "false");
+    for (const node of items.get(events[selected].seq) || []) node.classList.remove("sel");
+  }
+  selected = index;
+  const e = events[index];
+  const row = rows[index];
+  row.classList.add("sel");
+  row.setAttribute("aria-selected", "true");
+  if (from !== "timeline") row.scrollIntoView({block: "nearest"});
+  const mine = items.get(e.seq) || [];
+  for (const node of mine) node.classList.add("sel");
+  if (from !== "transcript" && mine.length) mine[0].scrollIntoView({block: "nearest"});
+  highlight(index);
+  const line = el("span", "sel-line");
+  line.append(el("b", null, `#${e.seq}`), ` ${agentName(e.agent)} · turn ${e.turn} · `, edgeText(e));
+  $("selected").replaceChildren(line);
+  $("fork-cmd").textContent = `agentfsm debug --session ${SID} --at ${e.seq}`;
+  $("scrub").value = String(index + 1);
+  history.replaceState(null, "", `#seq=${e.seq}`);
+}
+
+function seqFromHash() {
+  const match = /seq=(\d+)/.exec(location.hash);
+  return match ? Number(match[1]) : null;
+}
+
+// -- loading and following ------------------------------------------------------------------------------
+
+function renderHeader() {
+  document.title = `agentfsm · ${info.id}`;
+  $("sid").textContent = info.id;
+  const live = isLive();
+  const status = $("status");
+  status.textContent = live ? "live" : info.outcome || `stopped at ${info.state || "the start"}`;
+  status.className = `badge ${live ? "live" : outcomeClass(info)}`;
+  $("stats").textContent = `started ${when(info.created_at)} · ${info.turns} turns · ${info.model_calls} model ` +
+    `calls · ${number(info.tokens)} tokens · ${info.transitions} transitions`;
+  $("prompt").textContent = oneLine(info.prompt || "(no prompt yet)", 220);
+  $("prompt").title = info.prompt || "";
+  const origin = $("fork-origin");
+  if (info.forked_from && !origin.childElementCount) {
+    const link = el("a", null, info.forked_from);
+    link.href = `/session/${encodeURIComponent(info.forked_from)}#seq=${info.forked_at}`;
+    origin.append(" · fork of ", link, ` at #${info.forked_at}`);
+  }
+}
+
+function append(batch) {
+  const following = selected === events.length - 1;
+  const timeline = document.createDocumentFragment();
+  for (const e of batch) {
+    if (bySeq.has(e.seq)) continue;
+    const index = events.length;
+    events.push(e);
+    bySeq.set(e.seq, index);
+    const row = timelineRow(e, index);
+    rows.push(row);
+    timeline.append(row);
+    addToTranscript(e);
+  }
+  $("timeline").append(timeline);
+  $("scrub").max = String(Math.max(1, events.length));
+  return following;
+}
+
+async function poll() {
+  try {
+    const last = events.length ? events[events.length - 1].seq : 0;
+    const data = await getJSON(`/api/sessions/${encodeURIComponent(SID)}?after=${last}`);
+    info = data.session;
+    const following = append(data.events);
+    renderHeader();
+    if (following && data.events.length) select(events.length - 1);
+    else if (selected >= 0 && selected === events.length - 1) highlight(selected); // the glow may end
+  } catch (error) {
+    $("status").textContent = error.message;
+    $("status").className = "badge bad";
+  }
+}
+
+async function loadDiagram() {
+  const response = await fetch("/api/diagram.svg", {cache: "no-store"});
+  if (!response.ok) {
+    const body = await response.json().catch(() => ({error: response.statusText}));
+    $("diagram").replaceChildren(el("p", "empty", `No diagram: ${body.error}`));
+    return;
+  }
+  // The SVG comes from this server, drawn from the machine's table: no journal text is in it.
+  $("diagram").innerHTML = await response.text();
+  svgRoot = $("diagram").querySelector("svg");
+}
+
+async function start() {
+  await loadDiagram();
+  try {
+    const data = await getJSON(`/api/sessions/${encodeURIComponent(SID)}?after=0`);
+    info = data.session;
+    containers.set(info.root_agent, $("transcript"));
+    append(data.events);
+    renderHeader();
+  } catch (error) {
+    $("status").textContent = error.message;
+    $("status").className = "badge bad";
+    return;
+  }
+  const wanted = seqFromHash();
+  select(wanted !== null && bySeq.has(wanted) ? bySeq.get(wanted) : events.length - 1);
+  setInterval(poll, POLL_MS);
+}
+
+$("timeline").addEventListener("keydown", (event) => {
+  const step = {ArrowDown: 1, j: 1, ArrowUp: -1, k: -1, PageDown: 20, PageUp: -20}[event.key];
+  if (step !== undefined) select(Math.min(events.length - 1, Math.max(0, selected + step)));
+  else if (event.key === "Home") select(0);
+  else if (event.key === "End") select(events.length - 1);
+  else return;
+  event.preventDefault();
+});
+$("scrub").addEventListener("input", () => select(Number($("scrub").value) - 1));
+$("copy").addEventListener("click", async () => {
+  const text = $("fork-cmd").textContent;
+  try {
+    await navigator.clipboard.writeText(text);
+  } catch {
+    const range = document.createRange();
+    range.selectNodeContents($("fork-cmd"));
+    getSelection().removeAllRanges();
+    getSelection().addRange(range);
+    document.execCommand("copy");
+  }
+  $("copy").textContent = "Copied";
+  setTimeout(() => { $("copy").textContent = "Copy"; }, 1500);
+});
+$("zoom").addEventListener("click", () => {
+  const zoomed = document.querySelector(".right").classList.toggle("zoom");
+  $("zoom").textContent = zoomed ? "Shrink" : "Enlarge";
+});
+addEventListener("hashchange", () => {
+  const wanted = seqFromHash();
+  if (wanted !== null && bySeq.has(wanted) && bySeq.get(wanted) !== selected) select(bySeq.get(wanted));
+});
+start();
