@@ -64,7 +64,7 @@ def command(args: argparse.Namespace) -> int:
         if exc.name and exc.name.split(".")[0] in ("starlette", "uvicorn"):
             raise ConfigError(INSTALL_HINT) from None
         raise
-    path = journal_path(args)
+    path = journal_path(args).absolute()
     loopback = args.host in LOOPBACK_HOSTS
     if not loopback:
         print(f"agentfsm: warning: --host {args.host} makes your sessions (prompts, tool output, file contents) "

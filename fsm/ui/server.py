@@ -24,6 +24,7 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
+import uvicorn
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.middleware.trustedhost import TrustedHostMiddleware
@@ -165,7 +166,5 @@ def create_app(path: Path, *, loopback_only: bool = True) -> Starlette:
 
 def run(app: Starlette, sock: socket.socket) -> None:
     """Serve *app* on the bound socket *sock* until Ctrl-C (uvicorn, one process, no access log)."""
-    import uvicorn
-
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", access_log=False, lifespan="on"))
     server.run(sockets=[sock])

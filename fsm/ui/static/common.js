@@ -1,4 +1,4 @@
-// Helpers shared by both pages. Every string from a journal goes through el()/textContent, never innerHTML.
+// Helpers shared by both pages. Every string from a journal goes through el(), i.e. textContent.
 "use strict";
 
 function el(tag, cls, text) {

@@ -278,7 +278,7 @@ def test_rebuilding_at_every_seq_gives_the_live_state(data, max_turns, forced, p
 class TestReading:
     def test_readonly_reads_what_another_connection_writes(self, tmp_path):
         """A read-only journal sees each transition as soon as the writer commits it."""
-        agent, journal, session = journalled(tmp_path, delegation_script())
+        agent, _, session = journalled(tmp_path, delegation_script())
         with Journal(tmp_path / "j.db", readonly=True) as reader:
             agent.send("go")
             agent.step()
@@ -306,7 +306,7 @@ class TestReading:
 
     def test_follow_returns_each_record_once(self, tmp_path):
         """A follower's first poll returns the session so far; each later poll only what was committed since."""
-        agent, journal, session = journalled(tmp_path, delegation_script())
+        agent, _, session = journalled(tmp_path, delegation_script())
         agent.send("go")
         for _ in range(4):
             agent.step()

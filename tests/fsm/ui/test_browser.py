@@ -9,7 +9,6 @@ from __future__ import annotations
 import subprocess
 import threading
 import time
-from pathlib import Path
 
 from fsm.session.journal import Journal
 from fsm.session.restore import restore_at
@@ -182,7 +181,7 @@ class TestLive:
         page.goto(server(f"/session/{session}"))
         page.wait_for_selector('.tl-row[data-seq="1"].sel')
         latency = []
-        for session, record in writes:
+        for _, record in writes:
             written = time.monotonic()
             page.wait_for_selector(f'.tl-row[data-seq="{record.seq}"].sel', timeout=1000)
             latency.append(time.monotonic() - written)

@@ -1,0 +1,166 @@
+"""Tests for fsm.ui.server and fsm.ui.data: the JSON the page reads, the SVG it highlights, and what the app
+refuses (other Host names, writes), through Starlette's test client (no browser, no socket)."""
+
+from __future__ import annotations
+
+import re
+import sqlite3
+
+import pytest
+from starlette.testclient import TestClient
+
+from fsm.ui.data import edge_class, event, node_class, svg
+from fsm.ui.server import create_app
+from fsm.view.diagram import CHILD, NODES, edges
+from tests.fsm.ui.sessions import delegating_session, parallel_session
+
+
+@pytest.fixture
+def journal(tmp_path):
+    path = tmp_path / "j.db"
+    delegating_session(path, tmp_path / "ws")
+    return path
+
+
+def client(path, **options) -> TestClient:
+    return TestClient(create_app(path, **options), base_url="http://127.0.0.1:7241")
+
+
+def _dump(path) -> list[str]:
+    db = sqlite3.connect(path)
+    try:
+        return list(db.iterdump())
+    finally:
+        db.close()
+
+
+class TestSessions:
+    def test_newest_first_with_counts(self, journal, tmp_path):
+        """Every session is listed newest first with its counts and outcome."""
+        later, _ = list(parallel_session(journal, tmp_path / "ws2"))[-1]  # drained: every record written
+        body = client(journal).get("/api/sessions").json()
+        assert body["journal"] == str(journal) and body["exists"] is True
+        assert body["sessions"][0]["id"] == later
+        first = body["sessions"][1]
+        assert {k: first[k] for k in ("turns", "model_calls", "tokens", "transitions", "outcome", "state")} == {
+            "turns": 3, "model_calls": 5, "tokens": 75, "transitions": 18, "outcome": "end_turn", "state": "idle"}
+
+    def test_missing_journal_is_not_created(self, tmp_path):
+        """A journal that does not exist yet is reported, and the app creates nothing."""
+        path = tmp_path / "none" / "j.db"
+        app = client(path)
+        assert app.get("/api/sessions").json() == {"journal": str(path), "exists": False, "sessions": []}
+        assert app.get("/api/sessions/abc").json() == {"error": f"no sessions yet: {path} does not exist"}
+        assert not (tmp_path / "none").exists()
+
+
+class TestSession:
+    def test_events_after_a_seq(self, journal):
+        """``after=N`` returns only the transitions after N; the session's row comes with them."""
+        app = client(journal)
+        session = app.get("/api/sessions").json()["sessions"][0]["id"]
+        everything = app.get(f"/api/sessions/{session[:5]}").json()
+        assert everything["session"]["id"] == session
+        assert [e["seq"] for e in everything["events"]] == list(range(1, 19))
+        assert [e["seq"] for e in app.get(f"/api/sessions/{session}?after=15").json()["events"]] == [16, 17, 18]
+        assert app.get(f"/api/sessions/{session}?after=18").json()["events"] == []
+
+    def test_unknown_session_and_bad_after(self, journal):
+        """An unknown id is a 404 and a bad ``after`` a 400, each with one line saying why."""
+        app = client(journal)
+        missing = app.get("/api/sessions/zzz")
+        assert missing.status_code == 404
+        assert missing.json() == {"error": f"no session 'zzz' in {journal}"}
+        bad = app.get("/api/sessions/zzz?after=x")
+        assert (bad.status_code, bad.json()) == (400, {"error": "after must be a number (got 'x')"})
+
+    def test_event_shape(self, journal):
+        """A tool step's event holds its call and full result; a denial is marked; a spawn names the child."""
+        app = client(journal)
+        session = app.get("/api/sessions").json()["sessions"][0]["id"]
+        events = app.get(f"/api/sessions/{session}").json()["events"]
+        spawn = events[2]
+        assert (spawn["trigger"], spawn["child"], spawn["call"]["name"]) == ("subagent_spawned", f"{session}.1",
+                                                                            "task")
+        denied = next(e for e in events if e["call"] and e["call"]["name"] == "bash")
+        assert denied["result"]["is_error"] and denied["result"]["denied"]
+        read = next(e for e in events if e["call"] and e["call"]["input"] == {"path": "inventory.py"})
+        assert read["result"]["text"].endswith("return x + 39") and not read["result"]["denied"]
+        assert events[0]["prompt"] == "Which testing framework does this project use?"
+        assert events[1]["reply"]["blocks"][0]["type"] == "text"
+
+
+class TestSafety:
+    def test_reading_never_changes_the_journal(self, journal):
+        """Listing and reading every session leaves the journal's content exactly as it was."""
+        before = _dump(journal)
+        app = client(journal)
+        for s in app.get("/api/sessions").json()["sessions"]:
+            app.get(f"/api/sessions/{s['id']}")
+        assert _dump(journal) == before
+
+    @pytest.mark.parametrize("method", ["post", "put", "delete"])
+    def test_writes_are_refused(self, journal, method):
+        """The app answers GET only."""
+        assert getattr(client(journal), method)("/api/sessions").status_code == 405
+
+    def test_other_host_names_are_refused_on_loopback(self, journal):
+        """Bound to loopback, a request naming another Host (a rebound DNS name) is refused."""
+        app = TestClient(create_app(journal), base_url="http://attacker.example")
+        assert app.get("/api/sessions").status_code == 400
+        assert client(journal).get("/api/sessions").status_code == 200
+        assert TestClient(create_app(journal, loopback_only=False),
+                          base_url="http://box.lan").get("/api/sessions").status_code == 200
+
+    def test_strict_content_security_policy(self, journal):
+        """Every response forbids scripts and styles from anywhere but this server, and inline ones."""
+        for path in ("/", "/session/x", "/api/sessions", "/static/session.js"):
+            headers = client(journal).get(path).headers
+            assert "script-src 'self';" in headers["content-security-policy"]
+            assert headers["x-content-type-options"] == "nosniff"
+
+
+class TestAssets:
+    def test_pages_and_assets_ship_in_the_package(self, journal):
+        """Both pages and their assets are served from the package, and they name no other origin."""
+        app = client(journal)
+        for path in ("/", "/session/abc", "/static/app.css", "/static/common.js", "/static/session.js",
+                     "/static/sessions.js", "/static/favicon.svg"):
+            response = app.get(path)
+            assert response.status_code == 200, path
+            assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", response.text.replace(
+                "http://www.w3.org/2000/svg", "")), path
+
+    def test_no_innerhtml_of_journal_text(self):
+        """The page's scripts set journal text with textContent only: innerHTML is used once, for the SVG."""
+        from fsm.ui.server import STATIC
+
+        uses = [(f.name, line) for f in STATIC.glob("*.js") for line in f.read_text().splitlines()
+                if "innerHTML" in line or "outerHTML" in line or "insertAdjacentHTML" in line]
+        assert uses == [("session.js", '  $("diagram").innerHTML = await response.text();')]
+
+
+class TestDiagram:
+    def test_every_state_and_edge_has_its_class(self):
+        """Each node and each drawn edge of the table, parent's and child's, carries the class the page uses."""
+        text = svg()
+        classes = set(re.findall(r'class="([^"]*)"', text))
+        words = {word for group in classes for word in group.split()}
+        assert {node_class(n) for n in NODES} <= words
+        for prefix in ("", CHILD):
+            assert {edge_class(e.source, e.trigger) for e in edges(prefix)} <= words
+        assert text.startswith("<svg ") and ' width="' not in text.split(">", 1)[0]
+
+    def test_served_as_svg(self, journal):
+        response = client(journal).get("/api/diagram.svg")
+        assert response.headers["content-type"] == "image/svg+xml"
+        assert response.text == svg()
+
+
+def test_event_of_a_forced_continue_holds_its_text():
+    """A Stop hook's push is a prompt of the transcript (its text), like the user's."""
+    from fsm import Transition
+
+    record = Transition(3, "a", None, 0, "stopping", "continue_forced", "awaiting_model", 1,
+                        appended=({"role": "user", "content": [{"type": "text", "text": "keep going"}]},))
+    assert event(record)["prompt"] == "keep going"
