@@ -36,28 +36,29 @@ def _text_of(content: Any) -> str:
 
 
 def event(record: Transition) -> dict[str, Any]:
-    """*record* as the page reads it."""
-    reply = None
+    """*record* as the page reads it: the edge and timing always, the rest only where the step produced it
+    (a session of thousands of transitions is sent whole when its page opens)."""
+    data: dict[str, Any] = {"seq": record.seq, "agent": record.agent, "depth": record.depth,
+                            "source": record.source, "trigger": record.trigger, "dest": record.dest,
+                            "turn": record.turn, "duration_ms": round(record.duration_ms, 3)}
     if record.reply is not None:
         usage = record.reply.usage
-        reply = {"blocks": list(record.reply.content), "stop_reason": record.reply.stop_reason,
-                 "usage": {"input": usage.input_tokens, "output": usage.output_tokens}}
-    prompt = None
+        data["reply"] = {"blocks": list(record.reply.content), "stop_reason": record.reply.stop_reason,
+                         "usage": {"input": usage.input_tokens, "output": usage.output_tokens}}
     if record.trigger in ("prompt", "continue_forced") and record.appended:
-        prompt = _text_of(record.appended[0].get("content", ""))
-    result = None
+        data["prompt"] = _text_of(record.appended[0].get("content", ""))
+    if record.tool_call is not None:  # its input is in the reply that asked for it
+        data["call"] = {"id": record.tool_call.get("id"), "name": record.tool_call.get("name")}
     if record.tool_result is not None:
         text = record.tool_result.text
-        result = {"text": text, "is_error": record.tool_result.is_error,
-                  "denied": record.tool_result.is_error and text.startswith(DENIED)}
-    call = record.tool_call
-    return {"seq": record.seq, "agent": record.agent, "parent": record.parent, "depth": record.depth,
-            "source": record.source, "trigger": record.trigger, "dest": record.dest, "turn": record.turn,
-            "started_at": record.started_at, "duration_ms": record.duration_ms, "outcome": record.outcome,
-            "error": record.error, "child": record.child, "notes": list(record.notes), "prompt": prompt,
-            "reply": reply, "result": result,
-            "call": None if call is None else {"id": call.get("id"), "name": call.get("name"),
-                                               "input": call.get("input")}}
+        data["result"] = {"text": text, "is_error": record.tool_result.is_error,
+                          "denied": record.tool_result.is_error and text.startswith(DENIED)}
+    for key in ("outcome", "error", "child"):
+        if getattr(record, key) is not None:
+            data[key] = getattr(record, key)
+    if record.notes:
+        data["notes"] = list(record.notes)
+    return data
 
 
 def node_class(node: str) -> str:

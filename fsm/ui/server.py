@@ -110,7 +110,10 @@ def create_app(path: Path, *, loopback_only: bool = True) -> Starlette:
         loopback_only: serve only requests whose Host is a loopback name (see :data:`LOOPBACK`).
     """
     sessions = _Sessions(path)
-    diagram: dict[str, str] = {}
+    try:  # drawn once, now: the first page to open should not wait for Graphviz
+        diagram: Response = Response(svg(), media_type="image/svg+xml")
+    except ConfigError as exc:
+        diagram = _error(404, str(exc))
 
     def page(name: str) -> Any:
         def endpoint(request: Request) -> FileResponse:
@@ -139,12 +142,7 @@ def create_app(path: Path, *, loopback_only: bool = True) -> Starlette:
             return _error(404, str(exc))
 
     def diagram_svg(request: Request) -> Response:
-        if "svg" not in diagram:
-            try:
-                diagram["svg"] = svg()
-            except ConfigError as exc:
-                return _error(404, str(exc))
-        return Response(diagram["svg"], media_type="image/svg+xml")
+        return diagram
 
     async def journal_error(request: Request, exc: Exception) -> JSONResponse:
         return _error(500, str(exc))

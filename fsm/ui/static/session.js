@@ -40,12 +40,11 @@ function childClass(e) {
 
 function edgeText(e) {
   const span = el("span", "edge");
-  span.append(el("span", "st", e.source), el("span", "arrow", " —"), el("b", "trig", e.trigger),
-              el("span", "arrow", "→ "), el("span", "st", e.dest));
+  span.append(`${e.source} —`, el("b", null, e.trigger), `→ ${e.dest}`);
   return span;
 }
 
-function timelineRow(e, index) {
+function timelineRow(e) {
   const row = el("div", `tl-row ${childClass(e)}`);
   row.dataset.seq = e.seq;
   row.setAttribute("role", "option");
@@ -54,7 +53,6 @@ function timelineRow(e, index) {
   row.append(el("span", "seq", e.seq), el("span", "who", agentName(e.agent)), edge,
              el("span", "ms", e.duration_ms >= 1000 ? (e.duration_ms / 1000).toFixed(1) + " s"
                                                     : e.duration_ms.toFixed(e.duration_ms < 10 ? 1 : 0)));
-  row.addEventListener("click", () => select(index, {from: "timeline"}));
   return row;
 }
 
@@ -62,11 +60,6 @@ function timelineRow(e, index) {
 
 function remember(e, node) {
   node.dataset.seq = e.seq;
-  node.addEventListener("click", (event) => {
-    event.stopPropagation();
-    if (event.target.closest("summary")) return; // folding is not selecting
-    select(bySeq.get(e.seq), {from: "transcript"});
-  });
   if (!items.has(e.seq)) items.set(e.seq, []);
   items.get(e.seq).push(node);
   return node;
@@ -78,7 +71,8 @@ function textBlock(text) {
   const fold = el("details", "fold");
   const summary = el("summary", null, oneLine(text, 160));
   summary.append(el("span", "size", ` ${number(text.length)} chars, ${number(lines)} lines`));
-  fold.append(summary, el("pre", "text", text));
+  fold.append(summary);
+  fold.addEventListener("toggle", () => fold.append(el("pre", "text", text)), {once: true}); // made when opened
   return fold;
 }
 
@@ -133,7 +127,7 @@ function addToTranscript(e) {
     container = $("transcript");
     containers.set(e.agent, container);
   }
-  if (e.prompt !== null) {
+  if (e.prompt !== undefined) {
     container.append(message(e, e.trigger === "prompt" ? "user" : "user (Stop hook)", e.prompt, "user"));
   }
   if (e.reply) {
@@ -149,7 +143,7 @@ function addToTranscript(e) {
   if (e.result && e.call) toolResult(e, container);
   const call = e.call && calls.get(e.agent + "\u0000" + e.call.id);
   const notes = call && e.trigger !== "subagent_spawned" ? call.box : container; // a tool's notes go with it
-  for (const note of e.notes) notes.append(remember(e, el("div", "note", note)));
+  for (const note of e.notes || []) notes.append(remember(e, el("div", "note", note)));
   if (ENDINGS.has(e.trigger) || (e.trigger === "replied_final" && e.outcome && e.outcome !== "end_turn")) {
     const outcome = e.outcome || "max_turns";
     const text = `${e.trigger}: ${outcome}` + (e.error ? ` (${e.error})` : "");
@@ -274,7 +268,7 @@ function append(batch) {
     const index = events.length;
     events.push(e);
     bySeq.set(e.seq, index);
-    const row = timelineRow(e, index);
+    const row = timelineRow(e);
     rows.push(row);
     timeline.append(row);
     addToTranscript(e);
@@ -299,8 +293,8 @@ async function poll() {
   }
 }
 
-async function loadDiagram() {
-  const response = await fetch("/api/diagram.svg", {cache: "no-store"});
+async function loadDiagram(loading) {
+  const response = await loading;
   if (!response.ok) {
     const body = await response.json().catch(() => ({error: response.statusText}));
     $("diagram").replaceChildren(el("p", "empty", `No diagram: ${body.error}`));
@@ -312,9 +306,12 @@ async function loadDiagram() {
 }
 
 async function start() {
-  await loadDiagram();
+  const diagram = fetch("/api/diagram.svg", {cache: "no-store"}); // both requests at once
+  const session = getJSON(`/api/sessions/${encodeURIComponent(SID)}?after=0`);
+  session.catch(() => {}); // its error is reported below, once the diagram is in
+  await loadDiagram(diagram);
   try {
-    const data = await getJSON(`/api/sessions/${encodeURIComponent(SID)}?after=0`);
+    const data = await session;
     info = data.session;
     containers.set(info.root_agent, $("transcript"));
     append(data.events);
@@ -329,6 +326,16 @@ async function start() {
   setInterval(poll, POLL_MS);
 }
 
+// One listener per panel: the innermost element with a seq is what was clicked.
+$("timeline").addEventListener("click", (event) => {
+  const row = event.target.closest(".tl-row");
+  if (row) select(bySeq.get(Number(row.dataset.seq)), {from: "timeline"});
+});
+$("transcript").addEventListener("click", (event) => {
+  if (event.target.closest("summary")) return; // folding is not selecting
+  const item = event.target.closest("[data-seq]");
+  if (item) select(bySeq.get(Number(item.dataset.seq)), {from: "transcript"});
+});
 $("timeline").addEventListener("keydown", (event) => {
   const step = {ArrowDown: 1, j: 1, ArrowUp: -1, k: -1, PageDown: 20, PageUp: -20}[event.key];
   if (step !== undefined) select(Math.min(events.length - 1, Math.max(0, selected + step)));

@@ -20,7 +20,7 @@ import pytest
 
 CHROMIUM = os.environ.get("AGENTFSM_TEST_CHROMIUM", "/usr/bin/chromium")
 AGENTFSM = Path(sys.executable).parent / "agentfsm"
-VIEWPORT = {"width": 1440, "height": 900}
+VIEWPORT = {"width": 1600, "height": 1000}
 
 
 def _browser_missing() -> str | None:
@@ -60,6 +60,17 @@ def page(browser: Any) -> Iterator[Any]:
     yield page
     context.close()
     assert errors == [], f"errors in the page: {errors}"
+
+
+WATCH_ROWS = """() => {
+    window.__seen = {};
+    const note = () => { for (const row of document.querySelectorAll(".tl-row")) {
+        if (!(row.dataset.seq in window.__seen)) window.__seen[row.dataset.seq] = Date.now(); } };
+    note();
+    new MutationObserver(note).observe(document.getElementById("timeline"), {childList: true});
+}"""
+"""Run in a page to note, in ``window.__seen``, the wall-clock ms at which each timeline row appeared (Playwright's
+own waiting polls at growing intervals, so it cannot time a live update)."""
 
 
 class Server:

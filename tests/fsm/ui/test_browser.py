@@ -15,7 +15,7 @@ from fsm.session.restore import restore_at
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tests.e2e.conftest import base_env
 from tests.e2e.fake_server import FakeAnthropic
-from tests.fsm.ui.conftest import AGENTFSM
+from tests.fsm.ui.conftest import AGENTFSM, WATCH_ROWS
 from tests.fsm.ui.sessions import XSS, delegating_session, parallel_session, xss_session
 
 
@@ -46,10 +46,10 @@ class TestSessionsPage:
         page.wait_for_selector(f'#rows tr[data-id="{fork_id}"]')
         assert _rows(page) == [fork_id, second, first]
         row = page.locator(f'#rows tr[data-id="{first}"]')
-        assert row.locator("td").all_inner_texts()[2:] == [
+        assert row.locator("td").all_text_contents()[2:] == [
             "Which testing framework does this project use?", "end_turn", "3", "5", "75", "18"]
         fork_row = page.locator(f'#rows tr[data-id="{fork_id}"]')
-        assert fork_row.locator(".fork-of").inner_text() == f"fork of {first} at #3"
+        assert fork_row.locator(".fork-of").text_content() == f"fork of {first} at #3"
         assert fork_row.locator(".fork-of a").get_attribute("href") == f"/session/{first}#seq=3"
         page.fill("#filter", "testing framework")
         assert _rows(page) == [fork_id, first]  # the fork keeps its origin's prompt
@@ -66,7 +66,7 @@ class TestSessionsPage:
         journal = tmp_path / "later.db"
         page.goto(ui(journal)())
         page.wait_for_selector("#empty:not([hidden])")
-        assert "does not exist" in page.inner_text("#empty")
+        assert "does not exist" in page.text_content("#empty")
         assert not journal.exists()  # the view creates nothing
         session = delegating_session(journal, tmp_path / "ws")
         page.wait_for_selector(f'#rows tr[data-id="{session}"]', timeout=5000)
@@ -81,24 +81,24 @@ class TestSessionPage:
         page.goto(ui(journal)(f"/session/{session}"))
         page.wait_for_selector('.tl-row[data-seq="18"]')
         assert page.locator(".tl-row").count() == 18
-        assert page.locator(".tl-row .who").all_inner_texts() == ["root"] * 3 + ["sub 1"] * 7 + ["root"] * 8
+        assert page.locator(".tl-row .who").all_text_contents() == ["root"] * 3 + ["sub 1"] * 7 + ["root"] * 8
         task = page.locator(".call", has=page.locator(".call-head .tool", has_text="task"))
         nested = task.locator("details.subagent")
         assert nested.get_attribute("open") is not None
-        assert nested.locator("summary").inner_text().startswith(f"subagent {session}.1")
-        assert nested.locator(".call-head .tool").all_inner_texts() == ["glob", "read_file"]
-        assert nested.locator(".msg.user pre").inner_text() == "Find out which testing framework this project uses."
-        assert task.locator(":scope > .result pre").inner_text() == (
+        assert nested.locator("summary").text_content().startswith(f"subagent {session}.1")
+        assert nested.locator(".call-head .tool").all_text_contents() == ["glob", "read_file"]
+        assert nested.locator(".msg.user pre").text_content() == "Find out which testing framework this project uses."
+        assert task.locator(":scope > .result pre").text_content() == (
             "The project uses pytest: tests/test_pricing.py, and pyproject.toml lists pytest>=8.")
         denied = page.locator(".call.denied")
-        assert denied.locator(".call-head .tool").inner_text() == "bash"
-        assert denied.locator(".result.denied .role").inner_text().lower() == "permission denied"
-        assert denied.locator(".result.denied pre").inner_text().startswith("Permission denied")
+        assert denied.locator(".call-head .tool").text_content() == "bash"
+        assert denied.locator(".result.denied .role").text_content().lower() == "permission denied"
+        assert denied.locator(".result.denied pre").text_content().startswith("Permission denied")
         folded = page.locator(".call", has=page.locator("pre", has_text='"inventory.py"')).locator("details.fold")
         assert folded.get_attribute("open") is None
-        assert "chars" in folded.locator("summary").inner_text()
+        assert "chars" in folded.locator("summary").text_content()
         folded.locator("summary").click()
-        assert "def helper_39(x):" in folded.locator("pre").inner_text()
+        assert "def helper_39(x):" in folded.locator("pre").text_content()
         nested.locator("> summary").click()
         assert nested.get_attribute("open") is None  # collapsed
 
@@ -114,11 +114,11 @@ class TestSessionPage:
         page.click('.tl-row[data-seq="2"]')
         assert _selected_nodes(page) == {"current": ["st_executing_tools"], "also": [],
                                          "last": ["tr_awaiting_model__replied_with_tools"], "live": []}
-        assert page.inner_text("#fork-cmd") == f"agentfsm debug --session {session} --at 2"
+        assert page.text_content("#fork-cmd") == f"agentfsm debug --session {session} --at 2"
         page.click('.tl-row[data-seq="5"]')
         assert _selected_nodes(page) == {"current": ["st_sub_executing_tools"], "also": ["st_executing_tools"],
                                          "last": ["tr_sub_awaiting_model__replied_with_tools"], "live": []}
-        assert page.locator("#agents .chip").all_inner_texts() == ["root executing_tools",
+        assert page.locator("#agents .chip").all_text_contents() == ["root executing_tools",
                                                                    "sub 1 executing_tools"]
         page.focus("#timeline")
         page.keyboard.press("ArrowUp")
@@ -155,16 +155,16 @@ class TestSessionPage:
         server = ui(journal)
         page.goto(server(f"/session/{session}"))
         page.wait_for_selector('.tl-row[data-seq="6"]')
-        result = page.locator(".call .result pre").inner_text()
+        result = page.locator(".call .result pre").text_content()
         assert result == XSS
-        assert page.inner_text(".msg.user pre") == f"Read evil.html {XSS}"
-        assert page.inner_text("#prompt") == f"Read evil.html {XSS}"
+        assert page.text_content(".msg.user pre") == f"Read evil.html {XSS}"
+        assert page.text_content("#prompt") == f"Read evil.html {XSS}"
         assert page.locator("#transcript script, #transcript img, #prompt *").count() == 0
         assert page.locator("b", has_text="not bold").count() == 0
         page.goto(server("/"))
         page.wait_for_selector(f'#rows tr[data-id="{session}"]')
         assert page.locator("#rows img, #rows script, #rows b").count() == 0
-        assert page.inner_text(f'#rows tr[data-id="{session}"] td.prompt') == f"Read evil.html {XSS}"
+        assert page.text_content(f'#rows tr[data-id="{session}"] td.prompt') == f"Read evil.html {XSS}"
         page.wait_for_timeout(300)
         assert page.evaluate("window.__xss") is None
 
@@ -180,30 +180,32 @@ class TestLive:
         session, record = next(writes)
         page.goto(server(f"/session/{session}"))
         page.wait_for_selector('.tl-row[data-seq="1"].sel')
-        latency = []
+        page.evaluate(WATCH_ROWS)
+        committed = {}
         for _, record in writes:
-            written = time.monotonic()
-            page.wait_for_selector(f'.tl-row[data-seq="{record.seq}"].sel', timeout=1000)
-            latency.append(time.monotonic() - written)
+            committed[record.seq] = time.time() * 1000
+            page.wait_for_selector(f'.tl-row[data-seq="{record.seq}"].sel')
             if record.seq == 7:  # sub 1 has tools to run, sub 2 waits for its model
                 assert _selected_nodes(page) == {"current": ["st_sub_executing_tools"],
                                                  "also": ["st_executing_tools", "st_sub_awaiting_model"],
                                                  "last": ["tr_sub_awaiting_model__replied_with_tools"],
                                                  "live": ["st_sub_executing_tools"]}
-                assert page.locator("#agents .chip").all_inner_texts() == [
+                assert page.locator("#agents .chip").all_text_contents() == [
                     "root executing_tools", "sub 1 executing_tools", "sub 2 awaiting_model"]
-                assert page.inner_text("#status") == "live"
-        assert max(latency) < 1.0
+                assert page.text_content("#status") == "live"
+        seen = page.evaluate("window.__seen")
+        latency = {seq: seen[str(seq)] - at for seq, at in committed.items()}
+        assert max(latency.values()) < 1000, latency  # ms from the commit to the row on the page
         page.wait_for_selector("#status.ok")
-        assert page.inner_text("#status") == "end_turn"
+        assert page.text_content("#status") == "end_turn"
         assert _selected_nodes(page)["live"] == []
         for n, name in ((1, "a.py"), (2, "b.py")):
             task = page.locator(".call", has=page.locator(".tool-id", has_text=f"t{n}"))
             child = task.locator("details.subagent")
-            assert child.locator("summary").inner_text().startswith(f"subagent {session}.{n}")
-            assert child.locator(".call pre").first.inner_text() == f'{{\n  "path": "{name}"\n}}'
+            assert child.locator("summary").text_content().startswith(f"subagent {session}.{n}")
+            assert child.locator(".call pre").first.text_content() == f'{{\n  "path": "{name}"\n}}'
         page.click('.tl-row[data-seq="17"]')
-        assert page.locator("#agents .chip").all_inner_texts() == ["root executing_tools", "sub 2 idle"]
+        assert page.locator("#agents .chip").all_text_contents() == ["root executing_tools", "sub 2 idle"]
 
     def test_a_live_agentfsm_run_appends_transitions(self, tmp_path, ui, page):
         """An ``agentfsm -p`` run against the fake model server shows up on the sessions page, and its page
@@ -234,7 +236,7 @@ class TestLive:
                 page.wait_for_selector('.tl-row[data-seq="4"].sel')
                 assert page.locator("details.subagent").count() == 1
                 assert _selected_nodes(page)["live"] == ["st_sub_awaiting_model"]
-                assert page.inner_text("#status") == "live"
+                assert page.text_content("#status") == "live"
                 gate.set()
                 page.wait_for_selector('.tl-row[data-seq="10"].sel', timeout=5000)
             finally:
@@ -244,4 +246,4 @@ class TestLive:
         assert out == "It uses pytest.\n"
         assert page.locator(".tl-row").count() == 10
         page.wait_for_selector("#status.ok")
-        assert page.locator("details.subagent .msg.assistant pre").inner_text() == "pytest"
+        assert page.locator("details.subagent .msg.assistant pre").text_content() == "pytest"
