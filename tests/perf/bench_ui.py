@@ -125,7 +125,8 @@ def main() -> int:
             process.wait()
         browser.close()
     rows += [("API, cold server", statistics.median(cold_api)), ("API, warm", statistics.median(warm_api)),
-             ("page open, cold server", statistics.median(cold_page)), ("page open, warm", statistics.median(warm_page)),
+             ("page open, cold server", statistics.median(cold_page)),
+             ("page open, warm", statistics.median(warm_page)),
              ("select one transition", statistics.median(select)),
              (f"live update (median of {len(live)})", statistics.median(live)),
              (f"live update (worst of {len(live)})", max(live))]

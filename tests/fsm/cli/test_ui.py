@@ -23,8 +23,10 @@ def _start(*args: str, cwd: Path) -> tuple[subprocess.Popen[str], str]:
 
 
 def _stop(process: subprocess.Popen[str]) -> str:
+    """Stop the server; its stderr, less the system fontconfig's notices that Graphviz may print."""
     process.terminate()
-    return process.communicate(timeout=10)[1]
+    err = process.communicate(timeout=10)[1]
+    return "".join(line for line in err.splitlines(keepends=True) if not line.startswith("Fontconfig "))
 
 
 class TestServe:

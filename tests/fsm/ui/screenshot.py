@@ -1,4 +1,6 @@
-"""Regenerate the README's screenshot of the session page: ``python -m tests.fsm.ui.screenshot diagrams/ui-session.png``.
+"""Regenerate the README's screenshot of the session page.
+
+Run: ``python -m tests.fsm.ui.screenshot diagrams/ui-session.png``
 
 It runs the real agent offline on a scripted delegation (tests/fsm/ui/sessions.py) into a fresh journal, serves
 it with ``agentfsm ui``, opens the session in headless Chromium at a subagent's transition and saves the page.
