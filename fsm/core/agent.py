@@ -41,6 +41,7 @@ from fsm.core.guards import out_of_model_calls as _out_of_model_calls
 from fsm.core.guards import out_of_turns as _out_of_turns
 from fsm.core.hooks import Ask, Deny, HookEvent, Hooks
 from fsm.core.invariants import check_tree
+from fsm.core.lines import short
 from fsm.core.machine import STATES, build_machine
 from fsm.core.model import Model
 from fsm.core.permissions import Approver, default_hooks, deny_unattended
@@ -363,7 +364,7 @@ class Agent:
                 return "spawn subagent"
             return "refuse task (subagents cannot delegate)" if self.depth > 0 else "answer task (not offered)"
         first = next(iter(call["input"].values()), "") if isinstance(call["input"], dict) else call["input"]
-        return f"run {call['name']} {str(first)[:60]!r}"
+        return f"run {call['name']} {short(first, 60)}"
 
     # -- one method per state: I/O, then exactly one trigger ----------------------------------------------
 
