@@ -35,7 +35,7 @@ if TYPE_CHECKING:
 __all__ = ["OUTPUT_FORMATS", "PLUGINS", "build_parser", "main"]
 
 PLUGINS = {"debug": "fsm.cli.debugger", "diagram": "fsm.cli.diagram", "sessions": "fsm.cli.sessions",
-           "replay": "fsm.cli.replay", "ui": "fsm.cli.ui"}
+           "replay": "fsm.cli.replay", "ui": "fsm.cli.ui", "check": "fsm.cli.check"}
 """Subcommand → module exposing ``configure(parser)`` and ``command(args) -> int``."""
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")

@@ -1,0 +1,70 @@
+"""``agentfsm check``: prove the machine's limits from its table, exhaustively, for the bounds given.
+
+The checking is :mod:`fsm.core.checker`; this module parses the bounds, prints the figures, and exits 1
+with the shortest counterexample when a property fails.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import TextIO
+
+from fsm.cli.flags import _int_flag
+from fsm.core.checker import Bounds, Move, Report, check, check_inductive
+from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS
+
+__all__ = ["command", "configure", "render"]
+
+
+def configure(parser: argparse.ArgumentParser) -> None:
+    """Add the ``check`` command's arguments to *parser*."""
+    parser.description = ("Explore every configuration of one run that the table allows (breadth-first) and prove "
+                          "depth <= 1, turns <= max_turns per agent, run total <= max_model_calls, no deadlock, "
+                          "idle reachable from everywhere, and termination; or print a shortest counterexample.")
+    parser.add_argument("--max-turns", type=_int_flag("--max-turns", 1, MAX_TURNS), default=MAX_TURNS, metavar="N",
+                        help=f"model calls per agent per run (default {MAX_TURNS})")
+    parser.add_argument("--tools-per-reply", type=_int_flag("--tools-per-reply", 1, 6), default=3, metavar="K",
+                        help="the most tool calls one reply holds, each a tool or a task (default 3)")
+    parser.add_argument("--max-model-calls", type=_int_flag("--max-model-calls", 1), default=MAX_MODEL_CALLS,
+                        metavar="M", help=f"the run's budget (default {MAX_MODEL_CALLS})")
+    parser.add_argument("--inductive", action="store_true",
+                        help="also check every well-formed configuration within the bounds, reachable or not")
+
+
+def _move(move: Move) -> str:
+    return "; ".join(f"depth {depth}: {source} --{trigger}--> {dest}" for depth, source, trigger, dest in move)
+
+
+def render(report: Report) -> str:
+    """The figures of *report*, and ``proved`` or the counterexample."""
+    b = report.bounds
+    lines = [f"bounds: max_turns {b.max_turns}, tools per reply {b.tools_per_reply}, max_model_calls "
+             f"{b.max_model_calls}, max_parallel {b.max_parallel}",
+             f"configurations: {report.configurations:,}  edges: {report.edges:,}  time: {report.seconds:.1f} s"]
+    if report.proved:
+        lines.append(f"worst case: {report.worst_case:,} model calls per run (without the budget the table allows "
+                     f"{report.unbudgeted:,})")
+        lines.append(f"proved: depth <= 1; turns <= {b.max_turns} for every agent; run total <= {b.max_model_calls}; "
+                     "no deadlock; idle reachable from every configuration; every run terminates")
+    else:
+        lines.append(f"VIOLATION: {report.problem}")
+        lines.append(f"counterexample ({len(report.counterexample)} steps from the prompt):")
+        lines += [f"  {i}. {_move(move)}" for i, move in enumerate(report.counterexample, 1)]
+    return "\n".join(lines) + "\n"
+
+
+def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
+    """Run ``agentfsm check``: 0 when proved, 1 on a violation."""
+    out = out or sys.stdout
+    bounds = Bounds(args.max_turns, args.tools_per_reply, args.max_model_calls)
+    report = check(bounds)
+    out.write(render(report))
+    if report.proved and args.inductive:
+        count, problem, seconds = check_inductive(bounds)
+        if problem:
+            out.write(f"VIOLATION (inductive): a move breaks the invariant: {problem}\n")
+            return 1
+        out.write(f"inductive: {count:,} configurations (reachable or not), every move keeps the invariant "
+                  f"({seconds:.1f} s)\n")
+    return 0 if report.proved else 1

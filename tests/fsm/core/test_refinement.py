@@ -1,0 +1,125 @@
+"""The code refines the table: the real Agent, driven through every choice the checker explores, reaches exactly
+the checker's configurations, move for move.
+
+For each configuration the checker reaches (breadth-first, exact budget), the real agent is rebuilt from a copy of
+its data with ``Agent.restore``, made to take each choice (a ScriptedModel-like model answers as the choice says,
+real tools run in a temp dir, a Stop hook forces a turn or not, Ctrl-C comes inside the model call or between
+steps), and the transitions it makes and the configuration it reaches are compared with the checker's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fsm import Agent, Hooks, ModelError, Reply
+from fsm.core.checker import Bounds, Config, Node, explore, initial, moves
+from fsm.core.permissions import allow_all
+from fsm.testing import text_reply, tool_reply, tool_use
+
+
+class ChoiceModel:
+    """Answers the next call as the test says (``next``): final, tools, pause, error or interrupt."""
+
+    def __init__(self) -> None:
+        self.next: tuple[str, tuple[str, ...]] = ("final", ())
+        self.calls = 0
+
+    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               max_tokens: int) -> Reply:
+        self.calls += 1
+        choice, kinds = self.next
+        if choice == "error":
+            raise ModelError("chosen failure")
+        if choice == "interrupt":
+            raise KeyboardInterrupt
+        if choice == "pause":
+            return Reply.from_wire(text_reply("", stop_reason="pause_turn"))
+        if choice == "final":
+            return Reply.from_wire(text_reply("done"))
+        blocks = [tool_use("task", {"prompt": "sub"}) if k == "task" else tool_use("glob", {"pattern": "*"})
+                  for k in kinds]
+        return Reply.from_wire(tool_reply(*blocks))
+
+
+def node(agent: Agent) -> Node:
+    data = agent.data
+    kinds = tuple("task" if c["name"] == "task" else "tool" for c in data.pending)
+    return (data.state, data.turn, kinds, data.inbox is not None, tuple(node(c) for c in agent.children))
+
+
+def abstract(agent: Agent, b: Bounds) -> Config:
+    return node(agent), b.max_model_calls - agent.run_calls
+
+
+class Driver:
+    def __init__(self, workdir: Path, b: Bounds) -> None:
+        self.workdir, self.b = workdir, b
+        self.model = ChoiceModel()
+        self.force = False
+        self.hooks = Hooks()
+        for event in ("Stop", "SubagentStop"):
+            self.hooks.on(event, lambda e: "go on" if self.force else None)
+
+    def fresh(self) -> Agent:
+        agent = Agent(self.model, str(self.workdir), self.b.max_turns, self.hooks, allow_all,
+                      max_model_calls=self.b.max_model_calls)
+        agent.send("go")
+        return agent
+
+    def rebuild(self, saved: tuple[Any, list[Any]]) -> Agent:
+        root, children = copy.deepcopy(saved)
+        return Agent.restore(self.model, str(self.workdir), root, children=children, hooks=self.hooks,
+                             approver=allow_all, max_turns=self.b.max_turns, max_model_calls=self.b.max_model_calls)
+
+    def take(self, agent: Agent, choice: str) -> tuple[tuple[tuple[int, str, str, str], ...], Agent]:
+        made: list[tuple[int, str, str, str]] = []
+        agent.subscribe(lambda r: made.append((r.depth, r.source, r.trigger, r.dest)))
+        mover = agent.deepest_busy
+        self.force = choice == "force"
+        if choice.startswith("tools "):
+            self.model.next = ("tools", tuple(choice[6:].split("+")))
+        else:
+            self.model.next = (choice, ())
+        if choice == "interrupt" and mover.state != "awaiting_model":
+            agent.interrupt()
+        else:
+            with contextlib.suppress(KeyboardInterrupt):  # the agent settled itself before re-raising
+                agent.step()
+        return tuple(made), agent
+
+
+def save(agent: Agent) -> tuple[Any, list[Any]]:
+    return copy.deepcopy((agent.data, [c.data for c in agent.children]))
+
+
+@pytest.mark.parametrize(("max_turns", "k", "budget"), [(2, 2, 3), (3, 1, 5), (2, 1, 2)])
+def test_the_agent_reaches_what_the_checker_reaches(tmp_path, max_turns, k, budget):
+    """Every configuration and every move of the checker is the real agent's, and nothing else is."""
+    b = Bounds(max_turns, k, budget, exact_budget=True)
+    driver = Driver(tmp_path, b)
+    start = driver.fresh()
+    assert abstract(start, b) == initial(b)
+    saved = {initial(b): save(start)}
+    queue = [initial(b)]
+    seen = {initial(b)}
+    while queue:
+        config = queue.pop()
+        expected = {(made, after) for _, made, after in moves(config, b)}
+        got = set()
+        for choice in {c for c, _, _ in moves(config, b)}:
+            made, agent = driver.take(driver.rebuild(saved[config]), choice)
+            after = abstract(agent, b)
+            got.add((made, after))
+            if after not in saved:
+                saved[after] = save(agent)
+        assert got == expected, config
+        for _, after in got:
+            if after not in seen:
+                seen.add(after)
+                queue.append(after)
+    assert seen == set(explore(b)[0])
