@@ -11,10 +11,12 @@ each importing only those below it::
 """
 
 from fsm.core.agent import Agent, Listener
-from fsm.core.hooks import Ask, Deny, HookEvent, Hooks, Notice
+from fsm.core.hooks import Allow, Ask, Deny, HookEvent, Hooks, Notice
 from fsm.core.model import AnthropicModel, Model
 from fsm.core.permissions import default_hooks
-from fsm.core.records import MAX_TURNS, AgentState, Reply, Transition, Usage
+from fsm.core.policy import Policy
+from fsm.core.records import MAX_TURNS, AgentState, Denial, Reply, Transition, Usage
+from fsm.core.settings import Settings, load_settings
 from fsm.errors import AgentfsmError, ConfigError, JournalError, MisuseError, ModelError, ScriptExhaustedError
 
 __all__ = [
@@ -22,9 +24,11 @@ __all__ = [
     "Agent",
     "AgentState",
     "AgentfsmError",
+    "Allow",
     "AnthropicModel",
     "Ask",
     "ConfigError",
+    "Denial",
     "Deny",
     "HookEvent",
     "Hooks",
@@ -34,9 +38,12 @@ __all__ = [
     "Model",
     "ModelError",
     "Notice",
+    "Policy",
     "Reply",
     "ScriptExhaustedError",
+    "Settings",
     "Transition",
     "Usage",
     "default_hooks",
+    "load_settings",
 ]

@@ -31,6 +31,10 @@ def _absolute_root(value: str | os.PathLike[str]) -> Path:
     return Path(value).resolve()
 
 
+def _absolute_dirs(values: tuple[str | os.PathLike[str], ...] | list[str | os.PathLike[str]]) -> tuple[Path, ...]:
+    return tuple(Path(v).resolve() for v in values)
+
+
 @frozen
 class Workspace:
     """A workspace root and how tools behave in it."""
@@ -41,6 +45,8 @@ class Workspace:
     """Refuse paths outside the root (False only for a call the user approved)."""
     bash_timeout: float = BASH_TIMEOUT
     """Seconds a bash command may run before its whole process group is killed."""
+    extra: tuple[Path, ...] = field(default=(), converter=_absolute_dirs)
+    """More directories inside the boundary (absolute, symlinks resolved), beside the root."""
 
     def resolve(self, path: str) -> Path:
         """The absolute, symlink-free form of *path* (relative paths are taken from the root).
@@ -62,7 +68,7 @@ class Workspace:
 
     def relative(self, path: Path) -> str:
         """*path* as the model should see it: relative to the root when inside, else absolute."""
-        return str(path.relative_to(self.root)) if self._holds(path) else str(path)
+        return str(path.relative_to(self.root)) if path == self.root or self.root in path.parents else str(path)
 
     def unconfined(self) -> Workspace:
         """A copy that lets paths outside the root through."""
@@ -81,4 +87,4 @@ class Workspace:
         raise OSError(errno.ELOOP, os.strerror(errno.ELOOP), path)
 
     def _holds(self, resolved: Path) -> bool:
-        return resolved == self.root or self.root in resolved.parents
+        return any(resolved == d or d in resolved.parents for d in (self.root, *self.extra))

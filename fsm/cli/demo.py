@@ -24,11 +24,14 @@ from attrs import frozen
 
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
+from fsm.core.policy import Policy
 from fsm.core.records import Transition
+from fsm.core.rules import parse_rule
 from fsm.testing import Request, ScriptedModel, text, text_reply, tool_reply, tool_use
 from fsm.view.console import ConsolePrinter
 
-__all__ = ["PROMPTS", "SAMPLE_FILES", "Row", "context_bytes", "play_prompt", "run_demo", "table", "write_sample"]
+__all__ = ["ALLOW_RULES", "PROMPTS", "SAMPLE_FILES", "Row", "context_bytes", "demo_policy", "play_prompt", "run_demo",
+           "table", "write_sample"]
 
 PROMPTS = (
     "Use a subtask to find what testing framework this project uses",
@@ -129,7 +132,19 @@ def report(stock: Stock) -> str:
     """'N items, M units in stock' for *stock*."""
     units = sum(stock.items.values())
     return f"{len(stock.items)} items, {units} units in stock"
+
+
+if __name__ == "__main__":
+    sample = Stock()
+    sample.add("apple", 3)
+    sample.add("pear")
+    print(report(sample))
 '''
+VERIFY = f"{shlex.quote(sys.executable)} -m inventory.report"
+"""The command the parent runs to check the new module."""
+ALLOW_RULES = ("Edit(inventory/**)", f"Bash({VERIFY})")
+"""What the demo's permission policy allows beyond the ``default`` mode: the subagent writing the new module,
+and the parent running it (reads and the built-in read-only commands need no rule)."""
 
 Script = list[Any]
 
@@ -238,13 +253,10 @@ def _summarize_files() -> Script:
 
 
 def _create_and_verify() -> Script:
-    check = ("from inventory.stock import Stock; from inventory.report import report; "
-             "s = Stock(); s.add('apple', 3); s.add('pear'); print(report(s))")
-
     def verify(request: Request) -> dict[str, Any]:
         return tool_reply(text("The subagent says it is done; let me check from here."),
                           tool_use("read_file", {"path": "inventory/report.py"}),
-                          tool_use("bash", {"command": f"{shlex.quote(sys.executable)} -c {shlex.quote(check)}"}))
+                          tool_use("bash", {"command": VERIFY}))
 
     def conclude(request: Request) -> dict[str, Any]:
         (_, source), (_, ran) = _answered(request)
@@ -282,11 +294,16 @@ class Row:
     """The same plus the bytes of every subagent's messages: what the parent would have held."""
 
 
+def demo_policy(root: Path) -> Policy:
+    """The demo's permissions: the ``default`` mode plus :data:`ALLOW_RULES`, paths from *root*."""
+    return Policy(allow=tuple(parse_rule(r, source="demo", base=root) for r in ALLOW_RULES))
+
+
 def play_prompt(index: int, root: Path, *, out: TextIO, printer: ConsolePrinter | None = None) -> Row:
     """Play prompt *index* of :data:`PROMPTS` in a fresh session over the project at *root*, showing it on *out*."""
     prompt = PROMPTS[index]
     printer = printer or ConsolePrinter(out)
-    agent = Agent(ScriptedModel(SCRIPTS[index]()), str(root))
+    agent = Agent(ScriptedModel(SCRIPTS[index]()), str(root), permissions=demo_policy(root))
     children: list[Agent] = []
 
     def show(record: Transition) -> None:

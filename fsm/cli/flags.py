@@ -1,9 +1,12 @@
 """The flags every agent-running command shares, and how they become an :class:`~fsm.core.agent.Agent`.
 
 :func:`add_agent_flags` adds them to a parser (``run``, ``debug`` and the REPL use the same words);
-:func:`agent_from_args` validates them once, reads ``.env``, resolves the model id and the approver, and
-builds the agent. Every problem is a :class:`~fsm.errors.ConfigError` with a one-line message that names
-the flag, the value and what to do; the CLI prints it as ``agentfsm: MESSAGE`` and exits 2.
+:func:`agent_from_args` validates them once, reads ``.env`` and the settings files
+(``fsm.core.settings``, with ``--settings`` and ``--setting-sources``), layers the permission flags
+on top (``--permission-mode``, ``--allowedTools``, ``--disallowedTools``, ``--add-dir``: Claude Code's
+names), installs the settings' command hooks, resolves the model id and the approver, and builds the
+agent. Every problem is a :class:`~fsm.errors.ConfigError` with a one-line message that names the flag
+(or the settings file), the value and what to do; the CLI prints it as ``agentfsm: MESSAGE`` and exits 2.
 """
 
 from __future__ import annotations
@@ -15,11 +18,16 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from fsm.core import command_hooks
 from fsm.core.agent import Agent
-from fsm.core.hooks import Ask, Deny
+from fsm.core.hooks import Ask
 from fsm.core.model import DEFAULT_MODEL, Model
-from fsm.core.permissions import Approver, allow_all, deny_all, deny_unattended
+from fsm.core.modes import ALIASES, MODES, resolve_mode
+from fsm.core.permissions import Approver, Remember, default_hooks, deny_unattended
+from fsm.core.policy import Policy
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_TURNS
+from fsm.core.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
+from fsm.core.settings import SOURCES, Settings, load_settings
 from fsm.errors import ConfigError
 from tools import REGISTRY
 
@@ -31,10 +39,11 @@ __all__ = [
     "limits_given",
     "load_env",
     "model_id",
+    "settings_from_args",
     "terminal_approver",
 ]
 
-PERMISSION_MODES = ("default", "deny", "allow")
+PERMISSION_MODES = (*MODES, *ALIASES)
 NO_API_KEY = "No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"
 
 
@@ -70,13 +79,23 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--model", metavar="ID",
                        help=f"model id (default: $MODEL_ID, else $ANTHROPIC_MODEL, else {DEFAULT_MODEL})")
     group.add_argument("--cwd", metavar="DIR", help="the workspace directory (default: the current directory)")
-    group.add_argument("--permission-mode", choices=PERMISSION_MODES, default="default",
-                       help="what a call needing approval becomes: default = ask when a terminal is attached, "
-                            "else deny; deny = always deny; allow = always allow (the deny list always holds)")
-    group.add_argument("--allowed-tools", metavar="LIST",
-                       help="comma list of the only tools to offer (default: all six)")
-    group.add_argument("--disallowed-tools", metavar="LIST",
-                       help="comma list of tools not to offer; 'task' turns delegation off")
+    group.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None, metavar="MODE",
+                       help="default (asks, in a terminal; headless, an ask is denied), acceptEdits, plan, "
+                            "dontAsk, bypassPermissions; deny and allow are aliases of dontAsk and "
+                            "bypassPermissions (default: the settings' defaultMode, else default)")
+    group.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", nargs="+", action="extend",
+                       metavar="RULE", help="allow rules, comma- or space-separated: 'Bash(git diff:*)' Read")
+    group.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", nargs="+",
+                       action="extend", metavar="RULE",
+                       help="deny rules; a bare tool name takes the tool away ('Task' turns delegation off)")
+    group.add_argument("--tools", metavar="LIST",
+                       help="comma list of the only tools to offer, e.g. Bash,Read (default: all six)")
+    group.add_argument("--add-dir", dest="add_dir", action="append", metavar="DIR",
+                       help="another directory inside the workspace boundary (repeatable)")
+    group.add_argument("--settings", metavar="FILE_OR_JSON",
+                       help="a settings file, or JSON text, layered above the settings files")
+    group.add_argument("--setting-sources", dest="setting_sources", metavar="LIST",
+                       help=f"comma list of the settings files to read, of {','.join(SOURCES)} (default: all)")
     group.add_argument("--verbose", action="store_true", help="progress lines on stderr")
 
 
@@ -95,48 +114,96 @@ def model_id(flag: str | None) -> str:
 
 
 def terminal_approver(*, stdin: TextIO | None = None, stderr: TextIO | None = None) -> Approver:
-    """An approver that asks ``Allow? [y/N]`` on the terminal; only ``y``/``yes`` allow, EOF denies.
+    """An approver that asks ``Allow? [y/N/a]`` on the terminal: ``y``/``yes`` allow this call, ``a``/``always``
+    allow it and add the offered rules for the rest of the session (printing them); anything else, or EOF,
+    denies.
 
     The question goes to stderr so a headless run's stdout holds only its result.
     """
 
-    def approve(tool_call: dict[str, Any], ask: Ask) -> bool | Deny:
+    def approve(tool_call: dict[str, Any], ask: Ask) -> bool | Remember:
         out, inp = stderr or sys.stderr, stdin or sys.stdin
-        out.write(f"\n[Permission] {tool_call.get('name')} needs approval: {ask.reason}\nAllow? [y/N] ")
+        offer = f" (a: allow {', '.join(ask.suggestions)} for this session)" if ask.suggestions else ""
+        out.write(f"\n[Permission] {tool_call.get('name')} needs approval: {ask.reason}{offer}\nAllow? [y/N/a] ")
         out.flush()
         answer = inp.readline()
         if not answer.endswith("\n"):
             out.write("\n")
-        return answer.strip().lower() in ("y", "yes")
+        word = answer.strip().lower()
+        if word in ("a", "always"):
+            if not ask.suggestions:
+                out.write("[Permission] no rule can cover this call; allowed once\n")
+                return True
+            out.write(f"[Permission] added for this session: {', '.join(ask.suggestions)}\n")
+            return Remember(ask.suggestions)
+        return word in ("y", "yes")
 
     return approve
 
 
-def _tool_list(flag: str, text: str | None) -> list[str] | None:
-    if text is None:
+def _tools(text: str | None) -> list[str] | None:
+    """``--tools``: tool names (Claude Code's spelling or ours), in registry order; None: all of them."""
+    if text is None or text.strip() == "default":
         return None
     names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if n not in REGISTRY]
+    unknown = [n for n in names if TOOL_NAMES.get(n) not in REGISTRY]
     if unknown:
-        raise ConfigError(f"{flag}: unknown tool {', '.join(map(repr, unknown))} (available: {', '.join(REGISTRY)})")
+        raise ConfigError(f"--tools: unknown tool {', '.join(map(repr, unknown))} (available: {', '.join(REGISTRY)})")
+    chosen = {TOOL_NAMES[n] for n in names}
+    return [n for n in REGISTRY if n in chosen]
+
+
+def _rules(flag: str, values: list[str] | None) -> list[str]:
+    """The rule strings of a repeatable rules flag, each checked (the message names the flag)."""
+    texts = [t for value in values or [] for t in split_rules(value)]
+    for text in texts:
+        try:
+            parse_rule(text)
+        except RuleError as exc:
+            raise ConfigError(f"{flag}: {exc}") from None
+    return texts
+
+
+def _directories(values: list[str] | None) -> list[str]:
+    for value in values or []:
+        if not Path(value).expanduser().is_dir():
+            raise ConfigError(f"--add-dir {value} is not a directory")
+    return [str(Path(v).expanduser().resolve()) for v in values or []]
+
+
+def _mode(text: str | None) -> str | None:
+    if text is None:
+        return None
+    mode = resolve_mode(text)
+    if mode is None:
+        raise ConfigError(f"--permission-mode must be one of {', '.join(PERMISSION_MODES)} (got {text!r})")
+    return mode
+
+
+def _sources(text: str | None) -> tuple[str, ...]:
+    if text is None:
+        return SOURCES
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in SOURCES]
+    if unknown:
+        raise ConfigError(f"--setting-sources: unknown source {unknown[0]!r} (expected some of {','.join(SOURCES)})")
     return names
 
 
-def _tools(args: argparse.Namespace) -> list[str]:
-    allowed = _tool_list("--allowed-tools", getattr(args, "allowed_tools", None))
-    disallowed = _tool_list("--disallowed-tools", getattr(args, "disallowed_tools", None)) or []
-    offered = [n for n in REGISTRY if allowed is None or n in allowed]
-    return [n for n in offered if n not in disallowed]
-
-
-def _approver(mode: str, *, interactive: bool) -> Approver:
-    if mode == "allow":
-        return allow_all
-    if mode == "deny":
-        return deny_all
-    if mode != "default":
-        raise ConfigError(f"--permission-mode must be one of {', '.join(PERMISSION_MODES)} (got {mode!r})")
-    return terminal_approver() if interactive and sys.stdin.isatty() else deny_unattended
+def settings_from_args(args: argparse.Namespace, workdir: Path) -> Settings:
+    """The settings files of *workdir* (``--setting-sources``), ``--settings``, then the permission flags."""
+    overrides: dict[str, Any] = {}
+    allow = _rules("--allowedTools", getattr(args, "allowed_tools", None))
+    deny = _rules("--disallowedTools", getattr(args, "disallowed_tools", None))
+    dirs = _directories(getattr(args, "add_dir", None))
+    if allow or deny or dirs:
+        overrides["permissions"] = {"allow": allow, "deny": deny, "additionalDirectories": dirs}
+    settings = load_settings(workdir, sources=_sources(getattr(args, "setting_sources", None)),
+                             extra=getattr(args, "settings", None), overrides=overrides)
+    if getattr(args, "verbose", False):
+        for note in settings.notes:
+            print(f"agentfsm: note: {note}", file=sys.stderr, flush=True)
+    return settings
 
 
 def _check_int(flag: str, value: object, low: int, high: int | None = None) -> int:
@@ -154,11 +221,11 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
     Args:
         args: a namespace from a parser given :func:`add_agent_flags` (missing attributes take the defaults).
         model: use this model instead of an ``AnthropicModel`` built from the environment.
-        interactive: whether a person may be asked to approve calls; with ``--permission-mode default``
-            they are asked (``Allow? [y/N]``) only when this is true and stdin is a terminal.
+        interactive: whether a person may be asked to approve calls; they are asked (``Allow? [y/N/a]``)
+            only when this is true and stdin is a terminal, otherwise what would ask is denied.
 
     Raises:
-        ConfigError: a bad flag value, a missing workspace directory, or no API key.
+        ConfigError: a bad flag value, a missing workspace directory, a bad settings file, or no API key.
     """
     max_turns = _check_int("--max-turns", _given(args, "max_turns", MAX_TURNS), 1, MAX_TURNS)
     max_model_calls = _check_int("--max-model-calls", _given(args, "max_model_calls", MAX_MODEL_CALLS), 1)
@@ -167,8 +234,12 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
     workdir = Path(cwd) if cwd else Path.cwd()
     if not workdir.is_dir():
         raise ConfigError(f"--cwd {cwd} is not a directory")
-    tools = _tools(args)
-    approver = _approver(getattr(args, "permission_mode", "default") or "default", interactive=interactive)
+    tools = _tools(getattr(args, "tools", None))
+    mode = _mode(getattr(args, "permission_mode", None))
+    settings = settings_from_args(args, workdir)
+    policy = Policy.from_settings(settings, mode=mode)
+    hooks = command_hooks.install(default_hooks(), settings, project=workdir)
+    approver = terminal_approver() if interactive and sys.stdin.isatty() else deny_unattended
     load_env()
     if model is None:
         if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
@@ -176,8 +247,8 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
         from fsm.core.model import AnthropicModel
 
         model = AnthropicModel(model_id(getattr(args, "model", None)))
-    return Agent(model, str(workdir), max_turns, approver=approver, tools=tools, max_tokens=max_tokens,
-                 max_model_calls=max_model_calls)
+    return Agent(model, str(workdir), max_turns, hooks, approver, tools=tools, max_tokens=max_tokens,
+                 max_model_calls=max_model_calls, permissions=policy)
 
 
 def _given(args: argparse.Namespace, name: str, default: int) -> object:

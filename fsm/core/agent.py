@@ -39,12 +39,13 @@ from fsm.core.guards import Facts
 from fsm.core.guards import can_spawn as _can_spawn
 from fsm.core.guards import out_of_model_calls as _out_of_model_calls
 from fsm.core.guards import out_of_turns as _out_of_turns
-from fsm.core.hooks import Ask, Deny, HookEvent, Hooks
+from fsm.core.hooks import HookEvent, Hooks
 from fsm.core.invariants import check_tree
 from fsm.core.lines import short
 from fsm.core.machine import STATES, build_machine
 from fsm.core.model import Model
-from fsm.core.permissions import Approver, default_hooks, deny_unattended
+from fsm.core.permissions import Approver, Permit, default_hooks, deny_unattended, permit
+from fsm.core.policy import Policy
 from fsm.core.prompts import child_system, parent_system
 from fsm.core.records import (
     DEFAULT_MAX_TOKENS,
@@ -52,6 +53,7 @@ from fsm.core.records import (
     MAX_PARALLEL,
     MAX_TURNS,
     AgentState,
+    Denial,
     Message,
     Transition,
     tool_result_block,
@@ -86,6 +88,9 @@ class Agent:
         max_model_calls: model calls allowed per run of this (root) agent, its subagents' included, at least 1.
         hooks: the hook registry (``default_hooks()`` when None); shared with subagents.
         approver: answers ``Ask`` decisions (``deny_unattended`` when None); shared with subagents.
+        permissions: the mode and rules every tool call is judged by (``Policy()``: ``default`` mode, no
+            rules, when None); shared with subagents. Its ``directories`` join the workspace boundary, and
+            tools a bare deny rule names are not offered.
         tools: tool names to offer (``PARENT_TOOLS`` when None); a subagent gets these minus ``task``.
         max_tokens: the ``max_tokens`` of every model call.
         system: the system prompt (ours for the depth when None).
@@ -99,13 +104,14 @@ class Agent:
                  approver: Approver | None = None, *, tools: Iterable[str] | None = None,
                  max_tokens: int = DEFAULT_MAX_TOKENS, system: str | None = None, bash_timeout: float = BASH_TIMEOUT,
                  data: AgentState | None = None, max_model_calls: int = MAX_MODEL_CALLS,
-                 _parent: Agent | None = None) -> None:
+                 permissions: Policy | None = None, _parent: Agent | None = None) -> None:
         self._limits = (MAX_TURNS, MAX_MODEL_CALLS)
         """What the runs that later prompts start take: (max_turns, max_model_calls)."""
         self.set_limits(max_turns, max_model_calls)
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1 (got {max_tokens!r})")
-        workspace = Workspace(workdir, bash_timeout=bash_timeout)
+        policy = permissions if permissions is not None else Policy()
+        workspace = Workspace(workdir, bash_timeout=bash_timeout, extra=policy.directories)
         if not workspace.root.is_dir():
             raise ConfigError(f"workdir {workdir} is not a directory; create it or pick another")
         depth = 0 if _parent is None else _parent.depth + 1
@@ -113,12 +119,13 @@ class Agent:
         unknown = [n for n in names if n not in REGISTRY]
         if unknown:
             raise ConfigError(f"unknown tool(s) {', '.join(unknown)} (available: {', '.join(REGISTRY)})")
-        if depth > 0:
-            names = [n for n in names if n != "task"]
+        hidden = policy.hidden_tools()
+        names = [n for n in names if n not in hidden and not (depth > 0 and n == "task")]
         self.model = model
         self.workspace = workspace
         self.hooks = hooks if hooks is not None else default_hooks()
         self.approver: Approver = approver or deny_unattended
+        self.permissions = policy
         self._tools: tuple[Tool, ...] = toolset(names)
         self._schemas = [t.schema for t in self._tools]
         """The tools as every model call offers them, built once."""
@@ -158,7 +165,7 @@ class Agent:
             data: the root agent's data, used as it is (not copied).
             children: the data of the subagents that were running, in order.
             next_seq: the ``seq`` of the next Transition, so a journalled session numbers on without a gap.
-            options: as for ``Agent()`` (hooks, approver, tools, max_tokens, system, bash_timeout); ``max_turns``
+            options: as for ``Agent()`` (hooks, approver, permissions, tools, max_tokens, system, bash_timeout); ``max_turns``
                 and ``max_model_calls`` apply to the runs that later prompts start (the data's by default).
 
         Raises:
@@ -232,7 +239,7 @@ class Agent:
         """The options this agent was built with, as ``Agent()`` keywords, to build another like it."""
         return {"hooks": self.hooks, "approver": self.approver, "tools": [t.name for t in self.tools],
                 "max_tokens": self.max_tokens, "system": self.system, "bash_timeout": self.workspace.bash_timeout,
-                "max_turns": self._limits[0], "max_model_calls": self._limits[1]}
+                "max_turns": self._limits[0], "max_model_calls": self._limits[1], "permissions": self.permissions}
 
     def __repr__(self) -> str:
         nxt = f" next={self.describe_next()!r}" if self.busy else ""
@@ -425,16 +432,18 @@ class Agent:
         if call["name"] == "task" and self._offers("task") and self.can_spawn():
             return self._spawn(call)
         notes: list[str]
+        denial: Denial | None = None
         if call["name"] == "task" and self.depth > 0:
             output, notes = ToolOutput("Error: a subagent cannot delegate: task is only available to the root "
                                        "agent; do the work yourself with the other tools", is_error=True), []
         else:
-            output, notes = self._run_tool(call)
-        return self._fire("tool_ran", tool_call=call, tool_result=output, notes=tuple(notes))
+            output, notes, denial = self._run_tool(call)
+        return self._fire("tool_ran", tool_call=call, tool_result=output, notes=tuple(notes), denial=denial)
 
     def _step_stopping(self) -> Transition:
         name = "Stop" if self.depth == 0 else "SubagentStop"
-        more, notes = self.hooks.fire(self._event(name, messages=self.data.messages, outcome=self.outcome))
+        more, notes = self.hooks.fire(self._event(name, messages=self.data.messages, outcome=self.outcome,
+                                                  stop_hook_active=self._forced_this_run()))
         if isinstance(more, str) and more.strip():
             with self._tree_lock:
                 if self.out_of_turns():
@@ -447,16 +456,25 @@ class Agent:
 
     # -- subagents ----------------------------------------------------------------------------------------
 
+    def _forced_this_run(self) -> bool:
+        """Whether a Stop hook already made this run go on (Claude Code's ``stop_hook_active``)."""
+        for record in reversed(self.history):
+            if record.agent == self.agent_id and record.trigger in ("prompt", "continue_forced"):
+                return record.trigger == "continue_forced"
+        return False
+
     def _spawn(self, call: dict[str, Any]) -> Transition:
         problem = check_input(REGISTRY["task"].input_schema, call["input"])
-        denial, _, notes = self._permit(call)
-        if problem or denial:
-            output = denial or ToolOutput(f"Error: task: {problem}", is_error=True)
-            return self._fire("tool_ran", tool_call=call, tool_result=output, notes=tuple(notes))
+        allowed = self._permit(call)
+        if problem or allowed.denial:
+            output = (ToolOutput(allowed.denial.reason, is_error=True) if allowed.denial
+                      else ToolOutput(f"Error: task: {problem}", is_error=True))
+            return self._fire("tool_ran", tool_call=call, tool_result=output, notes=allowed.notes,
+                              denial=allowed.denial)
         child = self._new_child(child_state(self.data, call, f"{self.agent_id}.{self.data.spawned + 1}"))
         _, start_notes = self.hooks.fire(self._event("SubagentStart", prompt=call["input"]["prompt"]))
-        return self._fire("subagent_spawned", tool_call=call, child=child.agent_id, notes=(*notes, *start_notes),
-                          adopt=child)
+        return self._fire("subagent_spawned", tool_call=call, child=child.agent_id,
+                          notes=(*allowed.notes, *start_notes), adopt=child)
 
     def _new_child(self, data: AgentState | None = None) -> Agent:
         """A subagent sharing this agent's model, workspace, hooks, approver and settings (fresh, or from *data*)."""
@@ -470,7 +488,7 @@ class Agent:
             return child.step()
         call = self.data.pending[0]
         output = child.result()
-        _, notes = self.hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
+        output, notes = self._post_tool_use(call, output)
         return self._fire("subagent_returned", tool_call=call, tool_result=output, child=child.agent_id,
                           outcome=child.outcome, notes=tuple(notes), release=child)
 
@@ -492,26 +510,27 @@ class Agent:
 
     # -- tools and permissions ----------------------------------------------------------------------------
 
-    def _permit(self, call: dict[str, Any]) -> tuple[ToolOutput | None, Workspace, list[str]]:
-        """Run PreToolUse hooks and the approver: a denial to answer with, or the workspace to run in."""
-        decision, notes = self.hooks.fire(self._event("PreToolUse", tool_call=call))
-        if isinstance(decision, Ask):
-            try:
-                verdict = self.approver(call, decision)
-            except Exception as exc:  # an approver that fails denies; the call is still answered
-                verdict = Deny(f"Permission denied: the approver failed ({type(exc).__name__}: {exc})")
-            if verdict is True:
-                return None, self.workspace.unconfined(), notes
-            decision = verdict if isinstance(verdict, Deny) else Deny("Permission denied by user")
-        if isinstance(decision, Deny):
-            return ToolOutput(decision.reason, is_error=True), self.workspace, notes
-        return None, self.workspace, notes
+    def _permit(self, call: dict[str, Any]) -> Permit:
+        """The permission chain for *call*: every PreToolUse hook, the rules and mode, the approver once."""
+        return permit(call, self._event("PreToolUse", tool_call=call), hooks=self.hooks, policy=self.permissions,
+                      approver=self.approver, workspace=self.workspace)
 
-    def _run_tool(self, call: dict[str, Any]) -> tuple[ToolOutput, list[str]]:
-        denial, workspace, notes = self._permit(call)
-        output = denial or run_tool(self.tools, call["name"], workspace, call["input"])
-        _, post = self.hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
-        return output, notes + post
+    def _run_tool(self, call: dict[str, Any]) -> tuple[ToolOutput, list[str], Denial | None]:
+        allowed = self._permit(call)
+        if allowed.denial is not None:
+            output = ToolOutput(allowed.denial.reason, is_error=True)
+        else:
+            workspace = self.workspace.unconfined() if allowed.unconfined else self.workspace
+            output = run_tool(self.tools, call["name"], workspace, call["input"])
+        output, post = self._post_tool_use(call, output)
+        return output, [*allowed.notes, *post], allowed.denial
+
+    def _post_tool_use(self, call: dict[str, Any], output: ToolOutput) -> tuple[ToolOutput, list[str]]:
+        """Run the PostToolUse hooks; what they say for the model is added to the result."""
+        extra, notes = self.hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
+        if extra:
+            output = ToolOutput(f"{output.text}\n\n{extra}", is_error=output.is_error)
+        return output, notes
 
     # -- interruption -------------------------------------------------------------------------------------
 
@@ -535,7 +554,8 @@ class Agent:
     # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
     def _event(self, name: str, **fields: Any) -> HookEvent:
-        return HookEvent(name, self.agent_id, self.depth, self.workspace, tool_calls=self.data.tool_calls, **fields)
+        return HookEvent(name, self.agent_id, self.depth, self.workspace, tool_calls=self.data.tool_calls,
+                         permission_mode=self.permissions.mode, **fields)
 
     def _fire(self, trigger: str, *, notes: tuple[str, ...] = (), child: str | None = None,
               adopt: Agent | None = None, release: Agent | None = None, release_all: bool = False,
@@ -570,7 +590,7 @@ class Agent:
             next(self._seq), data.agent_id, data.parent_id, self.depth, step.source, step.trigger, data.state,
             data.turn, step.reply, step.tool_call, step.tool_result, step.error, step.outcome,
             event.kwargs["child"], step.appended, event.kwargs["notes"], self._step_started,
-            (time.time() - self._step_started) * 1000, step.model_called, step.run_limits)
+            (time.time() - self._step_started) * 1000, step.model_called, step.run_limits, step.denial)
         event.kwargs["made"].append(record)
         agent: Agent | None = self
         while agent is not None:

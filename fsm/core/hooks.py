@@ -1,17 +1,20 @@
 """Hooks: callbacks the agent runs at six points of a run, and the decisions they may return.
 
-Callbacks run in registration order; the first that returns a decision decides and the rest are skipped.
-A :class:`Notice` is not a decision: it is kept (the console prints it as ``[HOOK] …``) and the next
-callback runs. What counts as a decision, per event:
+Every callback registered for an event runs, in registration order; none is skipped. A
+:class:`Notice` is kept (the console prints it as ``[HOOK] …``). What the answers mean, per event:
 
-- ``PreToolUse``: ``Deny(reason)`` blocks the call (the reason is its tool_result); ``Ask(reason)`` hands
-  it to the agent's approver; None lets it run.
-- ``Stop`` (root) and ``SubagentStop`` (a child): a non-empty string is sent as a user message and the
-  run goes on (it costs a turn).
-- ``UserPromptSubmit``: a string is added to the prompt as extra context.
-- ``PostToolUse``, ``SubagentStart``: notices only.
+- ``PreToolUse`` (:meth:`Hooks.pre_tool_use`): the strictest answer wins, ``Deny`` > ``Ask`` > ``Allow`` >
+  None. ``Deny(reason)`` blocks the call (the reason is its tool_result); a plain string is a ``Deny`` with
+  that reason (the reference harness's way to block); ``Ask(reason)`` asks the approver even when the rules
+  would allow; ``Allow`` spares a question the mode would ask, never a deny or ask rule. A callback that
+  raises (or a command hook that times out) denies the call, naming the hook: the chain fails closed.
+- ``Stop`` (root) and ``SubagentStop`` (a child): the non-empty strings, joined, are sent as a user message
+  and the run goes on (it costs a turn).
+- ``UserPromptSubmit``: the strings, joined, are added to the prompt as extra context.
+- ``PostToolUse``: the strings, joined, are added to the tool's result for the model to read.
+- ``SubagentStart``: notices only.
 
-A callback that raises does not break the run: its error becomes a notice.
+Outside ``PreToolUse`` a callback that raises does not break the run: its error becomes a notice.
 """
 
 from __future__ import annotations
@@ -24,8 +27,8 @@ from attrs import field, frozen
 
 from tools import ToolOutput, Workspace
 
-__all__ = ["EVENTS", "Ask", "Deny", "Hook", "HookEvent", "Hooks", "Notice", "large_output_hook", "log_hook",
-           "summary_hook"]
+__all__ = ["EVENTS", "Allow", "Ask", "Deny", "Hook", "HookEvent", "Hooks", "Notice", "PreToolVerdict",
+           "hook_name", "large_output_hook", "log_hook", "summary_hook"]
 
 log = logging.getLogger(__name__)
 
@@ -40,10 +43,19 @@ class Deny:
 
 
 @frozen
+class Allow:
+    """Let a call run without the question the permission mode would ask (deny and ask rules still hold)."""
+
+    reason: str = ""
+
+
+@frozen
 class Ask:
     """Let the agent's approver decide; *reason* says what needs approval."""
 
     reason: str
+    suggestions: tuple[str, ...] = ()
+    """Allow rules that would let such calls run without asking (offered by ``a`` at the REPL's question)."""
 
 
 @frozen
@@ -74,10 +86,31 @@ class HookEvent:
     """How many tool calls the agent has answered so far."""
     outcome: str | None = None
     """Stop, SubagentStop: how the run ended."""
+    permission_mode: str = "default"
+    """The agent's permission mode (``fsm.core.modes``)."""
+    stop_hook_active: bool = False
+    """Stop, SubagentStop: a Stop hook already made this run go on once."""
 
 
-Decision = Deny | Ask | Notice | str | None
+Decision = Deny | Ask | Allow | Notice | str | None
 Hook = Callable[[HookEvent], Decision]
+
+_STRICTNESS = {Deny: 3, Ask: 2, Allow: 1}
+
+
+def hook_name(callback: object) -> str:
+    """How a callback is named in notices and denials: a command hook's command, else its ``__name__``."""
+    return str(getattr(callback, "hook_name", None) or getattr(callback, "__name__", None) or callback)
+
+
+@frozen
+class PreToolVerdict:
+    """What every PreToolUse hook said, combined: the strictest decision, who made it, and the notices."""
+
+    decision: Deny | Ask | Allow | None
+    by: str | None = None
+    """The hook that made the decision."""
+    notes: tuple[str, ...] = ()
 
 
 class Hooks:
@@ -99,21 +132,45 @@ class Hooks:
         """The callbacks registered for *event*, in order."""
         return list(self._callbacks[event])
 
-    def fire(self, event: HookEvent) -> tuple[Deny | Ask | str | None, list[str]]:
-        """Run *event*'s callbacks in order; return the first decision and every notice on the way."""
+    def fire(self, event: HookEvent) -> tuple[str | None, list[str]]:
+        """Run every callback of *event* (not ``PreToolUse``); return their strings joined, and the notices."""
+        if event.name == "PreToolUse":
+            raise ValueError("PreToolUse hooks decide: use pre_tool_use()")
         notes: list[str] = []
+        texts: list[str] = []
         for callback in self._callbacks[event.name]:
             try:
                 result = callback(event)
             except Exception as exc:
                 log.debug("hook %r raised", callback, exc_info=True)
-                notes.append(f"{event.name} hook {getattr(callback, '__name__', callback)!s} failed: {exc}")
+                notes.append(f"{event.name} hook {hook_name(callback)} failed: {exc}")
                 continue
             if isinstance(result, Notice):
                 notes.append(result.text)
-            elif result is not None:
-                return result, notes
-        return None, notes
+            elif isinstance(result, str) and result.strip():
+                texts.append(result)
+        return ("\n\n".join(texts) if texts else None), notes
+
+    def pre_tool_use(self, event: HookEvent) -> PreToolVerdict:
+        """Run every PreToolUse callback; the strictest decision wins (a raise or a string is a Deny)."""
+        notes: list[str] = []
+        best: Deny | Ask | Allow | None = None
+        by: str | None = None
+        for callback in self._callbacks["PreToolUse"]:
+            name = hook_name(callback)
+            try:
+                result = callback(event)
+            except Exception as exc:
+                log.debug("hook %r raised", callback, exc_info=True)
+                result = Deny(f"Permission denied: PreToolUse hook {name} failed ({exc}), so the call is blocked")
+            if isinstance(result, str):
+                result = Deny(result) if result.strip() else None
+            if isinstance(result, Notice):
+                notes.append(result.text)
+            elif isinstance(result, Deny | Ask | Allow) and (
+                    best is None or _STRICTNESS[type(result)] > _STRICTNESS[type(best)]):
+                best, by = result, name
+        return PreToolVerdict(best, by, tuple(notes))
 
 
 def log_hook(event: HookEvent) -> Notice:

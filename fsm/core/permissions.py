@@ -1,99 +1,126 @@
-"""Permissions: the deny list, destructive-command detection, the permission hook and the approvers.
+"""The permission chain every tool call passes, and the approvers that answer its one question.
 
-The permission hook runs first on every PreToolUse. A ``bash`` command holding a deny-list pattern is
-refused outright; a destructive command, or a file tool whose path resolves outside the workspace
-(symlinks resolved), is an ``Ask``. The agent's approver answers an Ask: True allows the call, False is
-``Permission denied by user``, and a ``Deny`` carries its own reason.
+:func:`permit`, in order: every PreToolUse hook runs (Python and command alike, none skipped; the
+strictest answer wins, a raising hook denies); a hook's deny ends it. Then the policy
+(``fsm.core.policy``): deny rules refuse in every mode, ask rules ask. What still asks (an ask rule, a
+hook's ``Ask``, or the mode, unless a hook said ``Allow``) is denied under ``dontAsk``, else put to the
+approver **once**, after all hooks. An approval never skips a hook: they have all run already.
+
+An approver answers an :class:`~fsm.core.hooks.Ask` for one tool_use block: True allows, False is
+``Permission denied by user``, a ``Deny`` gives its reason, and :class:`Remember` allows and adds rules for
+the rest of the session. Every refusal becomes a :class:`~fsm.core.records.Denial` the agent records.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 from typing import Any
 
-from fsm.core.hooks import Ask, Deny, HookEvent, Hooks, large_output_hook, log_hook, summary_hook
-from tools import REGISTRY
+from attrs import frozen
 
-__all__ = [
-    "DENY_LIST",
-    "Approver",
-    "allow_all",
-    "default_hooks",
-    "denied_pattern",
-    "deny_all",
-    "deny_unattended",
-    "is_destructive",
-    "permission_hook",
-]
+from fsm.core.hooks import Allow, Ask, Deny, HookEvent, Hooks, large_output_hook, log_hook, summary_hook
+from fsm.core.policy import Policy, Verdict
+from fsm.core.records import Denial
+from fsm.core.rules import parse_rule
+from tools import Workspace
 
-DENY_LIST = ("rm -rf /", "sudo", "shutdown", "reboot", "mkfs", "dd if=")
-"""Substrings that make a bash command refused, whatever the approver says."""
-
-_DESTRUCTIVE = re.compile(
-    r"""(?:^|[;&|\n(])\s*(?:rm|del|rmdir|erase)(?=$|[\s/])   # a deleting command word, flags may be joined: del/f
-      | >\s*/etc/                                            # overwriting system configuration
-      | \bchmod\s+(?:-\w+\s+)*0?777\b                        # opening permissions to everyone
-    """,
-    re.IGNORECASE | re.VERBOSE,
-)
-
-Approver = Callable[[dict[str, Any], Ask], "bool | Deny"]
-"""Answers an Ask for one tool_use block: True allows, False denies as the user, a Deny gives the reason."""
+__all__ = ["Approver", "Permit", "Remember", "allow_all", "default_hooks", "deny_all", "deny_unattended", "permit"]
 
 
-def denied_pattern(command: str) -> str | None:
-    """The deny-list pattern *command* contains, if any."""
-    return next((p for p in DENY_LIST if p in command), None)
+@frozen
+class Remember:
+    """An approver's "yes, and don't ask again": allow this call and add *rules* for the session."""
+
+    rules: tuple[str, ...]
 
 
-def is_destructive(command: str) -> bool:
-    """Whether *command* deletes files (rm, del, rmdir, erase as a command word), writes /etc, or chmods 777."""
-    return _DESTRUCTIVE.search(command) is not None
+Approver = Callable[[dict[str, Any], Ask], "bool | Deny | Remember"]
+"""Answers an Ask for one tool_use block (see the module docstring)."""
 
 
-def permission_hook(event: HookEvent) -> Deny | Ask | None:
-    """PreToolUse: refuse deny-listed commands; ask about destructive ones and paths outside the workspace."""
-    assert event.tool_call is not None
-    name, tool_input = event.tool_call["name"], event.tool_call.get("input")
-    if not isinstance(tool_input, dict):
-        return None  # the tool's own input check answers this
-    if name == "bash" and isinstance(tool_input.get("command"), str):
-        command = tool_input["command"]
-        pattern = denied_pattern(command)
-        if pattern:
-            return Deny(f"Permission denied by deny list: {pattern}")
-        if is_destructive(command):
-            return Ask(f"destructive command: {command[:120]}")
-    tool = REGISTRY.get(name)
-    path = tool_input.get(tool.path_param) if tool and tool.path_param else None
-    if isinstance(path, str) and not event.workspace.contains(path):
-        return Ask(f"{name} outside the workspace: {path}")
-    return None
+@frozen
+class Permit:
+    """The chain's answer for one call."""
+
+    denial: Denial | None
+    """Set when the call must not run."""
+    unconfined: bool = False
+    """Run it with paths outside the workspace let through (it was allowed knowing it leaves)."""
+    notes: tuple[str, ...] = ()
+
+
+def _how_to_allow(ask: Ask) -> str:
+    if ask.suggestions:
+        rules = ", ".join(ask.suggestions)
+        return f"to allow it, add {rules} to permissions.allow in .claude/settings.json"
+    return "no rule can allow it; approve it in an interactive session"
 
 
 def deny_unattended(tool_call: dict[str, Any], ask: Ask) -> Deny:
-    """The default approver when no one can be asked: deny, and say how to grant such calls."""
-    return Deny(
-        f"Permission denied: {ask.reason} needs approval and no one could be asked; "
-        "rerun with --permission-mode allow (or approve it in an interactive session)"
-    )
+    """The default approver when no one can be asked: deny, and say which rule would allow such calls."""
+    return Deny(f"Permission denied: {ask.reason}; it needs approval and no one could be asked; "
+                f"{_how_to_allow(ask)}")
 
 
 def deny_all(tool_call: dict[str, Any], ask: Ask) -> Deny:
-    """``--permission-mode deny``: every Ask is refused."""
-    return Deny(f"Permission denied: {ask.reason} needs approval (--permission-mode deny)")
+    """Refuse every Ask, saying which rule would allow such calls."""
+    return Deny(f"Permission denied: {ask.reason}; it needs approval; {_how_to_allow(ask)}")
 
 
 def allow_all(tool_call: dict[str, Any], ask: Ask) -> bool:
-    """``--permission-mode allow``: every Ask is granted (the deny list still holds)."""
+    """Grant every Ask (deny rules, built-in ones included, still hold: they never ask)."""
     return True
 
 
+def permit(call: dict[str, Any], event: HookEvent, *, hooks: Hooks, policy: Policy, approver: Approver,
+           workspace: Workspace) -> Permit:
+    """Pass *call* through the whole chain: hooks, rules and mode, then the approver at most once."""
+    hooked = hooks.pre_tool_use(event)
+    notes = hooked.notes
+    decision = hooked.decision
+    if isinstance(decision, Deny):
+        return Permit(_denial(call, decision.reason, f"hook {hooked.by}"), notes=notes)
+    verdict = policy.decide(call, workspace)
+    if verdict.behavior == "deny":
+        return Permit(_denial(call, f"Permission denied: {verdict.reason}", verdict.rule or "policy"), notes=notes)
+    ask = _question(verdict, decision, hooked.by)
+    if ask is None:
+        return Permit(None, unconfined=verdict.outside, notes=notes)
+    if policy.mode == "dontAsk":
+        return Permit(_denial(call, f"Permission denied: {ask.reason}; dontAsk mode denies what would ask; "
+                                    f"{_how_to_allow(ask)}", "dontAsk mode"), notes=notes)
+    try:
+        answer = approver(call, ask)
+    except Exception as exc:  # an approver that fails denies; the call is still answered
+        answer = Deny(f"Permission denied: the approver failed ({type(exc).__name__}: {exc})")
+    if isinstance(answer, Remember):
+        for text in answer.rules:
+            policy.remember(parse_rule(text, source="session", base=workspace.root))
+        return Permit(None, unconfined=verdict.outside, notes=notes)
+    if answer is True:
+        return Permit(None, unconfined=verdict.outside, notes=notes)
+    reason = answer.reason if isinstance(answer, Deny) else "Permission denied by user"
+    return Permit(_denial(call, reason, "user" if not isinstance(answer, Deny) else "approver"), notes=notes)
+
+
+def _question(verdict: Verdict, decision: Allow | Ask | None, by: str | None) -> Ask | None:
+    """What to ask, if anything: a hook's Ask, an ask rule, or the mode's ask that no hook allowed."""
+    if isinstance(decision, Ask):
+        reason = decision.reason or f"hook {by} asks"
+        return Ask(f"{reason} (hook {by})", verdict.suggestions if verdict.behavior == "ask" else ())
+    if verdict.behavior != "ask" or (isinstance(decision, Allow) and not verdict.forced):
+        return None
+    return Ask(verdict.reason, verdict.suggestions)
+
+
+def _denial(call: dict[str, Any], reason: str, by: str) -> Denial:
+    return Denial(tool_name=str(call.get("name")), tool_use_id=str(call.get("id")), tool_input=call.get("input"),
+                  reason=reason, by=by)
+
+
 def default_hooks() -> Hooks:
-    """The hooks every agent gets unless it is given its own: permission first, then log, large output, summary."""
+    """The hooks every agent gets unless it is given its own: log on PreToolUse, large output, summary."""
     hooks = Hooks()
-    hooks.on("PreToolUse", permission_hook)
     hooks.on("PreToolUse", log_hook)
     hooks.on("PostToolUse", large_output_hook)
     hooks.on("Stop", summary_hook)

@@ -15,8 +15,8 @@ from cattrs.preconf.json import make_converter
 from fsm.errors import ModelError
 from tools import ToolOutput
 
-__all__ = ["DEFAULT_MAX_TOKENS", "MAX_MODEL_CALLS", "MAX_PARALLEL", "MAX_TURNS", "OUTCOMES", "AgentState", "Message",
-           "Reply", "Transition", "Usage", "converter", "tool_result_block"]
+__all__ = ["DEFAULT_MAX_TOKENS", "MAX_MODEL_CALLS", "MAX_PARALLEL", "MAX_TURNS", "OUTCOMES", "AgentState", "Denial",
+           "Message", "Reply", "Transition", "Usage", "converter", "tool_result_block"]
 
 MAX_TURNS = 30
 """Default and ceiling of model calls per agent per run."""
@@ -129,6 +129,25 @@ class Reply:
 
 
 @frozen
+class Denial:
+    """A tool call the permission chain refused (what Claude Code reports as ``permission_denials``)."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: Any
+    reason: str
+    """Exactly what the model was told (the error tool_result)."""
+    by: str
+    """What refused it: ``rule Bash(sudo:*) (built-in)``, ``hook ./guard.sh``, ``user``, ``plan mode`` …"""
+
+    def to_json(self) -> dict[str, Any]:
+        """Claude Code's ``permission_denials`` entry (``tool_name``, ``tool_use_id``, ``tool_input``), plus
+        ``reason`` and ``by``."""
+        return {"tool_name": self.tool_name, "tool_use_id": self.tool_use_id, "tool_input": self.tool_input,
+                "reason": self.reason, "by": self.by}
+
+
+@frozen
 class Transition:
     """The record of one step: which agent moved, along which edge, and what happened on the way."""
 
@@ -160,6 +179,8 @@ class Transition:
     """On ``interrupted`` from ``awaiting_model``: the interruption cut a model call short, and it counts."""
     run_limits: tuple[int, int] | None = None
     """On the root's ``prompt``: ``(max_turns, max_model_calls)`` of the run it starts."""
+    denial: Denial | None = None
+    """Set when the permission chain refused the tool call this step answered."""
 
 
 @define
@@ -196,6 +217,8 @@ class AgentState:
     """For a subagent: the parent's ``task`` tool_use it answers."""
     spawned: int = 0
     """How many subagents this agent has started (the next one is numbered ``spawned + 1``)."""
+    denials: list[Denial] = Factory(list)
+    """Every tool call of this agent the permission chain refused, in order (its subagents keep their own)."""
 
 
 converter = make_converter()

@@ -20,7 +20,7 @@ from typing import Any, Protocol
 
 from attrs import frozen
 
-from fsm.core.records import AgentState, Message, Reply, tool_result_block
+from fsm.core.records import AgentState, Denial, Message, Reply, tool_result_block
 from tools import ToolOutput
 
 __all__ = ["Change", "Step", "child_state", "made_model_call", "reduce"]
@@ -49,6 +49,8 @@ class Change(Protocol):
     def model_called(self) -> bool: ...
     @property
     def run_limits(self) -> tuple[int, int] | None: ...
+    @property
+    def denial(self) -> Denial | None: ...
 
 
 @frozen
@@ -65,6 +67,7 @@ class Step:
     appended: tuple[Message, ...] = ()
     model_called: bool = False
     run_limits: tuple[int, int] | None = None
+    denial: Denial | None = None
 
 
 def made_model_call(change: Change) -> bool:
@@ -108,6 +111,8 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             s.pending.pop(0)
             s.results.append(tool_result_block(change.tool_call, change.tool_result))
             s.tool_calls += 1
+            if change.denial is not None:
+                s.denials.append(change.denial)
         case "subagent_spawned":
             s.spawned += 1
         case "tools_done":

@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
+from fsm.core.policy import Policy
 from fsm.core.records import AgentState, Transition, converter
 from fsm.errors import ConfigError, JournalError, MisuseError, UnknownSessionError
 from fsm.session.codec import Codec, dumps
@@ -126,8 +127,12 @@ class SessionInfo:
     updated_at: float
 
     def agent_options(self) -> dict[str, Any]:
-        """The recorded ``Agent()`` options (:data:`RECORDED_OPTIONS`) that are known."""
-        return {k: self.settings[k] for k in RECORDED_OPTIONS if k in self.settings}
+        """The recorded ``Agent()`` options (:data:`RECORDED_OPTIONS`, and ``permissions``: the mode and rules
+        the session started with) that are known."""
+        options: dict[str, Any] = {k: self.settings[k] for k in RECORDED_OPTIONS if k in self.settings}
+        if isinstance(self.settings.get("permissions"), dict):
+            options["permissions"] = Policy.from_json(self.settings["permissions"], base=Path(self.workdir))
+        return options
 
 
 _LIST = """
@@ -323,7 +328,7 @@ class Journal:
             initial = dumps(converter.unstructure(agent.data))
         options = agent.options()
         settings = {**{k: options[k] for k in RECORDED_OPTIONS}, "max_turns": agent.max_turns,
-                    "model": getattr(agent.model, "model", None)}
+                    "model": getattr(agent.model, "model", None), "permissions": agent.permissions.to_json()}
         with self._transaction("write to") as db:
             session_id = agent.agent_id if forked_from is None else self.new_id()
             while db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():

@@ -21,7 +21,7 @@ import signal
 import sys
 from typing import Any
 
-from fsm import Agent, Hooks
+from fsm import Agent, Hooks, Policy
 from fsm.cli.sessions import add_session_flags, session_from_args
 from fsm.session.journal import Journal, default_path
 from fsm.testing import ScriptedModel
@@ -62,7 +62,8 @@ def main() -> int:
     args = parser.parse_args()
     skip = _consumed(args.cwd) if args.continue_session else 0
     model = ScriptedModel(delegation_script()[skip:])
-    agent, session = session_from_args(args, Agent(model, args.cwd, hooks=_hooks()))
+    agent, session = session_from_args(args, Agent(model, args.cwd, hooks=_hooks(),
+                                                     permissions=Policy(mode="bypassPermissions")))
     kill_after = int(os.environ.get("KILL_AFTER_SEQ", "0"))
     agent.subscribe(lambda record: _die() if record.seq == kill_after else None)
     if agent.state == "idle" and agent.data.inbox is None and not (session and session.resumed):

@@ -239,7 +239,8 @@ class TestOutcomes:
 
 class TestPermissions:
     def test_headless_denials_reach_the_model(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
-        """Unattended, a destructive command is denied for want of approval and sudo by the deny list."""
+        """Unattended, a destructive command is denied for want of approval (naming the rule that would allow
+        it) and sudo by the built-in deny rule."""
         (project / "notes.txt").write_text("keep me")
         fake.script = [tool_reply(tool_use("bash", {"command": "rm notes.txt"}, id="toolu_rm"),
                                   tool_use("bash", {"command": "sudo ls"}, id="toolu_sudo")),
@@ -248,23 +249,24 @@ class TestPermissions:
         assert (run.code, run.stdout) == (0, "I could not do it.\n")
         results = fake.messages_requests[1].messages[-1]["content"]
         assert [(b["tool_use_id"], b["content"], b["is_error"]) for b in results] == [
-            ("toolu_rm", "Permission denied: destructive command: rm notes.txt needs approval and no one could "
-                         "be asked; rerun with --permission-mode allow (or approve it in an interactive session)",
-             True),
-            ("toolu_sudo", "Permission denied by deny list: sudo", True),
+            ("toolu_rm", "Permission denied: `rm notes.txt` is destructive (rm deletes files); it needs approval "
+                         "and no one could be asked; to allow it, add Bash(rm notes.txt) to permissions.allow in "
+                         ".claude/settings.json", True),
+            ("toolu_sudo", "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)", True),
         ]
         assert (project / "notes.txt").read_text() == "keep me"
 
     def test_permission_mode_allow_runs_the_destructive_command(self, agentfsm: Runner, fake: FakeAnthropic,
                                                                 project: Path) -> None:
-        """``--permission-mode allow`` grants the Ask, but the deny list still holds."""
+        """``--permission-mode allow`` (bypassPermissions) runs it, but the built-in deny rules still hold."""
         (project / "notes.txt").write_text("delete me")
         fake.script = [tool_reply(tool_use("bash", {"command": "rm notes.txt"}),
                                   tool_use("bash", {"command": "sudo ls"})), text_reply("done")]
         run = agentfsm("-p", "clean up", "--permission-mode", "allow")
         assert run.code == 0
         results = fake.messages_requests[1].messages[-1]["content"]
-        assert [b["content"] for b in results] == ["(no output)", "Permission denied by deny list: sudo"]
+        assert [b["content"] for b in results] == [
+            "(no output)", "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)"]
         assert not (project / "notes.txt").exists()
 
 

@@ -37,7 +37,7 @@ def _texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
 
 class TestRepl:
     def test_prompts_share_history_and_exit_quits(self, fake: FakeAnthropic, project: Path) -> None:
-        """Prompts share one agent's history; an Ask is a y/N question; blank lines are ignored; exit quits."""
+        """Prompts share one agent's history; an Ask is a y/N/a question; blank lines are ignored; exit quits."""
         (project / "notes.txt").write_text("old")
         fake.script = [tool_reply(tool_use("bash", {"command": "rm notes.txt"})), text_reply("first answer"),
                        text_reply("second answer")]
@@ -45,8 +45,8 @@ class TestRepl:
         child.sendline("")
         child.expect_exact(PROMPT)
         child.sendline("hello there")
-        child.expect_exact("[Permission] bash needs approval: destructive command: rm notes.txt")
-        child.expect_exact("Allow? [y/N] ")
+        child.expect_exact("[Permission] bash needs approval: `rm notes.txt` is destructive (rm deletes files)")
+        child.expect_exact("Allow? [y/N/a] ")
         child.sendline("y")
         child.expect_exact("first answer")
         child.expect_exact(PROMPT)

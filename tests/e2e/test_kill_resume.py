@@ -196,6 +196,9 @@ def test_the_cli_resumes_a_killed_run(fake, project, agentfsm):
                               tool_use("task", {"prompt": "write the notes"}, id="p2")),
                    tool_reply(tool_use("write_file", {"path": "notes.txt", "content": "n"}, id="c1")),
                    hang]
+    (project / ".claude").mkdir()
+    rules = '{"permissions": {"allow": ["Bash(echo:*)", "Edit(notes.txt)"]}}'
+    (project / ".claude" / "settings.json").write_text(rules)
     env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
     proc = subprocess.Popen([str(AGENTFSM), "-p", "delegate the notes"], cwd=project, env=env,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -11,6 +11,8 @@ import time
 
 from fsm.cli.debugger import Debugger
 from fsm.core.agent import Agent
+from fsm.core.policy import Policy
+from fsm.core.rules import parse_rule
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
 
@@ -40,7 +42,8 @@ SCENARIOS = {
 
 def main() -> int:
     scenario, workdir = sys.argv[1], sys.argv[2]
-    agent = Agent(ScriptedModel(SCENARIOS[scenario]), workdir)
+    agent = Agent(ScriptedModel(SCENARIOS[scenario]), workdir,
+                  permissions=Policy(allow=(parse_rule("Bash(touch:*)"), parse_rule("Edit"))))
     agent.send(f"scenario {scenario}")
     return Debugger(agent).run()
 

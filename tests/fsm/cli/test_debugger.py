@@ -17,7 +17,9 @@ from fsm.cli import main
 from fsm.cli.debugger import HELP, Debugger
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
+from fsm.core.policy import Policy
 from fsm.core.records import AgentState
+from fsm.core.rules import parse_rule
 from fsm.errors import ConfigError
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from fsm.view.debugtext import location
@@ -42,7 +44,8 @@ TOOLS = [
 
 
 def make(tmp_path: Path, replies: list, *, prompt: str | None = "go") -> Agent:
-    agent = Agent(ScriptedModel(replies), str(tmp_path), data=AgentState(agent_id="a1"))
+    agent = Agent(ScriptedModel(replies), str(tmp_path), data=AgentState(agent_id="a1"),
+                  permissions=Policy(allow=(parse_rule("Bash(touch:*)"), parse_rule("Edit"))))
     if prompt:
         agent.send(prompt)
     return agent

@@ -12,7 +12,7 @@ import pytest
 from fsm.cli.flags import NO_API_KEY, add_agent_flags, agent_from_args, model_id, terminal_approver
 from fsm.core.hooks import Ask
 from fsm.core.model import DEFAULT_MODEL, AnthropicModel
-from fsm.core.permissions import allow_all, deny_all, deny_unattended
+from fsm.core.permissions import Remember, deny_unattended
 from fsm.errors import ConfigError
 from fsm.testing import ScriptedModel
 
@@ -42,19 +42,24 @@ class TestAddAgentFlags:
         tools, quiet; a new agent takes 30 turns and 200 model calls."""
         args = parse()
         assert (args.max_turns, args.max_model_calls, args.max_tokens, args.model, args.cwd, args.permission_mode) == (
-            None, None, 8000, None, None, "default")
+            None, None, 8000, None, None, None)
         assert agent_from_args(args, model=ScriptedModel(), interactive=False).options()["max_turns"] == 30
         assert agent_from_args(args, model=ScriptedModel(), interactive=False).options()["max_model_calls"] == 200
-        assert (args.allowed_tools, args.disallowed_tools, args.verbose) == (None, None, False)
+        assert (args.allowed_tools, args.disallowed_tools, args.tools, args.verbose) == (None, None, None, False)
+        assert (args.add_dir, args.settings, args.setting_sources) == (None, None, None)
 
     def test_values(self) -> None:
         """Every flag is read into its attribute."""
         args = parse("--max-turns", "3", "--max-tokens", "100", "--model", "m", "--cwd", "/tmp",
-                     "--permission-mode", "allow", "--allowed-tools", "bash,glob", "--disallowed-tools", "task",
+                     "--permission-mode", "allow", "--allowedTools", "Bash(git diff:*)", "Read",
+                     "--allowed-tools", "Edit", "--disallowed-tools", "task", "--tools", "bash,glob",
+                     "--add-dir", "/a", "--add-dir", "/b", "--settings", "s.json", "--setting-sources", "project",
                      "--verbose")
         assert (args.max_turns, args.max_tokens, args.model, args.cwd, args.permission_mode) == (
             3, 100, "m", "/tmp", "allow")
-        assert (args.allowed_tools, args.disallowed_tools, args.verbose) == ("bash,glob", "task", True)
+        assert (args.allowed_tools, args.disallowed_tools, args.tools, args.verbose) == (
+            ["Bash(git diff:*)", "Read", "Edit"], ["task"], "bash,glob", True)
+        assert (args.add_dir, args.settings, args.setting_sources) == (["/a", "/b"], "s.json", "project")
 
     @pytest.mark.parametrize(("argv", "message"), [
         (["--max-turns", "45"], "--max-turns must be 1..30 (got 45)"),
@@ -81,19 +86,42 @@ class TestAgentFromArgs:
         assert [t.name for t in agent.tools] == SIX
 
     def test_tool_lists(self, clean_env: Path) -> None:
-        """--allowed-tools keeps only those (in registry order); --disallowed-tools task turns delegation off."""
-        only = agent_from_args(parse("--allowed-tools", "glob, bash"), model=ScriptedModel(), interactive=False)
+        """--tools keeps only those (in registry order, either spelling); a bare deny rule takes a tool away."""
+        only = agent_from_args(parse("--tools", "Glob, bash"), model=ScriptedModel(), interactive=False)
         assert [t.name for t in only.tools] == ["bash", "glob"]
-        no_task = agent_from_args(parse("--disallowed-tools", "task"), model=ScriptedModel(), interactive=False)
+        no_task = agent_from_args(parse("--disallowed-tools", "Task"), model=ScriptedModel(), interactive=False)
         assert [t.name for t in no_task.tools] == SIX[:5]
         assert "spawn" not in no_task.describe_next()
 
-    def test_unknown_tool(self, clean_env: Path) -> None:
-        """An unknown tool name is refused with the list of tools there are."""
+    def test_rule_flags(self, clean_env: Path) -> None:
+        """--allowedTools and --disallowedTools take rule strings, comma- or space-separated, as rules."""
+        agent = agent_from_args(parse("--allowedTools", "Bash(git diff:*) Read,Edit(src/**)", "--disallowedTools",
+                                      "Bash(curl:*)"), model=ScriptedModel(), interactive=False)
+        assert [r.text for r in agent.permissions.allow] == ["Bash(git diff:*)", "Read", "Edit(src/**)"]
+        assert [(r.text, r.source) for r in agent.permissions.deny] == [("Bash(curl:*)", "command line")]
+
+    def test_bad_rule(self, clean_env: Path) -> None:
+        """A rule flag that does not parse names the flag and the rule."""
         with pytest.raises(ConfigError) as info:
-            agent_from_args(parse("--disallowed-tools", "task,nope"), model=ScriptedModel(), interactive=False)
-        assert str(info.value) == ("--disallowed-tools: unknown tool 'nope' "
+            agent_from_args(parse("--allowedTools", "Bash(git diff:*"), model=ScriptedModel(), interactive=False)
+        assert str(info.value) == "--allowedTools: rule 'Bash(git diff:*' has no closing ')'"
+
+    def test_unknown_tool(self, clean_env: Path) -> None:
+        """An unknown tool name in --tools is refused with the list of tools there are."""
+        with pytest.raises(ConfigError) as info:
+            agent_from_args(parse("--tools", "task,nope"), model=ScriptedModel(), interactive=False)
+        assert str(info.value) == ("--tools: unknown tool 'nope' "
                                    "(available: bash, read_file, write_file, edit_file, glob, task)")
+
+    def test_add_dir(self, clean_env: Path, tmp_path: Path) -> None:
+        """--add-dir puts a directory inside the workspace boundary; a missing one is an error."""
+        other = tmp_path / "other"
+        other.mkdir()
+        agent = agent_from_args(parse("--add-dir", str(other)), model=ScriptedModel(), interactive=False)
+        assert agent.workspace.contains(str(other / "x.txt"))
+        with pytest.raises(ConfigError) as info:
+            agent_from_args(parse("--add-dir", "/nope/here"), model=ScriptedModel(), interactive=False)
+        assert str(info.value) == "--add-dir /nope/here is not a directory"
 
     def test_missing_cwd(self, clean_env: Path) -> None:
         """A --cwd that is not a directory says so."""
@@ -130,14 +158,15 @@ class TestAgentFromArgs:
         agent = agent_from_args(parse("--model", "flag-model"), interactive=False)
         assert isinstance(agent.model, AnthropicModel) and agent.model.model == "flag-model"
 
-    @pytest.mark.parametrize(("mode", "interactive", "approver"), [
-        ("allow", False, allow_all), ("deny", True, deny_all), ("default", False, deny_unattended),
-        ("default", True, deny_unattended),  # stdin is not a terminal under pytest
+    @pytest.mark.parametrize(("flag", "mode"), [
+        ("allow", "bypassPermissions"), ("deny", "dontAsk"), ("default", "default"), ("acceptEdits", "acceptEdits"),
+        ("plan", "plan"), ("dontAsk", "dontAsk"), ("bypassPermissions", "bypassPermissions"),
     ])
-    def test_permission_modes(self, clean_env: Path, mode: str, interactive: bool, approver: object) -> None:
-        """Each --permission-mode maps to its approver; asking needs a terminal."""
-        agent = agent_from_args(parse("--permission-mode", mode), model=ScriptedModel(), interactive=interactive)
-        assert agent.approver is approver
+    def test_permission_modes(self, clean_env: Path, flag: str, mode: str) -> None:
+        """Each --permission-mode (the old names too) sets the policy's mode; no terminal: no one is asked."""
+        agent = agent_from_args(parse("--permission-mode", flag), model=ScriptedModel(), interactive=True)
+        assert agent.permissions.mode == mode
+        assert agent.approver is deny_unattended  # stdin is not a terminal under pytest
 
 
 class TestModelId:
@@ -162,14 +191,30 @@ class TestTerminalApprover:
         approve = terminal_approver(stdin=io.StringIO(answer), stderr=err)
         assert approve({"name": "bash", "input": {"command": "rm x"}}, Ask("destructive command: rm x")) is allowed
         assert err.getvalue().startswith("\n[Permission] bash needs approval: destructive command: rm x\n"
-                                         "Allow? [y/N] ")
+                                         "Allow? [y/N/a] ")
+
+    def test_a_remembers_the_offered_rule(self) -> None:
+        """``a`` allows and hands back the offered rule for the session, saying which it added."""
+        err = io.StringIO()
+        approve = terminal_approver(stdin=io.StringIO("a\n"), stderr=err)
+        ask = Ask("`pytest -k x` is not a built-in read-only command", ("Bash(pytest:*)",))
+        assert approve({"name": "bash", "input": {"command": "pytest -k x"}}, ask) == Remember(("Bash(pytest:*)",))
+        assert err.getvalue().endswith("Allow? [y/N/a] [Permission] added for this session: Bash(pytest:*)\n")
+
+    def test_a_without_a_rule_allows_once(self) -> None:
+        """When no rule can cover the call, ``a`` allows it once and says so."""
+        err = io.StringIO()
+        approve = terminal_approver(stdin=io.StringIO("a\n"), stderr=err)
+        assert approve({"name": "bash", "input": {"command": "eval x"}}, Ask("eval")) is True
+        assert err.getvalue().endswith("no rule can cover this call; allowed once\n")
 
 
 class TestHandMadeNamespaces:
     @pytest.mark.parametrize(("fields", "message"), [
         ({"max_tokens": 0}, "--max-tokens must be an integer >= 1 (got 0)"),
         ({"max_turns": True}, "--max-turns must be 1..30 (got True)"),
-        ({"permission_mode": "sometimes"}, "--permission-mode must be one of default, deny, allow (got 'sometimes')"),
+        ({"permission_mode": "sometimes"}, "--permission-mode must be one of default, acceptEdits, plan, dontAsk, "
+                                           "bypassPermissions, deny, allow (got 'sometimes')"),
     ])
     def test_checked_like_flags(self, clean_env: Path, fields: dict[str, object], message: str) -> None:
         """A namespace built by hand (the debugger, a script) is validated with the flags' words."""

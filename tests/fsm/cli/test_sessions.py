@@ -13,7 +13,7 @@ from fsm.cli.sessions import command, configure, render_list, render_show
 from fsm.core.records import AgentState, Transition, converter
 from fsm.session.journal import Journal, default_path
 from fsm.testing import ScriptedModel, text_reply
-from tests.fsm.session.journal_support import delegation_script
+from tests.fsm.session.journal_support import delegation_script, open_policy
 
 STARTED = 1_800_000_000.0
 """2027-01-15 08:00 UTC."""
@@ -35,7 +35,8 @@ def two_sessions(tmp_path, utc) -> tuple[Path, Path]:
     ws.mkdir()
     clock = iter([STARTED, STARTED + 600])
     with Journal(default_path(ws), clock=lambda: next(clock)) as journal:
-        done = Agent(ScriptedModel(delegation_script()), str(ws), data=AgentState("5d1c9e2a"))
+        done = Agent(ScriptedModel(delegation_script()), str(ws), data=AgentState("5d1c9e2a"),
+                     permissions=open_policy())
         journal.start(done)
         done.run("tidy the notes\nplease")
         cut = Agent(ScriptedModel([text_reply("x" * 400)]), str(ws), data=AgentState("77aa0b1c"))

@@ -1,12 +1,11 @@
-"""Tests for fsm.core.hooks: registration order, first decision wins, notices, and the default hooks."""
+"""Tests for fsm.core.hooks: every callback runs, the strictest PreToolUse decision wins, and the default hooks."""
 
 from __future__ import annotations
 
 import pytest
 
-from fsm import Agent, Deny, HookEvent, Hooks, Notice, default_hooks
-from fsm.core.hooks import large_output_hook, log_hook
-from fsm.core.permissions import permission_hook
+from fsm import Agent, Allow, Ask, Deny, HookEvent, Hooks, Notice, default_hooks
+from fsm.core.hooks import PreToolVerdict, large_output_hook, log_hook
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tools import ToolOutput, Workspace
 
@@ -15,48 +14,91 @@ def event(tmp_path, name="PreToolUse", **fields) -> HookEvent:
     return HookEvent(name, "a", 0, Workspace(tmp_path), **fields)
 
 
-class TestHooks:
-    def test_first_decision_wins(self, tmp_path):
-        """Callbacks run in order; the first decision stops the rest; notices are collected on the way."""
+class TestPreToolUse:
+    def test_every_hook_runs_and_the_strictest_wins(self, tmp_path):
+        """No decision stops the chain: all run, and Deny beats Ask beats Allow, whatever the order."""
         hooks, ran = Hooks(), []
-        hooks.on("PreToolUse", lambda e: ran.append(1) or Notice("one"))
-        hooks.on("PreToolUse", lambda e: ran.append(2) or Deny("no"))
-        hooks.on("PreToolUse", lambda e: ran.append(3))
-        assert hooks.fire(event(tmp_path)) == (Deny("no"), ["one"])
-        assert ran == [1, 2]
+        hooks.on("PreToolUse", lambda e: ran.append(1) or Allow())
+        hooks.on("PreToolUse", lambda e: ran.append(2) or Notice("two"))
 
+        def strict(e):
+            ran.append(3)
+            return Deny("no")
+
+        hooks.on("PreToolUse", strict)
+        hooks.on("PreToolUse", lambda e: ran.append(4) or Ask("maybe"))
+        assert hooks.pre_tool_use(event(tmp_path)) == PreToolVerdict(Deny("no"), "strict", ("two",))
+        assert ran == [1, 2, 3, 4]
+
+    def test_ask_beats_allow(self, tmp_path):
+        """An Ask after an Allow still asks."""
+        hooks = Hooks()
+        hooks.on("PreToolUse", lambda e: Allow("fine"))
+        hooks.on("PreToolUse", lambda e: Ask("sure?"))
+        assert hooks.pre_tool_use(event(tmp_path)).decision == Ask("sure?")
+
+    def test_a_raising_hook_denies(self, tmp_path):
+        """A PreToolUse hook that raises blocks the call (fail closed), naming the hook, and later hooks run."""
+        hooks, ran = Hooks(), []
+
+        def broken(e):
+            raise RuntimeError("oops")
+
+        hooks.on("PreToolUse", broken)
+        hooks.on("PreToolUse", lambda e: ran.append(1))
+        verdict = hooks.pre_tool_use(event(tmp_path))
+        assert verdict.decision == Deny("Permission denied: PreToolUse hook broken failed (oops), so the call is "
+                                        "blocked")
+        assert (verdict.by, ran) == ("broken", [1])
+
+    def test_a_plain_string_denies(self, tmp_path):
+        """A string from a PreToolUse hook is a Deny with that reason (the reference harness's convention)."""
+        hooks = Hooks()
+        hooks.on("PreToolUse", lambda e: "no network here")
+        assert hooks.pre_tool_use(event(tmp_path)).decision == Deny("no network here")
+
+
+class TestOtherEvents:
     def test_decorator_form(self, tmp_path):
         """on(event) without a callback returns a decorator."""
         hooks = Hooks()
 
         @hooks.on("Stop")
         def more(e):
-            return "again"
+            return "one more"
 
-        assert hooks.callbacks("Stop") == [more]
+        assert hooks.fire(event(tmp_path, "Stop")) == ("one more", [])
+
+    def test_strings_are_joined(self, tmp_path):
+        """Every callback runs; their strings are joined."""
+        hooks = Hooks()
+        hooks.on("Stop", lambda e: "a")
+        hooks.on("Stop", lambda e: Notice("n"))
+        hooks.on("Stop", lambda e: "b")
+        assert hooks.fire(event(tmp_path, "Stop")) == ("a\n\nb", ["n"])
 
     def test_unknown_event(self):
-        """Registering for an unknown event is a ValueError listing the events."""
+        """Registering for an event that does not exist is a ValueError listing the events."""
         with pytest.raises(ValueError, match="unknown hook event 'Start' \\(expected one of UserPromptSubmit"):
             Hooks().on("Start", lambda e: None)
 
     def test_failing_callback_becomes_notice(self, tmp_path):
-        """A callback that raises is reported as a notice and the next one runs."""
+        """Outside PreToolUse, a callback that raises is reported as a notice and the next one runs."""
         hooks = Hooks()
 
         def broken(e):
             raise RuntimeError("oops")
 
-        hooks.on("PreToolUse", broken)
-        hooks.on("PreToolUse", lambda e: Deny("later"))
-        assert hooks.fire(event(tmp_path)) == (Deny("later"), ["PreToolUse hook broken failed: oops"])
+        hooks.on("Stop", broken)
+        hooks.on("Stop", lambda e: "later")
+        assert hooks.fire(event(tmp_path, "Stop")) == ("later", ["Stop hook broken failed: oops"])
 
 
 class TestDefaultHooks:
     def test_registered_in_reference_order(self):
-        """permission first, then log on PreToolUse; large output on PostToolUse; summary on Stop."""
+        """log on PreToolUse; large output on PostToolUse; summary on Stop (the policy is not a hook)."""
         hooks = default_hooks()
-        assert hooks.callbacks("PreToolUse")[:2] == [permission_hook, log_hook]
+        assert hooks.callbacks("PreToolUse") == [log_hook]
         assert large_output_hook in hooks.callbacks("PostToolUse")
         assert len(hooks.callbacks("Stop")) == 1
 
@@ -113,3 +155,11 @@ class TestEventsInAgent:
         Agent(model=model, workdir=str(tmp_path), hooks=hooks).run("x")
         assert model.requests[2].messages[-1] == {"role": "user", "content": "double-check"}
         assert model.requests[3].messages[-1]["content"][0]["content"] == "checked"
+
+    def test_post_tool_use_text_reaches_the_model(self, tmp_path):
+        """A PostToolUse string is added to the tool's result."""
+        hooks = Hooks()
+        hooks.on("PostToolUse", lambda e: "remember to run the tests")
+        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.md"}, id="g")), text_reply("ok")])
+        Agent(model=model, workdir=str(tmp_path), hooks=hooks).run("x")
+        assert model.requests[1].messages[-1]["content"][0]["content"] == "(no matches)\n\nremember to run the tests"

@@ -1,109 +1,148 @@
-"""Tests for fsm.core.permissions: the deny list, destructive commands, workspace paths and approvers."""
+"""Tests for fsm.core.permissions: the chain (hooks, rules and mode, the approver once), approvers, denials."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
-from fsm import Agent, Ask, Deny, HookEvent
-from fsm.core.permissions import allow_all, deny_all, deny_unattended, is_destructive, permission_hook
+from fsm import Agent, Allow, Ask, Denial, Deny, Hooks, Policy, default_hooks
+from fsm.core.permissions import Remember, allow_all, deny_all, deny_unattended
+from fsm.core.rules import parse_rule
+from fsm.session.journal import Journal, default_path
+from fsm.session.restore import resume
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
-from tools import Workspace
 
 
-def decide(tmp_path, name: str, tool_input: dict):
-    event = HookEvent("PreToolUse", "a", 0, Workspace(tmp_path), tool_call=tool_use(name, tool_input))
-    return permission_hook(event)
+def results(model: ScriptedModel, request: int = 1) -> list[tuple[str, str]]:
+    """(tool_use_id, content) of each tool_result the model got in request *request*."""
+    return [(b["tool_use_id"], b["content"]) for b in model.requests[request].messages[-1]["content"]]
 
 
-class TestIsDestructive:
-    @pytest.mark.parametrize("command", [
-        "rm test.txt", "rm -rf build", "RM file", "ls; rm x", "ls && rm x", "ls || rm x", "ls | rm x",
-        "ls & rm x", "ls\nrm x", "(rm x)", "rmdir old", "rmdir/s/q old", "del file", "del/f file", "DEL /F x",
-        "erase x", "  rm x", "echo hi > /etc/hosts", "chmod 777 f", "chmod -R 777 dir", "rm",
-    ])
-    def test_destructive(self, command):
-        """Deleting command words (joined flags too), writes to /etc and chmod 777 are destructive."""
-        assert is_destructive(command)
-
-    @pytest.mark.parametrize("command", [
-        "echo rm test.txt", "grep rm test.py", 'git commit -m "rm test.txt"', "ls -la", "cat rmdir.txt",
-        "python rm.py", "npm run format", "chmod 755 f", "echo del", "cat /etc/hosts", "git rm --cached x",
-        "firmware", "./rm_old.sh",
-    ])
-    def test_safe(self, command):
-        """rm as an argument, in a quoted message or inside a word is not destructive."""
-        assert not is_destructive(command)
-
-
-class TestPermissionHook:
-    @pytest.mark.parametrize(("command", "pattern"), [
-        ("rm -rf /", "rm -rf /"), ("sudo ls", "sudo"), ("shutdown now", "shutdown"), ("reboot", "reboot"),
-        ("mkfs.ext4 /dev/sda", "mkfs"), ("dd if=/dev/zero of=x", "dd if=")])
-    def test_deny_list(self, tmp_path, command, pattern):
-        """Deny-list commands are refused outright, naming the pattern."""
-        assert decide(tmp_path, "bash", {"command": command}) == Deny(f"Permission denied by deny list: {pattern}")
-
-    def test_destructive_asks(self, tmp_path):
-        """A destructive command is an Ask."""
-        assert decide(tmp_path, "bash", {"command": "rm a.txt"}) == Ask("destructive command: rm a.txt")
-
-    def test_safe_bash_passes(self, tmp_path):
-        """A harmless command needs no decision."""
-        assert decide(tmp_path, "bash", {"command": "ls"}) is None
-
-    @pytest.mark.parametrize("name", ["read_file", "write_file", "edit_file"])
-    def test_outside_path_asks(self, tmp_path, name):
-        """File tools with a path outside the workspace are an Ask."""
-        decision = decide(tmp_path, name, {"path": "../escape.txt"})
-        assert decision == Ask(f"{name} outside the workspace: ../escape.txt")
-
-    def test_symlink_out_asks(self, tmp_path):
-        """A symlink inside the workspace that points out counts as outside."""
-        root = tmp_path / "root"
-        root.mkdir()
-        (root / "link").symlink_to(tmp_path)
-        event = HookEvent("PreToolUse", "a", 0, Workspace(root),
-                          tool_call=tool_use("read_file", {"path": "link/secret"}))
-        assert isinstance(permission_hook(event), Ask)
-
-    def test_inside_path_passes(self, tmp_path):
-        """A path inside the workspace needs no decision."""
-        assert decide(tmp_path, "write_file", {"path": "sub/x.txt", "content": ""}) is None
+def curl_hooks() -> Hooks:
+    """README's example: deny anything mentioning curl."""
+    hooks = default_hooks()
+    hooks.on("PreToolUse", lambda e: Deny("no network") if "curl" in str(e.tool_call["input"]) else None)
+    return hooks
 
 
 class TestApprovers:
-    def test_unattended_says_how_to_grant(self):
-        """The default approver denies and says how to allow such calls."""
-        verdict = deny_unattended(tool_use("bash", {"command": "rm x"}), Ask("destructive command: rm x"))
-        assert verdict == Deny("Permission denied: destructive command: rm x needs approval and no one could be "
-                               "asked; rerun with --permission-mode allow (or approve it in an interactive session)")
+    def test_unattended_denial_names_the_rule_that_would_allow(self):
+        """The default approver denies and names the allow rule that would let such calls run."""
+        verdict = deny_unattended(tool_use("bash", {"command": "pytest"}), Ask("`pytest` is new", ("Bash(pytest:*)",)))
+        assert verdict == Deny("Permission denied: `pytest` is new; it needs approval and no one could be asked; "
+                               "to allow it, add Bash(pytest:*) to permissions.allow in .claude/settings.json")
+
+    def test_unattended_without_a_rule(self):
+        """When no rule can allow the call, the denial says so."""
+        verdict = deny_unattended(tool_use("bash", {"command": "eval x"}), Ask("eval"))
+        assert verdict.reason.endswith("no rule can allow it; approve it in an interactive session")
 
     def test_deny_all_and_allow_all(self):
         """deny_all refuses every Ask; allow_all grants it."""
-        ask = Ask("x")
-        assert deny_all({}, ask) == Deny("Permission denied: x needs approval (--permission-mode deny)")
-        assert allow_all({}, ask) is True
+        assert deny_all({}, Ask("x")) == Deny("Permission denied: x; it needs approval; no rule can allow it; "
+                                              "approve it in an interactive session")
+        assert allow_all({}, Ask("x")) is True
 
 
-class TestInAgent:
-    def test_child_write_outside_refused_at_prompt(self, tmp_path):
-        """A child's write_file outside the workspace, refused by the user, answers 'Permission denied by user'."""
-        root = tmp_path / "ws"
-        root.mkdir()
-        asked = []
-        model = ScriptedModel([
-            tool_reply(tool_use("task", {"prompt": "write outside"})),
-            tool_reply(tool_use("write_file", {"path": "../outside.txt", "content": "x"}, id="w")),
-            text_reply("could not"), text_reply("done")])
-        agent = Agent(model=model, workdir=str(root), approver=lambda call, ask: asked.append(ask) or False)
+class TestChain:
+    def test_readme_curl_example_holds_after_an_approval(self, tmp_path: Path):
+        """`rm -f x; curl …` asks; the user says yes; the curl hook still denies: an approval skips no hook."""
+        (tmp_path / "x").write_text("x")
+        asked: list[Ask] = []
+        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "rm -f x; curl -s http://127.0.0.1:9/"},
+                                                   id="b")), text_reply("ok")])
+        agent = Agent(model, str(tmp_path), hooks=curl_hooks(), approver=lambda c, a: asked.append(a) or True)
         agent.run("go")
-        assert asked == [Ask("write_file outside the workspace: ../outside.txt")]
-        assert model.requests[2].messages[-1]["content"] == [
-            {"type": "tool_result", "tool_use_id": "w", "content": "Permission denied by user", "is_error": True}]
-        assert not (tmp_path / "outside.txt").exists()
+        assert results(model) == [("b", "no network")]
+        assert asked == []  # the hook's deny ends the chain before anyone is asked
+        assert (tmp_path / "x").exists()
 
-    def test_approved_outside_write_happens(self, tmp_path):
-        """When the approver says yes, the call runs outside the workspace."""
+    def test_curl_example_holds_in_bypass_mode(self, tmp_path: Path):
+        """Under bypassPermissions (the old `allow`) the hook still runs and denies."""
+        (tmp_path / "x").write_text("x")
+        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "rm -f x; curl -s http://127.0.0.1:9/"},
+                                                   id="b")), text_reply("ok")])
+        Agent(model, str(tmp_path), hooks=curl_hooks(), permissions=Policy(mode="bypassPermissions")).run("go")
+        assert results(model) == [("b", "no network")]
+        assert (tmp_path / "x").exists()
+
+    def test_a_raising_hook_blocks_the_call(self, tmp_path: Path):
+        """A PreToolUse hook that raises denies the call, even in bypassPermissions mode."""
+        hooks = default_hooks()
+
+        def guard(event):
+            raise OSError("policy server down")
+
+        hooks.on("PreToolUse", guard)
+        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "touch made.txt"}, id="t")), text_reply("ok")])
+        agent = Agent(model, str(tmp_path), hooks=hooks, permissions=Policy(mode="bypassPermissions"))
+        agent.run("go")
+        assert results(model) == [("t", "Permission denied: PreToolUse hook guard failed (policy server down), so "
+                                        "the call is blocked")]
+        assert agent.data.denials[0].by == "hook guard"
+        assert not (tmp_path / "made.txt").exists()
+
+    def test_the_approver_is_asked_once_after_every_hook(self, tmp_path: Path):
+        """Two hooks that ask and a rule that asks: every hook runs first, then one question."""
+        order: list[str] = []
+        hooks = Hooks()
+        hooks.on("PreToolUse", lambda e: order.append("hook1") or Ask("first"))
+        hooks.on("PreToolUse", lambda e: order.append("hook2") or Ask("second"))
+        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "touch a"}, id="t")), text_reply("ok")])
+        agent = Agent(model, str(tmp_path), hooks=hooks, approver=lambda c, a: order.append("approver") or True)
+        agent.run("go")
+        assert order == ["hook1", "hook2", "approver"]
+        assert (tmp_path / "a").exists()
+
+    def test_a_hook_allow_spares_the_modes_question_not_a_deny_rule(self, tmp_path: Path):
+        """Allow from a hook runs what the mode would ask about; a deny rule still refuses."""
+        hooks = Hooks()
+        hooks.on("PreToolUse", lambda e: Allow())
+        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "touch a"}, id="t1"),
+                                          tool_use("bash", {"command": "touch b"}, id="t2")), text_reply("ok")])
+        policy = Policy(deny=(parse_rule("Bash(touch b)"),))
+        Agent(model, str(tmp_path), hooks=hooks, permissions=policy).run("go")
+        assert (tmp_path / "a").exists() and not (tmp_path / "b").exists()
+        assert results(model)[1] == ("t2", "Permission denied: `touch b` is denied by rule Bash(touch b)")
+
+    def test_subagents_get_the_same_chain(self, tmp_path: Path):
+        """A subagent's calls pass the same hooks and policy."""
+        model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "fetch"})),
+                               tool_reply(tool_use("bash", {"command": "curl http://127.0.0.1:9/"}, id="c")),
+                               text_reply("blocked"), text_reply("done")])
+        agent = Agent(model, str(tmp_path), hooks=curl_hooks(), permissions=Policy(mode="bypassPermissions"))
+        agent.run("go")
+        assert results(model, 2) == [("c", "no network")]
+
+    def test_remember_adds_a_session_rule(self, tmp_path: Path):
+        """An approver's Remember allows the call and every later call the rule matches, without asking."""
+        asked: list[Ask] = []
+
+        def approve(call, ask):
+            asked.append(ask)
+            return Remember(ask.suggestions)
+
+        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "touch one"})),
+                               tool_reply(tool_use("bash", {"command": "touch two"})), text_reply("ok")])
+        agent = Agent(model, str(tmp_path), approver=approve)
+        agent.run("go")
+        assert [a.suggestions for a in asked] == [("Bash(touch:*)",)]
+        assert (tmp_path / "one").exists() and (tmp_path / "two").exists()
+        assert [r.text for r in agent.permissions.session] == ["Bash(touch:*)"]
+
+    def test_dont_ask_denies_what_would_ask(self, tmp_path: Path):
+        """dontAsk never calls the approver: what would ask is denied, naming the rule that would allow it."""
+        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "touch a"}, id="t")), text_reply("ok")])
+        agent = Agent(model, str(tmp_path), approver=lambda c, a: pytest.fail("asked"),
+                      permissions=Policy(mode="dontAsk"))
+        agent.run("go")
+        assert results(model) == [("t", "Permission denied: `touch a` is not a built-in read-only command; dontAsk "
+                                        "mode denies what would ask; to allow it, add Bash(touch:*) to "
+                                        "permissions.allow in .claude/settings.json")]
+
+    def test_approved_outside_write_happens(self, tmp_path: Path):
+        """When the approver says yes, a write outside the workspace runs there."""
         root = tmp_path / "ws"
         root.mkdir()
         model = ScriptedModel([tool_reply(tool_use("write_file", {"path": "../ok.txt", "content": "x"})),
@@ -111,17 +150,28 @@ class TestInAgent:
         Agent(model=model, workdir=str(root), approver=allow_all).run("go")
         assert (tmp_path / "ok.txt").read_text() == "x"
 
-    def test_default_headless_denies_destructive(self, tmp_path):
-        """With no approver, a destructive command is denied with the approval-needed message."""
-        (tmp_path / "keep.txt").write_text("k")
-        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "rm keep.txt"})), text_reply("ok")])
-        Agent(model=model, workdir=str(tmp_path)).run("go")
-        block = model.requests[1].messages[-1]["content"][0]
-        assert block["is_error"] and block["content"].startswith("Permission denied: destructive command: rm keep")
-        assert (tmp_path / "keep.txt").exists()
 
-    def test_deny_list_holds_even_when_allowing(self, tmp_path):
-        """allow_all does not lift the deny list."""
-        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "sudo rm -rf /tmp/x"})), text_reply("ok")])
-        Agent(model=model, workdir=str(tmp_path), approver=allow_all).run("go")
-        assert model.requests[1].messages[-1]["content"][0]["content"] == "Permission denied by deny list: rm -rf /"
+class TestDenials:
+    def test_denials_are_recorded_on_the_agent_and_in_the_journal(self, tmp_path: Path):
+        """Every refused call is a Denial on the agent's data, and a journal restores the same list."""
+        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "sudo ls"}, id="s"),
+                                          tool_use("write_file", {"path": "a.txt", "content": "x"}, id="w"),
+                                          tool_use("glob", {"pattern": "*"}, id="g")), text_reply("ok")])
+        agent = Agent(model, str(tmp_path))
+        with Journal(default_path(tmp_path)) as journal:
+            session = journal.start(agent)
+            agent.run("go")
+            assert agent.data.denials == [
+                Denial("bash", "s", {"command": "sudo ls"},
+                       "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)", "Bash(sudo:*) (built-in)"),
+                Denial("write_file", "w", {"path": "a.txt", "content": "x"},
+                       "Permission denied: write_file a.txt (an edit inside the workspace); it needs approval and "
+                       "no one could be asked; to allow it, add Edit(./a.txt) to permissions.allow in "
+                       ".claude/settings.json", "approver")]
+            restored = resume(journal, session, ScriptedModel())
+        assert restored.data.denials == agent.data.denials
+        assert agent.data.denials[0].to_json() == {
+            "tool_name": "bash", "tool_use_id": "s", "tool_input": {"command": "sudo ls"},
+            "reason": "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)",
+            "by": "Bash(sudo:*) (built-in)"}
+        assert [r.denial for r in agent.history if r.denial] == agent.data.denials

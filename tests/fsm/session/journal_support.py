@@ -9,7 +9,7 @@ from typing import Any
 
 from attrs import define, field
 
-from fsm import Agent, Hooks, Reply, Transition
+from fsm import Agent, Hooks, Policy, Reply, Transition
 from fsm.core.records import AgentState
 from fsm.testing import text_reply, tool_reply, tool_use
 
@@ -87,6 +87,11 @@ def without_timing(record: Transition) -> tuple[Any, ...]:
     return (record.seq, record.agent, record.parent, record.depth, record.source, record.trigger, record.dest,
             record.turn, record.reply, record.tool_call, record.tool_result, record.error, record.outcome,
             record.child, record.appended, record.notes)
+
+
+def open_policy() -> Policy:
+    """The permissions these tests run with: every call allowed but what the built-in deny rules refuse."""
+    return Policy(mode="bypassPermissions")
 
 
 def delegation_script() -> list[dict[str, Any]]:

@@ -20,14 +20,21 @@ from fsm.core.records import AgentState
 from fsm.errors import JournalError
 from fsm.session.journal import SCHEMA_VERSION, Journal, Migration, default_path, open_journal
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
-from tests.fsm.session.journal_support import DrawnModel, LiveRecorder, delegation_script, run_prompts, stop_hooks
+from tests.fsm.session.journal_support import (
+    DrawnModel,
+    LiveRecorder,
+    delegation_script,
+    open_policy,
+    run_prompts,
+    stop_hooks,
+)
 
 
 def journalled(tmp_path: Path, script: list, **options) -> tuple[Agent, Journal, str]:
     """A fresh agent on *script* in ``tmp_path/ws``, journalled into ``tmp_path/j.db``."""
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
-    agent = Agent(ScriptedModel(script), str(ws), **options)
+    agent = Agent(ScriptedModel(script), str(ws), **{"permissions": open_policy(), **options})
     journal = Journal(tmp_path / "j.db")
     return agent, journal, journal.start(agent)
 

@@ -15,13 +15,14 @@ from fsm.session.journal import Journal, default_path
 from fsm.session.replay import ReplayReport, recorded_model, replay
 from fsm.session.restore import resume
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
-from tests.fsm.session.journal_support import delegation_script, stop_hooks
+from tests.fsm.session.journal_support import delegation_script, open_policy, stop_hooks
 
 
 def record(tmp_path: Path, script: list, *, prompts: tuple[str, ...] = ("go",), **options) -> tuple[Path, str]:
     """Run *script* journalled in ``tmp_path/ws`` by root agent (and so session) 5d1c9e2a."""
     ws = tmp_path / "ws"
     ws.mkdir(exist_ok=True)
+    options = {"permissions": open_policy(), **options}
     agent = Agent(ScriptedModel(script), str(ws), data=AgentState("5d1c9e2a"), **options)
     with Journal(default_path(ws)) as journal:
         session = journal.start(agent)
@@ -112,7 +113,7 @@ class TestReplay:
         """The call answered as in flight on resume is run by the replay, and not counted as a divergence."""
         ws = tmp_path / "ws"
         ws.mkdir()
-        agent = Agent(ScriptedModel(delegation_script()), str(ws))
+        agent = Agent(ScriptedModel(delegation_script()), str(ws), permissions=open_policy())
         with Journal(default_path(ws)) as journal:
             session = journal.start(agent)
             agent.send("go")

@@ -28,6 +28,7 @@ from tests.fsm.session.journal_support import (
     DrawnModel,
     LiveRecorder,
     delegation_script,
+    open_policy,
     run_prompts,
     stop_hooks,
     without_timing,
@@ -71,7 +72,7 @@ def as_uninterrupted(messages: list[dict[str, Any]], baseline: list[dict[str, An
 def baseline(tmp_path: Path) -> tuple[Agent, list[str]]:
     ws = tmp_path / "base"
     ws.mkdir()
-    agent = Agent(ScriptedModel(delegation_script()), str(ws))
+    agent = Agent(ScriptedModel(delegation_script()), str(ws), permissions=open_policy())
     agent.run("go")
     return agent, (ws / "log.txt").read_text().splitlines()
 
@@ -87,7 +88,7 @@ def crash(tmp_path: Path, name: str, *, after: int | None = None, in_tool: str |
             if event.tool_call["id"] == in_tool:
                 raise Killed
         hooks.on("PostToolUse", die)
-    agent = Agent(ScriptedModel(delegation_script()), str(ws), hooks=hooks)
+    agent = Agent(ScriptedModel(delegation_script()), str(ws), hooks=hooks, permissions=open_policy())
     journal = Journal(default_path(ws))
     session = journal.start(agent)
     agent.send("go")
@@ -250,7 +251,7 @@ def parse(*argv: str, time_travel: bool = False) -> argparse.Namespace:
 
 class TestSessionFlags:
     def fresh(self, ws: Path, *script: Any) -> Agent:
-        return Agent(ScriptedModel(script), str(ws))
+        return Agent(ScriptedModel(script), str(ws), permissions=open_policy())
 
     def test_new_session_by_default(self, tmp_path):
         """Without flags the agent is journalled into a new session in the workspace's journal."""

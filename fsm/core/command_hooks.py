@@ -1,0 +1,170 @@
+"""Command hooks, Claude Code's shape: a shell command gets the event as JSON on stdin and answers.
+
+A settings file's ``{"hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command",
+"command": "…", "timeout": 60}]}]}}`` becomes one :class:`CommandHook` per command, registered beside the
+Python hooks (:func:`install`). The command runs with ``/bin/sh -c`` in the workspace, with
+``$CLAUDE_PROJECT_DIR`` set, and reads one JSON object: ``session_id``, ``cwd``, ``permission_mode``,
+``hook_event_name``, and per event ``tool_name`` (Claude Code's spelling: ``Bash``, ``Read``, ``Write``,
+``Edit``, ``Glob``, ``Task``), ``tool_input`` (Claude Code's keys: ``file_path`` absolute,
+``old_string``/``new_string``), ``tool_use_id``, ``tool_response`` (``{"content", "is_error"}``, PostToolUse),
+``prompt``, ``stop_hook_active``, and ``agent_id`` inside a subagent. Its answer:
+
+- exit 0: proceed; stdout, when it is a JSON object, may hold ``hookSpecificOutput.permissionDecision``
+  (``allow``/``deny``/``ask``) with ``permissionDecisionReason``, ``decision: "block"`` with ``reason``,
+  ``continue: false`` with ``stopReason`` (a PreToolUse call is denied with it; a Stop hook's run ends),
+  ``hookSpecificOutput.additionalContext`` and ``systemMessage``. Plain stdout of a UserPromptSubmit hook
+  is added to the prompt.
+- exit 2: block. stderr goes to the model: a PreToolUse call is denied with it; for Stop/SubagentStop the
+  agent goes on with it; for PostToolUse it is added to the result.
+- any other exit: a non-blocking error, shown as a notice.
+
+A command that outlives its ``timeout`` is killed with its process group and raises :class:`HookTimeout`
+(so a PreToolUse hook denies: the chain fails closed).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import signal
+import subprocess
+from pathlib import Path
+from typing import Any
+
+from fsm.core.hooks import Allow, Ask, Decision, Deny, HookEvent, Hooks, Notice
+from fsm.core.rules import claude_name
+from fsm.core.settings import HookCommand, Settings
+
+__all__ = ["CommandHook", "HookTimeout", "hook_input", "install"]
+
+_TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
+_KEYS = {"path": "file_path", "old_text": "old_string", "new_text": "new_string"}
+
+
+class HookTimeout(RuntimeError):
+    """A command hook ran past its timeout and was killed."""
+
+
+def hook_input(event: HookEvent) -> dict[str, Any]:
+    """The JSON object a command hook reads on stdin for *event*."""
+    data: dict[str, Any] = {"session_id": event.agent_id.split(".", 1)[0], "transcript_path": None,
+                            "cwd": str(event.workspace.root), "permission_mode": event.permission_mode,
+                            "hook_event_name": event.name}
+    if event.depth > 0:
+        data["agent_id"] = event.agent_id
+    call = event.tool_call
+    if call is not None:
+        tool_input = call.get("input")
+        if isinstance(tool_input, dict):
+            tool_input = {_KEYS.get(k, k): (str(event.workspace.root / os.path.expanduser(v))
+                                            if k == "path" and isinstance(v, str) else v)
+                          for k, v in tool_input.items()}
+        data.update(tool_name=claude_name(str(call.get("name"))), tool_input=tool_input, tool_use_id=call.get("id"))
+    if event.output is not None:
+        data["tool_response"] = {"content": event.output.text, "is_error": event.output.is_error}
+    if event.prompt is not None and event.name in ("UserPromptSubmit", "SubagentStart"):
+        data["prompt"] = event.prompt
+    if event.name in ("Stop", "SubagentStop"):
+        data["stop_hook_active"] = event.stop_hook_active
+    return data
+
+
+class CommandHook:
+    """One command of a settings file's ``hooks``, callable as a hook of its event."""
+
+    def __init__(self, spec: HookCommand, *, project: str | os.PathLike[str]) -> None:
+        self.spec = spec
+        self.project = str(Path(project).resolve())
+        matcher = spec.matcher.strip()
+        self._matcher = None if matcher in ("", "*") else re.compile(matcher)
+
+    @property
+    def hook_name(self) -> str:
+        """The command, as notices and denials name the hook."""
+        return self.spec.command
+
+    def __repr__(self) -> str:
+        return f"<CommandHook {self.spec.event} {self.spec.matcher!r} {self.spec.command!r}>"
+
+    def matches(self, tool: str) -> bool:
+        """Whether the matcher selects *tool* (our name or Claude Code's spelling, matched in full)."""
+        if self._matcher is None:
+            return True
+        return any(self._matcher.fullmatch(name) for name in (tool, claude_name(tool)))
+
+    def __call__(self, event: HookEvent) -> Decision:
+        if event.name != self.spec.event:
+            return None
+        if event.name in _TOOL_EVENTS and event.tool_call is not None and not self.matches(
+                str(event.tool_call.get("name"))):
+            return None
+        code, stdout, stderr = self._run(json.dumps(hook_input(event)), cwd=str(event.workspace.root))
+        if code == 0:
+            return _answer(event.name, stdout, self.spec.command)
+        if code == 2:
+            text = stderr.strip() or f"blocked by hook {self.spec.command}"
+            if event.name == "PreToolUse":
+                return Deny(text)
+            if event.name in ("Stop", "SubagentStop", "PostToolUse"):
+                return text
+            return Notice(f"hook {self.spec.command}: {text}")
+        first = (stderr.strip().splitlines() or [""])[0]
+        return Notice(f"hook {self.spec.command} failed (exit {code}){': ' + first if first else ''}")
+
+    def _run(self, payload: str, *, cwd: str) -> tuple[int, str, str]:
+        env = {**os.environ, "CLAUDE_PROJECT_DIR": self.project}
+        proc = subprocess.Popen(["/bin/sh", "-c", self.spec.command], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
+                                start_new_session=True)
+        try:
+            out, err = proc.communicate(payload.encode(), timeout=self.spec.timeout)
+        except subprocess.TimeoutExpired:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(proc.pid, signal.SIGKILL)
+            proc.communicate()
+            raise HookTimeout(f"timed out after {self.spec.timeout:g}s and was killed") from None
+        return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
+
+
+def _answer(event: str, stdout: str, command: str) -> Decision:
+    """What an exit-0 hook's stdout means for *event*."""
+    text = stdout.strip()
+    try:
+        data = json.loads(text) if text.startswith("{") else None
+    except json.JSONDecodeError:
+        data = None
+    if not isinstance(data, dict):
+        return text if event == "UserPromptSubmit" and text else None
+    found = data.get("hookSpecificOutput")
+    specific: dict[str, Any] = found if isinstance(found, dict) else {}
+    context = specific.get("additionalContext")
+    reason = str(data.get("reason") or specific.get("permissionDecisionReason") or "")
+    if data.get("continue") is False:
+        stop = str(data.get("stopReason") or f"stopped by hook {command}")
+        return Deny(stop) if event == "PreToolUse" else Notice(f"hook {command}: {stop}")
+    if event == "PreToolUse":
+        decision = specific.get("permissionDecision") or {"block": "deny", "approve": "allow"}.get(
+            str(data.get("decision")))
+        if decision == "deny":
+            return Deny(reason or f"denied by hook {command}")
+        if decision == "ask":
+            return Ask(reason or f"hook {command} asks for approval")
+        if decision == "allow":
+            return Allow(reason)
+    elif data.get("decision") == "block" and event in ("Stop", "SubagentStop", "PostToolUse"):
+        return reason or f"blocked by hook {command}"
+    if isinstance(context, str) and context.strip() and event in ("UserPromptSubmit", "PostToolUse"):
+        return context
+    message = data.get("systemMessage")
+    return Notice(f"hook {command}: {message}") if isinstance(message, str) and message else None
+
+
+def install(hooks: Hooks, settings: Settings, *, project: str | os.PathLike[str]) -> Hooks:
+    """Register every command hook of *settings* on *hooks* (none when ``disableAllHooks``); returns *hooks*."""
+    if settings.disable_all_hooks:
+        return hooks
+    for spec in settings.hooks:
+        hooks.on(spec.event, CommandHook(spec, project=project))
+    return hooks

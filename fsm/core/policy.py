@@ -1,0 +1,305 @@
+"""The permission policy: a mode plus allow/ask/deny rules, judging one tool call as a :class:`Verdict`.
+
+Order, as in Claude Code: deny rules (built-in ones first) refuse in every mode; then ask rules ask
+(``forced``: a hook's allow does not skip them); then the mode (``plan`` denies what writes,
+``bypassPermissions`` allows the rest); then allow rules and the mode's own allowances (read-only tools
+inside the workspace, the built-in read-only commands, edits under ``acceptEdits``); anything left asks.
+A bash command is judged per simple command (``fsm.core.commands``): a deny or ask rule matching any one
+decides; the command is allowed only if every simple command in it is. What cannot be known statically,
+or a destructive command (``fsm.core.shell_rules``), is never allowed by a broad rule. An ask carries the
+rules that would allow the call (:attr:`Verdict.suggestions`). The policy never asks anyone: the chain in
+``fsm.core.permissions`` does, once.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterable
+from pathlib import Path
+from typing import Any
+
+from attrs import Factory, define, frozen
+
+from fsm.core.commands import SimpleCommand, parse_command
+from fsm.core.modes import MODES
+from fsm.core.rules import Rule, claude_name, parse_rule
+from fsm.core.settings import Settings
+from fsm.core.shell_rules import destructive, path_args, read_only, refused
+from tools import REGISTRY, Workspace
+
+__all__ = ["Policy", "Verdict"]
+
+_EDITS = frozenset({"write_file", "edit_file"})
+_MULTI_COMMAND = frozenset({"git", "npm", "pnpm", "yarn", "npx", "cargo", "go", "docker", "kubectl", "pip", "pip3",
+                            "uv", "poetry", "make", "bun", "deno", "dotnet", "mvn", "gradle", "brew", "apt", "conda"})
+
+
+@frozen
+class Verdict:
+    """What the policy says about one call."""
+
+    behavior: str
+    """``allow``, ``ask`` or ``deny``."""
+    reason: str = ""
+    rule: str | None = None
+    """What decided: a rule (``Bash(sudo:*)``, with where it came from), a mode, or a built-in check."""
+    suggestions: tuple[str, ...] = ()
+    """For an ask: the allow rules that would let the call run without asking (none when no rule can)."""
+    forced: bool = False
+    """For an ask: an ask rule said so (a PreToolUse hook's allow does not skip it)."""
+    outside: bool = False
+    """The call names paths outside the workspace (an allowed file tool then runs unconfined)."""
+
+
+@define
+class Policy:
+    """A permission mode and rules; mutable only by :meth:`remember` (rules added for the session)."""
+
+    mode: str = "default"
+    allow: tuple[Rule, ...] = ()
+    ask: tuple[Rule, ...] = ()
+    deny: tuple[Rule, ...] = ()
+    directories: tuple[Path, ...] = ()
+    """Directories beside the workspace root inside the boundary."""
+    session: list[Rule] = Factory(list)
+    """Allow rules added while the agent runs (``a`` at the REPL's question)."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)} (got {self.mode!r})")
+
+    @classmethod
+    def from_settings(cls, settings: Settings, *, mode: str | None = None) -> Policy:
+        """The policy *settings* describe; *mode* (when given) wins over their ``defaultMode``."""
+        perms = settings.permissions
+        return cls(mode=mode or perms.default_mode or "default", allow=perms.allow, ask=perms.ask,
+                   deny=perms.deny, directories=perms.additional_directories)
+
+    def to_json(self) -> dict[str, Any]:
+        """The mode and rule texts (session rules join ``allow``), for a journal to record."""
+        return {"mode": self.mode, "allow": [r.text for r in (*self.allow, *self.session)],
+                "ask": [r.text for r in self.ask], "deny": [r.text for r in self.deny],
+                "directories": [str(d) for d in self.directories]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any], *, base: Path, source: str = "journal") -> Policy:
+        """The policy :meth:`to_json` described; rule paths start from *base*.
+
+        Raises:
+            RuleError: a rule text does not parse.
+        """
+        def rules(kind: str) -> tuple[Rule, ...]:
+            return tuple(parse_rule(t, source=source, base=base) for t in data.get(kind, []))
+
+        return cls(mode=data.get("mode", "default"), allow=rules("allow"), ask=rules("ask"), deny=rules("deny"),
+                   directories=tuple(Path(d) for d in data.get("directories", [])))
+
+    def remember(self, rule: Rule) -> None:
+        """Allow what *rule* matches for the rest of the session."""
+        self.session.append(rule)
+
+    def hidden_tools(self) -> set[str]:
+        """Tools a bare deny rule (``Task``, ``Bash``) takes away: the model is never offered them."""
+        return {r.tool for r in self.deny if r.specifier is None and r.known} | (
+            {"write_file"} if any(r.tool == "edit_file" and r.specifier is None for r in self.deny) else set())
+
+    def decide(self, call: dict[str, Any], workspace: Workspace) -> Verdict:
+        """Judge the tool_use block *call* run in *workspace*."""
+        name, tool_input = call.get("name", ""), call.get("input")
+        if not isinstance(tool_input, dict):
+            return Verdict("allow")  # the tool's own input check answers it
+        if name == "bash":
+            command = tool_input.get("command")
+            return self._bash(command, workspace) if isinstance(command, str) else Verdict("allow")
+        tool = REGISTRY.get(name)
+        path = tool_input.get(tool.path_param) if tool is not None and tool.path_param else None
+        if isinstance(path, str):
+            return self._file(name, path, workspace)
+        return self._tool(name, tool_input)
+
+    # -- file tools and others ------------------------------------------------------------------------------
+
+    def _file(self, name: str, path: str, workspace: Workspace) -> Verdict:
+        written, resolved = _absolute(workspace.root, path), _resolved(workspace.root, path)
+        shown = f"{name} {path}"
+        for rule in self.deny:
+            if rule.covers(name) and (rule.matches_path(written) or rule.matches_path(resolved)):
+                return Verdict("deny", f"{shown} is denied by rule {_named(rule)}", _named(rule))
+        for rule in self.ask:
+            if rule.covers(name) and (rule.matches_path(written) or rule.matches_path(resolved)):
+                return Verdict("ask", f"{shown} matches ask rule {_named(rule)}", _named(rule), forced=True,
+                               outside=not workspace.contains(path))
+        outside = not workspace.contains(path)
+        edit = name in _EDITS
+        if edit and self.mode == "plan":
+            return Verdict("deny", f"{shown}: plan mode makes no edits", "plan mode")
+        if self.mode == "bypassPermissions":
+            return Verdict("allow", rule="bypassPermissions mode", outside=outside)
+        allowed = next((r for r in self._allow_rules() if r.covers(name) and (
+            r.matches_path(resolved) if r.specifier is not None else not outside)), None)
+        if allowed is not None:
+            return Verdict("allow", rule=_named(allowed), outside=outside)
+        if not outside and (not edit or self.mode == "acceptEdits"):
+            return Verdict("allow")
+        where = "outside the workspace" if outside else "inside the workspace"
+        rel = resolved if outside else os.path.relpath(resolved, workspace.root)
+        tool = "Edit" if edit else claude_name(name)  # an Edit rule covers every editing tool, as in Claude Code
+        suggestion = f"{tool}(//{resolved.lstrip('/')})" if outside else f"{tool}(./{rel})"
+        return Verdict("ask", f"{shown} ({'an edit ' if edit else 'a read '}{where})", suggestions=(suggestion,),
+                       outside=outside)
+
+    def _tool(self, name: str, tool_input: dict[str, Any]) -> Verdict:
+        pattern = tool_input.get("pattern") if name == "glob" else None
+        for kind, rules in (("deny", self.deny), ("ask", self.ask)):
+            for rule in rules:
+                if rule.covers(name) and (rule.specifier is None or (
+                        isinstance(pattern, str) and rule.matches_pattern(pattern))):
+                    reason = f"{name} is denied by rule {_named(rule)}" if kind == "deny" else (
+                        f"{name} matches ask rule {_named(rule)}")
+                    return Verdict(kind, reason, _named(rule), forced=kind == "ask")
+        return Verdict("allow")
+
+    def _allow_rules(self) -> Iterable[Rule]:
+        yield from self.allow
+        yield from self.session
+
+    # -- bash -----------------------------------------------------------------------------------------------
+
+    def _bash(self, command: str, workspace: Workspace) -> Verdict:
+        parsed = parse_command(command)
+        home = os.path.realpath(os.path.expanduser("~"))
+
+        def locate(path: str, cwd: str | None) -> str | None:
+            if cwd is None and not path.startswith(("/", "~")):
+                return None
+            start = os.path.expanduser(cwd) if cwd else "."
+            return os.path.realpath(os.path.join(workspace.root, start, os.path.expanduser(path)))
+
+        def inside(path: str | None) -> bool:
+            return path is not None and workspace.contains(path)
+
+        for simple in parsed.commands:
+            denied = self._refusal(simple, locate, home)
+            if denied is not None:
+                return denied
+        if parsed.problem:
+            return self._unknown(parsed.problem)
+        for simple in parsed.commands:
+            rule = next((r for r in self.ask if r.covers("bash") and _matches(r, simple)), None)
+            if rule is not None:
+                return Verdict("ask", f"`{_clip(simple.source)}` matches ask rule {_named(rule)}", _named(rule),
+                               forced=True)
+        asks: list[tuple[str, str | None]] = []
+        for simple in parsed.commands:
+            asking = self._judge(simple, locate, inside)
+            if asking is not None:
+                asks.append(asking)
+        if self.mode == "plan":
+            writing = next((s for s in parsed.commands if not _harmless(s, locate, inside)), None)
+            if writing is not None:
+                return Verdict("deny", f"`{_clip(writing.source)}` is not read-only, and plan mode runs nothing "
+                                       "that writes", "plan mode")
+        if self.mode == "bypassPermissions":
+            return Verdict("allow", rule="bypassPermissions mode")
+        if not asks:
+            return Verdict("allow")
+        reason = "; ".join(dict.fromkeys(r for r, _ in asks))
+        suggestions = tuple(dict.fromkeys(s for _, s in asks if s))
+        if any(s is None for _, s in asks):
+            suggestions = ()  # some part no rule can allow
+        return Verdict("ask", reason, suggestions=suggestions)
+
+    def _refusal(self, simple: SimpleCommand, locate: Any, home: str) -> Verdict | None:
+        builtin = refused(simple, locate, home=home)
+        if builtin is not None:
+            named = _named(builtin)
+            return Verdict("deny", f"`{_clip(simple.source)}` is refused by {named}", named)
+        user = next((r for r in self.deny if r.covers("bash") and _matches(r, simple)), None)
+        if user is not None:
+            return Verdict("deny", f"`{_clip(simple.source)}` is denied by rule {_named(user)}", _named(user))
+        if simple.argv and read_only(simple):
+            for path in path_args(simple):
+                target = locate(path, simple.cwd)
+                reading = next((r for r in self.deny if r.tool == "read_file" and target and r.matches_path(target)),
+                               None)
+                if reading is not None:
+                    return Verdict("deny", f"`{_clip(simple.source)}` reads {path}, denied by rule {_named(reading)}",
+                                   _named(reading))
+        return None
+
+    def _unknown(self, problem: str) -> Verdict:
+        if self.mode == "plan":
+            return Verdict("deny", f"{problem}; plan mode runs only commands known to be read-only", "plan mode")
+        if self.mode == "bypassPermissions":
+            return Verdict("allow", rule="bypassPermissions mode")
+        return Verdict("ask", f"{problem}, so it cannot be checked before it runs")
+
+    def _judge(self, simple: SimpleCommand, locate: Any, inside: Any) -> tuple[str, str | None] | None:
+        """None when this simple command may run without asking; else why it asks, and the rule that would allow it."""
+        shown = f"`{_clip(simple.source)}`"
+        if simple.dynamic:
+            return f"{shown} cannot be checked before it runs ({simple.dynamic})", None
+        finding = destructive(simple, locate, inside)
+        rules = [r for r in self._allow_rules() if r.covers("bash") and _matches(r, simple)]
+        if finding is not None:
+            if any(r.is_exact or (finding.key and r.specifier and r.literal.strip().startswith(finding.key))
+                   for r in rules):
+                return None
+            return f"{shown} is destructive ({finding.reason})", f"Bash({simple.text})"
+        if rules:
+            return None
+        if _harmless(simple, locate, inside):
+            return None
+        if read_only(simple):
+            return f"{shown} reads outside the workspace", _prefix_rule(simple)
+        return f"{shown} is not a built-in read-only command", _prefix_rule(simple)
+
+
+def _harmless(simple: SimpleCommand, locate: Any, inside: Any) -> bool:
+    """A built-in read-only command whose files and directory are inside the workspace."""
+    if not read_only(simple):
+        return False
+    anywhere = ("cd", "echo", "printf", "true", "false", "pwd", "test", "[", "[[")
+    if simple.argv and simple.argv[0] not in anywhere and not inside(locate(".", simple.cwd)):
+        return False
+    return all(inside(locate(p, simple.cwd)) for p in path_args(simple))
+
+
+def _matches(rule: Rule, simple: SimpleCommand) -> bool:
+    if not simple.argv:
+        return rule.specifier is None
+    return rule.matches_command(simple.text) or rule.matches_command(" ".join((simple.name, *simple.argv[1:])))
+
+
+def _prefix_rule(simple: SimpleCommand) -> str:
+    """The prefix rule the REPL offers for *simple*: ``Bash(pytest:*)``, ``Bash(git push:*)``."""
+    words = list(simple.argv[:1])
+    rest = simple.argv[1:]
+    if re.match(r"python[\d.]*$", simple.name) and rest[:1] == ("-m",) and len(rest) > 1:
+        words += rest[:2]
+    elif simple.name in _MULTI_COMMAND and rest and re.match(r"^[a-z][a-z0-9:_-]*$", rest[0]):
+        words.append(rest[0])
+    return f"Bash({' '.join(words)}:*)"
+
+
+def _named(rule: Rule | str) -> str:
+    if isinstance(rule, str):
+        return rule
+    return rule.text if rule.source in ("session",) else f"{rule.text} ({rule.source})"
+
+
+def _absolute(root: Path, path: str) -> str:
+    return os.path.normpath(os.path.join(root, os.path.expanduser(path)))
+
+
+def _resolved(root: Path, path: str) -> str:
+    try:
+        return os.path.realpath(os.path.join(root, os.path.expanduser(path)))
+    except (ValueError, OSError):
+        return _absolute(root, path)
+
+
+def _clip(text: str, limit: int = 80) -> str:
+    text = " ".join(text.split())
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,300 @@
+"""Settings files as Claude Code reads them, merged into one typed :class:`Settings` record.
+
+Layers, lowest first (:data:`SOURCES` name the file layers): ``~/.claude/settings.json`` (``user``),
+``PROJECT/.claude/settings.json`` (``project``), ``PROJECT/.claude/settings.local.json`` (``local``), then
+an extra file or JSON text (the CLI's ``--settings``), then whatever the caller layers on top (flags).
+Lists (permission rules, ``additionalDirectories``, hooks) are concatenated across layers; a single value
+(``defaultMode``, ``disableAllHooks``) comes from the highest layer that sets it.
+
+Keys read: ``permissions.allow|ask|deny|defaultMode|additionalDirectories``, ``hooks``,
+``disableAllHooks``. Any other key is ignored and named in :attr:`Settings.notes`. A file that is not
+JSON, or a key of the wrong shape, raises :class:`SettingsError` naming the file, the key and the value.
+
+Adding a key: give :class:`Settings` a field (with a default) and :data:`KEYS` an entry mapping the JSON
+key to that field, a parser ``(value, Origin) -> parsed`` and a merge ``(lower, higher) -> merged``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Callable, Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+import attrs
+from attrs import frozen
+
+from fsm.core.hooks import EVENTS
+from fsm.core.modes import MODES, resolve_mode
+from fsm.core.rules import Rule, RuleError, parse_rule
+from fsm.errors import ConfigError
+
+__all__ = ["KEYS", "SOURCES", "HookCommand", "Origin", "PermissionSettings", "Settings", "SettingsError",
+           "SettingsKey", "load_settings", "merge", "parse_settings"]
+
+SOURCES = ("user", "project", "local")
+"""The settings files, lowest precedence first."""
+DEFAULT_HOOK_TIMEOUT = 60.0
+
+
+class SettingsError(ConfigError):
+    """A settings file (or settings text) that cannot be used; the message names it and what is wrong."""
+
+
+@frozen
+class Origin:
+    """Where a layer of settings came from: the file (or ``command line``) and its project directory."""
+
+    name: str
+    """The file's path, or a word like ``command line``; used in messages and on rules."""
+    project: Path
+    """The directory relative rule paths start from."""
+
+
+@frozen
+class PermissionSettings:
+    """The ``permissions`` key."""
+
+    allow: tuple[Rule, ...] = ()
+    ask: tuple[Rule, ...] = ()
+    deny: tuple[Rule, ...] = ()
+    default_mode: str | None = None
+    """One of ``fsm.core.modes.MODES`` (aliases resolved), or None when no layer sets it."""
+    additional_directories: tuple[Path, ...] = ()
+    """Directories added to the workspace boundary, absolute."""
+
+
+@frozen
+class HookCommand:
+    """One ``{"type": "command"}`` hook of the ``hooks`` key."""
+
+    event: str
+    """One of ``fsm.core.hooks.EVENTS``."""
+    command: str
+    matcher: str = ""
+    """A regular expression on the tool name (Claude Code's spelling or ours); empty or ``*`` matches all."""
+    timeout: float = DEFAULT_HOOK_TIMEOUT
+    """Seconds before the command is killed."""
+    source: str = ""
+    """The settings file it came from."""
+
+
+@frozen
+class Settings:
+    """Every layer merged."""
+
+    permissions: PermissionSettings = PermissionSettings()
+    hooks: tuple[HookCommand, ...] = ()
+    disable_all_hooks: bool = False
+    files: tuple[str, ...] = ()
+    """The settings files (and texts) read, lowest precedence first."""
+    notes: tuple[str, ...] = ()
+    """One line per key that was ignored."""
+
+
+@frozen
+class SettingsKey:
+    """How one top-level JSON key becomes a :class:`Settings` field."""
+
+    field: str
+    parse: Callable[[object, Origin, list[str]], Any]
+    """Turns the JSON value into the field's value, appending the sub-keys it ignored to the list; raises
+    SettingsError (the message without the file name, which the caller adds) when it can't."""
+    merge: Callable[[Any, Any], Any]
+    """Combines a lower layer's value with a higher one's."""
+
+
+def _later(lower: object, higher: object) -> object:
+    return higher
+
+
+def _strings(value: object, key: str) -> list[str]:
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"{key} must be a list of strings (got {_show(value)})")
+    return value
+
+
+def _parse_permissions(value: object, origin: Origin, notes: list[str]) -> PermissionSettings:
+    if not isinstance(value, dict):
+        raise SettingsError(f"permissions must be an object (got {_show(value)})")
+    lists: dict[str, tuple[Rule, ...]] = {}
+    for kind in ("allow", "ask", "deny"):
+        rules = []
+        for text in _strings(value.get(kind, []), f"permissions.{kind}"):
+            try:
+                rules.append(parse_rule(text, source=origin.name, base=origin.project))
+            except RuleError as exc:
+                raise SettingsError(f"permissions.{kind}: {exc}") from None
+        lists[kind] = tuple(rules)
+    mode = value.get("defaultMode")
+    if mode is not None:
+        if not isinstance(mode, str) or resolve_mode(mode) is None:
+            raise SettingsError(f"permissions.defaultMode must be one of {', '.join(MODES)} (got {_show(mode)})")
+        mode = resolve_mode(mode)
+    dirs = tuple(_directory(d, origin) for d in _strings(value.get("additionalDirectories", []),
+                                                         "permissions.additionalDirectories"))
+    known = {"allow", "ask", "deny", "defaultMode", "additionalDirectories"}
+    notes.extend(f"permissions.{k}" for k in value if k not in known)
+    return PermissionSettings(default_mode=mode, additional_directories=dirs, **lists)
+
+
+def _directory(text: str, origin: Origin) -> Path:
+    return (origin.project / os.path.expanduser(text)).resolve()
+
+
+def _merge_permissions(lower: PermissionSettings, higher: PermissionSettings) -> PermissionSettings:
+    return PermissionSettings(
+        allow=lower.allow + higher.allow, ask=lower.ask + higher.ask, deny=lower.deny + higher.deny,
+        default_mode=higher.default_mode or lower.default_mode,
+        additional_directories=lower.additional_directories + higher.additional_directories)
+
+
+def _parse_hooks(value: object, origin: Origin, notes: list[str]) -> tuple[HookCommand, ...]:
+    if not isinstance(value, dict):
+        raise SettingsError(f"hooks must be an object of event names (got {_show(value)})")
+    hooks: list[HookCommand] = []
+    for event, groups in value.items():
+        if event not in EVENTS:
+            notes.append(f"hooks.{event}")
+            continue
+        if not isinstance(groups, list):
+            raise SettingsError(f"hooks.{event} must be a list of {{matcher, hooks}} objects (got {_show(groups)})")
+        for i, group in enumerate(groups):
+            where = f"hooks.{event}[{i}]"
+            if not isinstance(group, dict) or not isinstance(group.get("hooks"), list):
+                raise SettingsError(f"{where} must be an object with a 'hooks' list (got {_show(group)})")
+            matcher = group.get("matcher", "")
+            if not isinstance(matcher, str):
+                raise SettingsError(f"{where}.matcher must be a string (got {_show(matcher)})")
+            try:
+                re.compile(matcher if matcher not in ("", "*") else ".*")
+            except re.error as exc:
+                raise SettingsError(f"{where}.matcher {matcher!r} is not a valid pattern: {exc}") from None
+            for j, hook in enumerate(group["hooks"]):
+                hooks.extend(_hook_command(hook, f"{where}.hooks[{j}]", event, matcher, origin, notes))
+    return tuple(hooks)
+
+
+def _hook_command(hook: object, where: str, event: str, matcher: str, origin: Origin,
+                  notes: list[str]) -> list[HookCommand]:
+    if not isinstance(hook, dict):
+        raise SettingsError(f"{where} must be an object (got {_show(hook)})")
+    if hook.get("type", "command") != "command":
+        notes.append(f"{where} of type {hook.get('type')!r} (only 'command' hooks run)")
+        return []
+    command, timeout = hook.get("command"), hook.get("timeout", DEFAULT_HOOK_TIMEOUT)
+    if not isinstance(command, str) or not command.strip():
+        raise SettingsError(f"{where}.command must be a non-empty string (got {_show(command)})")
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or timeout <= 0:
+        raise SettingsError(f"{where}.timeout must be a positive number of seconds (got {_show(timeout)})")
+    return [HookCommand(event, command, matcher, float(timeout), origin.name)]
+
+
+def _parse_flag(value: object, origin: Origin, notes: list[str]) -> bool:
+    if not isinstance(value, bool):
+        raise SettingsError(f"disableAllHooks must be true or false (got {_show(value)})")
+    return value
+
+
+KEYS: dict[str, SettingsKey] = {
+    "permissions": SettingsKey("permissions", _parse_permissions, _merge_permissions),
+    "hooks": SettingsKey("hooks", _parse_hooks, lambda lower, higher: lower + higher),
+    "disableAllHooks": SettingsKey("disable_all_hooks", _parse_flag, _later),
+}
+"""JSON key → how it is read into a :class:`Settings` field."""
+
+
+def parse_settings(data: object, origin: Origin) -> Settings:
+    """One layer: the settings a decoded JSON object holds.
+
+    Raises:
+        SettingsError: *data* is not an object, or a key has the wrong shape (the message names *origin*).
+    """
+    if not isinstance(data, dict):
+        raise SettingsError(f"settings {origin.name} must hold a JSON object (got {_show(data)})")
+    values: dict[str, Any] = {}
+    notes: list[str] = []
+    for key, value in data.items():
+        spec = KEYS.get(key)
+        if spec is None:
+            notes.append(key)
+            continue
+        try:
+            values[spec.field] = spec.parse(value, origin, notes)
+        except SettingsError as exc:
+            raise SettingsError(f"settings {origin.name}: {exc}") from None
+    lines = tuple(f"settings {origin.name}: ignored unknown key {k!r}" for k in notes)
+    return Settings(**values, files=(origin.name,), notes=lines)
+
+
+def merge(layers: Iterable[Settings]) -> Settings:
+    """The layers combined, lowest precedence first (see the module docstring)."""
+    merged = Settings()
+    for layer in layers:
+        changes: dict[str, Any] = {"files": merged.files + layer.files, "notes": merged.notes + layer.notes}
+        for spec in KEYS.values():
+            value, default = getattr(layer, spec.field), getattr(Settings(), spec.field)
+            if value != default:
+                changes[spec.field] = spec.merge(getattr(merged, spec.field), value)
+        merged = attrs.evolve(merged, **changes)
+    return merged
+
+
+def _read_file(path: Path, origin: Origin) -> Settings:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise SettingsError(f"settings file {path} cannot be read: {exc.strerror or exc}") from None
+    return _read_text(text, origin, what=f"settings file {path}")
+
+
+def _read_text(text: str, origin: Origin, *, what: str) -> Settings:
+    try:
+        data = json.loads(text)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise SettingsError(f"{what} is not valid JSON: {exc}") from None
+    return parse_settings(data, origin)
+
+
+def load_settings(project: str | os.PathLike[str], *, sources: Iterable[str] = SOURCES,
+                  extra: str | None = None, home: str | os.PathLike[str] | None = None,
+                  overrides: Mapping[str, object] | None = None) -> Settings:
+    """Read the settings files of *project* and merge them with *extra* and *overrides*.
+
+    Args:
+        project: the project directory (the workspace); ``.claude/`` under it holds the project files.
+        sources: which file layers to read, of :data:`SOURCES`; a missing file is skipped.
+        extra: a settings file's path, or JSON text (starting with ``{``), layered above the files.
+        home: the home directory holding ``.claude/settings.json`` (``~`` when None).
+        overrides: a settings object (as JSON would decode) layered last, from ``command line``.
+
+    Raises:
+        SettingsError: an unknown source, a file that is not valid JSON, or a key of the wrong shape.
+    """
+    root = Path(project).resolve()
+    home_dir = Path(home) if home is not None else Path.home()
+    chosen = list(sources)
+    unknown = [s for s in chosen if s not in SOURCES]
+    if unknown:
+        raise SettingsError(f"settings source {unknown[0]!r} is not one of {', '.join(SOURCES)}")
+    paths = {"user": home_dir / ".claude" / "settings.json", "project": root / ".claude" / "settings.json",
+             "local": root / ".claude" / "settings.local.json"}
+    layers = [_read_file(paths[s], Origin(str(paths[s]), root)) for s in SOURCES if s in chosen and paths[s].is_file()]
+    if extra is not None:
+        if extra.lstrip().startswith("{"):
+            layers.append(_read_text(extra, Origin("given as text", root), what="settings text"))
+        else:
+            path = Path(extra).expanduser()
+            if not path.is_file():
+                raise SettingsError(f"settings file {extra} does not exist")
+            layers.append(_read_file(path, Origin(str(path), root)))
+    if overrides:
+        layers.append(parse_settings(dict(overrides), Origin("command line", root)))
+    return merge(layers)
+
+
+def _show(value: object) -> str:
+    text = json.dumps(value) if isinstance(value, str | int | float | bool | list | dict | None) else repr(value)
+    return text if len(text) <= 60 else text[:59] + "…"

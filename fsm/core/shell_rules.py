@@ -1,0 +1,241 @@
+"""The built-in rules on parsed commands: what is always refused, what is destructive, what is read-only.
+
+They judge one :class:`~fsm.core.commands.SimpleCommand` at a time; ``fsm.core.policy`` combines them with
+the user's rules and the mode.
+
+- :data:`BUILT_IN_DENY` and :func:`refused`: ``sudo``, ``shutdown``, ``reboot``, ``halt``, ``poweroff``,
+  ``mkfs*``, ``dd`` (or a redirection) onto a device, ``rm`` recursive of ``/`` or ``~`` in any flag order
+  or spelling (also ``rm -rf *`` after ``cd /``). Refused in every mode.
+- :func:`destructive`: deleting (``rm``, ``rmdir``, ``unlink``, ``shred``, ``find -delete``, ``git rm``,
+  ``git clean``), truncating (``truncate``, ``> existing-file``), rewriting (``sed -i``, ``perl -i``,
+  ``dd of=``, ``git reset --hard``, ``git checkout --``, ``git restore``, ``git push --force``), recursive
+  ``chmod``/``chown``/``chgrp``, moving files out of the workspace and writing outside it. Such a command
+  asks unless a rule names it explicitly (see :attr:`Finding.key`).
+- :func:`read_only`: the commands the ``default`` mode runs without asking.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from attrs import frozen
+
+from fsm.core.commands import SimpleCommand
+from fsm.core.rules import Rule, parse_rule
+
+__all__ = ["BUILT_IN_DENY", "Finding", "Locate", "destructive", "path_args", "read_only", "refused"]
+
+Locate = Callable[[str, "str | None"], "str | None"]
+"""``(path, cwd) -> absolute path`` of a path a command names, run from *cwd*; None when not known statically."""
+
+BUILT_IN_DENY = tuple(parse_rule(text, source="built-in") for text in (
+    "Bash(sudo:*)", "Bash(shutdown:*)", "Bash(reboot:*)", "Bash(halt:*)", "Bash(poweroff:*)", "Bash(mkfs:*)",
+    "Bash(mkfs.*)"))
+"""Deny rules that always hold; :func:`refused` adds the checks a rule string cannot express."""
+
+_SAFE_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/", "/dev/random",
+                 "/dev/urandom")
+
+
+@frozen
+class Finding:
+    """Why a command is destructive, and what an allow rule must start with to allow it."""
+
+    reason: str
+    key: str | None = None
+    """A rule whose fixed start begins with this (``Bash(rm:*)`` for ``rm``) allows the command; None: only a
+    rule naming the whole command exactly does."""
+
+
+def _flags(args: tuple[str, ...]) -> set[str]:
+    """The options among *args* (before ``--``), short clusters split: ``-rf`` → ``{-r, -f}``."""
+    found: set[str] = set()
+    for arg in args:
+        if arg == "--":
+            break
+        if arg.startswith("--"):
+            found.add(arg.split("=", 1)[0])
+        elif arg.startswith("-") and len(arg) > 1:
+            found.update(f"-{c}" for c in arg[1:])
+    return found
+
+
+def _operands(args: tuple[str, ...]) -> list[str]:
+    """The words of *args* that are not options (everything after ``--`` counts)."""
+    out: list[str] = []
+    rest = False
+    for arg in args:
+        if rest or not arg.startswith("-") or arg == "-":
+            out.append(arg)
+        elif arg == "--":
+            rest = True
+    return out
+
+
+def refused(command: SimpleCommand, locate: Locate, *, home: str) -> Rule | str | None:
+    """The built-in deny rule (or check, in words) refusing *command*, or None."""
+    name = command.name
+    for rule in BUILT_IN_DENY:
+        if rule.matches_command(command.text) or rule.matches_command(" ".join((name, *command.argv[1:]))):
+            return rule
+    args = command.argv[1:]
+    if name == "rm" and _flags(args) & {"-r", "-R", "--recursive"}:
+        for target in _operands(args):
+            if _is_root_or_home(target, command.cwd, locate, home):
+                return "built-in: rm -r of / or ~"
+    if name == "dd" and any(a.startswith("of=/dev/") and not a[3:].startswith(_SAFE_DEVICES) for a in args):
+        return "built-in: dd onto a device"
+    for redirect in command.redirects:
+        if redirect.writes and (redirect.target or "").startswith("/dev/") and not (
+                redirect.target or "").startswith(_SAFE_DEVICES):
+            return "built-in: a redirection onto a device"
+    return None
+
+
+def _is_root_or_home(target: str, cwd: str | None, locate: Locate, home: str) -> bool:
+    bare = target.rstrip("/") or "/"
+    for prefix in ("$HOME", "${HOME}"):
+        if bare == prefix or bare.startswith(prefix + "/"):
+            bare = "~" + bare[len(prefix):]
+    if bare in ("/", "/*", "~", "~/*", "/.", "~/."):
+        return True
+    if bare in ("*", ".*", "./*"):
+        bare = "."
+    resolved = locate(bare[:-2] if bare.endswith("/*") else bare, cwd)
+    return resolved in ("/", home)
+
+
+def destructive(command: SimpleCommand, locate: Locate, inside: Callable[[str | None], bool]) -> Finding | None:
+    """Why *command* destroys or overwrites data, or writes outside the workspace; None when it does not.
+
+    Args:
+        locate: resolves a path the command names (see :data:`Locate`).
+        inside: whether a resolved path (None: unknown) is inside the workspace.
+    """
+    name, args = command.name, command.argv[1:]
+    flags = _flags(args)
+    found = _by_program(name, args, flags)
+    if found is not None:
+        return found
+    if name in ("mv", "cp", "install", "ln", "rsync", "scp", "tee"):
+        operands = _operands(args)
+        target = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-t", "--target-directory")), None)
+        targets = operands if name == "tee" else [target] if target else operands[-1:]
+        if name == "mv" and any(not inside(locate(p, command.cwd)) for p in operands):
+            return Finding("mv moves files out of the workspace")
+        if any(not inside(locate(p, command.cwd)) for p in targets):
+            return Finding(f"{name} writes outside the workspace")
+    for redirect in command.redirects:
+        if not redirect.writes or (redirect.target or "").startswith(_SAFE_DEVICES):
+            continue
+        path = locate(redirect.target or "", command.cwd)
+        if not inside(path):
+            return Finding(f"{redirect.op} {redirect.target} writes outside the workspace")
+        if redirect.truncates and path is not None and _exists(path):
+            return Finding(f"{redirect.op} {redirect.target} empties an existing file")
+    return None
+
+
+def _by_program(name: str, args: tuple[str, ...], flags: set[str]) -> Finding | None:
+    if name in ("rm", "rmdir", "unlink", "shred", "srm", "wipe"):
+        return Finding(f"{name} deletes files", key=name)
+    if name == "truncate":
+        return Finding("truncate empties files", key="truncate")
+    if name == "dd" and any(a.startswith("of=") for a in args):
+        return Finding("dd of= overwrites a file", key="dd")
+    if name == "find" and "-delete" in args:
+        return Finding("find -delete deletes files")
+    if name in ("sed", "gsed") and ("-i" in flags or "--in-place" in flags):
+        return Finding(f"{name} -i rewrites files in place")
+    if name == "perl" and "-i" in flags:
+        return Finding("perl -i rewrites files in place")
+    if name in ("chmod", "chown", "chgrp") and flags & {"-R", "--recursive"}:
+        return Finding(f"{name} -R changes a whole tree")
+    if name == "git":
+        return _git(args)
+    return None
+
+
+def _git(args: tuple[str, ...]) -> Finding | None:
+    sub = next((a for a in args if not a.startswith("-")), "")
+    rest = args[args.index(sub) + 1:] if sub else ()
+    flags = _flags(rest)
+    if sub in ("clean", "rm", "restore"):
+        return Finding(f"git {sub} discards files or changes", key=f"git {sub}")
+    if sub == "reset" and flags & {"--hard", "--merge", "--keep"}:
+        return Finding("git reset --hard discards changes", key="git reset --hard")
+    if sub == "checkout" and ("--" in rest or "." in rest or flags & {"-f", "--force"}):
+        return Finding("git checkout -- discards changes")
+    if sub == "push" and (flags & {"-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror",
+                                   "--delete", "-d", "--prune"}
+                          or any(a.startswith(("+", ":")) for a in _operands(rest))):
+        return Finding("git push --force rewrites or deletes remote history")
+    if sub == "stash" and rest[:1] in (("drop",), ("clear",)):
+        return Finding(f"git stash {rest[0]} deletes stashed changes", key=f"git stash {rest[0]}")
+    if sub == "branch" and flags & {"-D", "-d", "--delete", "-M", "--force", "-f"}:
+        return Finding("git branch -D deletes a branch")
+    if sub in ("filter-branch", "filter-repo", "update-ref", "reflog", "gc", "prune"):
+        return Finding(f"git {sub} can rewrite or drop history")
+    return None
+
+
+def _exists(path: str) -> bool:
+    return os.path.lexists(path)
+
+
+_READ_ONLY = frozenset({"ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "pwd", "echo", "printf",
+                        "true", "false", "which", "whoami", "id", "date", "uname", "file", "stat", "du", "df", "tree",
+                        "diff", "cmp", "basename", "dirname", "realpath", "readlink", "cd", "test", "[", "[[",
+                        "type", "hostname", "nl", "sort", "cut", "tr", "sha256sum", "sha1sum", "md5sum", "seq",
+                        "find", "git", "command"})
+_NO_PATHS = frozenset({"echo", "printf", "true", "false", "pwd", "date", "whoami", "id", "uname", "hostname",
+                       "which", "type", "command", "test", "[", "[[", "seq", "cd"})
+_GIT_READ_ONLY = frozenset({"status", "diff", "log", "show", "blame", "ls-files", "rev-parse", "describe",
+                            "shortlog"})
+_WRITING_OPTIONS = {"find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
+                             "-fls"),
+                    "sort": ("-o", "--output"), "tree": ("-o",), "rg": ("--pre",),
+                    "git": ("--output", "--ext-diff", "--exec", "-c", "--no-index")}
+
+
+def read_only(command: SimpleCommand) -> bool:
+    """Whether *command* is one of the built-in read-only commands (its paths are checked separately).
+
+    ``ls``, ``cat``, ``head``, ``tail``, ``wc``, ``grep``/``rg``, ``find`` without ``-delete``/``-exec``,
+    ``git status|diff|log|show|blame|…``, ``pwd``, ``echo`` and the like, with no redirection that writes
+    a file; a bare assignment (``A=1``) too. A command with wrappers or ``NAME=VALUE`` words before it is
+    not, nor one whose effect is not known statically.
+    """
+    if command.dynamic or command.wrappers or (command.assignments and command.argv):
+        return False
+    if any(r.writes and not (r.target or "").startswith(("/dev/null", "/dev/stdout", "/dev/stderr"))
+           for r in command.redirects):
+        return False
+    if not command.argv:
+        return True
+    name, args = command.argv[0], command.argv[1:]
+    if name not in _READ_ONLY:
+        return False
+    if any(a == w or a.startswith(w + "=") for a in args for w in _WRITING_OPTIONS.get(name, ())):
+        return False
+    if name == "git":
+        return bool(args) and args[0] in _GIT_READ_ONLY
+    if name == "command":
+        return bool(args) and args[0] in ("-v", "-V")
+    return True
+
+
+def path_args(command: SimpleCommand) -> list[str]:
+    """The words of a read-only command that may name files it reads (input redirections included)."""
+    name = command.argv[0] if command.argv else ""
+    reads = [r.target for r in command.redirects if r.target and not r.writes and r.op in ("<", "<>")]
+    if name in _NO_PATHS:
+        return reads
+    operands = _operands(command.argv[1:])
+    if name in ("grep", "egrep", "fgrep", "rg") and not _flags(command.argv[1:]) & {"-e", "-f", "--regexp",
+                                                                                     "--file"}:
+        operands = operands[1:]  # the pattern
+    if name == "git":
+        operands = operands[1:]  # the subcommand
+    return [*operands, *reads]
