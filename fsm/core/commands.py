@@ -247,7 +247,7 @@ class _Walker:
             return
         args = [a for a in command.argv[1:] if not a.startswith("-") or a == "-"]
         target = args[0] if args else "~"
-        if target == "-" or self.cwd is None:
+        if target == "-" or self.cwd is None or "$" in target or "`" in target:
             self.cwd = None
         elif target.startswith(("/", "~")):
             self.cwd = target

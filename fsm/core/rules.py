@@ -149,8 +149,8 @@ def parse_rule(text: str, *, source: str = "session", base: Path | None = None) 
     if not stripped:
         raise RuleError("rule '' is empty: write Tool or Tool(specifier), e.g. Bash(git diff:*)")
     if match is None:
-        problem = ("has no closing ')'" if "(" in stripped and not stripped.endswith(")")
-                   else "has text after ')'" if ")" in stripped and not stripped.endswith(")")
+        problem = ("has no closing ')'" if "(" in stripped and ")" not in stripped
+                   else "has text after ')'" if "(" in stripped and not stripped.endswith(")")
                    else "must be Tool or Tool(specifier), e.g. Bash(git diff:*) or Read(./.env)")
         raise RuleError(f"rule {text!r} {problem}")
     name, spec = match["tool"], match["spec"]
@@ -161,7 +161,7 @@ def parse_rule(text: str, *, source: str = "session", base: Path | None = None) 
         spec = spec.strip()
         if not spec:
             raise RuleError(f"rule {text!r} has an empty specifier: write {name} for every call, or {name}(...)")
-        if tool == "bash" and ":*" in spec[:-2]:
+        if tool == "bash" and ":*" in spec and not spec.endswith(":*"):
             raise RuleError(f"rule {text!r} uses ':*' before the end; ':*' only ends a prefix, e.g. Bash(npm run:*)")
         if spec == "*":
             spec = None
