@@ -165,8 +165,9 @@ class Agent:
             data: the root agent's data, used as it is (not copied).
             children: the data of the subagents that were running, in order.
             next_seq: the ``seq`` of the next Transition, so a journalled session numbers on without a gap.
-            options: as for ``Agent()`` (hooks, approver, permissions, tools, max_tokens, system, bash_timeout); ``max_turns``
-                and ``max_model_calls`` apply to the runs that later prompts start (the data's by default).
+            options: as for ``Agent()`` (hooks, approver, permissions, tools, max_tokens, system, bash_timeout);
+                ``max_turns`` and ``max_model_calls`` apply to the runs that later prompts start (the data's by
+                default).
 
         Raises:
             ConfigError: the data is outside the invariant (the message names the field and the value).
