@@ -7,8 +7,9 @@ journalled as usual (``tests/fsm/ui/sessions.long_session``). Then, in this proc
 - decode: ``Journal.records`` (the rows decoded into Transitions);
 - API, cold / warm: ``GET /api/sessions/ID`` from a fresh ``agentfsm ui`` process (it decodes and sends every
   event as JSON) and again (the rows are already followed);
-- page open, cold / warm: headless Chromium loads ``/session/ID`` until the last transition is selected (the
-  timeline, transcript and highlighted diagram all drawn), on a fresh server and again;
+- page open, cold / warm: from the navigation's start until the page has drawn everything (the timeline, the
+  transcript and the diagram with the last transition selected: the page's own ``agentfsm:open`` mark, as
+  Playwright's waiting polls at growing intervals), on a fresh server and again;
 - select one: moving the selection to a transition in the middle (what a click or an arrow key does);
 - live update: a transition committed by another connection until its row is on the open page (noted by the
   page itself, as Playwright's waiting polls at growing intervals).
@@ -21,6 +22,7 @@ Run: python -m tests.perf.bench_ui
 
 from __future__ import annotations
 
+import os
 import re
 import sqlite3
 import statistics
@@ -98,10 +100,11 @@ def main() -> int:
             process, url = start_ui(journal)
             try:
                 for times in (cold_page, warm_page):
-                    start = time.perf_counter()
                     page.goto(f"{url}/session/{session}")
-                    page.wait_for_selector(f'.tl-row[data-seq="{last}"].sel', timeout=30_000)
-                    times.append(time.perf_counter() - start)
+                    page.wait_for_function("() => performance.getEntriesByName('agentfsm:open').length > 0",
+                                           timeout=30_000)
+                    assert page.get_attribute(".tl-row.sel", "data-seq") == str(last)
+                    times.append(page.evaluate("performance.getEntriesByName('agentfsm:open')[0].startTime") / 1000)
                 select.append(page.evaluate("""() => { const t = performance.now(); select(1000);
                                                        return (performance.now() - t) / 1000; }"""))
             finally:
@@ -130,7 +133,9 @@ def main() -> int:
              ("select one transition", statistics.median(select)),
              (f"live update (median of {len(live)})", statistics.median(live)),
              (f"live update (worst of {len(live)})", max(live))]
-    print(f"\nsession {session}: {info.transitions} transitions, {info.model_calls} model calls; median of {REPEAT}")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"\nsession {session}: {info.transitions} transitions, {info.model_calls} model calls; median of {REPEAT}; "
+          f"load average {load} on {os.cpu_count()} cores")
     print(f"{'':<34}{'ms':>10}{'× raw read':>12}")
     for name, seconds in rows:
         print(f"{name:<34}{seconds * 1000:>10.1f}{seconds / base:>12.1f}")

@@ -56,7 +56,7 @@ def page(browser: Any) -> Iterator[Any]:
     page = context.new_page()
     errors: list[str] = []
     page.on("pageerror", lambda error: errors.append(str(error)))
-    page.set_default_timeout(5000)
+    page.set_default_timeout(10_000)  # generous: the suite shares two cores; timed claims are measured apart
     yield page
     context.close()
     assert errors == [], f"errors in the page: {errors}"

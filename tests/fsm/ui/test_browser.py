@@ -231,14 +231,14 @@ class TestLive:
                                     "--session-db", str(journal)], cwd=work, env=env, text=True,
                                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
             try:
-                page.wait_for_selector("#rows tr td.id a", timeout=5000)
+                page.wait_for_selector("#rows tr td.id a", timeout=20_000)  # the process starts, then journals
                 page.click("#rows tr td.id a")
-                page.wait_for_selector('.tl-row[data-seq="4"].sel')
+                page.wait_for_selector('.tl-row[data-seq="4"].sel', timeout=20_000)
                 assert page.locator("details.subagent").count() == 1
                 assert _selected_nodes(page)["live"] == ["st_sub_awaiting_model"]
                 assert page.text_content("#status") == "live"
                 gate.set()
-                page.wait_for_selector('.tl-row[data-seq="10"].sel', timeout=5000)
+                page.wait_for_selector('.tl-row[data-seq="10"].sel', timeout=20_000)
             finally:
                 gate.set()
                 out, err = run.communicate(timeout=30)
