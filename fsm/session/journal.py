@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 
 from fsm.core.policy import Policy
-from fsm.core.records import AgentState, Transition, converter
+from fsm.core.records import AgentState, Transition, Usage, converter
 from fsm.errors import ConfigError, JournalError, MisuseError, UnknownSessionError
 from fsm.session.codec import Codec, dumps
 from fsm.session.snapshot import Snapshot
@@ -121,6 +121,8 @@ class SessionInfo:
     """Model calls of every agent, subagents included."""
     tokens: int
     """Input plus output tokens of every agent."""
+    usage: Usage
+    """Every agent's tokens by kind, cache reads and writes included."""
     state: str | None
     """The root agent's state after its last transition (None when it has none)."""
     outcome: str | None
@@ -141,6 +143,11 @@ SELECT s.id, s.created_at, s.workdir, s.root_agent, s.prompt, s.forked_from, s.f
        COALESCE(SUM(t.agent = s.root_agent AND t.source = 'awaiting_model' AND t.trigger != 'interrupted'), 0),
        COALESCE(SUM(t.source = 'awaiting_model' AND t.trigger != 'interrupted'), 0),
        COALESCE(SUM(t.input_tokens + t.output_tokens), 0),
+       COALESCE(SUM(t.input_tokens), 0), COALESCE(SUM(t.output_tokens), 0),
+       COALESCE(SUM(CASE WHEN json_valid(t.record) THEN  -- a damaged row must not hide the session
+                    json_extract(t.record, '$.reply.usage.cache_creation_input_tokens') END), 0),
+       COALESCE(SUM(CASE WHEN json_valid(t.record) THEN
+                    json_extract(t.record, '$.reply.usage.cache_read_input_tokens') END), 0),
        (SELECT dest || ' ' || COALESCE(outcome, '') FROM transitions r
         WHERE r.agent = s.root_agent AND (r.session_id = s.id OR r.session_id = s.forked_from AND r.seq <= s.forked_at)
         ORDER BY r.seq DESC LIMIT 1),
@@ -476,11 +483,11 @@ class Follower:
 
 def _info(row: tuple[Any, ...]) -> SessionInfo:
     (sid, created, workdir, root, prompt, forked_from, forked_at, settings, count, last_seq, turns, calls, tokens,
-     last, updated) = row
+     *usage, last, updated) = row
     state, outcome = last.split(" ") if last else (None, "")
     return SessionInfo(sid, created, workdir, root, prompt, forked_from, forked_at, json.loads(settings or "{}"),
-                       count, last_seq, turns, calls, tokens, state, outcome if state == "idle" and outcome else None,
-                       updated)
+                       count, last_seq, turns, calls, tokens, Usage(*usage), state,
+                       outcome if state == "idle" and outcome else None, updated)
 
 
 def _create(path: Path) -> None:

@@ -9,14 +9,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from fsm.core.pricing import price_of
 from fsm.core.records import Transition
 from fsm.session.journal import SessionInfo
 from fsm.view.diagram import CHILD, NODES, graph
 
-__all__ = ["DENIED", "event", "session_row", "svg"]
+__all__ = ["DENIED", "cost", "edge_class", "event", "node_class", "session_row", "svg"]
 
 DENIED = "Permission denied"
 """How a permission denial's tool_result begins (the permission hook and the approvers all say it so)."""
+
+
+def cost(info: SessionInfo) -> float | None:
+    """What the session's model calls cost in US dollars, or None when it is not known (no model recorded, or
+    one the price table lacks)."""
+    model = info.settings.get("model")
+    price = price_of(model, info.usage) if isinstance(model, str) and model else None
+    return None if price is None else price.usd
 
 
 def session_row(info: SessionInfo) -> dict[str, Any]:
@@ -26,7 +35,7 @@ def session_row(info: SessionInfo) -> dict[str, Any]:
             "outcome": info.outcome, "state": info.state, "turns": info.turns, "model_calls": info.model_calls,
             "tokens": info.tokens, "transitions": info.transitions, "last_seq": info.last_seq,
             "forked_from": info.forked_from, "forked_at": info.forked_at, "workdir": info.workdir,
-            "model": info.settings.get("model")}
+            "model": info.settings.get("model"), "cost_usd": cost(info)}
 
 
 def _text_of(content: Any) -> str:

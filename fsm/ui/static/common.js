@@ -41,3 +41,9 @@ function outcomeClass(session) {
   if (session.outcome) return "bad";
   return "open";
 }
+
+// A session's cost in dollars, or a dash when the journal cannot tell (no model recorded, or no known price).
+function dollars(usd) {
+  if (usd === null || usd === undefined) return "—";
+  return usd < 0.01 ? `$${usd.toFixed(4)}` : `$${usd.toFixed(2)}`;
+}

@@ -253,7 +253,8 @@ function renderHeader() {
   status.textContent = live ? "live" : info.outcome || `stopped at ${info.state || "the start"}`;
   status.className = `badge ${live ? "live" : outcomeClass(info)}`;
   $("stats").textContent = `started ${when(info.created_at)} · ${info.turns} turns · ${info.model_calls} model ` +
-    `calls · ${number(info.tokens)} tokens · ${info.transitions} transitions`;
+    `calls · ${number(info.tokens)} tokens · ${info.cost_usd === null ? "cost unknown" : dollars(info.cost_usd)} · ` +
+    `${info.transitions} transitions`;
   $("prompt").textContent = oneLine(info.prompt || "(no prompt yet)", 220);
   $("prompt").title = info.prompt || "";
   const origin = $("fork-origin");

@@ -31,7 +31,8 @@ function row(s) {
   const outcome = el("td");
   outcome.append(el("span", `badge ${outcomeClass(s)}`, outcomeOf(s)));
   tr.append(id, el("td", "when", when(s.created_at)), prompt, outcome, el("td", "num", s.turns),
-            el("td", "num", s.model_calls), el("td", "num", number(s.tokens)), el("td", "num", s.transitions));
+            el("td", "num", s.model_calls), el("td", "num", number(s.tokens)), el("td", "num cost", dollars(s.cost_usd)),
+            el("td", "num", s.transitions));
   return tr;
 }
 

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 import fsm.session.journal
 from fsm import Agent, ConfigError, MisuseError
 from fsm.core.permissions import deny_all
-from fsm.core.records import AgentState
+from fsm.core.records import AgentState, Usage
 from fsm.errors import JournalError
 from fsm.session.journal import SCHEMA_VERSION, Journal, Migration, default_path, open_journal
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
@@ -344,3 +344,13 @@ class TestReading:
             assert [r.seq for r in follower.poll()] == [1, 2, 3]
             fork.run("again")
             assert [r.seq for r in follower.poll()] == [4, 5, 6]
+
+    def test_usage_adds_up_every_kind_of_token(self, tmp_path):
+        """A session's usage sums every agent's input, output and cache tokens, as its replies reported them."""
+        cached = {"content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
+                  "usage": {"input_tokens": 3, "output_tokens": 2, "cache_creation_input_tokens": 7,
+                            "cache_read_input_tokens": 100}}
+        agent, journal, session = journalled(tmp_path, [cached, text_reply("again")])
+        agent.run("one")
+        agent.run("two")
+        assert journal.find(session).usage == Usage(13, 7, 7, 100)

@@ -47,7 +47,7 @@ class TestSessionsPage:
         assert _rows(page) == [fork_id, second, first]
         row = page.locator(f'#rows tr[data-id="{first}"]')
         assert row.locator("td").all_text_contents()[2:] == [
-            "Which testing framework does this project use?", "end_turn", "3", "5", "75", "18"]
+            "Which testing framework does this project use?", "end_turn", "3", "5", "75", "—", "18"]
         fork_row = page.locator(f'#rows tr[data-id="{fork_id}"]')
         assert fork_row.locator(".fork-of").text_content() == f"fork of {first} at #3"
         assert fork_row.locator(".fork-of a").get_attribute("href") == f"/session/{first}#seq=3"

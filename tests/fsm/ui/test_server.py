@@ -9,6 +9,11 @@ import sqlite3
 import pytest
 from starlette.testclient import TestClient
 
+from fsm import Agent
+from fsm.core.pricing import price_of
+from fsm.core.records import Usage
+from fsm.session.journal import Journal
+from fsm.testing import ScriptedModel, text_reply
 from fsm.ui.data import edge_class, event, node_class, svg
 from fsm.ui.server import create_app
 from fsm.view.diagram import CHILD, NODES, edges
@@ -52,6 +57,25 @@ class TestSessions:
         assert app.get("/api/sessions").json() == {"journal": str(path), "exists": False, "sessions": []}
         assert app.get("/api/sessions/abc").json() == {"error": f"no sessions yet: {path} does not exist"}
         assert not (tmp_path / "none").exists()
+
+
+class TestCost:
+    def test_priced_from_the_recorded_model(self, tmp_path):
+        """A session whose model is in the price table costs what genai-prices says its tokens cost."""
+        model = ScriptedModel([text_reply("hi", usage=(1000, 500))])
+        model.model = "claude-sonnet-4-5"
+        agent = Agent(model, str(tmp_path))
+        with Journal(tmp_path / "j.db") as journal:
+            journal.start(agent)
+            agent.run("hello")
+        row = client(tmp_path / "j.db").get("/api/sessions").json()["sessions"][0]
+        expected = price_of("claude-sonnet-4-5", Usage(1000, 500))
+        assert expected is not None and expected.usd > 0
+        assert row["cost_usd"] == pytest.approx(expected.usd)
+
+    def test_unknown_without_a_model(self, journal):
+        """A scripted run records no model: its cost is not known (null), not zero."""
+        assert client(journal).get("/api/sessions").json()["sessions"][0]["cost_usd"] is None
 
 
 class TestSession:
