@@ -16,10 +16,12 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import itertools
 import logging
 import os
 import re
 import sys
+from collections.abc import Iterator
 from types import ModuleType
 from typing import TYPE_CHECKING, NoReturn
 
@@ -39,8 +41,6 @@ PLUGINS = {"debug": "fsm.cli.debugger", "diagram": "fsm.cli.diagram", "sessions"
 """Subcommand → module exposing ``configure(parser)`` and ``command(args) -> int``."""
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
-NO_PROMPT = "no prompt: give one (agentfsm -p PROMPT), or pipe it on stdin (echo PROMPT | agentfsm -p -)"
-EMPTY_PROMPT = "the prompt is empty; give a non-empty prompt"
 
 
 class _Parser(argparse.ArgumentParser):
@@ -57,6 +57,9 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
                         help="text: the final text only (default); json: one result object; "
                              "stream-json: Claude Code's messages as JSON lines (system/init, assistant, user), "
                              "our transition events, then the result object")
+    parser.add_argument("--input-format", choices=("text", "stream-json"), default="text",
+                        help="stream-json: user messages as JSON lines on stdin, each the next prompt of the same "
+                             "session (needs --output-format stream-json)")
     parser.add_argument("--no-transition-events", dest="transition_events", action="store_false", default=True,
                         help="stream-json without our {\"type\": \"transition\"} events")
     add_agent_flags(parser)
@@ -76,8 +79,10 @@ def _plugin(name: str) -> ModuleType | None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The full parser: top-level ``-p`` and agent flags, ``run``, ``demo`` and the plug-ins present."""
+    # No abbreviations: the top-level parser would resolve them for a subcommand's flags too (argparse), so
+    # `debug --session ID` would clash with --session-id.
     parser = _Parser(
-        prog="agentfsm",
+        prog="agentfsm", allow_abbrev=False,
         description="A coding agent built as an explicit finite state machine. Without arguments: the "
                     "interactive REPL. Exit status: 0 success, 1 the run ended in an error, 2 bad usage.",
         epilog="Try it offline first: agentfsm demo",
@@ -106,16 +111,17 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _read_prompt(value: str) -> str:
-    if value != "-":
-        prompt = value
-    elif sys.stdin is None or sys.stdin.isatty():
-        raise ConfigError(NO_PROMPT)
-    else:
-        prompt = sys.stdin.read().strip()
-    if not prompt.strip():
-        raise ConfigError(EMPTY_PROMPT)
-    return prompt
+def _prompts(args: argparse.Namespace, prompt_arg: str) -> Iterator[str]:
+    """The run's prompts: one from the argument (or stdin), or one per stream-json line on stdin."""
+    from fsm.cli.inputs import read_prompt, stream_prompts
+
+    if getattr(args, "input_format", "text") != "stream-json":
+        return iter([read_prompt(prompt_arg)])
+    if args.output_format != "stream-json":
+        raise ConfigError("--input-format stream-json needs --output-format stream-json")
+    if prompt_arg != "-":
+        raise ConfigError("--input-format stream-json reads the prompts from stdin; give no prompt argument")
+    return stream_prompts()
 
 
 def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
@@ -124,7 +130,8 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
     from fsm.view.console import ConsolePrinter
     from fsm.view.stream import StreamWriter
 
-    prompt = _read_prompt(prompt_arg)
+    prompts = _prompts(args, prompt_arg)
+    first = next(prompts) if args.input_format != "stream-json" else None
     agent, session = session_from_args(args, agent_from_args(args, interactive=True))
     output = args.output_format or "text"
     if args.verbose:
@@ -139,19 +146,22 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
     session_id = session.id if session else agent.agent_id
     if output == "stream-json":
         _stream_messages(args, agent, writer, session_id)
+    status = 0
     try:
-        result = run_headless(agent, prompt, session_id=session_id)
+        for prompt in itertools.chain([first] if first is not None else [], prompts):
+            result = run_headless(agent, prompt, session_id=session_id)
+            if output == "text":
+                if result.result and result.terminal_reason != "model_error":
+                    print(result.result, flush=True)
+            else:
+                writer.write(result.to_json())
+            for problem in result.errors:
+                print(f"agentfsm: {problem}", file=sys.stderr, flush=True)
+            status = max(status, result.exit_code)
     finally:
         if session:
             session.close()
-    if output == "text":
-        if result.result and result.terminal_reason != "model_error":
-            print(result.result, flush=True)
-    else:
-        writer.write(result.to_json())
-    for problem in result.errors:
-        print(f"agentfsm: {problem}", file=sys.stderr, flush=True)
-    return result.exit_code
+    return status
 
 
 def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWriter, session_id: str) -> None:

@@ -25,11 +25,12 @@ from fsm.core.model import DEFAULT_MODEL, Model
 from fsm.core.modes import ALIASES, MODES, resolve_mode
 from fsm.core.permissions import Approver, Remember, default_hooks, deny_unattended
 from fsm.core.policy import Policy
+from fsm.core.prompts import compose, parent_system
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_TURNS
 from fsm.core.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
 from fsm.core.settings import SOURCES, Settings, load_settings
 from fsm.errors import ConfigError
-from tools import REGISTRY
+from tools import REGISTRY, Workspace
 
 __all__ = [
     "NO_API_KEY",
@@ -40,6 +41,7 @@ __all__ = [
     "load_env",
     "model_id",
     "settings_from_args",
+    "system_prompt",
     "terminal_approver",
 ]
 
@@ -97,6 +99,13 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--setting-sources", dest="setting_sources", metavar="LIST",
                        help=f"comma list of the settings files to read, of {','.join(SOURCES)} (default: all)")
     group.add_argument("--verbose", action="store_true", help="progress lines on stderr")
+    prompt = group.add_mutually_exclusive_group()
+    prompt.add_argument("--system-prompt", metavar="TEXT", help="the root agent's system prompt instead of ours")
+    prompt.add_argument("--system-prompt-file", metavar="PATH", help="the same, read from PATH")
+    more = group.add_mutually_exclusive_group()
+    more.add_argument("--append-system-prompt", metavar="TEXT", help="text added at the end of the root's "
+                                                                     "system prompt")
+    more.add_argument("--append-system-prompt-file", metavar="PATH", help="the same, read from PATH")
 
 
 def load_env(directory: Path | None = None) -> None:
@@ -206,6 +215,29 @@ def settings_from_args(args: argparse.Namespace, workdir: Path) -> Settings:
     return settings
 
 
+def _text_flag(args: argparse.Namespace, name: str) -> str | None:
+    """The text of ``--NAME`` or of the file ``--NAME-file`` names (None when neither is given)."""
+    text, path = getattr(args, name, None), getattr(args, f"{name}_file", None)
+    if path is None:
+        return text if text is None or text.strip() else None
+    flag = f"--{name.replace('_', '-')}-file"
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{flag} {path}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{flag} {path} is not UTF-8 text") from None
+
+
+def system_prompt(args: argparse.Namespace, workdir: Path) -> str | None:
+    """The root's system prompt the prompt flags describe: ours or ``--system-prompt``'s, then
+    ``--append-system-prompt``'s text; None (the agent's default) when no such flag is given."""
+    base, extra = _text_flag(args, "system_prompt"), _text_flag(args, "append_system_prompt")
+    if base is None and extra is None:
+        return None
+    return compose(base if base is not None else parent_system(Workspace(str(workdir))), extra or "")
+
+
 def _check_int(flag: str, value: object, low: int, high: int | None = None) -> int:
     ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
     if not ok:
@@ -248,7 +280,7 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
 
         model = AnthropicModel(model_id(getattr(args, "model", None)))
     return Agent(model, str(workdir), max_turns, hooks, approver, tools=tools, max_tokens=max_tokens,
-                 max_model_calls=max_model_calls, permissions=policy)
+                 max_model_calls=max_model_calls, permissions=policy, system=system_prompt(args, workdir))
 
 
 def _given(args: argparse.Namespace, name: str, default: int) -> object:

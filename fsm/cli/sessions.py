@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import time
+import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
@@ -24,7 +25,7 @@ from attrs import frozen
 from fsm.cli.flags import limits_given
 from fsm.core.lines import clip
 from fsm.core.records import Transition, converter
-from fsm.errors import ConfigError
+from fsm.errors import ConfigError, UnknownSessionError
 from fsm.session.journal import Journal, SessionInfo, default_path
 from fsm.session.restore import restore_at, resume
 
@@ -105,12 +106,14 @@ def render_list(sessions: list[SessionInfo], path: Path) -> str:
     """The ``sessions list`` table, oldest first."""
     if not sessions:
         return f"No sessions in {path} yet.\n"
-    lines = [f"{'ID':<8}  {'STARTED':<16}  {'TURNS':>5}  {'TOKENS':>7}  {'OUTCOME':<17}  PROMPT"]
+    w = max(len(s.id) for s in sessions)
+    lines = [f"{'ID':<{w}}  {'STARTED':<16}  {'TURNS':>5}  {'TOKENS':>7}  {'OUTCOME':<17}  PROMPT"]
     for s in sessions:
         prompt = clip(s.prompt, 60)
         if s.forked_from:
             prompt = f"[fork of {s.forked_from} at {s.forked_at}] {prompt}"
-        lines.append(f"{s.id:<8}  {_when(s.created_at):<16}  {s.turns:>5}  {s.tokens:>7,}  {_outcome(s):<17}  {prompt}")
+        lines.append(f"{s.id:<{w}}  {_when(s.created_at):<16}  {s.turns:>5}  {s.tokens:>7,}  {_outcome(s):<17}  "
+                     f"{prompt}")
     return "\n".join(lines) + "\n"
 
 
@@ -211,15 +214,35 @@ class Session:
 
 
 def add_session_flags(parser: argparse.ArgumentParser) -> None:
-    """Add ``--resume``, ``--continue``, ``--session-db`` and ``--no-session`` to a run command's parser."""
+    """Add ``-r/--resume``, ``-c/--continue``, ``--session-id``, ``--session-db`` and ``--no-session`` to a run
+    command's parser."""
     group = parser.add_argument_group("sessions")
-    group.add_argument("--resume", metavar="SESSION_ID",
+    group.add_argument("-r", "--resume", metavar="SESSION_ID",
                        help="go on with a journalled session (an id or an unambiguous prefix)")
-    group.add_argument("--continue", dest="continue_session", action="store_true",
+    group.add_argument("-c", "--continue", dest="continue_session", action="store_true",
                        help="go on with the most recent session of this workspace")
+    group.add_argument("--session-id", type=_uuid, metavar="UUID",
+                       help="the id of the new session (a UUID; default: a random one)")
     group.add_argument("--session-db", metavar="PATH",
                        help="the session journal (default: WORKSPACE/.agentfsm/sessions.db)")
     group.add_argument("--no-session", action="store_true", help="do not journal this run")
+
+
+def _uuid(text: str) -> str:
+    """An argparse ``type``: a UUID in its canonical form."""
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--session-id must be a UUID (got {text!r})") from None
+
+
+def _with_id(agent: Agent, session_id: str) -> Agent:
+    """A fresh root agent like *agent* whose id (and so whose session's) is *session_id*."""
+    from fsm.core.agent import Agent
+    from fsm.core.records import AgentState
+
+    data = AgentState(agent_id=session_id, max_turns=agent.max_turns)
+    return Agent(agent.model, _workspace(agent), agent.max_turns, data=data, **agent.options())
 
 
 def _workspace(agent: Agent) -> str:
@@ -256,8 +279,14 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
         JournalError: the journal cannot be opened or written.
     """
     resume_id, cont = getattr(args, "resume", None), getattr(args, "continue_session", False)
+    new_id = getattr(args, "session_id", None)
     if resume_id and cont:
         raise ConfigError("--resume and --continue cannot be used together; pick one")
+    if new_id and (resume_id or cont):
+        raise ConfigError(f"--session-id names a new session; it cannot be used with "
+                          f"{'--resume' if resume_id else '--continue'}")
+    if new_id:
+        agent = _with_id(agent, new_id)
     if getattr(args, "no_session", False):
         if resume_id or cont:
             raise ConfigError(f"--no-session cannot be used with {'--resume' if resume_id else '--continue'}")
@@ -268,6 +297,9 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
     journal = Journal(path)
     try:
         if not (resume_id or cont):
+            if new_id and _exists(journal, new_id):
+                raise ConfigError(f"--session-id {new_id} is already a session in {path}; "
+                                  f"go on with it with --resume {new_id}")
             return agent, Session(journal, journal.start(agent), resumed=False)
         if cont:
             latest = journal.latest()
@@ -280,6 +312,13 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
     except BaseException:
         journal.close()
         raise
+
+
+def _exists(journal: Journal, session_id: str) -> bool:
+    try:
+        return journal.find(session_id).id == session_id
+    except UnknownSessionError:
+        return False
 
 
 def add_time_travel_flags(parser: argparse.ArgumentParser) -> None:

@@ -134,7 +134,7 @@ class Agent:
         self._parent = _parent
         if data is None:
             data = AgentState(
-                agent_id=uuid.uuid4().hex[:8] if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
+                agent_id=str(uuid.uuid4()) if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
                 parent_id=None if _parent is None else _parent.agent_id, depth=depth, max_turns=max_turns,
                 max_model_calls=max_model_calls)
         if _parent is None:

@@ -6,7 +6,7 @@ import platform
 
 from tools import Workspace
 
-__all__ = ["child_system", "parent_system"]
+__all__ = ["child_system", "compose", "parent_system"]
 
 
 def _opening(workspace: Workspace) -> str:
@@ -31,3 +31,8 @@ def child_system(workspace: Workspace) -> str:
         f"{_opening(workspace)} You are a subagent: complete the task you are given, then reply with a "
         "concise final answer that holds everything the caller needs, since it sees nothing else you did."
     )
+
+
+def compose(*parts: str) -> str:
+    """System prompt parts joined by blank lines, empty ones left out."""
+    return "\n\n".join(part.strip("\n") for part in parts if part.strip())

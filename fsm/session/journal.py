@@ -28,10 +28,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-import secrets
 import sqlite3
 import threading
 import time
+import uuid
 import weakref
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -207,7 +207,7 @@ class Journal:
     Args:
         path: the SQLite file; it and its directory are created when missing (file mode 0600).
         clock: where ``created_at`` comes from (tests pin it).
-        new_id: makes the ids of forks and other sessions whose agent id is taken (8 random hex digits).
+        new_id: makes the ids of forks and other sessions whose agent id is taken (random UUIDs).
         readonly: open an existing file for reading only: nothing is created or migrated, and every write
             fails (SQLite refuses it), so a viewer can never change what another process journals.
 
@@ -217,7 +217,7 @@ class Journal:
     """
 
     def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
-                 new_id: Callable[[], str] = lambda: secrets.token_hex(4), readonly: bool = False) -> None:
+                 new_id: Callable[[], str] = lambda: str(uuid.uuid4()), readonly: bool = False) -> None:
         self.path = Path(path)
         self.clock = clock
         self.new_id = new_id

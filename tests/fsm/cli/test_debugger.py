@@ -416,7 +416,7 @@ class TestCommand:
         monkeypatch.setattr(sys, "stdin", io.StringIO("n\nn\ns\nw\nc\nq\n"))
         assert debugger_module.command(self.args("--demo")) == 0
         out = capsys.readouterr().out
-        assert re.search(r"^> depth 1  agent \w+\.1  idle  turn 0/30  next: send the prompt$", out, re.M)
+        assert re.search(r"^> depth 1  agent [\w-]+\.1  idle  turn 0/30  next: send the prompt$", out, re.M)
         assert "The agent is idle: the run ended with outcome end_turn." in out
 
     def test_demo_refuses_a_prompt(self, capsys):
@@ -464,11 +464,11 @@ class TestTerminal:
         child = self.spawn("subagent", tmp_path)
         for _ in range(3):
             shown = self.run(child, "s")
-        assert re.search(r"^> depth 1  agent \w+\.1  idle  turn 0/30  next: send the prompt$", shown, re.M)
+        assert re.search(r"^> depth 1  agent [\w-]+\.1  idle  turn 0/30  next: send the prompt$", shown, re.M)
         stack = self.run(child, "w")
-        assert re.search(r"^  depth 0  agent \w+  executing_tools  turn 1/30  next: step subagent \w+\.1 "
+        assert re.search(r"^  depth 0  agent [\w-]+  executing_tools  turn 1/30  next: step subagent [\w-]+\.1 "
                          r"\(send the prompt\)$", stack, re.M)
-        assert re.search(r"^> depth 1  agent \w+\.1  idle", stack, re.M)
+        assert re.search(r"^> depth 1  agent [\w-]+\.1  idle", stack, re.M)
         self.quit(child)
 
     def test_next_over_a_whole_subagent_run(self, tmp_path):
@@ -478,7 +478,7 @@ class TestTerminal:
         assert "next: spawn subagent" in self.run(child, "n")
         shown = self.run(child, "n")
         assert seqs(shown) == [3, 4, 5, 6, 7, 8, 9]
-        assert re.search(r"^> depth 0  agent \w+  executing_tools  turn 1/30  next: return subagent result$",
+        assert re.search(r"^> depth 0  agent [\w-]+  executing_tools  turn 1/30  next: return subagent result$",
                          shown, re.M)
         assert (tmp_path / "child.txt").exists()
         self.quit(child)

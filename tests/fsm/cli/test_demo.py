@@ -69,8 +69,8 @@ class TestPlayPrompt:
         play_prompt(0, sample, out=out)
         text = out.getvalue()
         assert "[Subagent started]" in text and "[Subagent done]" in text and "  [sub] glob: " in text
-        assert re.search(r"^  #1 depth 0 \w+: idle --prompt--> awaiting_model \(turn 0\)$", text, re.MULTILINE)
-        assert re.search(r"^  #4 depth 1 \w+\.1: idle --prompt--> awaiting_model \(turn 0\)$", text, re.MULTILINE)
+        assert re.search(r"^  #1 depth 0 [\w-]+: idle --prompt--> awaiting_model \(turn 0\)$", text, re.MULTILINE)
+        assert re.search(r"^  #4 depth 1 [\w-]+\.1: idle --prompt--> awaiting_model \(turn 0\)$", text, re.MULTILINE)
 
 
 class TestRunDemo:

@@ -1,0 +1,115 @@
+"""The flags a ``claude -p`` script already types, end to end: piped stdin, system prompts, sessions,
+stream-json input."""
+
+from __future__ import annotations
+
+import json
+import uuid
+from pathlib import Path
+from typing import Any
+
+from fsm.testing import text_reply
+from tests.claude_parser import parse
+from tests.e2e.conftest import Runner
+from tests.e2e.fake_server import FakeAnthropic
+
+
+def _text(message: dict[str, Any]) -> str:
+    content = message["content"]
+    return content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+
+
+class TestPipedStdin:
+    def test_piped_text_goes_with_the_prompt(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """``echo CONTEXT | agentfsm -p "summarize"`` sends the piped text, a blank line, then the prompt."""
+        fake.script = [text_reply("a summary")]
+        run = agentfsm("-p", "summarize", input="CONTEXT line 1\nline 2\n")
+        assert (run.code, run.stdout, run.stderr) == (0, "a summary\n", "")
+        assert _text(fake.messages_requests[0].messages[0]) == "CONTEXT line 1\nline 2\n\nsummarize"
+
+    def test_no_pipe_no_change(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """With stdin on /dev/null the prompt is the argument alone."""
+        fake.script = [text_reply("ok")]
+        assert agentfsm("-p", "just this").code == 0
+        assert _text(fake.messages_requests[0].messages[0]) == "just this"
+
+
+class TestSystemPrompt:
+    def test_append_reaches_the_wire(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """--append-system-prompt X puts X at the end of our system prompt."""
+        fake.script = [text_reply("ok")]
+        assert agentfsm("-p", "hi", "--append-system-prompt", "Answer in French.").code == 0
+        system = fake.messages_requests[0].system
+        assert system.startswith("You are a coding agent") and system.endswith("\n\nAnswer in French.")
+
+    def test_replace_and_files(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+        """--system-prompt-file replaces ours; --append-system-prompt-file adds to it."""
+        (project / "sys.txt").write_text("You review code.\n")
+        (project / "more.txt").write_text("Be brief.\n")
+        fake.script = [text_reply("ok")]
+        run = agentfsm("-p", "hi", "--system-prompt-file", "sys.txt", "--append-system-prompt-file", "more.txt")
+        assert run.code == 0
+        assert fake.messages_requests[0].system == "You review code.\n\nBe brief."
+
+    def test_bad_prompt_flags(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """A missing file and two competing flags are one line each, exit 2, nothing sent."""
+        run = agentfsm("-p", "hi", "--system-prompt-file", "nope.txt")
+        assert (run.code, run.stderr) == (2, "agentfsm: --system-prompt-file nope.txt: cannot read it "
+                                             "(No such file or directory)\n")
+        run = agentfsm("-p", "hi", "--system-prompt", "a", "--system-prompt-file", "b")
+        assert run.code == 2 and run.stderr.count("\n") == 1 and "not allowed with argument" in run.stderr
+        assert fake.requests == []
+
+
+class TestSessions:
+    def test_session_ids_are_uuids_and_continue_goes_on(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """A session id is a UUID; -c goes on with the latest session, -r with a prefix of one."""
+        fake.script = [text_reply("one"), text_reply("two"), text_reply("three")]
+        first = agentfsm("-p", "first", "--output-format", "json").json()
+        session = first["session_id"]
+        assert str(uuid.UUID(session)) == session
+        second = agentfsm("-p", "second", "-c", "--output-format", "json").json()
+        third = agentfsm("-p", "third", "-r", session[:6], "--output-format", "json").json()
+        assert second["session_id"] == third["session_id"] == session
+        assert [_text(m) for m in fake.messages_requests[2].messages] == ["first", "one", "second", "two", "third"]
+
+    def test_session_id_names_the_new_session(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """--session-id UUID is the run's session id; reusing it, or a non-UUID, is one line and exit 2."""
+        chosen = "6f1c2d9e-4b7a-4c1e-9d3f-2a8b5e0c7f41"
+        fake.script = [text_reply("ok")]
+        run = agentfsm("-p", "hi", "--session-id", chosen.upper(), "--output-format", "stream-json")
+        lines = run.json_lines()
+        assert (run.code, lines[0]["session_id"], lines[-1]["session_id"]) == (0, chosen, chosen)
+        again = agentfsm("-p", "hi", "--session-id", chosen)
+        assert again.code == 2
+        assert again.stderr.startswith(f"agentfsm: --session-id {chosen} is already a session in ")
+        assert again.stderr.endswith(f"; go on with it with --resume {chosen}\n")
+        bad = agentfsm("-p", "hi", "--session-id", "abc")
+        assert (bad.code, bad.stderr) == (2, "agentfsm: --session-id must be a UUID (got 'abc')\n")
+        assert len(fake.messages_requests) == 1
+
+
+class TestStreamJsonInput:
+    def test_each_line_is_the_next_prompt_of_one_session(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """Two user messages on stdin: two runs of one session, one system/init, a result after each."""
+        fake.script = [text_reply("hello"), text_reply("again")]
+        lines = [{"type": "user", "message": {"role": "user", "content": "hi"}},
+                 {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "more"}]}}]
+        run = agentfsm("-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+                       "--no-transition-events", input="".join(json.dumps(line) + "\n" for line in lines))
+        assert run.code == 0, run.stderr
+        out = run.json_lines()
+        assert [o["type"] for o in out] == ["system", "assistant", "result", "assistant", "result"]
+        assert all(parse(o) is not None for o in out)
+        assert {o["session_id"] for o in out} == {out[0]["session_id"]}
+        assert [o["result"] for o in out if o["type"] == "result"] == ["hello", "again"]
+        assert [_text(m) for m in fake.messages_requests[1].messages] == ["hi", "hello", "more"]
+
+    def test_bad_lines(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """A line that is not a user message is one line on stderr and exit 2; stream-json output is required."""
+        run = agentfsm("-p", "--input-format", "stream-json", "--output-format", "stream-json", input="nope\n")
+        assert (run.code, run.stderr) == (2, "agentfsm: --input-format stream-json: line 1 is not JSON: 'nope'\n")
+        run = agentfsm("-p", "--input-format", "stream-json", input="{}\n")
+        assert (run.code, run.stderr) == (2, "agentfsm: --input-format stream-json needs --output-format "
+                                             "stream-json\n")
+        assert fake.requests == []
