@@ -238,11 +238,12 @@ def _uuid(text: str) -> str:
 
 def _with_id(agent: Agent, session_id: str) -> Agent:
     """A fresh root agent like *agent* whose id (and so whose session's) is *session_id*."""
-    from fsm.core.agent import Agent
-    from fsm.core.records import AgentState
+    import attrs
 
-    data = AgentState(agent_id=session_id, max_turns=agent.max_turns)
-    return Agent(agent.model, _workspace(agent), agent.max_turns, data=data, **agent.options())
+    from fsm.core.agent import Agent
+
+    data = attrs.evolve(agent.data, agent_id=session_id)  # a fresh agent's starting data, renamed
+    return Agent(agent.model, _workspace(agent), data=data, **agent.options())
 
 
 def _workspace(agent: Agent) -> str:
