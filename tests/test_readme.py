@@ -28,6 +28,16 @@ def test_stepping_example_runs(tmp_path):
     assert lines[-1].endswith("depth=0 state=idle turn=2/30 outcome=end_turn>")
 
 
+def test_sessions_example_prints_what_it_says(tmp_path):
+    """The Sessions example resumes, replays and forks as its comments say, and really writes a.txt."""
+    code = section_code("Sessions")
+    out = subprocess.run([sys.executable, "-c", code + "\nprint(open(work + '/a.txt').read())"], cwd=tmp_path,
+                         capture_output=True, text=True, check=True).stdout
+    assert out.splitlines() == [
+        "resumed: this call was in flight when the run stopped; not run again", "a.txt says hi", "2", "True 7",
+        "run bash 'cat a.txt'", "a.txt says hi", "hi"]
+
+
 def test_quick_start_names_the_test_command():
     """The quick start's second command is exactly the test command CI runs."""
     quick = README.read_text().split("## Quick start", 1)[1].split("```bash\n", 1)[1].split("```", 1)[0]

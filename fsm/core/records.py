@@ -218,7 +218,8 @@ class AgentState:
     spawned: int = 0
     """How many subagents this agent has started (the next one is numbered ``spawned + 1``)."""
     denials: list[Denial] = Factory(list)
-    """Every tool call of this agent the permission chain refused, in order (its subagents keep their own)."""
+    """Every tool call the permission chain refused, in order: a subagent's own; the root's, its subagents'
+    too (what a result reports as ``permission_denials``; a run's are those added since its prompt)."""
 
 
 converter = make_converter()

@@ -113,6 +113,8 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             s.tool_calls += 1
             if change.denial is not None:
                 s.denials.append(change.denial)
+                if run is not s:
+                    run.denials.append(change.denial)
         case "subagent_spawned":
             s.spawned += 1
         case "tools_done":

@@ -100,7 +100,7 @@ class SettingsKey:
 
     field: str
     parse: Callable[[object, Origin, list[str]], Any]
-    """Turns the JSON value into the field's value, appending the sub-keys it ignored to the list; raises
+    """Turns the JSON value into the field's value, appending what it ignored (``unknown key 'x.y'``); raises
     SettingsError (the message without the file name, which the caller adds) when it can't."""
     merge: Callable[[Any, Any], Any]
     """Combines a lower layer's value with a higher one's."""
@@ -136,7 +136,7 @@ def _parse_permissions(value: object, origin: Origin, notes: list[str]) -> Permi
     dirs = tuple(_directory(d, origin) for d in _strings(value.get("additionalDirectories", []),
                                                          "permissions.additionalDirectories"))
     known = {"allow", "ask", "deny", "defaultMode", "additionalDirectories"}
-    notes.extend(f"permissions.{k}" for k in value if k not in known)
+    notes.extend(f"unknown key 'permissions.{k}'" for k in value if k not in known)
     return PermissionSettings(default_mode=mode, additional_directories=dirs, **lists)
 
 
@@ -157,7 +157,7 @@ def _parse_hooks(value: object, origin: Origin, notes: list[str]) -> tuple[HookC
     hooks: list[HookCommand] = []
     for event, groups in value.items():
         if event not in EVENTS:
-            notes.append(f"hooks.{event}")
+            notes.append(f"unknown hook event 'hooks.{event}'")
             continue
         if not isinstance(groups, list):
             raise SettingsError(f"hooks.{event} must be a list of {{matcher, hooks}} objects (got {_show(groups)})")
@@ -219,13 +219,13 @@ def parse_settings(data: object, origin: Origin) -> Settings:
     for key, value in data.items():
         spec = KEYS.get(key)
         if spec is None:
-            notes.append(key)
+            notes.append(f"unknown key {key!r}")
             continue
         try:
             values[spec.field] = spec.parse(value, origin, notes)
         except SettingsError as exc:
             raise SettingsError(f"settings {origin.name}: {exc}") from None
-    lines = tuple(f"settings {origin.name}: ignored unknown key {k!r}" for k in notes)
+    lines = tuple(f"settings {origin.name}: ignored {note}" for note in notes)
     return Settings(**values, files=(origin.name,), notes=lines)
 
 

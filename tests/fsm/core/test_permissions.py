@@ -107,13 +107,14 @@ class TestChain:
         assert results(model)[1] == ("t2", "Permission denied: `touch b` is denied by rule Bash(touch b)")
 
     def test_subagents_get_the_same_chain(self, tmp_path: Path):
-        """A subagent's calls pass the same hooks and policy."""
+        """A subagent's calls pass the same hooks and policy; the root's denials list holds the child's."""
         model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "fetch"})),
                                tool_reply(tool_use("bash", {"command": "curl http://127.0.0.1:9/"}, id="c")),
                                text_reply("blocked"), text_reply("done")])
         agent = Agent(model, str(tmp_path), hooks=curl_hooks(), permissions=Policy(mode="bypassPermissions"))
         agent.run("go")
         assert results(model, 2) == [("c", "no network")]
+        assert [(d.tool_use_id, d.by) for d in agent.data.denials] == [("c", "hook <lambda>")]
 
     def test_remember_adds_a_session_rule(self, tmp_path: Path):
         """An approver's Remember allows the call and every later call the rule matches, without asking."""

@@ -1,0 +1,144 @@
+"""Tests for fsm.core.settings: Claude Code's settings files, their precedence, and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import attrs
+import pytest
+
+from fsm.core.settings import (
+    KEYS,
+    HookCommand,
+    Origin,
+    Settings,
+    SettingsError,
+    SettingsKey,
+    load_settings,
+    merge,
+    parse_settings,
+)
+
+
+@pytest.fixture
+def dirs(tmp_path: Path) -> tuple[Path, Path]:
+    home, project = tmp_path / "home", tmp_path / "project"
+    (home / ".claude").mkdir(parents=True)
+    (project / ".claude").mkdir(parents=True)
+    return home, project
+
+
+def write(path: Path, data: object) -> Path:
+    path.write_text(json.dumps(data))
+    return path
+
+
+class TestLoad:
+    def test_layers_in_claude_codes_order(self, dirs: tuple[Path, Path]) -> None:
+        """user, project, local, --settings, then overrides: rule lists add up, the highest defaultMode wins."""
+        home, project = dirs
+        write(home / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(a:*)"], "defaultMode": "plan"}})
+        write(project / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(b:*)"], "deny": ["Read(./.env)"],
+                                                                      "defaultMode": "acceptEdits"}})
+        write(project / ".claude" / "settings.local.json", {"permissions": {"ask": ["Bash(git push:*)"]}})
+        settings = load_settings(project, home=home, extra='{"permissions": {"allow": ["Bash(c:*)"]}}',
+                                 overrides={"permissions": {"allow": ["Bash(d:*)"]}})
+        perms = settings.permissions
+        assert [r.text for r in perms.allow] == ["Bash(a:*)", "Bash(b:*)", "Bash(c:*)", "Bash(d:*)"]
+        assert ([r.text for r in perms.ask], [r.text for r in perms.deny]) == (["Bash(git push:*)"], ["Read(./.env)"])
+        assert perms.default_mode == "acceptEdits"
+        assert [r.source for r in perms.allow] == [str(home / ".claude" / "settings.json"),
+                                                   str(project.resolve() / ".claude" / "settings.json"),
+                                                   "given as text", "command line"]
+        assert perms.allow[1].base == project.resolve()
+
+    def test_sources_choose_the_files(self, dirs: tuple[Path, Path]) -> None:
+        """Only the chosen file layers are read; a missing file is skipped."""
+        home, project = dirs
+        write(home / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(a:*)"]}})
+        write(project / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(b:*)"]}})
+        only = load_settings(project, home=home, sources=["project"])
+        assert [r.text for r in only.permissions.allow] == ["Bash(b:*)"]
+        assert load_settings(project, home=home, sources=[]).permissions.allow == ()
+
+    def test_settings_file_path(self, dirs: tuple[Path, Path], tmp_path: Path) -> None:
+        """extra may be a file's path; a missing one is an error."""
+        home, project = dirs
+        path = write(tmp_path / "ci.json", {"permissions": {"defaultMode": "dontAsk"}})
+        assert load_settings(project, home=home, extra=str(path)).permissions.default_mode == "dontAsk"
+        with pytest.raises(SettingsError, match=r"^settings file /nope.json does not exist$"):
+            load_settings(project, home=home, extra="/nope.json")
+
+    def test_aliases_and_directories(self, dirs: tuple[Path, Path]) -> None:
+        """defaultMode takes the old names; additionalDirectories are made absolute from the project."""
+        home, project = dirs
+        write(project / ".claude" / "settings.json", {"permissions": {"defaultMode": "allow",
+                                                                      "additionalDirectories": ["../shared"]}})
+        perms = load_settings(project, home=home).permissions
+        assert (perms.default_mode, perms.additional_directories) == ("bypassPermissions",
+                                                                      ((project / "../shared").resolve(),))
+
+    def test_hooks_and_unknown_keys(self, dirs: tuple[Path, Path]) -> None:
+        """Command hooks are read; unknown keys (and hook types we do not run) are named in the notes."""
+        home, project = dirs
+        path = write(project / ".claude" / "settings.json", {
+            "model": "opus", "env": {"A": "1"},
+            "hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [
+                {"type": "command", "command": "./guard.sh", "timeout": 5}, {"type": "prompt", "prompt": "x"}]}],
+                "Notification": [], "Stop": [{"hooks": [{"type": "command", "command": "./more.sh"}]}]},
+            "disableAllHooks": False})
+        settings = load_settings(project, home=home)
+        where = str(path.resolve())
+        assert settings.hooks == (HookCommand("PreToolUse", "./guard.sh", "Bash|Edit", 5.0, where),
+                                  HookCommand("Stop", "./more.sh", "", 60.0, where))
+        assert settings.notes == (
+            f"settings {where}: ignored unknown key 'model'", f"settings {where}: ignored unknown key 'env'",
+            f"settings {where}: ignored hooks.PreToolUse[0].hooks[1] of type 'prompt' (only 'command' hooks run)",
+            f"settings {where}: ignored unknown hook event 'hooks.Notification'")
+
+
+class TestErrors:
+    @pytest.mark.parametrize(("data", "message"), [
+        ({"permissions": {"allow": "Bash"}}, 'permissions.allow must be a list of strings (got "Bash")'),
+        ({"permissions": {"deny": ["Bash(rm"]}}, "permissions.deny: rule 'Bash(rm' has no closing ')'"),
+        ({"permissions": {"defaultMode": "yolo"}}, "permissions.defaultMode must be one of default, acceptEdits, "
+                                                   'plan, dontAsk, bypassPermissions (got "yolo")'),
+        ({"hooks": {"PreToolUse": [{"matcher": "(", "hooks": []}]}},
+         "hooks.PreToolUse[0].matcher '(' is not a valid pattern: missing ), unterminated subpattern at position 0"),
+        ({"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}},
+         "hooks.Stop[0].hooks[0].command must be a non-empty string (got null)"),
+        ({"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": 0}]}]}},
+         "hooks.Stop[0].hooks[0].timeout must be a positive number of seconds (got 0)"),
+        ({"disableAllHooks": "yes"}, 'disableAllHooks must be true or false (got "yes")'),
+    ])
+    def test_one_line_naming_the_file(self, dirs: tuple[Path, Path], data: object, message: str) -> None:
+        """A key of the wrong shape: one line naming the file, the key and the value."""
+        home, project = dirs
+        path = write(project / ".claude" / "settings.json", data)
+        with pytest.raises(SettingsError) as info:
+            load_settings(project, home=home)
+        assert str(info.value) == f"settings {path.resolve()}: {message}"
+
+    def test_not_json(self, dirs: tuple[Path, Path]) -> None:
+        """A file that is not JSON says so, with where it broke."""
+        home, project = dirs
+        (home / ".claude" / "settings.json").write_text('{"permissions": }')
+        with pytest.raises(SettingsError) as info:
+            load_settings(project, home=home)
+        assert str(info.value) == (f"settings file {home}/.claude/settings.json is not valid JSON: Expecting value: "
+                                   "line 1 column 17 (char 16)")
+
+
+class TestExtending:
+    def test_a_new_key_is_one_field_and_one_entry(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        """Adding a key takes a Settings field and a KEYS entry; layers merge it like the others."""
+        Extended = attrs.make_class("Extended", {"sandbox": attrs.field(default=None)}, bases=(Settings,),
+                                    frozen=True)
+        monkeypatch.setitem(KEYS, "sandbox", SettingsKey("sandbox", lambda v, origin, notes: v,
+                                                         lambda lower, higher: {**(lower or {}), **higher}))
+        monkeypatch.setattr("fsm.core.settings.Settings", Extended)
+        origin = Origin("x", tmp_path)
+        merged = merge([parse_settings({"sandbox": {"enabled": True}}, origin),
+                        parse_settings({"sandbox": {"network": False}}, origin)])
+        assert merged.sandbox == {"enabled": True, "network": False}
