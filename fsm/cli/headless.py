@@ -20,6 +20,7 @@ from attrs import Factory, frozen
 from fsm.core.pricing import price_of
 from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS, Transition, Usage
 from fsm.core.reducer import made_model_call
+from fsm.core.rules import claude_name
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
@@ -130,8 +131,10 @@ def usage_json(usage: Usage) -> dict[str, Any]:
 
 
 def permission_denials(records: list[Transition]) -> list[dict[str, Any]]:
-    """The run's permission denials as Claude Code lists them (``tool_name``, ``tool_use_id``, ``tool_input``)."""
-    return []
+    """The run's permission denials as Claude Code lists them (``tool_name`` in its spelling, ``tool_use_id``,
+    ``tool_input``), subagents' included, in order."""
+    return [{"tool_name": claude_name(d.tool_name), "tool_use_id": d.tool_use_id, "tool_input": d.tool_input}
+            for d in (r.denial for r in records) if d is not None]
 
 
 def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) -> RunResult:

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -170,12 +171,14 @@ class Policy:
         parsed = parse_command(command)
         home = os.path.realpath(os.path.expanduser("~"))
 
+        @cache
         def locate(path: str, cwd: str | None) -> str | None:
             if cwd is None and not path.startswith(("/", "~")):
                 return None
             start = os.path.expanduser(cwd) if cwd else "."
             return os.path.realpath(os.path.join(workspace.root, start, os.path.expanduser(path)))
 
+        @cache
         def inside(path: str | None) -> bool:
             return path is not None and workspace.contains(path)
 

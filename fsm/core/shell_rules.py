@@ -33,6 +33,9 @@ BUILT_IN_DENY = tuple(parse_rule(text, source="built-in") for text in (
     "Bash(sudo:*)", "Bash(shutdown:*)", "Bash(reboot:*)", "Bash(halt:*)", "Bash(poweroff:*)", "Bash(mkfs:*)",
     "Bash(mkfs.*)"))
 """Deny rules that always hold; :func:`refused` adds the checks a rule string cannot express."""
+_BY_NAME = {rule.literal.strip() if rule.specifier and rule.specifier.endswith(":*") else rule.specifier or "": rule
+            for rule in BUILT_IN_DENY}
+"""Each built-in rule by the program it names (they are all ``Bash(NAME:*)``, and ``Bash(mkfs.*)``)."""
 
 _SAFE_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/", "/dev/random",
                  "/dev/urandom")
@@ -76,9 +79,9 @@ def _operands(args: tuple[str, ...]) -> list[str]:
 def refused(command: SimpleCommand, locate: Locate, *, home: str) -> Rule | str | None:
     """The built-in deny rule (or check, in words) refusing *command*, or None."""
     name = command.name
-    for rule in BUILT_IN_DENY:
-        if rule.matches_command(command.text) or rule.matches_command(" ".join((name, *command.argv[1:]))):
-            return rule
+    rule = _BY_NAME.get(name) or (_BY_NAME["mkfs.*"] if name.startswith("mkfs.") else None)
+    if rule is not None:
+        return rule
     args = command.argv[1:]
     if name == "rm" and _flags(args) & {"-r", "-R", "--recursive"}:
         for target in _operands(args):

@@ -63,6 +63,25 @@ class TestRepl:
             ("user", "hello there"), ("assistant", ""), ("user", "(no output)"), ("assistant", "first answer"),
             ("user", "and again")]
 
+    def test_a_allows_the_prefix_rule_for_the_session(self, fake: FakeAnthropic, project: Path) -> None:
+        """`a` at the question allows the call, prints the rule it added, and later calls it matches run unasked."""
+        fake.script = [tool_reply(tool_use("bash", {"command": "touch one"})),
+                       tool_reply(tool_use("bash", {"command": "touch two"})), text_reply("both made")]
+        child = _spawn(fake, project)
+        child.sendline("make files")
+        child.expect_exact("(a: allow Bash(touch:*) for this session)")
+        child.expect_exact("Allow? [y/N/a] ")
+        child.sendline("a")
+        child.expect_exact("[Permission] added for this session: Bash(touch:*)")
+        child.expect_exact("both made")
+        before = child.before
+        child.expect_exact(PROMPT)
+        child.sendline("exit")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert "Allow?" not in before
+        assert (project / "one").exists() and (project / "two").exists()
+
     def test_ctrl_c_interrupts_a_run_and_returns_to_the_prompt(self, fake: FakeAnthropic, project: Path) -> None:
         """Ctrl-C while the model is thinking ends that run; the next prompt works; Ctrl-D quits."""
         arrived, release = threading.Event(), threading.Event()

@@ -65,6 +65,8 @@ class TestDefaultModeHeadless:
             content, is_error = results[call["id"]]
             assert is_error and content.startswith("Permission denied: "), (call["input"], content)
             assert "needs approval and no one could be asked" in content
+        assert run.json()["permission_denials"] == [
+            {"tool_name": "Bash", "tool_use_id": c["id"], "tool_input": c["input"]} for c in calls]
         assert {p: p.read_text() for p in survivors} == before
         assert not (project.parent / "outside.txt").exists() and not (project.parent / "moved.txt").exists()
         assert not (project.parent / "copied.txt").exists()

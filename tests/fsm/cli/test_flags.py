@@ -26,6 +26,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     for name in ENV_VARS:
         monkeypatch.setenv(name, "")  # recorded, so the teardown restores (or removes) it
         monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no user settings file but the test's own
     monkeypatch.chdir(tmp_path)
     return tmp_path
 
@@ -112,6 +113,37 @@ class TestAgentFromArgs:
             agent_from_args(parse("--tools", "task,nope"), model=ScriptedModel(), interactive=False)
         assert str(info.value) == ("--tools: unknown tool 'nope' "
                                    "(available: bash, read_file, write_file, edit_file, glob, task)")
+
+    def test_settings_files_and_flags(self, clean_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """The project's settings apply; --settings and flags layer on top; --verbose names ignored keys."""
+        (clean_env / ".claude").mkdir()
+        (clean_env / ".claude" / "settings.json").write_text(
+            '{"model": "x", "permissions": {"allow": ["Bash(pytest:*)"], "defaultMode": "acceptEdits"}}')
+        agent = agent_from_args(parse("--settings", '{"permissions": {"deny": ["Read(./.env)"]}}', "--allowedTools",
+                                      "Bash(make:*)", "--verbose"), model=ScriptedModel(), interactive=False)
+        policy = agent.permissions
+        assert (policy.mode, [r.text for r in policy.allow], [r.text for r in policy.deny]) == (
+            "acceptEdits", ["Bash(pytest:*)", "Bash(make:*)"], ["Read(./.env)"])
+        assert capsys.readouterr().err == (f"agentfsm: note: settings {clean_env.resolve()}/.claude/settings.json: "
+                                           "ignored unknown key 'model'\n")
+        flagged = agent_from_args(parse("--permission-mode", "plan"), model=ScriptedModel(), interactive=False)
+        assert flagged.permissions.mode == "plan"  # the flag beats defaultMode
+        skipped = agent_from_args(parse("--setting-sources", "user"), model=ScriptedModel(), interactive=False)
+        assert skipped.permissions.allow == ()
+
+    def test_bad_setting_sources(self, clean_env: Path) -> None:
+        """--setting-sources names only user, project and local."""
+        with pytest.raises(ConfigError) as info:
+            agent_from_args(parse("--setting-sources", "user,team"), model=ScriptedModel(), interactive=False)
+        assert str(info.value) == "--setting-sources: unknown source 'team' (expected some of user,project,local)"
+
+    def test_command_hooks_are_installed(self, clean_env: Path) -> None:
+        """The settings' command hooks join the default hooks."""
+        (clean_env / ".claude").mkdir()
+        (clean_env / ".claude" / "settings.json").write_text(
+            '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}')
+        agent = agent_from_args(parse(), model=ScriptedModel(), interactive=False)
+        assert [getattr(h, "hook_name", None) for h in agent.hooks.callbacks("PreToolUse")] == [None, "true"]
 
     def test_add_dir(self, clean_env: Path, tmp_path: Path) -> None:
         """--add-dir puts a directory inside the workspace boundary; a missing one is an error."""

@@ -31,6 +31,7 @@ def rules(*texts: str, base: Path | None = None):
 
 
 HARD_DENY = ["sudo ls", 's""udo ls', "su''do ls", "/usr/bin/sudo x", "env sudo x", "shutdown -h now", "reboot",
+             "halt", "poweroff", "mkfs -t ext4 /dev/sdb",
              "mkfs.ext4 /dev/sda1", "dd if=/dev/zero of=/dev/sda", "rm -rf /", "rm -fr /", "rm -Rf /", "rm  -rf /",
              "rm -r -f /", "rm --recursive --force /", "rm -rf --no-preserve-root /", "rm -rf ~", "rm -rf ~/",
              "rm -rf $HOME", "rm -rf /*", "cd / && rm -rf *", "echo $(sudo id)", "bash -c 'sudo ls'",
@@ -116,6 +117,13 @@ class TestDefaultMode:
         assert bash(policy, ws, "aws s3 ls").behavior == "deny"
         verdict = bash(policy, ws, "git push origin")
         assert (verdict.behavior, verdict.forced) == ("ask", True)
+
+    def test_an_ask_rule_asks_even_in_bypass_mode(self, ws: Workspace) -> None:
+        """bypassPermissions allows everything but deny rules refuse and ask rules ask."""
+        policy = Policy(mode="bypassPermissions", ask=rules("Bash(git push:*)", "Edit(deploy/**)", base=ws.root))
+        assert bash(policy, ws, "git push").behavior == "ask"
+        assert policy.decide({"name": "write_file", "input": {"path": "deploy/x", "content": ""}}, ws).forced
+        assert bash(policy, ws, "rm -rf build").behavior == "allow"
 
     @pytest.mark.parametrize(("command", "suggestion"), [
         ("pytest -k shutdown", "Bash(pytest:*)"), ("git commit -m x", "Bash(git commit:*)"),
