@@ -91,7 +91,9 @@ class Bounds:
     @property
     def cap(self) -> int:
         """Up to this many remaining calls the budget is exact; above, it is PLENTY."""
-        return self.max_model_calls if self.exact_budget else min(self.max_model_calls, self.max_parallel + 1)
+        # At most max_parallel agents are in awaiting_model at once (a parent waits in executing_tools while its
+        # subagents run), so every guard and the invariant compare the budget with numbers <= max_parallel.
+        return self.max_model_calls if self.exact_budget else min(self.max_model_calls, self.max_parallel)
 
     def full(self) -> int:
         """The budget a run starts with, abstracted."""
@@ -166,9 +168,11 @@ def _get(root: Node, path: tuple[int, ...]) -> Node:
     return root
 
 
-def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *, kinds: tuple[str, ...] = (),
-          model_called: bool = False) -> list[tuple[Config, tuple[int, str, str, str]]]:
-    """The configurations after the agent at *path* fires *trigger*, when a row of the table lets it."""
+def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
+          replies: tuple[tuple[str, ...], ...] = ((),), model_called: bool = False,
+          ) -> list[tuple[Config, tuple[int, str, str, str], tuple[str, ...]]]:
+    """The configurations after the agent at *path* fires *trigger*, when a row of the table lets it, one per
+    reply in *replies* (the kinds of a ``replied_with_tools`` reply's calls; the guards do not read them)."""
     root, budget = config
     state, turn, pending, inbox, children = node = _get(root, path)
     depth = len(path)
@@ -180,8 +184,6 @@ def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *, kin
         inbox, turn = False, 0
         if trigger == "prompt" and not path:
             budgets = [b.full()]
-    elif trigger == "replied_with_tools":
-        pending = kinds
     elif trigger in ("tool_ran", "subagent_returned"):
         pending = pending[1:]
     elif trigger == "interrupted":
@@ -203,8 +205,9 @@ def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *, kin
             kids = children[1:]
         elif trigger == "interrupted":
             kids = ()
-        new = (dest, turn, pending, inbox, kids)
-        out.append(((_replace(root, path, new), left), (depth, state, trigger, dest)))
+        for kinds in replies:
+            new = (dest, turn, kinds if trigger == "replied_with_tools" else pending, inbox, kids)
+            out.append(((_replace(root, path, new), left), (depth, state, trigger, dest), kinds))
     del node
     return out
 
@@ -235,18 +238,19 @@ def moves(config: Config, b: Bounds) -> Iterator[tuple[str, Move, Config]]:
         if choice == "interrupt":
             yield from _interrupt(config, path, b, during_call=node[0] == "awaiting_model")
             continue
-        if choice == "tools":
-            replies = [k for n in range(1, b.tools_per_reply + 1) for k in itertools.product(KINDS, repeat=n)]
-        else:
-            replies = [()]
-        for kinds in replies:
-            for trigger in _tries(node, choice):
-                done = _fire(config, path, trigger, b, kinds=kinds)
-                if done:
-                    label = f"tools {'+'.join(kinds)}" if kinds else choice
-                    for after, made in done:
-                        yield label, (made,), after
-                    break
+        replies = _replies(b.tools_per_reply) if choice == "tools" else ((),)
+        for trigger in _tries(node, choice):
+            done = _fire(config, path, trigger, b, replies=replies)
+            if done:
+                for after, made, kinds in done:
+                    yield (f"tools {'+'.join(kinds)}" if kinds else choice), (made,), after
+                break
+
+
+@functools.cache
+def _replies(k: int) -> tuple[tuple[str, ...], ...]:
+    """Every reply of 1..k tool calls, each a ``tool`` or a ``task``, as the kinds in order."""
+    return tuple(kinds for n in range(1, k + 1) for kinds in itertools.product(KINDS, repeat=n))
 
 
 def _interrupt(config: Config, path: tuple[int, ...], b: Bounds, *, during_call: bool) -> Iterator[tuple[str, Move,
@@ -259,8 +263,8 @@ def _interrupt(config: Config, path: tuple[int, ...], b: Bounds, *, during_call:
             if _get(current[0], path[:depth])[0] == "idle":
                 nxt.append((current, made))
                 continue
-            for after, step in _fire(current, path[:depth], "interrupted", b,
-                                     model_called=during_call and depth == len(path)):
+            for after, step, _ in _fire(current, path[:depth], "interrupted", b,
+                                        model_called=during_call and depth == len(path)):
                 nxt.append((after, (*made, step)))
         frontier = nxt
     for after, made in frontier:

@@ -83,7 +83,7 @@ class TestCommand:
         assert main(["check", "--max-turns", "3", "--tools-per-reply", "2", "--max-model-calls", "10",
                      "--inductive"]) == 0
         out = capsys.readouterr().out
-        assert "configurations: 1,186  edges: 3,459  time: " in out
+        assert "configurations: 905  edges: 2,660  time: " in out
         assert "worst case: 10 model calls per run (without the budget the table allows 21)" in out
         assert ("proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no deadlock; idle reachable from "
                 "every configuration; every run terminates\n") in out
