@@ -27,7 +27,7 @@ def _tool_inputs(child: bool) -> st.SearchStrategy[tuple[str, Any]]:
         ("teleport", {}),                                           # unknown tool
         ("task", {"prompt": "subtask to do"}),                      # from the child too: must be refused
         ("task", {"prompt": ""}),
-        ("bash", {"command": "sudo reboot"}),                       # deny list
+        ("bash", {"command": ": sudo reboot"}),  # deny list; harmless if it ever ran (':' does nothing)
     ])
 
 
@@ -47,10 +47,20 @@ def _reply(draw: st.DrawFn, child: bool, serial: int) -> dict[str, Any]:
 
 @st.composite
 def replies(draw: st.DrawFn, *, child: bool, serial: int) -> dict[str, Any] | BaseException:
-    """A reply dict; one time in 20 a model error, one in 40 a Ctrl-C, to raise from the model call."""
+    """A reply dict; one time in 20 a model error, one in 40 another exception, one in 40 a Ctrl-C (to raise
+    from the model call); one in 10 a parent's reply with 2 or 3 task calls, one in 10 a pause_turn."""
     roll = draw(st.integers(0, 39), label="roll")
     if roll < 2:
         return ModelError("drawn failure")
     if roll == 2:
         return KeyboardInterrupt()
+    if roll == 3:
+        return draw(st.sampled_from([RuntimeError("drawn crash"), ValueError("bad"), TypeError("odd")]))
+    if roll < 8 and not child:
+        calls = [{"type": "tool_use", "id": f"p_{serial}_{i}", "name": "task", "input": {"prompt": f"subtask {i}"}}
+                 for i in range(draw(st.integers(2, 3), label="tasks"))]
+        return {"content": calls, "stop_reason": "tool_use", "usage": {"input_tokens": 3, "output_tokens": 2}}
+    if roll < 12:
+        return {"content": [{"type": "text", "text": "thinking"}], "stop_reason": "pause_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1}}
     return draw(_reply(child, serial))

@@ -1,10 +1,15 @@
 """Property tests: arbitrary model behaviour driven through the real machine never breaks its invariants.
 
 Hypothesis plays the model. Every reply is drawn when the agent asks for it: any mix of text, valid and
-invalid tool calls, unknown tools, ``task`` from the parent and from the child, every stop reason, model
-errors, Ctrl-C, and Stop hooks that force the run to go on. After every step we check: depth <= 1, turns
-<= max_turns for every agent, the state name agrees with the data, every tool_use is answered exactly
-once and in order, the parent never sees the child's messages, and one step makes one transition.
+invalid tool calls, unknown tools, ``task`` from the parent and from the child, several ``task`` calls in one
+reply, every stop reason (``pause_turn`` often), model errors and other exceptions, Ctrl-C from the model,
+from a PreToolUse hook and from a tool; hooks and approvers that raise; Stop hooks that force the run to go
+on; small turn limits (a child at its own cap) and small budgets (the run's budget spent); and, at random
+points, the process "dies" and the agent is rebuilt from its real journal (``resume``). The permission hook
+is on. After every step we check against facts, not the agent's own counters: the model's actual calls per
+agent per run and per run of the root, depth from the actual tree; and that the counters agree with them,
+the state name agrees with the data, every tool_use is answered exactly once and in order, the parent never
+sees the child's messages, and one step makes one transition. No command here can do harm if it ran.
 """
 
 from __future__ import annotations
@@ -18,7 +23,11 @@ from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
-from fsm import Agent, Hooks, ModelError, Reply
+from fsm import Agent, ModelError, Reply
+from fsm.core.hooks import Notice
+from fsm.core.permissions import default_hooks
+from fsm.session.journal import Journal
+from fsm.session.restore import resume
 from fsm.testing import Request
 from tests.strategies_fsm import replies
 
@@ -29,11 +38,14 @@ class DrawnModel:
     def __init__(self) -> None:
         self.draw: Any = None
         self.calls = 0
+        self.by_root = 0
+        """Calls made by the root (it is offered task; a subagent never is)."""
         self.serial = 0
 
     def create(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int) -> Reply:
         self.calls += 1
         is_child = "task" not in [t["name"] for t in tools]
+        self.by_root += not is_child
         request = Request(system, messages, tools, max_tokens)
         self.serial += 1
         item = self.draw(replies(child=is_child, serial=self.serial))
@@ -92,6 +104,11 @@ def check_state_agrees(agent: Agent) -> None:
         assert data.outcome is not None
 
 
+def tree_depth(agent: Agent) -> int:
+    """How deep the actual tree of running agents goes below *agent* (0: no children)."""
+    return max((1 + tree_depth(child) for child in agent.children), default=0)
+
+
 class AgentMachine(RuleBasedStateMachine):
     """Drives one root agent with hypothesis-drawn replies and checks the invariants after every step."""
 
@@ -104,34 +121,74 @@ class AgentMachine(RuleBasedStateMachine):
             f.write("hello\n")
         self.model = DrawnModel()
         self.agent: Agent | None = None
+        self.journal: Journal | None = None
+        self.session = ""
         self.child_ids: set[str] = set()
         self.max_depth = 0
         self.last_seq = 0
+        self.run_start = 0
+        """The model's call count when the root's current run began."""
+        self.root_start = 0
+        self.child_start = 0
+        """The model's call count when the running subagent was spawned."""
 
     def teardown(self) -> None:
+        if self.journal is not None:
+            self.journal.close()
         shutil.rmtree(self.base, ignore_errors=True)
 
     @initialize(data=st.data(), max_turns=st.one_of(st.integers(1, 4), st.just(30)),
-                force=st.sampled_from(["never", "sometimes"]))
-    def build(self, data, max_turns, force):
+                max_model_calls=st.one_of(st.integers(1, 8), st.just(200)),
+                force=st.sampled_from(["never", "sometimes"]), journalled=st.booleans())
+    def build(self, data, max_turns, max_model_calls, force, journalled):
         self.model.draw = data.draw
-        hooks = Hooks()
+        hooks = default_hooks()  # the permission hook is on: the deny list holds
+
+        def pre_tool(event):
+            roll = data.draw(st.integers(0, 29), label="pre-tool hook")
+            if roll == 0:
+                raise KeyboardInterrupt  # Ctrl-C from a hook, as if from a tool
+            if roll == 1:
+                raise RuntimeError("hook crashed")
+            return Notice("looked")
+
+        hooks.on("PreToolUse", pre_tool)
         if force == "sometimes":
             for event in ("Stop", "SubagentStop"):
                 hooks.on(event, lambda e: data.draw(st.sampled_from([None, None, "go on"]), label="stop hook"))
-        self.agent = Agent(model=self.model, workdir=self.dir, max_turns=max_turns, hooks=hooks,
-                           approver=lambda call, ask: data.draw(st.booleans(), label="approve"))
+
+        def approve(call, ask):
+            roll = data.draw(st.integers(0, 9), label="approve")
+            if roll == 0:
+                raise RuntimeError("approver crashed")
+            return roll % 2 == 0
+
+        self.options = {"hooks": hooks, "approver": approve}
+        self.agent = Agent(model=self.model, workdir=self.dir, max_turns=max_turns, max_model_calls=max_model_calls,
+                           **self.options)
+        if journalled:
+            self.journal = Journal(f"{self.base}/sessions.db")
+            self.session = self.journal.start(self.agent)
         self.agent.subscribe(self.observe)
 
     def observe(self, record) -> None:
         assert record.seq == self.last_seq + 1
         self.last_seq = record.seq
+        agent = self.agent
         assert record.depth <= 1
-        assert record.turn <= (self.agent.max_turns if self.agent else 30)
+        assert record.turn <= agent.max_turns
         self.max_depth = max(self.max_depth, record.depth)
         event(f"trigger {record.trigger} at depth {record.depth}")
+        if record.trigger == "prompt" and record.depth == 0:
+            self.run_start, self.root_start = self.model.calls, self.model.by_root
+        if record.trigger == "subagent_spawned":
+            self.child_start = self.model.calls - self.model.by_root
+        if record.outcome == "max_model_calls":
+            event("the run's budget was spent")
         if record.depth == 1:
             self.child_ids.add(record.agent)
+            if record.turn == agent.max_turns:
+                event("a subagent reached its own cap")
 
     @rule(prompt=st.sampled_from(["do it", "and again", "x"]))
     def act(self, prompt):
@@ -152,18 +209,36 @@ class AgentMachine(RuleBasedStateMachine):
             check_answers(child_before)
             check_state_agrees(child_before)
 
+    @rule()
+    def kill_and_resume(self):
+        """The process dies between steps; the agent is rebuilt from its journal and goes on in the same session."""
+        if self.journal is None:
+            return
+        before = self.agent.data
+        self.agent = resume(self.journal, self.session, self.model, **self.options)
+        self.last_seq = self.agent.history[-1].seq if self.agent.history else self.last_seq
+        self.agent.subscribe(self.observe)
+        data = self.agent.data
+        assert (data.turn, data.run_calls, data.state) == (before.turn, before.run_calls, data.state)
+        event("killed and resumed from the journal")
+
     @invariant()
     def invariants(self):
         if self.agent is None:
             return
         agent = self.agent
-        assert agent.depth == 0 and self.max_depth <= 1
+        model = self.model
+        # Facts: the model's own count of calls, the actual tree.
+        assert tree_depth(agent) <= 1 and agent.depth == 0 and self.max_depth <= 1
+        assert model.calls - self.run_start <= agent.max_model_calls
+        assert model.calls - self.run_start == agent.run_calls
+        assert model.by_root - self.root_start == agent.turn <= agent.max_turns <= 30
         for child in agent.children:
-            assert child.depth == 1 and not child.children
-            assert child.turn <= child.max_turns
+            assert child.parent is agent and child.depth == 1 and not child.children
+            assert "task" not in [t.name for t in child.tools]
+            assert model.calls - model.by_root - self.child_start == child.turn <= child.max_turns
             check_answers(child)
             check_state_agrees(child)
-        assert agent.turn <= agent.max_turns <= 30
         check_answers(agent)
         check_state_agrees(agent)
         ids = [i for m in agent.messages if m["role"] == "assistant" for i in tool_uses(m)]
