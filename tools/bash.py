@@ -16,12 +16,16 @@ from __future__ import annotations
 import codecs
 import contextlib
 import os
+import secrets
 import selectors
 import signal
 import subprocess
+import sys
 import time
+from pathlib import Path
 
 from tools.base import ToolOutput, tool
+from tools.processes import TAG_VAR, ToolProcess
 from tools.workspace import Workspace
 
 __all__ = ["MAX_OUTPUT_CHARS", "SECRET_ENV_VARS", "bash"]
@@ -37,6 +41,11 @@ _POLL_SECONDS = 0.05
 """How often we look whether the shell has exited while its pipe stays quiet."""
 _DRAIN_SECONDS = 1.0
 """How long we keep reading what is left in the pipe after the process group is killed."""
+_STOP_SECONDS = 2.0
+"""How long the reaper may take to kill what a stopped call left before we SIGKILL its group."""
+_REAPER = str(Path(__file__).with_name("reaper.py"))
+_REAPS = sys.platform == "linux"
+"""Whether commands run under the reaper (it needs Linux's PR_SET_CHILD_SUBREAPER)."""
 
 
 class _Capture:
@@ -101,30 +110,68 @@ class _Capture:
     },
 )
 def bash(workspace: Workspace, *, command: str) -> ToolOutput:
-    """Run *command* with ``sh`` in the workspace root."""
+    """Run *command* with ``sh`` in the workspace root; nothing it starts outlives the call."""
+    tag = secrets.token_hex(8)
     env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV_VARS}
-    proc = subprocess.Popen(
-        command,
-        shell=True,
-        cwd=workspace.root,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
+    env[TAG_VAR] = tag
+    go_read, go_write = os.pipe()  # the command waits for one byte here: recorded first, then run
+    try:
+        proc = subprocess.Popen(
+            _argv(command, go_read),
+            cwd=workspace.root,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            pass_fds=(go_read,),
+        )
+    except BaseException:
+        os.close(go_write)
+        raise
+    finally:
+        os.close(go_read)
+    record = ToolProcess.started(proc.pid, tag)
+    listener = workspace.process_listener
     capture = _Capture(MAX_OUTPUT_CHARS)
     try:
+        try:
+            if listener is not None:
+                listener(record, True)
+            os.write(go_write, b"g")
+        finally:
+            os.close(go_write)
         finished = _collect(proc, capture, deadline=time.monotonic() + workspace.bash_timeout)
     finally:
         # Also on KeyboardInterrupt: the group is in its own session, so Ctrl-C never reached it.
-        _kill_group(proc)
-        proc.wait()
+        _stop(proc)
         assert proc.stdout is not None
         proc.stdout.close()
+        if listener is not None:
+            listener(record, False)
     if not finished:
         return ToolOutput(f"Error: Timeout ({workspace.bash_timeout:g}s)", is_error=True)
     return ToolOutput(capture.text() + _status_note(proc.returncode))
+
+
+def _argv(command: str, go_fd: int) -> list[str]:
+    """``sh -c COMMAND`` under the reaper, which starts it once *go_fd* gives a byte; without a reaper (not
+    Linux), a shell that waits for that byte itself."""
+    if not _REAPS:
+        return ["/bin/sh", "-c", f"read -r _ <&{go_fd}; exec {go_fd}<&-; exec /bin/sh -c \"$0\"", command]
+    return [sys.executable, "-I", "-S", _REAPER, str(os.getpid()), str(go_fd), "/bin/sh", "-c", command]
+
+
+def _stop(proc: subprocess.Popen[bytes]) -> None:
+    """End the call's processes: ask the reaper to kill everything below it, then SIGKILL the group."""
+    if _REAPS and not _gone(proc):
+        with contextlib.suppress(ProcessLookupError):
+            proc.send_signal(signal.SIGTERM)
+        give_up = time.monotonic() + _STOP_SECONDS
+        while not _gone(proc) and time.monotonic() < give_up:
+            time.sleep(0.005)
+    _kill_group(proc)
+    proc.wait()
 
 
 def _collect(proc: subprocess.Popen[bytes], capture: _Capture, *, deadline: float) -> bool:
@@ -163,7 +210,12 @@ def _read_into(fd: int, capture: _Capture) -> int | None:
 
 
 def _has_exited(proc: subprocess.Popen[bytes]) -> bool:
-    """Whether the shell has exited, without reaping it: until reaped, its pid names our group only."""
+    """Whether the shell (or its reaper) has exited, while the call is under way."""
+    return _gone(proc)
+
+
+def _gone(proc: subprocess.Popen[bytes]) -> bool:
+    """Whether *proc* has exited, without reaping it: until reaped, its pid names our group only."""
     try:
         return os.waitid(os.P_PID, proc.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
     except ChildProcessError:  # already reaped

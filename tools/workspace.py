@@ -10,12 +10,20 @@ from __future__ import annotations
 
 import errno
 import os
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import attrs
 from attrs import field, frozen
 
-__all__ = ["BASH_TIMEOUT", "OutsideWorkspaceError", "Workspace"]
+if TYPE_CHECKING:
+    from tools.processes import ToolProcess
+
+__all__ = ["BASH_TIMEOUT", "OutsideWorkspaceError", "ProcessListener", "Workspace"]
+
+ProcessListener = Callable[["ToolProcess", bool], None]
+"""``(process, running)``: a tool call's processes started (True) or are all gone (False)."""
 
 BASH_TIMEOUT = 120.0
 """Seconds a bash command may run by default."""
@@ -47,6 +55,9 @@ class Workspace:
     """Seconds a bash command may run before its whole process group is killed."""
     extra: tuple[Path, ...] = field(default=(), converter=_absolute_dirs)
     """More directories inside the boundary (absolute, symlinks resolved), beside the root."""
+    process_listener: ProcessListener | None = field(default=None, eq=False, repr=False)
+    """Told about a tool call's processes when they start (``running=True``) and when they are gone, so the
+    journal can record them before the command runs (the agent sets it per call)."""
 
     def resolve(self, path: str) -> Path:
         """The absolute, symlink-free form of *path* (relative paths are taken from the root).

@@ -33,6 +33,7 @@ import uuid
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
+import attrs
 from transitions import EventData
 
 from fsm.core.guards import Facts
@@ -61,10 +62,13 @@ from fsm.core.records import (
 from fsm.core.reducer import Step, child_state, reduce
 from fsm.errors import ConfigError, MisuseError, ModelError
 from tools import BASH_TIMEOUT, PARENT_TOOLS, REGISTRY, Tool, ToolOutput, Workspace, check_input, run_tool, toolset
+from tools.processes import ToolProcess
 
-__all__ = ["Agent", "Listener"]
+__all__ = ["Agent", "Listener", "ProcessListener"]
 
 Listener = Callable[[Transition], None]
+ProcessListener = Callable[[str, str, ToolProcess, bool], None]
+"""``(agent_id, tool_use_id, process, running)``: see :meth:`Agent.watch_processes`."""
 
 @functools.cache
 def _machine() -> Any:
@@ -148,6 +152,7 @@ class Agent:
         self.history: list[Transition] = []
         """Every Transition this agent's steps produced, its subagents' included."""
         self._listeners: list[Listener] = [] if _parent is None else _parent._listeners
+        self._process_listeners: list[ProcessListener] = [] if _parent is None else _parent._process_listeners
         self._seq: Iterator[int] = itertools.count(1) if _parent is None else _parent._seq
         self._step_started = 0.0
         self._machine = _machine()
@@ -280,6 +285,13 @@ class Agent:
         """Hand every future Transition (subagents' too) to *listener*; returns a function that unsubscribes."""
         self._listeners.append(listener)
         return lambda: self._listeners.remove(listener)
+
+    def watch_processes(self, listener: ProcessListener) -> Callable[[], None]:
+        """Tell *listener* about every tool call's processes (subagents' too): ``(agent_id, tool_use_id, process,
+        running)``, before the command runs (``running=True``) and once they are all gone; returns a function
+        that unsubscribes. The journal records them so a resumed run can kill an orphan."""
+        self._process_listeners.append(listener)
+        return lambda: self._process_listeners.remove(listener)
 
     def send(self, prompt: str) -> None:
         """Queue *prompt* as the next user message; the next step takes it.
@@ -522,6 +534,9 @@ class Agent:
             output = ToolOutput(allowed.denial.reason, is_error=True)
         else:
             workspace = self.workspace.unconfined() if allowed.unconfined else self.workspace
+            if self._process_listeners:
+                workspace = attrs.evolve(workspace,
+                                         process_listener=functools.partial(self._tell_processes, call["id"]))
             output = run_tool(self.tools, call["name"], workspace, call["input"])
         output, post = self._post_tool_use(call, output)
         return output, [*allowed.notes, *post], allowed.denial
@@ -532,6 +547,10 @@ class Agent:
         if extra:
             output = ToolOutput(f"{output.text}\n\n{extra}", is_error=output.is_error)
         return output, notes
+
+    def _tell_processes(self, tool_use_id: str, process: ToolProcess, running: bool) -> None:
+        for listener in list(self._process_listeners):
+            listener(self.agent_id, tool_use_id, process, running)
 
     # -- interruption -------------------------------------------------------------------------------------
 

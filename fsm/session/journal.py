@@ -18,6 +18,11 @@ Schema (version :data:`SCHEMA_VERSION`, in ``PRAGMA user_version``; applied migr
     sessions(id, created_at, workdir, root_agent, initial, forked_from, forked_at, prompt, settings)
     transitions(session_id, seq, agent, parent, depth, source, trigger, dest, turn, outcome, tool_use_id,
                 input_tokens, output_tokens, started_at, duration_ms, record, appended)
+    tool_processes(session_id, agent, tool_use_id, pid, start_ticks, boot_id, tag, sandbox, started_at, ended_at)
+
+``tool_processes`` holds each tool call's process group, written (and committed) before its command runs
+and closed (``ended_at``) when every process of it is gone: a row left open names an orphan that a resume
+kills first (:func:`fsm.session.restore.resume`).
 
 ``initial`` is the root's AgentState (JSON) when the session began; a fork has none and starts from its
 origin's state at ``forked_at``. ``record`` and ``appended`` are the encoded Transition and messages.
@@ -45,6 +50,7 @@ from fsm.core.records import AgentState, Transition, Usage, converter
 from fsm.errors import ConfigError, JournalError, MisuseError, UnknownSessionError
 from fsm.session.codec import Codec, dumps
 from fsm.session.snapshot import Snapshot
+from tools.processes import ToolProcess
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
@@ -54,7 +60,7 @@ __all__ = ["MIGRATIONS", "RECORDED_OPTIONS", "SCHEMA_VERSION", "Follower", "Jour
 
 log = logging.getLogger(__name__)
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
 """The schema this code reads and writes; older files are migrated up to it, newer ones refused."""
 
 RECORDED_OPTIONS = ("tools", "max_tokens", "bash_timeout")
@@ -85,6 +91,13 @@ MIGRATIONS: tuple[Migration, ...] = (
                                      started_at REAL NOT NULL, duration_ms REAL NOT NULL,
                                      record TEXT NOT NULL, appended TEXT NOT NULL)""",
         "CREATE UNIQUE INDEX transitions_by_seq ON transitions(session_id, seq)",
+    )),
+    Migration(2, "tool processes, recorded before a command runs so a resume can kill what is left", (
+        """CREATE TABLE tool_processes (session_id TEXT NOT NULL REFERENCES sessions(id), agent TEXT NOT NULL,
+                                        tool_use_id TEXT NOT NULL, pid INTEGER NOT NULL,
+                                        start_ticks INTEGER NOT NULL, boot_id TEXT NOT NULL, tag TEXT NOT NULL,
+                                        sandbox TEXT, started_at REAL NOT NULL, ended_at REAL)""",
+        "CREATE INDEX tool_processes_running ON tool_processes(session_id) WHERE ended_at IS NULL",
     )),
 )
 """Every schema change since the first release, in order; never edit one that has shipped, add the next."""
@@ -154,6 +167,32 @@ SELECT s.id, s.created_at, s.workdir, s.root_agent, s.prompt, s.forked_from, s.f
        COALESCE(MAX(t.started_at + t.duration_ms / 1000), s.created_at)
 FROM sessions s LEFT JOIN transitions t ON t.session_id = s.id
 """
+
+
+@frozen
+class RecordedProcess:
+    """A tool call's processes as the journal recorded them, not yet seen to end."""
+
+    agent: str
+    tool_use_id: str
+    process: ToolProcess
+
+
+class _ProcessWriter:
+    """The process listener that records one agent tree's tool processes in one session."""
+
+    def __init__(self, journal: Journal, session_id: str) -> None:
+        self.journal, self.session_id = journal, session_id
+
+    def __call__(self, agent: str, tool_use_id: str, process: ToolProcess, running: bool) -> None:
+        with self.journal._transaction("write to") as db:
+            if running:
+                db.execute("INSERT INTO tool_processes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                           (self.session_id, agent, tool_use_id, process.pid, process.start_ticks, process.boot_id,
+                            process.tag, process.sandbox, time.time()))
+            else:
+                db.execute("UPDATE tool_processes SET ended_at = ? WHERE session_id = ? AND tag = ?",
+                           (time.time(), self.session_id, process.tag))
 
 
 class _Writer:
@@ -355,7 +394,21 @@ class Journal:
 
     def _subscribe(self, agent: Agent, session_id: str, codec: Codec, *, needs_prompt: bool) -> None:
         agent.subscribe(_Writer(self, session_id, agent.agent_id, codec, needs_prompt=needs_prompt))
+        agent.watch_processes(_ProcessWriter(self, session_id))
         self._sessions[agent] = session_id
+
+    def running_processes(self, session_id: str) -> list[RecordedProcess]:
+        """The tool processes of session *session_id* recorded as started and never as gone, oldest first."""
+        rows = self._query("SELECT agent, tool_use_id, pid, start_ticks, boot_id, tag, sandbox FROM tool_processes "
+                           "WHERE session_id = ? AND ended_at IS NULL ORDER BY rowid", (session_id,))
+        return [RecordedProcess(agent, use_id, ToolProcess(pid, ticks, boot, tag, sandbox))
+                for agent, use_id, pid, ticks, boot, tag, sandbox in rows]
+
+    def processes_ended(self, session_id: str, tags: list[str]) -> None:
+        """Record that the tool processes with these *tags* in session *session_id* are gone."""
+        with self._transaction("write to") as db:
+            db.executemany("UPDATE tool_processes SET ended_at = ? WHERE session_id = ? AND tag = ?",
+                           [(time.time(), session_id, tag) for tag in tags])
 
     def session_of(self, agent: Agent) -> str | None:
         """The session *agent* is journalled into by this journal, if any."""

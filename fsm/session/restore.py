@@ -7,27 +7,67 @@ session from any seq (time travel: the original stays untouched).
 
 The in-flight rule: a run that died in ``executing_tools`` resumes without re-running the tools whose
 results were journalled, and the call that was next (it may have been running when the process died) is
-answered with :data:`RESUMED_IN_FLIGHT` instead of being run a second time. A ``task`` call is never in
+answered with :data:`RESUMED_IN_FLIGHT` instead of being run a second time. Its processes are recorded in the
+journal before its command runs; if any of them is still alive when the run resumes, it is killed first
+(:func:`kill_orphans`) and the answer says so (:data:`RESUMED_KILLED`). A ``task`` call is never in
 flight: spawning has no effect until its transition is journalled.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Any
+
+from attrs import frozen
 
 from fsm.core.agent import Agent
 from fsm.session.snapshot import Snapshot
+from tools.processes import ToolProcess, kill_survivors
 
 if TYPE_CHECKING:
     from fsm.core.model import Model
     from fsm.session.journal import Journal
 
-__all__ = ["RESUMED_IN_FLIGHT", "RESUMED_NOTE", "restore_at", "resume", "settle_in_flight"]
+__all__ = ["RESUMED_IN_FLIGHT", "RESUMED_KILLED", "RESUMED_NOTE", "KilledOrphan", "kill_orphans", "restore_at",
+           "resume", "settle_in_flight"]
 
 RESUMED_IN_FLIGHT = ("Error: interrupted: the run stopped while this tool call was in flight, so it may have "
                      "partly run; check its effects before trying it again")
 """The tool_result a resumed run sends for the call that was in flight when the run died."""
 RESUMED_NOTE = "resumed: this call was in flight when the run stopped; not run again"
+RESUMED_KILLED = ("Error: interrupted: the run stopped while this tool call was in flight, and its command was "
+                  "still running ({what}); it was killed when the run resumed. It may have partly run; check its "
+                  "effects before trying it again")
+"""The tool_result instead of :data:`RESUMED_IN_FLIGHT` when the call's processes were found alive and killed."""
+
+
+@frozen
+class KilledOrphan:
+    """A tool call's processes that outlived the run that started them, killed by a resume."""
+
+    agent: str
+    tool_use_id: str
+    process: ToolProcess
+    pids: tuple[int, ...]
+
+    def describe(self) -> str:
+        """``process group 123, 2 processes`` (what the tool_result and the CLI's line say)."""
+        count = len(self.pids)
+        return f"{self.process.describe()}, {count} process{'es' if count != 1 else ''}"
+
+
+def kill_orphans(journal: Journal, session_id: str) -> list[KilledOrphan]:
+    """Kill what is left of every tool call of *session_id* whose processes were recorded as started and never
+    as gone, and record them as gone; the calls that still had a living process."""
+    recorded = journal.running_processes(session_id)
+    killed = []
+    for entry in recorded:
+        pids = kill_survivors(entry.process)
+        if pids:
+            killed.append(KilledOrphan(entry.agent, entry.tool_use_id, entry.process, tuple(pids)))
+    if recorded:
+        journal.processes_ended(session_id, [entry.process.tag for entry in recorded])
+    return killed
 
 
 def _rebuild(snapshot: Snapshot, model: Model, workdir: str, options: dict[str, Any]) -> Agent:
@@ -36,15 +76,18 @@ def _rebuild(snapshot: Snapshot, model: Model, workdir: str, options: dict[str, 
 
 
 def resume(journal: Journal, session_id: str, model: Model, *, workdir: str | None = None,
-           **options: Any) -> Agent:
+           on_kill: Callable[[KilledOrphan], None] | None = None, **options: Any) -> Agent:
     """The agent of session *session_id* as its last journalled transition left it, journalling on into it.
 
-    When the run died in ``executing_tools``, the call that was in flight is answered with
-    :data:`RESUMED_IN_FLIGHT` (one journalled ``tool_ran``) and never run again.
+    Before anything else, a tool call's processes that the journal recorded as started and never as gone
+    and that are still alive are killed (:func:`kill_orphans`). When the run died in ``executing_tools``,
+    the call that was in flight is answered with :data:`RESUMED_IN_FLIGHT` (or :data:`RESUMED_KILLED` when its
+    processes had to be killed) in one journalled ``tool_ran``, and never run again.
 
     Args:
         session_id: a session id, or an unambiguous prefix of one.
         workdir: the workspace (the session's recorded one when None).
+        on_kill: told about each call whose processes were killed (the CLI prints a line).
         options: as for ``Agent()``; ``tools`` and ``max_tokens`` default to the session's.
 
     Raises:
@@ -52,11 +95,15 @@ def resume(journal: Journal, session_id: str, model: Model, *, workdir: str | No
         JournalError: the journal cannot be read.
     """
     info = journal.find(session_id)
+    killed = kill_orphans(journal, info.id)
+    for orphan in killed:
+        if on_kill is not None:
+            on_kill(orphan)
     snapshot = journal.snapshot(info.id)
     options = {**info.agent_options(), **options}
     agent = _rebuild(snapshot, model, workdir or info.workdir, options)
     journal.attach(agent, info.id)
-    settle_in_flight(agent)
+    settle_in_flight(agent, killed=killed)
     return agent
 
 
@@ -78,12 +125,19 @@ def restore_at(journal: Journal, session_id: str, seq: int, model: Model, *, wor
     return agent
 
 
-def settle_in_flight(agent: Agent) -> bool:
-    """Answer the call that was in flight when a run died with :data:`RESUMED_IN_FLIGHT`; True when one was."""
+def settle_in_flight(agent: Agent, *, killed: Iterable[KilledOrphan] = ()) -> bool:
+    """Answer the call that was in flight when a run died with :data:`RESUMED_IN_FLIGHT` (:data:`RESUMED_KILLED`
+    when its processes are among *killed*); True when one was."""
     busy = agent.deepest_busy
     if busy.state != "executing_tools" or not busy.data.pending or busy.children:
         return False
-    if busy.data.pending[0]["name"] == "task":
+    call = busy.data.pending[0]
+    if call["name"] == "task":
         return False
-    agent.skip(RESUMED_IN_FLIGHT, is_error=True, note=RESUMED_NOTE)
+    orphan = next((k for k in killed if k.tool_use_id == call["id"] and k.agent == busy.agent_id), None)
+    if orphan is None:
+        agent.skip(RESUMED_IN_FLIGHT, is_error=True, note=RESUMED_NOTE)
+    else:
+        agent.skip(RESUMED_KILLED.format(what=orphan.describe()), is_error=True,
+                   note=f"{RESUMED_NOTE}; its command was still running and was killed ({orphan.describe()})")
     return True

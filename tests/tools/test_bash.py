@@ -8,11 +8,13 @@ import sys
 import time
 from pathlib import Path
 
+import attrs
 import pytest
 
 import tools.bash
 from tools import BASE_TOOLS, ToolOutput, Workspace, run_tool
 from tools.bash import _Capture
+from tools.processes import ToolProcess
 
 
 def _bash(workspace: Workspace, command: str) -> ToolOutput:
@@ -170,7 +172,7 @@ class TestProcesses:
     def test_background_writer_does_not_keep_us_reading(self, workspace: Workspace) -> None:
         """A background process that prints forever is killed when the shell exits."""
         start = time.monotonic()
-        out = _bash(workspace, "yes & echo started")
+        out = _bash(workspace, "(sleep 0.2; yes) & echo started")
         assert "started" in out.text
         assert time.monotonic() - start < 5
 
@@ -190,6 +192,66 @@ class TestProcesses:
         with pytest.raises(KeyboardInterrupt):
             _bash(workspace, "sleep 1000 & echo $! > bg.tmp && mv bg.tmp bg.pid; wait")
         assert _dead(int(pid_file.read_text()))
+
+
+WAIT_FOR_PID = "while [ ! -s d.pid ]; do sleep 0.01; done"
+"""Shell: wait until the daemon has written its pid, so the call cannot end before the daemon exists."""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the reaper needs Linux (PR_SET_CHILD_SUBREAPER)")
+class TestNothingOutlivesTheCall:
+    def test_setsid_daemon_is_gone_when_the_call_returns(self, workspace: Workspace) -> None:
+        """`setsid sleep &` leaves the process group, yet it is dead when the call returns."""
+        _bash(workspace, f"setsid sh -c 'echo $$ > d.pid; exec sleep 3141' & {WAIT_FOR_PID}")
+        assert _dead(int((workspace.root / "d.pid").read_text()), within=0.5)
+
+    def test_double_fork_with_setsid_is_gone(self, workspace: Workspace) -> None:
+        """A classic daemon (fork, setsid, fork again, the middle process exits) does not survive."""
+        code = ("import os, time\n"
+                "if os.fork() == 0:\n"
+                "    os.setsid()\n"
+                "    if os.fork() == 0:\n"
+                "        open('d.pid', 'w').write(str(os.getpid())); time.sleep(3142)\n"
+                "    os._exit(0)\n")
+        _bash(workspace, f"{_python(code)}; {WAIT_FOR_PID}")
+        assert _dead(int((workspace.root / "d.pid").read_text()), within=0.5)
+
+    def test_daemon_with_a_cleared_environment_is_gone(self, workspace: Workspace) -> None:
+        """A daemon that drops its environment (no tag to find it by) is still the reaper's child: killed."""
+        _bash(workspace, f"env -i setsid /bin/sh -c 'echo $$ > d.pid; exec sleep 3143' & {WAIT_FOR_PID}")
+        assert _dead(int((workspace.root / "d.pid").read_text()), within=0.5)
+
+    def test_timeout_kills_a_setsid_daemon(self, tmp_path: Path) -> None:
+        """On timeout the daemon outside the group dies too."""
+        _bash(Workspace(tmp_path, bash_timeout=1), "setsid sh -c 'echo $$ > d.pid; exec sleep 3144' & sleep 1000")
+        assert _dead(int((tmp_path / "d.pid").read_text()), within=0.5)
+
+    def test_exit_status_passes_through_the_reaper(self, workspace: Workspace) -> None:
+        """The shell's status reaches the result unchanged."""
+        assert _bash(workspace, "exit 7").text == "(no output)\n(exit status 7)"
+
+    def test_processes_are_reported_before_the_command_runs(self, workspace: Workspace) -> None:
+        """The listener hears of the call's process group before the command runs, and again when it is gone."""
+        seen: list[tuple[int, bool, bool]] = []
+
+        def listen(process: ToolProcess, running: bool) -> None:
+            seen.append((process.pid, running, (workspace.root / "ran").exists()))
+
+        _bash(attrs.evolve(workspace, process_listener=listen), "touch ran")
+        assert [(running, ran) for _, running, ran in seen] == [(True, False), (False, True)]
+        assert seen[0][0] == seen[1][0]
+
+    def test_a_failing_listener_means_the_command_never_runs(self, workspace: Workspace) -> None:
+        """If the start cannot be recorded, the command does not run (the error reaches the model)."""
+
+        def refuse(process: ToolProcess, running: bool) -> None:
+            if running:
+                raise OSError("journal is gone")
+
+        out = _bash(attrs.evolve(workspace, process_listener=refuse), "touch ran")
+        assert out.is_error and "journal is gone" in out.text
+        time.sleep(0.2)
+        assert not (workspace.root / "ran").exists()
 
 
 class TestEnvironment:

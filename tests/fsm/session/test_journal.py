@@ -70,23 +70,24 @@ class TestOpen:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         assert db.execute("SELECT version, description FROM migrations").fetchall() == [
-            (1, "sessions and transitions")]
+            (m.version, m.description) for m in fsm.session.journal.MIGRATIONS]
 
     def test_migrations_run_once_in_order(self, tmp_path, monkeypatch):
         """An older file is migrated up to the new version on open, its data kept, and the step recorded."""
         agent, journal, session = journalled(tmp_path, [text_reply("hi")])
         agent.run("hello")
         journal.close()
-        extra = Migration(2, "an index on agents", ("CREATE INDEX transitions_by_agent ON transitions(agent)",))
+        nxt = SCHEMA_VERSION + 1
+        extra = Migration(nxt, "an index on agents", ("CREATE INDEX transitions_by_agent ON transitions(agent)",))
         monkeypatch.setattr(fsm.session.journal, "MIGRATIONS", (*fsm.session.journal.MIGRATIONS, extra))
-        monkeypatch.setattr(fsm.session.journal, "SCHEMA_VERSION", 2)
+        monkeypatch.setattr(fsm.session.journal, "SCHEMA_VERSION", nxt)
         with Journal(tmp_path / "j.db") as journal:
             assert [r.trigger for r in journal.records(session)] == ["prompt", "replied_final", "stopped"]
         with Journal(tmp_path / "j.db"):
             pass
         db = sqlite3.connect(tmp_path / "j.db")
-        assert db.execute("PRAGMA user_version").fetchone() == (2,)
-        assert [v for (v,) in db.execute("SELECT version FROM migrations ORDER BY version")] == [1, 2]
+        assert db.execute("PRAGMA user_version").fetchone() == (nxt,)
+        assert [v for (v,) in db.execute("SELECT version FROM migrations ORDER BY version")] == list(range(1, nxt + 1))
         assert db.execute("SELECT name FROM sqlite_master WHERE name = 'transitions_by_agent'").fetchone()
 
     def test_corrupt_file_is_a_clear_error(self, tmp_path):
@@ -107,8 +108,9 @@ class TestOpen:
         db.close()
         with pytest.raises(JournalError) as caught:
             Journal(tmp_path / "j.db")
-        assert str(caught.value) == (f"session journal {tmp_path / 'j.db'} has schema version 2, but this version "
-                                     "reads at most 1; upgrade, or use another journal")
+        assert str(caught.value) == (f"session journal {tmp_path / 'j.db'} has schema version "
+                                     f"{SCHEMA_VERSION + 1}, but this version reads at most {SCHEMA_VERSION}; "
+                                     "upgrade, or use another journal")
 
     def test_foreign_database_is_refused(self, tmp_path):
         """Some other SQLite database is not taken over."""
