@@ -15,6 +15,7 @@ imported here, so ``--help`` stays fast.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import itertools
 import logging
@@ -27,6 +28,7 @@ from typing import TYPE_CHECKING, NoReturn
 
 from fsm.cli.flags import add_agent_flags, agent_from_args
 from fsm.cli.sessions import add_session_flags, session_from_args
+from fsm.cli.signals import signal_name, signals_interrupt
 from fsm.core.records import Transition
 from fsm.errors import AgentfsmError, ConfigError, JournalError, UnknownSessionError
 
@@ -225,6 +227,23 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "verbose", False):  # our own modules only: transitions and httpx2 chatter at INFO is noise
         logging.getLogger("fsm").setLevel(logging.INFO)
         logging.getLogger("tools").setLevel(logging.INFO)
+    with signals_interrupt() as signals:
+        status = _main(args)
+        if signals.received is not None and argv is None:
+            # The process was interrupted and its cleanup is done: leave now, while later signals are still
+            # ignored, rather than meet the default handlers during interpreter shutdown (exit -2).
+            _flush_and_exit(status)
+        return status
+
+
+def _flush_and_exit(status: int) -> NoReturn:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    os._exit(status)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         return _dispatch(args)
     except UnknownSessionError as exc:
@@ -240,13 +259,12 @@ def main(argv: list[str] | None = None) -> int:
     except AgentfsmError as exc:
         print(f"agentfsm: {exc}", file=sys.stderr, flush=True)
         return 1
-    except KeyboardInterrupt:
-        print("agentfsm: interrupted", file=sys.stderr, flush=True)
+    except KeyboardInterrupt as exc:  # SIGINT, SIGTERM or SIGHUP (fsm.cli.signals); a second one is ignored
+        print(f"agentfsm: interrupted ({signal_name(exc)})", file=sys.stderr, flush=True)
         return 1
     except BrokenPipeError:  # `agentfsm -p ... | head`: the reader left; nothing more to say
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush stays quiet
         return 1
-
 
 if __name__ == "__main__":
     sys.exit(main())

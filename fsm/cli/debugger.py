@@ -29,6 +29,7 @@ from typing import Any, TextIO
 
 from fsm.cli.breakpoints import Breakpoint, BreakpointError
 from fsm.cli.diagram import format_for
+from fsm.cli.signals import ends_the_session, rearm
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
 from fsm.core.records import Transition
@@ -123,7 +124,10 @@ class Debugger(cmd.Cmd):
             try:
                 self.cmdloop(intro="")
                 break
-            except KeyboardInterrupt:
+            except KeyboardInterrupt as exc:
+                if ends_the_session(exc):
+                    raise
+                rearm()
                 self._say("\n--KeyboardInterrupt-- (quit to leave)")
                 self._say("> " + location(self.agent.deepest_busy))
         self._unsubscribe()
@@ -165,7 +169,10 @@ class Debugger(cmd.Cmd):
                     return self._say(f"The agent is idle: the run ended with outcome {self.agent.outcome}.")
                 if done(record):
                     return None
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            if ends_the_session(exc):
+                raise
+            rearm()
             if self._interrupted:
                 return self._say("*** Interrupted: the agent is idle with outcome interrupted.")
             return self._say("*** Interrupted between steps: the agent is where it was.")

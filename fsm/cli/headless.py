@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 import attrs
 from attrs import Factory, frozen
 
+from fsm.cli.signals import signal_name
 from fsm.core.pricing import price_of
 from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS, Transition, Usage
 from fsm.core.reducer import made_model_call
@@ -76,6 +77,8 @@ class RunResult:
     errors: list[str] = Factory(list)
     """What went wrong, one line each, saying what to do (empty on success)."""
     max_output_tokens: int = 0
+    signal: str | None = None
+    """The signal that interrupted the run (``SIGINT`` for Ctrl-C, ``SIGTERM``, ``SIGHUP``), or None."""
 
     @property
     def is_error(self) -> bool:
@@ -120,6 +123,8 @@ class RunResult:
         if self.errors:
             data["errors"] = list(self.errors)
         data.update(model_calls=self.model_calls, subagents=self.subagents, transitions=self.transitions)
+        if self.signal is not None:
+            data["signal"] = self.signal
         if (note := self.cost_note()) is not None:
             data["cost_note"] = note
         return data
@@ -140,13 +145,14 @@ def permission_denials(records: list[Transition]) -> list[dict[str, Any]]:
 def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) -> RunResult:
     """Send *prompt*, step *agent* until idle (or Ctrl-C) and return the run's result.
 
-    A KeyboardInterrupt does not escape: the agent is left idle and the result's terminal_reason is
-    ``interrupted``. *session_id* names the run in the result (the root agent's id when None).
+    A KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP under :func:`fsm.cli.signals.signals_interrupt`) does not
+    escape: the agent is left idle, the result's terminal_reason is ``interrupted`` and its ``signal`` says
+    which. *session_id* names the run in the result (the root agent's id when None).
     """
     started = time.monotonic()
     records: list[Transition] = []
     unsubscribe = agent.subscribe(records.append)
-    interrupted = False
+    interrupted: str | None = None
     try:
         while agent.busy:  # a resumed run that stopped midway ends first
             agent.step()
@@ -155,9 +161,9 @@ def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) ->
             agent.step()
             if agent.state == "idle":
                 break
-    except KeyboardInterrupt:  # inside a step the agent has settled already; between steps, settle it now
+    except KeyboardInterrupt as exc:  # inside a step the agent has settled already; between steps, settle it now
+        interrupted = signal_name(exc)
         agent.interrupt()
-        interrupted = True
     finally:
         unsubscribe()
     outcome = "interrupted" if interrupted else agent.outcome or "end_turn"
@@ -165,7 +171,7 @@ def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) ->
     model_calls = [r for r in records if made_model_call(r)]
     root_replies = [r.reply for r in records if r.reply is not None and r.depth == 0]
     problem = error_line(outcome, result_text, max_turns=agent.max_turns, max_tokens=agent.max_tokens,
-                         max_model_calls=agent.max_model_calls)
+                         max_model_calls=agent.max_model_calls, signal=interrupted)
     return RunResult(
         subtype=SUBTYPES.get(outcome, "error_during_execution"),
         terminal_reason=outcome,
@@ -183,6 +189,7 @@ def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) ->
         permission_denials=permission_denials(records),
         errors=[problem] if problem else [],
         max_output_tokens=agent.max_tokens,
+        signal=interrupted,
     )
 
 
@@ -201,7 +208,7 @@ def _model_usage(records: list[Transition], *, default: str) -> dict[str, ModelU
 
 
 def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int,
-               max_model_calls: int = MAX_MODEL_CALLS) -> str | None:
+               max_model_calls: int = MAX_MODEL_CALLS, signal: str | None = None) -> str | None:
     """The one line for stderr that says what went wrong and what to do, or None on success."""
     match outcome:
         case "end_turn":
@@ -222,5 +229,5 @@ def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int,
         case "max_tokens":
             return f"the reply was cut at the max_tokens limit ({max_tokens}); raise --max-tokens"
         case "interrupted":
-            return "interrupted"
+            return f"interrupted ({signal})" if signal else "interrupted"
     return outcome

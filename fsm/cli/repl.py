@@ -2,7 +2,8 @@
 
 A banner, then a prompt read with readline (line editing, up-arrow history). A blank line is ignored;
 ``q``, ``exit`` or Ctrl-D quit. Ctrl-C during a run interrupts that run (the agent is left idle with
-consistent messages) and returns to the prompt; Ctrl-C at the prompt clears the line. The console lines
+consistent messages) and returns to the prompt; Ctrl-C at the prompt clears the line. SIGTERM and SIGHUP
+interrupt a run the same way and then end the REPL (exit status 1). The console lines
 (``[Subagent started]``, ``  [sub] …``, ``[HOOK] …``) come from the ConsolePrinter listener; while the
 model is thinking, a spinner turns on stderr (on a terminal only); the reply's text is printed after
 each run.
@@ -18,6 +19,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, TextIO
 
+from fsm.cli.signals import ends_the_session, rearm
 from fsm.view.console import ConsolePrinter, use_color
 
 if TYPE_CHECKING:
@@ -120,7 +122,10 @@ def repl(agent: Agent, *, stdout: TextIO | None = None, stderr: TextIO | None = 
         except EOFError:
             print(file=out, flush=True)
             return 0
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
+            if ends_the_session(exc):  # SIGTERM or SIGHUP: leave (the CLI prints the line and exits 1)
+                raise
+            rearm()
             print("\n(q, exit or Ctrl-D quits)", file=out, flush=True)
             continue
         text = line.strip()
@@ -130,8 +135,11 @@ def repl(agent: Agent, *, stdout: TextIO | None = None, stderr: TextIO | None = 
             return 0
         try:
             run_prompt(agent, text, spinner=spinner)
-        except KeyboardInterrupt:
+        except KeyboardInterrupt as exc:
             print("\n[interrupted]", file=out, flush=True)
+            if ends_the_session(exc):
+                raise
+            rearm()
             continue
         _print_reply(agent, out)
 

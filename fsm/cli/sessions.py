@@ -27,7 +27,7 @@ from fsm.core.lines import clip
 from fsm.core.records import Transition, converter
 from fsm.errors import ConfigError, UnknownSessionError
 from fsm.session.journal import Journal, SessionInfo, default_path
-from fsm.session.restore import restore_at, resume
+from fsm.session.restore import KilledOrphan, restore_at, resume
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
@@ -269,7 +269,8 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
 
     *agent* is the one the other flags built. With no session flag it is journalled into a new session;
     ``--resume ID`` / ``--continue`` return instead the session's agent rebuilt like *agent* (its model,
-    workspace, hooks, approver, tools), with an in-flight tool call answered as interrupted; it may be in
+    workspace, hooks, approver, tools), with an in-flight tool call answered as interrupted (its processes,
+    if the journal shows them still running, killed first, with one line on stderr each); it may be in
     the middle of a run (``agent.state != "idle"``): step it to idle before sending a new prompt. A run
     under way finishes under its own limits; ``--max-turns`` / ``--max-model-calls`` apply to the runs
     the next prompts start (without them, the session's last limits do).
@@ -308,7 +309,8 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
                 raise ConfigError(f"nothing to continue: no session in {path}; start one with agentfsm -p PROMPT")
             resume_id = latest.id
         assert resume_id is not None
-        resumed = resume(journal, resume_id, agent.model, workdir=_workspace(agent), **_options(args, agent))
+        resumed = resume(journal, resume_id, agent.model, workdir=_workspace(agent), on_kill=_say_killed,
+                         **_options(args, agent))
         return resumed, _session_of(journal, resumed, resumed=True)
     except BaseException:
         journal.close()
@@ -320,6 +322,11 @@ def _exists(journal: Journal, session_id: str) -> bool:
         return journal.find(session_id).id == session_id
     except UnknownSessionError:
         return False
+
+
+def _say_killed(orphan: KilledOrphan) -> None:
+    print(f"agentfsm: killed {orphan.describe()} still running from tool call {orphan.tool_use_id} of the run "
+          "that stopped", file=sys.stderr, flush=True)
 
 
 def add_time_travel_flags(parser: argparse.ArgumentParser) -> None:

@@ -150,7 +150,9 @@ class TestHeadless:
         scripted(monkeypatch, KeyboardInterrupt())
         assert cli.main(["-p", "q", "--output-format", "json"]) == 1
         out, err = outputs(capsys)
-        assert (json.loads(out)["terminal_reason"], err) == ("interrupted", "agentfsm: interrupted\n")
+        result = json.loads(out)
+        assert (result["terminal_reason"], result["signal"], err) == (
+            "interrupted", "SIGINT", "agentfsm: interrupted (SIGINT)\n")
 
 
 class TestPlugins:

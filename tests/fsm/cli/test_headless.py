@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import signal
 from pathlib import Path
 
 import pytest
 
 from fsm.cli.headless import SUBTYPES, ModelUsage, RunResult, error_line, run_headless
+from fsm.cli.signals import Interrupted
 from fsm.core.agent import Agent
 from fsm.core.records import Usage
 from fsm.errors import ModelError
@@ -69,6 +71,15 @@ class TestRunHeadless:
         result = run_headless(agent, "go")
         assert (result.subtype, result.terminal_reason, agent.state, agent.outcome) == (
             "error_during_execution", "interrupted", "idle", "interrupted")
+
+    def test_sigterm_is_named_in_the_result(self, tmp_path: Path) -> None:
+        """An interruption by SIGTERM ends like Ctrl-C, and the result and its error line say which signal."""
+        agent = _agent(tmp_path, Interrupted(signal.SIGTERM))
+        result = run_headless(agent, "go")
+        assert (result.terminal_reason, result.signal, result.errors) == (
+            "interrupted", "SIGTERM", ["interrupted (SIGTERM)"])
+        assert result.to_json()["signal"] == "SIGTERM"
+        assert (agent.state, agent.outcome) == ("idle", "interrupted")
 
     def test_ctrl_c_in_a_listener(self, tmp_path: Path) -> None:
         """An interrupt raised while a record is handed out settles the pending tool call too."""

@@ -4,6 +4,8 @@ time travel into a fork, and ``--resume`` / ``--continue`` / ``--no-session`` / 
 from __future__ import annotations
 
 import argparse
+import os
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -22,7 +24,7 @@ from fsm.cli.sessions import (
 )
 from fsm.core.permissions import deny_all
 from fsm.session.journal import Journal, default_path
-from fsm.session.restore import RESUMED_IN_FLIGHT, RESUMED_NOTE, restore_at, resume
+from fsm.session.restore import RESUMED_IN_FLIGHT, RESUMED_KILLED, RESUMED_NOTE, KilledOrphan, restore_at, resume
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tests.fsm.session.journal_support import (
     DrawnModel,
@@ -33,6 +35,7 @@ from tests.fsm.session.journal_support import (
     stop_hooks,
     without_timing,
 )
+from tools.processes import TAG_VAR, ToolProcess
 
 
 class Killed(BaseException):
@@ -391,3 +394,34 @@ class TestLimitsOnResume:
                            (initial.replace('"turn":0', '"turn":-97'), session))
             with pytest.raises(ConfigError, match=r"'turn' must be 0\.\.30 \(its max_turns\) \(got -97\)"):
                 resume(journal, session, ScriptedModel())
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+class TestOrphans:
+    def test_resume_kills_a_recorded_group_still_alive_first(self, tmp_path):
+        """A call's processes journalled as started and never as gone, still alive, are killed by resume (on_kill
+        is told, the row is closed); the answer's words are pinned (the e2e test sees them sent)."""
+        ws, session = crash(tmp_path, "ws", after=2)  # p1 (bash) is next
+        tag = "orphan-test-tag"
+        orphan = subprocess.Popen(["sleep", "3190"], env={"PATH": os.environ["PATH"], TAG_VAR: tag},
+                                  start_new_session=True)
+        try:
+            with Journal(default_path(ws)) as journal:
+                agent = resume(journal, session, ScriptedModel())  # only to get a journalled agent back
+                agent._tell_processes("p1", ToolProcess.started(orphan.pid, tag), True)  # as bash would
+            told: list[KilledOrphan] = []
+            with Journal(default_path(ws)) as journal:
+                assert [p.tool_use_id for p in journal.running_processes(session)] == ["p1"]
+                agent = resume(journal, session, ScriptedModel(), on_kill=told.append)
+                assert orphan.wait(timeout=5) == -9
+                assert [(k.tool_use_id, k.pids) for k in told] == [("p1", (orphan.pid,))]
+                assert journal.running_processes(session) == []
+        finally:
+            orphan.kill()
+            orphan.wait()
+        what = f"process group {orphan.pid}, 1 process"
+        assert told[0].describe() == what
+        assert RESUMED_KILLED.format(what=what) == (
+            f"Error: interrupted: the run stopped while this tool call was in flight, and its command was still "
+            f"running ({what}); it was killed when the run resumed. It may have partly run; check its effects "
+            "before trying it again")

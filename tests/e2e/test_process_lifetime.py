@@ -1,0 +1,169 @@
+"""Nothing outlives its call, end to end: SIGTERM/SIGHUP/double Ctrl-C during a bash call, SIGKILL then resume.
+
+The installed ``agentfsm`` runs against the fake server; its bash calls start harmless ``sleep`` sentinels
+(one inside the process group, one ``setsid`` daemon outside it) that write their pids to the workspace,
+so the test can watch them without looking for processes by name.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from fsm.session.journal import default_path
+from fsm.testing import text_reply, tool_reply, tool_use
+from tests.e2e.conftest import AGENTFSM, base_env
+from tests.e2e.fake_server import FakeAnthropic
+
+pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
+
+SENTINELS = ("setsid sh -c 'echo $$ > daemon.pid; exec sleep 3170' & "
+             "sh -c 'echo $$ > child.pid; exec sleep 3171' & "
+             "while [ ! -s daemon.pid ] || [ ! -s child.pid ]; do sleep 0.01; done; touch ready; wait")
+"""A bash command that starts a daemon and a child, says it is ready, then waits forever."""
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def _gone(pids: list[int], within: float = 3.0) -> bool:
+    give_up = time.monotonic() + within
+    while time.monotonic() < give_up:
+        if not any(_alive(p) for p in pids):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _wait_for(path: Path, proc: subprocess.Popen[str], within: float = 20.0) -> None:
+    give_up = time.monotonic() + within
+    while not path.exists():
+        if proc.poll() is not None:
+            pytest.fail(f"agentfsm exited ({proc.returncode}) before {path.name}: {proc.communicate()}")
+        if time.monotonic() > give_up:
+            proc.kill()
+            pytest.fail(f"{path.name} never appeared: {proc.communicate()}")
+        time.sleep(0.01)
+
+
+def _start(fake: FakeAnthropic, project: Path, *args: str) -> subprocess.Popen[str]:
+    env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
+    return subprocess.Popen([str(AGENTFSM), *args], cwd=project, env=env, text=True, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+
+
+def _sentinels(project: Path) -> list[int]:
+    return [int((project / name).read_text()) for name in ("daemon.pid", "child.pid")]
+
+
+def _journal_rows(project: Path, sql: str) -> list[tuple[Any, ...]]:
+    db = sqlite3.connect(default_path(project))
+    try:
+        return db.execute(sql).fetchall()
+    finally:
+        db.close()
+
+
+class TestSignals:
+    @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGHUP])
+    def test_signal_during_bash_leaves_nothing_and_prints_the_result(
+        self, fake: FakeAnthropic, project: Path, signum: int
+    ) -> None:
+        """SIGTERM/SIGHUP mid-command: every process of the call is gone, the json result names the signal,
+        one stderr line, exit 1, and the journal answers the call as interrupted."""
+        fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep"))]
+        proc = _start(fake, project, "-p", "run it", "--output-format", "json")
+        _wait_for(project / "ready", proc)
+        pids = _sentinels(project)
+        proc.send_signal(signum)
+        out, err = proc.communicate(timeout=20)
+        name = signal.Signals(signum).name
+        assert proc.returncode == 1
+        assert err == f"agentfsm: interrupted ({name})\n"
+        result = json.loads(out)
+        assert (result["terminal_reason"], result["signal"], result["is_error"]) == ("interrupted", name, True)
+        assert _gone(pids, within=1.0), "a process of the bash call outlived agentfsm"
+        triggers = [t for (t,) in _journal_rows(project, "SELECT trigger FROM transitions ORDER BY seq")]
+        assert triggers[-1] == "interrupted"
+        assert _journal_rows(project, "SELECT count(*) FROM tool_processes WHERE ended_at IS NULL") == [(0,)]
+
+    @pytest.mark.parametrize("gap", [0.0, 0.002, 0.02, 0.1])
+    def test_double_ctrl_c_still_exits_1_with_the_result(self, fake: FakeAnthropic, project: Path, gap: float) -> None:
+        """A second SIGINT while the first is being cleaned up changes nothing: exit 1, the result printed."""
+        fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep"))]
+        proc = _start(fake, project, "-p", "run it", "--output-format", "json")
+        _wait_for(project / "ready", proc)
+        pids = _sentinels(project)
+        proc.send_signal(signal.SIGINT)
+        time.sleep(gap)
+        if proc.poll() is None:
+            proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=20)
+        assert proc.returncode == 1, err
+        assert err == "agentfsm: interrupted (SIGINT)\n"
+        assert json.loads(out)["terminal_reason"] == "interrupted"
+        assert _gone(pids, within=1.0)
+
+
+class TestKillThenResume:
+    def test_sigkill_mid_tool_kills_the_command_at_once(self, fake: FakeAnthropic, project: Path) -> None:
+        """SIGKILL of agentfsm mid-command: the reaper notices its parent died and kills the whole call."""
+        fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep"))]
+        proc = _start(fake, project, "-p", "run it")
+        _wait_for(project / "ready", proc)
+        pids = _sentinels(project)
+        proc.kill()
+        proc.communicate(timeout=10)
+        assert _gone(pids, within=2.0)
+
+    def test_continue_kills_the_orphan_before_the_run_goes_on(self, fake: FakeAnthropic, project: Path) -> None:
+        """agentfsm and its reaper both SIGKILLed mid-command (the worst case): the command keeps running, and
+        `--continue` kills it before anything else, says so on stderr and in the tool_result."""
+        fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep"))]
+        proc = _start(fake, project, "-p", "run it")
+        _wait_for(project / "ready", proc)
+        pids = _sentinels(project)
+        shell = int(Path(f"/proc/{pids[1]}/stat").read_text().rsplit(")", 1)[1].split()[1])  # child.pid's parent
+        reaper = int(Path(f"/proc/{shell}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        os.kill(reaper, signal.SIGKILL)
+        proc.kill()
+        proc.communicate(timeout=10)
+        time.sleep(0.2)
+        assert all(_alive(p) for p in pids), "the sentinels should outlive a SIGKILLed reaper until the resume"
+        seen_alive: list[bool] = []
+
+        def answer(body: dict[str, Any]) -> dict[str, Any]:
+            seen_alive.append(any(_alive(p) for p in pids))
+            return text_reply("resumed")
+
+        fake.script = [*fake.script, answer, text_reply("and done")]
+        env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
+        done = subprocess.run([str(AGENTFSM), "-p", "go on", "--continue"], cwd=project, env=env, text=True,
+                              capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+        try:
+            assert done.returncode == 0, done.stderr
+            assert seen_alive == [False], "the old command was still running when the resumed run called the model"
+            lines = done.stderr.splitlines()
+            assert len(lines) == 1 and lines[0].startswith(f"agentfsm: killed process group {reaper}, ")
+            assert lines[0].endswith(" still running from tool call toolu_sleep of the run that stopped")
+            answered = fake.messages_requests[1].messages[-1]["content"][0]
+            assert answered["tool_use_id"] == "toolu_sleep" and answered["is_error"] is True
+            assert "its command was still running" in answered["content"]
+            assert "it was killed when the run resumed" in answered["content"]
+        finally:
+            for pid in pids:
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
