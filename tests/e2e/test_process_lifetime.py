@@ -61,7 +61,8 @@ def _wait_for(path: Path, proc: subprocess.Popen[str], within: float = 20.0) -> 
 
 def _start(fake: FakeAnthropic, project: Path, *args: str) -> subprocess.Popen[str]:
     env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-    return subprocess.Popen([str(AGENTFSM), *args], cwd=project, env=env, text=True, stdin=subprocess.DEVNULL,
+    argv = [str(AGENTFSM), *args, "--permission-mode", "bypassPermissions"]  # the sentinels need no approval
+    return subprocess.Popen(argv, cwd=project, env=env, text=True, stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE)
 
 
@@ -151,7 +152,8 @@ class TestKillThenResume:
 
         fake.script = [*fake.script, answer, text_reply("and done")]
         env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-        done = subprocess.run([str(AGENTFSM), "-p", "go on", "--continue"], cwd=project, env=env, text=True,
+        done = subprocess.run([str(AGENTFSM), "-p", "go on", "--continue", "--permission-mode", "bypassPermissions"],
+                              cwd=project, env=env, text=True,
                               capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
         try:
             assert done.returncode == 0, done.stderr
