@@ -70,11 +70,12 @@ def command(args: argparse.Namespace) -> int:
         print(f"agentfsm: warning: --host {args.host} makes your sessions (prompts, tool output, file contents) "
               "readable by anyone who can reach this address", file=sys.stderr, flush=True)
     sock = _listen(args.host, args.port)
+    app = create_app(path, loopback_only=loopback)  # before the address is printed: ready when it is
     host, port = sock.getsockname()[:2]
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
     print(f"agentfsm ui: {url} (sessions from {path}; Ctrl-C stops)", flush=True)
     if args.open:
         webbrowser.open(url)
     with contextlib.suppress(KeyboardInterrupt):
-        run(create_app(path, loopback_only=loopback), sock)
+        run(app, sock)
     return 0

@@ -34,6 +34,8 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from fsm.core.pricing import price_of
+from fsm.core.records import Usage
 from fsm.errors import ConfigError, JournalError, UnknownSessionError
 from fsm.session.journal import Follower, Journal
 from fsm.ui.data import event, session_row, svg
@@ -110,6 +112,8 @@ def create_app(path: Path, *, loopback_only: bool = True) -> Starlette:
         loopback_only: serve only requests whose Host is a loopback name (see :data:`LOOPBACK`).
     """
     sessions = _Sessions(path)
+    # genai-prices loads its table on first use (a third of a second): load it now, not in the first request.
+    threading.Thread(target=price_of, args=("claude-sonnet-4-5", Usage()), daemon=True).start()
     try:  # drawn once, now: the first page to open should not wait for Graphviz
         diagram: Response = Response(svg(), media_type="image/svg+xml")
     except ConfigError as exc:

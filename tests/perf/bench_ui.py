@@ -58,6 +58,8 @@ def start_ui(journal: Path) -> tuple[subprocess.Popen[str], str]:
     line = process.stdout.readline() if process.stdout else ""
     match = re.search(r"(http://\S+)/", line)
     assert match, line
+    with urllib.request.urlopen(f"{match.group(1)}/static/favicon.svg", timeout=30) as response:
+        response.read()  # serving: what follows measures the session, not the server's start
     return process, match.group(1)
 
 
@@ -100,6 +102,7 @@ def main() -> int:
             process, url = start_ui(journal)
             try:
                 for times in (cold_page, warm_page):
+                    page.goto("about:blank")  # the previous page's teardown is not this one's opening
                     page.goto(f"{url}/session/{session}")
                     page.wait_for_function("() => performance.getEntriesByName('agentfsm:open').length > 0",
                                            timeout=30_000)
