@@ -14,11 +14,7 @@ from fsm.core.records import Transition
 from fsm.session.journal import SessionInfo
 from fsm.view.diagram import CHILD, NODES, graph
 
-__all__ = ["DENIED", "cost", "edge_class", "event", "node_class", "session_row", "svg"]
-
-DENIED = "Permission denied"
-"""How a permission denial's tool_result begins (the permission hook and the approvers all say it so)."""
-
+__all__ = ["cost", "edge_class", "event", "node_class", "session_row", "svg"]
 
 def cost(info: SessionInfo) -> float | None:
     """What the session's model calls cost in US dollars, or None when it is not known (no model recorded, or
@@ -59,9 +55,8 @@ def event(record: Transition) -> dict[str, Any]:
     if record.tool_call is not None:  # its input is in the reply that asked for it
         data["call"] = {"id": record.tool_call.get("id"), "name": record.tool_call.get("name")}
     if record.tool_result is not None:
-        text = record.tool_result.text
-        data["result"] = {"text": text, "is_error": record.tool_result.is_error,
-                          "denied": record.tool_result.is_error and text.startswith(DENIED)}
+        data["result"] = {"text": record.tool_result.text, "is_error": record.tool_result.is_error,
+                          "denied_by": None if record.denial is None else record.denial.by}
     for key in ("outcome", "error", "child"):
         if getattr(record, key) is not None:
             data[key] = getattr(record, key)

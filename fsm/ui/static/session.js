@@ -101,9 +101,10 @@ function toolCall(e, block, container) {
 function toolResult(e, container) {
   const call = calls.get(e.agent + "\u0000" + e.call.id);
   const r = e.result;
-  const kind = r.denied ? "denied" : r.is_error ? "error" : "ok";
+  const denied = r.denied_by !== null && r.denied_by !== undefined;
+  const kind = denied ? "denied" : r.is_error ? "error" : "ok";
   const box = el("div", `result ${kind}`);
-  const label = r.denied ? "permission denied" : r.is_error ? "error result" : "result";
+  const label = denied ? `permission denied by ${r.denied_by}` : r.is_error ? "error result" : "result";
   box.append(el("div", "role", label), textBlock(r.text));
   remember(e, box);
   if (!call) return void container.append(box);

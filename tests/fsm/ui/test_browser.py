@@ -92,7 +92,7 @@ class TestSessionPage:
             "The project uses pytest: tests/test_pricing.py, and pyproject.toml lists pytest>=8.")
         denied = page.locator(".call.denied")
         assert denied.locator(".call-head .tool").text_content() == "bash"
-        assert denied.locator(".result.denied .role").text_content().lower() == "permission denied"
+        assert denied.locator(".result.denied .role").text_content() == "permission denied by approver"
         assert denied.locator(".result.denied pre").text_content().startswith("Permission denied")
         folded = page.locator(".call", has=page.locator("pre", has_text='"inventory.py"')).locator("details.fold")
         assert folded.get_attribute("open") is None

@@ -107,11 +107,11 @@ class TestSession:
         assert (spawn["trigger"], spawn["child"], spawn["call"]["name"]) == ("subagent_spawned", f"{session}.1",
                                                                             "task")
         denied = next(e for e in events if e.get("call", {}).get("name") == "bash")
-        assert denied["result"]["is_error"] and denied["result"]["denied"]
+        assert denied["result"]["is_error"] and denied["result"]["denied_by"] == "approver"
         asked = next(b for e in events if "reply" in e for b in e["reply"]["blocks"]
                      if b.get("input") == {"path": "inventory.py"})
         read = next(e for e in events if e.get("call", {}).get("id") == asked["id"])
-        assert read["result"]["text"].endswith("return x + 39") and not read["result"]["denied"]
+        assert read["result"]["text"].endswith("return x + 39") and read["result"]["denied_by"] is None
         assert events[0]["prompt"] == "Which testing framework does this project use?"
         assert events[1]["reply"]["blocks"][0]["type"] == "text"
 
