@@ -15,13 +15,15 @@ function row(s) {
   const tr = el("tr");
   tr.dataset.id = s.id;
   const id = el("td", "id");
-  const link = el("a", null, s.id);
+  const link = el("a", null, s.id.length > 12 ? s.id.slice(0, 8) + "…" : s.id); // a prefix names it everywhere
+  link.title = s.id;
   link.href = `/session/${encodeURIComponent(s.id)}`;
   id.append(link);
   const prompt = el("td", "prompt");
   if (s.forked_from) {
     const fork = el("span", "fork-of", "fork of ");
-    const origin = el("a", null, s.forked_from);
+    const origin = el("a", null, s.forked_from.slice(0, 8));
+    origin.title = s.forked_from;
     origin.href = `/session/${encodeURIComponent(s.forked_from)}#seq=${s.forked_at}`;
     fork.append(origin, ` at #${s.forked_at}`);
     prompt.append(fork, " ");

@@ -49,7 +49,8 @@ class TestSessionsPage:
         assert row.locator("td").all_text_contents()[2:] == [
             "Which testing framework does this project use?", "end_turn", "3", "5", "75", "—", "18"]
         fork_row = page.locator(f'#rows tr[data-id="{fork_id}"]')
-        assert fork_row.locator(".fork-of").text_content() == f"fork of {first} at #3"
+        assert fork_row.locator(".fork-of").text_content() == f"fork of {first[:8]} at #3"
+        assert fork_row.locator(".fork-of a").get_attribute("title") == first
         assert fork_row.locator(".fork-of a").get_attribute("href") == f"/session/{first}#seq=3"
         page.fill("#filter", "testing framework")
         assert _rows(page) == [fork_id, first]  # the fork keeps its origin's prompt
