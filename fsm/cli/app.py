@@ -177,7 +177,7 @@ def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWrite
                           model=getattr(agent.model, "model", None) or DEFAULT_MODEL,
                           transitions=args.transition_events)
     key_source = next((k for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(k)), "none")
-    stream.init(agent, permission_mode=getattr(args, "permission_mode", None) or "default",
+    stream.init(agent, permission_mode=agent.permissions.mode,
                 agents=["general-purpose"], version=version("agentfsm"), api_key_source=key_source)
     agent.subscribe(stream)
 

@@ -137,9 +137,10 @@ def usage_json(usage: Usage) -> dict[str, Any]:
 
 def permission_denials(records: list[Transition]) -> list[dict[str, Any]]:
     """The run's permission denials as Claude Code lists them (``tool_name`` in its spelling, ``tool_use_id``,
-    ``tool_input``), subagents' included, in order."""
-    return [{"tool_name": claude_name(d.tool_name), "tool_use_id": d.tool_use_id, "tool_input": d.tool_input}
-            for d in (r.denial for r in records) if d is not None]
+    ``tool_input``), plus ``reason``: what the model was told, naming the rule that would allow the call when
+    one can. Subagents' included, in order."""
+    return [{"tool_name": claude_name(d.tool_name), "tool_use_id": d.tool_use_id, "tool_input": d.tool_input,
+             "reason": d.reason} for d in (r.denial for r in records) if d is not None]
 
 
 def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) -> RunResult:

@@ -124,9 +124,12 @@ def _parse_permissions(value: object, origin: Origin, notes: list[str]) -> Permi
         rules = []
         for text in _strings(value.get(kind, []), f"permissions.{kind}"):
             try:
-                rules.append(parse_rule(text, source=origin.name, base=origin.project))
+                rule = parse_rule(text, source=origin.name, base=origin.project)
             except RuleError as exc:
                 raise SettingsError(f"permissions.{kind}: {exc}") from None
+            if not rule.known:
+                notes.append(f"rule {text!r} of permissions.{kind}: agentfsm has no {rule.tool} tool")
+            rules.append(rule)
         lists[kind] = tuple(rules)
     mode = value.get("defaultMode")
     if mode is not None:

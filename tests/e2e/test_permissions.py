@@ -66,7 +66,8 @@ class TestDefaultModeHeadless:
             assert is_error and content.startswith("Permission denied: "), (call["input"], content)
             assert "needs approval and no one could be asked" in content
         assert run.json()["permission_denials"] == [
-            {"tool_name": "Bash", "tool_use_id": c["id"], "tool_input": c["input"]} for c in calls]
+            {"tool_name": "Bash", "tool_use_id": c["id"], "tool_input": c["input"], "reason": results[c["id"]][0]}
+            for c in calls]
         assert {p: p.read_text() for p in survivors} == before
         assert not (project.parent / "outside.txt").exists() and not (project.parent / "moved.txt").exists()
         assert not (project.parent / "copied.txt").exists()
@@ -150,6 +151,16 @@ class TestProjectSettings:
         assert (sent["hook_event_name"], sent["tool_name"], sent["tool_input"], sent["tool_use_id"]) == (
             "PreToolUse", "Bash", {"command": "echo deploy > ran.txt"}, "d")
         assert sent["permission_mode"] == "default" and sent["cwd"] == str(project.resolve())
+
+    def test_init_message_names_the_mode_in_force(self, agentfsm: Runner, fake: FakeAnthropic,
+                                                  project: Path) -> None:
+        """stream-json's init message carries the settings' defaultMode, or the flag's (an alias resolved)."""
+        (project / ".claude").mkdir()
+        (project / ".claude" / "settings.json").write_text('{"permissions": {"defaultMode": "acceptEdits"}}')
+        fake.script = [text_reply("a"), text_reply("b")]
+        first = agentfsm("-p", "hi", "--output-format", "stream-json").json_lines()[0]
+        second = agentfsm("-p", "hi", "--output-format", "stream-json", "--permission-mode", "deny").json_lines()[0]
+        assert (first["permissionMode"], second["permissionMode"]) == ("acceptEdits", "dontAsk")
 
     def test_malformed_settings_is_one_line(self, agentfsm: Runner, project: Path) -> None:
         """A settings file that is not JSON: exit 2 and one line naming it."""

@@ -83,7 +83,7 @@ class TestLoad:
         """Command hooks are read; unknown keys (and hook types we do not run) are named in the notes."""
         home, project = dirs
         path = write(project / ".claude" / "settings.json", {
-            "model": "opus", "env": {"A": "1"},
+            "model": "opus", "env": {"A": "1"}, "permissions": {"deny": ["WebFetch"]},
             "hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [
                 {"type": "command", "command": "./guard.sh", "timeout": 5}, {"type": "prompt", "prompt": "x"}]}],
                 "Notification": [], "Stop": [{"hooks": [{"type": "command", "command": "./more.sh"}]}]},
@@ -94,6 +94,7 @@ class TestLoad:
                                   HookCommand("Stop", "./more.sh", "", 60.0, where))
         assert settings.notes == (
             f"settings {where}: ignored unknown key 'model'", f"settings {where}: ignored unknown key 'env'",
+            f"settings {where}: ignored rule 'WebFetch' of permissions.deny: agentfsm has no WebFetch tool",
             f"settings {where}: ignored hooks.PreToolUse[0].hooks[1] of type 'prompt' (only 'command' hooks run)",
             f"settings {where}: ignored unknown hook event 'hooks.Notification'")
 
