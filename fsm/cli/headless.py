@@ -31,7 +31,7 @@ __all__ = ["SUBTYPES", "RunResult", "error_line", "permission_denials", "run_hea
 SUBTYPES = {
     "end_turn": "success",
     "max_turns": "error_max_turns",
-    "max_model_calls": "error_max_model_calls",
+    "max_model_calls": "error_max_turns",  # Claude Code's set has no other limit of calls; the outcome says which
     "model_error": "error_during_execution",
     "refusal": "error_during_execution",
     "max_tokens": "error_during_execution",

@@ -20,11 +20,12 @@ def fan_out(body: dict[str, Any]) -> dict[str, Any]:
 
 
 def test_fan_out_with_defaults_stops_at_200_calls(agentfsm: Runner, fake: FakeAnthropic) -> None:
-    """With default flags the fan-out makes exactly 200 model calls and ends with error_max_model_calls."""
+    """With default flags the fan-out makes exactly 200 model calls; error_max_turns, reason max_model_calls."""
     fake.script = [fan_out] * 1000
     run = agentfsm("-p", "delegate forever", "--output-format", "json", timeout=120)
     result = run.json()
-    assert (run.code, result["subtype"], result["model_calls"]) == (1, "error_max_model_calls", 200)
+    assert (run.code, result["subtype"], result["terminal_reason"], result["model_calls"]) == (
+        1, "error_max_turns", "max_model_calls", 200)
     assert len(fake.messages_requests) == 200
     assert run.stderr == ("agentfsm: stopped: the run's budget of 200 model calls is spent; raise "
                           "--max-model-calls or narrow the prompt\n")
@@ -35,6 +36,7 @@ def test_max_model_calls_10_makes_at_most_10_successful_requests(agentfsm: Runne
     fake.script = [fan_out, Status(529, "Overloaded"), *[fan_out] * 100]
     run = agentfsm("-p", "delegate forever", "--max-model-calls", "10", "--output-format", "json")
     result = run.json()
-    assert (run.code, result["subtype"], result["model_calls"]) == (1, "error_max_model_calls", 10)
+    assert (run.code, result["subtype"], result["terminal_reason"], result["model_calls"]) == (
+        1, "error_max_turns", "max_model_calls", 10)
     statuses = [item is not fake.script[1] for item in fake.script[:len(fake.messages_requests)]]
     assert statuses.count(True) == 10 and len(fake.messages_requests) == 11

@@ -245,8 +245,11 @@ class TestPermissions:
         fake.script = [tool_reply(tool_use("bash", {"command": "rm notes.txt"}, id="toolu_rm"),
                                   tool_use("bash", {"command": "sudo ls"}, id="toolu_sudo")),
                        text_reply("I could not do it.")]
-        run = agentfsm("-p", "clean up")
-        assert (run.code, run.stdout) == (0, "I could not do it.\n")
+        run = agentfsm("-p", "clean up", "--output-format", "json")
+        assert (run.code, run.json()["result"]) == (0, "I could not do it.")
+        assert [(d["tool_name"], d["tool_use_id"], d["tool_input"]) for d in run.json()["permission_denials"]] == [
+            ("Bash", "toolu_rm", {"command": "rm notes.txt"}), ("Bash", "toolu_sudo", {"command": "sudo ls"})]
+        assert parse(run.json()) is not None
         results = fake.messages_requests[1].messages[-1]["content"]
         assert [(b["tool_use_id"], b["content"], b["is_error"]) for b in results] == [
             ("toolu_rm", "Permission denied: `rm notes.txt` is destructive (rm deletes files); it needs approval "
