@@ -14,6 +14,7 @@ import webbrowser
 
 from fsm.cli.sessions import add_db_flags, journal_path
 from fsm.errors import ConfigError
+from fsm.session.journal import Journal
 
 __all__ = ["DEFAULT_PORT", "INSTALL_HINT", "command", "configure"]
 
@@ -65,6 +66,8 @@ def command(args: argparse.Namespace) -> int:
             raise ConfigError(INSTALL_HINT) from None
         raise
     path = journal_path(args).absolute()
+    if path.exists():  # a journal the page cannot read is one line now, not an error in the browser later
+        Journal(path, readonly=True).close()
     loopback = args.host in LOOPBACK_HOSTS
     if not loopback:
         print(f"agentfsm: warning: --host {args.host} makes your sessions (prompts, tool output, file contents) "

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import socket
+import sqlite3
 import subprocess
 import sys
 import urllib.request
@@ -67,6 +68,29 @@ class TestErrors:
         assert code == 2
         assert capsys.readouterr().err == (f"agentfsm: cannot listen on 127.0.0.1:{port} (Address already in use); "
                                            "pick another --port or --host\n")
+
+    def test_unreadable_journal_is_one_line(self, tmp_path, capsys):
+        """A journal the page could not read stops the command at once, with the journal's own message."""
+        (tmp_path / "j.db").write_text("not a database" * 100)
+        assert main(["ui", "--port", "0", "--session-db", str(tmp_path / "j.db")]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(f"agentfsm: session journal {tmp_path / 'j.db'} is not a readable SQLite database")
+        assert err.count("\n") == 1
+
+    def test_older_journal_is_not_migrated(self, tmp_path, capsys, monkeypatch):
+        """A journal of an older schema is refused in one line saying how to migrate it, and left as it is."""
+        import fsm.session.journal
+
+        path = tmp_path / "j.db"
+        monkeypatch.setattr(fsm.session.journal, "MIGRATIONS", fsm.session.journal.MIGRATIONS[:1])
+        monkeypatch.setattr(fsm.session.journal, "SCHEMA_VERSION", 1)
+        fsm.session.journal.Journal(path).close()
+        monkeypatch.undo()
+        assert main(["ui", "--port", "0", "--session-db", str(path)]) == 1
+        assert "has schema version 1, older than this version reads" in capsys.readouterr().err
+        db = sqlite3.connect(path)
+        assert db.execute("PRAGMA user_version").fetchone() == (1,)
+        db.close()
 
     def test_bad_port_is_a_usage_error(self, capsys):
         assert main(["ui", "--port", "70000"]) == 2
