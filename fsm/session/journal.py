@@ -296,8 +296,8 @@ class Journal:
         if self.readonly:
             if version < SCHEMA_VERSION:
                 raise JournalError(f"session journal {self.path} has schema version {version}, older than this "
-                                   f"version reads ({SCHEMA_VERSION}); open it once for writing to migrate it (a run, or "
-                                   "listing its sessions, does)",
+                                   f"version reads ({SCHEMA_VERSION}); open it once for writing to migrate it "
+                                   "(a run, or listing its sessions, does)",
                                    path=str(self.path))
             return
         db.execute("PRAGMA journal_mode = WAL")
