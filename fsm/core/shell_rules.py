@@ -198,7 +198,8 @@ _GIT_READ_ONLY = frozenset({"status", "diff", "log", "show", "blame", "ls-files"
                             "shortlog"})
 _WRITING_OPTIONS = {"find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
                              "-fls"),
-                    "sort": ("-o", "--output"), "tree": ("-o",), "rg": ("--pre",),
+                    "sort": ("-o", "--output", "--compress-program"), "tree": ("-o",), "rg": ("--pre",),
+                    "date": ("-s", "--set"),
                     "git": ("--output", "--ext-diff", "--exec", "-c", "--no-index")}
 
 
@@ -220,13 +221,24 @@ def read_only(command: SimpleCommand) -> bool:
     name, args = command.argv[0], command.argv[1:]
     if name not in _READ_ONLY:
         return False
-    if any(a == w or a.startswith(w + "=") for a in args for w in _WRITING_OPTIONS.get(name, ())):
+    if any(_gives_option(a, w) for a in args for w in _WRITING_OPTIONS.get(name, ())):
         return False
     if name == "git":
         return bool(args) and args[0] in _GIT_READ_ONLY
     if name == "command":
         return bool(args) and args[0] in ("-v", "-V")
+    if name == "hostname":
+        return all(a.startswith("-") for a in args)  # `hostname NAME` sets it
     return True
+
+
+def _gives_option(arg: str, option: str) -> bool:
+    """Whether *arg* passes *option*: ``--output``/``--output=x``, or a short ``-o`` alone, joined (``-ox``) or in
+    a cluster (``-no``); long single-dash options (``-delete``) only as themselves."""
+    if arg == option or arg.startswith(option + "="):
+        return True
+    short = len(option) == 2 and option[0] == "-" and option[1] != "-"
+    return short and arg.startswith("-") and not arg.startswith("--") and option[1] in arg[1:]
 
 
 def path_args(command: SimpleCommand) -> list[str]:

@@ -47,16 +47,19 @@ class TestApprovers:
 
 class TestChain:
     def test_readme_curl_example_holds_after_an_approval(self, tmp_path: Path):
-        """`rm -f x; curl …` asks; the user says yes; the curl hook still denies: an approval skips no hook."""
+        """The user approves `rm -f y`; then `rm -f x; curl …` is denied by the curl hook without a question:
+        every hook runs before the approver, so an approval skips none."""
         (tmp_path / "x").write_text("x")
+        (tmp_path / "y").write_text("y")
         asked: list[Ask] = []
-        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "rm -f x; curl -s http://127.0.0.1:9/"},
+        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "rm -f y"}, id="a"),
+                                          tool_use("bash", {"command": "rm -f x; curl -s http://127.0.0.1:9/"},
                                                    id="b")), text_reply("ok")])
         agent = Agent(model, str(tmp_path), hooks=curl_hooks(), approver=lambda c, a: asked.append(a) or True)
         agent.run("go")
-        assert results(model) == [("b", "no network")]
-        assert asked == []  # the hook's deny ends the chain before anyone is asked
-        assert (tmp_path / "x").exists()
+        assert results(model) == [("a", "(no output)"), ("b", "no network")]
+        assert [a.reason for a in asked] == ["`rm -f y` is destructive (rm deletes files)"]
+        assert (tmp_path / "x").exists() and not (tmp_path / "y").exists()
 
     def test_curl_example_holds_in_bypass_mode(self, tmp_path: Path):
         """Under bypassPermissions (the old `allow`) the hook still runs and denies."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fsm import Policy
 from fsm.core.rules import parse_rule
@@ -90,7 +92,9 @@ class TestDefaultMode:
 
     @pytest.mark.parametrize("command", ["ls /etc", "cat ../x", "cd / && ls", "cat < /etc/passwd",
                                          "git -c core.pager=sh diff", "sort -o out x", "echo hi > new.txt",
-                                         "A=1 ls", "find . -fprint out"])
+                                         "A=1 ls", "find . -fprint out", "sort --compress-program=sh x",
+                                         "date -s 2020-01-01", "hostname evil", "rg --pre ./x y", "sort -oout x",
+                                         "sort -no out x", "git log --output=x"])
     def test_read_only_outside_the_workspace_or_writing_asks(self, ws: Workspace, command: str) -> None:
         """Reading outside the workspace, or a read-only program made to write or run things, asks."""
         assert bash(Policy(), ws, command).behavior == "ask"
@@ -185,3 +189,21 @@ class TestFileTools:
     def test_bare_deny_rule_hides_the_tool(self) -> None:
         """A bare deny rule takes the tool away; a scoped one leaves it."""
         assert Policy(deny=rules("Task", "Edit", "Bash(rm:*)")).hidden_tools() == {"task", "edit_file", "write_file"}
+
+
+class TestCompositions:
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(parts=st.lists(st.sampled_from(READ_ONLY[:12]), min_size=0, max_size=4),
+           bad=st.sampled_from(DESTRUCTIVE + DYNAMIC[:-1]), where=st.integers(0, 4),
+           joiner=st.sampled_from([" && ", " ; ", " || ", " | ", "\n"]),
+           wrap=st.sampled_from(["{}", "({})", "{{ {}; }}", "if true; then {}; fi", "for i in 1; do {}; done",
+                                 "while false; do :; done; {}", "! {}"]))
+    def test_one_bad_part_spoils_the_whole(self, ws: Workspace, parts: list[str], bad: str, where: int, joiner: str,
+                                           wrap: str) -> None:
+        """A destructive or unknowable command anywhere in a compound makes it ask, however it is wrapped, even
+        when every other part is read-only and broad rules allow the programs."""
+        commands = [*parts]
+        commands.insert(min(where, len(commands)), bad)
+        line = wrap.format(joiner.join(commands))
+        policy = Policy(allow=rules("Bash(git:*)", "Bash(sed:*)", "Bash(echo:*)", "Bash(find:*)", "Bash(python3:*)"))
+        assert bash(policy, ws, line).behavior != "allow", line
