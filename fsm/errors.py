@@ -6,7 +6,7 @@
     ├── ConfigError (ValueError)        a bad setting: max_turns 45, a missing API key, a workdir that is no directory
     │   └── UnknownSessionError (LookupError)  no journalled session has that id (or several start with it)
     ├── MisuseError (RuntimeError)      the API used out of order: step() on an idle agent with nothing queued
-    ├── ModelError (RuntimeError)       the model call failed after the SDK's retries, or replied malformed
+    ├── ModelError (RuntimeError)       the model call failed after its retries, or replied malformed
     ├── ScriptExhaustedError (LookupError)  a ScriptedModel was asked for more replies than it holds
     └── JournalError (RuntimeError)     a session journal that cannot be read or written
 
@@ -51,7 +51,8 @@ class ModelError(AgentfsmError, RuntimeError):
         self.status_code = status_code
         """The HTTP status, when the server answered."""
         self.kind = kind
-        """A short word for the CLI: ``auth``, ``connection``, ``timeout``, ``status``, ``malformed``, ``error``."""
+        """A short word for the CLI: ``auth``, ``connection``, ``timeout``, ``status``, ``malformed``,
+        ``context_window`` (the conversation is too long for the model), ``error``."""
 
 
 class ScriptExhaustedError(AgentfsmError, LookupError):

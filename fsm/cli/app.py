@@ -153,7 +153,7 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
         for prompt in itertools.chain([first] if first is not None else [], prompts):
             result = run_headless(agent, prompt, session_id=session_id)
             if output == "text":
-                if result.result and result.terminal_reason != "model_error":
+                if result.result and not (result.is_error and result.result == agent.data.error):  # on stderr
                     print(result.result, flush=True)
             else:
                 writer.write(result.to_json())

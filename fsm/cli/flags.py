@@ -21,7 +21,7 @@ from typing import Any, TextIO
 from fsm.core import command_hooks
 from fsm.core.agent import Agent
 from fsm.core.hooks import Ask
-from fsm.core.model import DEFAULT_MODEL, Model
+from fsm.core.model import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT, Model
 from fsm.core.modes import ALIASES, MODES, resolve_mode
 from fsm.core.permissions import Approver, Remember, default_hooks, deny_unattended
 from fsm.core.policy import Policy
@@ -40,6 +40,7 @@ __all__ = [
     "limits_given",
     "load_env",
     "model_id",
+    "print_retry",
     "settings_from_args",
     "system_prompt",
     "terminal_approver",
@@ -64,6 +65,27 @@ def _int_flag(flag: str, low: int, high: int | None = None) -> Callable[[str], i
 
     parse.__name__ = flag  # argparse names the type in some messages
     return parse
+
+
+def _seconds_flag(flag: str) -> Callable[[str], float]:
+    """An argparse ``type`` that accepts a positive number of seconds."""
+
+    def parse(text: str) -> float:
+        try:
+            value = float(text)
+        except ValueError:
+            value = float("nan")
+        if not 0 < value < float("inf"):
+            raise argparse.ArgumentTypeError(f"{flag} must be a number of seconds > 0 (got {text!r})")
+        return value
+
+    parse.__name__ = flag
+    return parse
+
+
+def print_retry(line: str) -> None:
+    """Tell the user on stderr that a model request waits before its retry (every output mode)."""
+    print(f"agentfsm: {line}", file=sys.stderr, flush=True)
 
 
 def add_agent_flags(parser: argparse.ArgumentParser) -> None:
@@ -98,6 +120,11 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
                        help="a settings file, or JSON text, layered above the settings files")
     group.add_argument("--setting-sources", dest="setting_sources", metavar="LIST",
                        help=f"comma list of the settings files to read, of {','.join(SOURCES)} (default: all)")
+    group.add_argument("--timeout", type=_seconds_flag("--timeout"), default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                       help=f"seconds one model request may take (default {DEFAULT_TIMEOUT:g})")
+    group.add_argument("--max-retries", type=_int_flag("--max-retries", 0, 10), default=DEFAULT_MAX_RETRIES,
+                       metavar="N", help="retries of a failed model request: rate limits, overload, 5xx, timeouts "
+                                         f"(0..10, default {DEFAULT_MAX_RETRIES})")
     group.add_argument("--verbose", action="store_true", help="progress lines on stderr")
     prompt = group.add_mutually_exclusive_group()
     prompt.add_argument("--system-prompt", metavar="TEXT", help="the root agent's system prompt instead of ours")
@@ -109,12 +136,24 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def load_env(directory: Path | None = None) -> None:
-    """Read ``.env`` from *directory* (the current one by default); real environment variables win."""
+    """Read ``.env`` from *directory* (the current one by default); real environment variables win.
+
+    Raises:
+        ConfigError: the file cannot be read, or is not UTF-8 text.
+    """
     from dotenv import load_dotenv
 
     path = (directory or Path.cwd()) / ".env"
-    if path.is_file():
-        load_dotenv(path, override=False)
+    if not path.is_file():
+        return
+    try:
+        load_dotenv(path, override=False, encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        utf16 = path.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff")
+        what = "UTF-16 text" if utf16 else f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        raise ConfigError(f"cannot read {path}: it is {what}; save it as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path} ({exc.strerror or exc}); fix its permissions or remove it") from None
 
 
 def model_id(flag: str | None) -> str:
@@ -278,7 +317,9 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
             raise ConfigError(NO_API_KEY)
         from fsm.core.model import AnthropicModel
 
-        model = AnthropicModel(model_id(getattr(args, "model", None)))
+        model = AnthropicModel(model_id(getattr(args, "model", None)), on_retry=print_retry,
+                               timeout=getattr(args, "timeout", DEFAULT_TIMEOUT),
+                               max_retries=getattr(args, "max_retries", DEFAULT_MAX_RETRIES))
     return Agent(model, str(workdir), max_turns, hooks, approver, tools=tools, max_tokens=max_tokens,
                  max_model_calls=max_model_calls, permissions=policy, system=system_prompt(args, workdir))
 

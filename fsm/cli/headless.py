@@ -36,6 +36,7 @@ SUBTYPES = {
     "refusal": "error_during_execution",
     "max_tokens": "error_during_execution",
     "interrupted": "error_during_execution",
+    "context_window": "error_during_execution",
 }
 """The result subtype (Claude Code's set) of each outcome of the root agent (kept as ``terminal_reason``)."""
 
@@ -168,11 +169,12 @@ def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) ->
     finally:
         unsubscribe()
     outcome = "interrupted" if interrupted else agent.outcome or "end_turn"
-    result_text = (agent.data.error or "") if outcome == "model_error" else agent.data.final_text
+    result_text = agent.data.error if agent.data.error and outcome in _ERRORS else agent.data.final_text
     model_calls = [r for r in records if made_model_call(r)]
     root_replies = [r.reply for r in records if r.reply is not None and r.depth == 0]
     problem = error_line(outcome, result_text, max_turns=agent.max_turns, max_tokens=agent.max_tokens,
-                         max_model_calls=agent.max_model_calls, signal=interrupted)
+                         max_model_calls=agent.max_model_calls, signal=interrupted,
+                         session_id=session_id)
     return RunResult(
         subtype=SUBTYPES.get(outcome, "error_during_execution"),
         terminal_reason=outcome,
@@ -208,8 +210,13 @@ def _model_usage(records: list[Transition], *, default: str) -> dict[str, ModelU
     return result
 
 
+_ERRORS = frozenset({"model_error", "context_window"})
+"""Outcomes whose result text is the error message (when there is one)."""
+
+
 def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int,
-               max_model_calls: int = MAX_MODEL_CALLS, signal: str | None = None) -> str | None:
+               max_model_calls: int = MAX_MODEL_CALLS, signal: str | None = None,
+               session_id: str | None = None) -> str | None:
     """The one line for stderr that says what went wrong and what to do, or None on success."""
     match outcome:
         case "end_turn":
@@ -225,6 +232,12 @@ def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int,
                     "raise --max-model-calls or narrow the prompt")
         case "model_error":
             return result
+        case "context_window":
+            what = (result if result.startswith("the conversation")
+                    else "the conversation filled the model's context window")
+            where = session_id or "ID"
+            return (f"{what}; go on from an earlier transition with time travel: agentfsm sessions show {where}, "
+                    f"then agentfsm debug --session {where} --at SEQ")
         case "refusal":
             return "the model refused to answer this prompt"
         case "max_tokens":

@@ -35,6 +35,8 @@ _OUTCOME_LINES = {
     "refusal": "[the model refused]",
     "max_tokens": "[the reply was cut at the max_tokens limit]",
     "interrupted": "[interrupted]",
+    "context_window": "[the conversation no longer fits the model's context window: start a new session, or fork "
+                      "an earlier point with agentfsm debug --session ID --at SEQ]",
 }
 
 
@@ -145,7 +147,7 @@ def repl(agent: Agent, *, stdout: TextIO | None = None, stderr: TextIO | None = 
 
 
 def _print_reply(agent: Agent, out: TextIO) -> None:
-    if agent.outcome == "model_error":
+    if agent.outcome in ("model_error", "context_window") and agent.data.error:
         print(f"[error] {agent.data.error}", file=out)
     elif agent.data.final_text:
         print(agent.data.final_text, file=out)

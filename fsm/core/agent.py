@@ -77,8 +77,11 @@ def _machine() -> Any:
                          after_state_change="_record")
 
 
-_FINAL_OUTCOMES = {"max_tokens": "max_tokens", "refusal": "refusal", "model_context_window_exceeded": "max_tokens"}
+_FINAL_OUTCOMES = {"max_tokens": "max_tokens", "refusal": "refusal",
+                   "model_context_window_exceeded": "context_window"}
 INTERRUPTED = "Error: interrupted before this tool call finished"
+INTERRUPTED_MARKER = "[Request interrupted by user]"
+"""The user text an interruption leaves in the conversation, as Claude Code does, so the model sees it."""
 
 
 class Agent:
@@ -408,17 +411,21 @@ class Agent:
             reply = self.model.create(system=self.system, messages=self.data.messages,
                                       tools=self._schemas, max_tokens=self.max_tokens)
         except ModelError as exc:
-            return self._fire("model_failed", error=str(exc), outcome="model_error")
+            outcome = "context_window" if exc.kind == "context_window" else "model_error"
+            return self._fire("model_failed", error=str(exc), outcome=outcome)
         except Exception as exc:  # whatever the model raised, the call was made: it counts, the run stops cleanly
             return self._fire("model_failed", error=f"the model call raised {type(exc).__name__}: {exc}",
                               outcome="model_error")
         except KeyboardInterrupt:
             self.interrupt(model_called=True)
             raise
+        taken = {b["id"] for m in self.data.messages if m["role"] == "assistant" and isinstance(m["content"], list)
+                 for b in m["content"] if b.get("type") == "tool_use"}
+        reply, renamed = reply.with_unique_ids(taken)
         appended: tuple[Message, ...] = (
             ({"role": "assistant", "content": list(reply.content)},) if reply.content else ())
         if reply.tool_uses:
-            return self._fire("replied_with_tools", reply=reply, appended=appended)
+            return self._fire("replied_with_tools", reply=reply, appended=appended, notes=tuple(renamed))
         if reply.stop_reason == "pause_turn":
             with self._tree_lock:  # the guards judge the data after this call counts
                 after = self.facts(after_call=True)
@@ -442,6 +449,9 @@ class Agent:
                     return self._fire("budget_spent", appended=results, outcome="max_model_calls")
                 return self._fire("tools_done", appended=results)
         call = self.data.pending[0]
+        if call["id"] in self.data.unrunnable:  # cut at max_tokens, or an input that is not an object
+            output = ToolOutput(self.data.unrunnable[call["id"]], is_error=True)
+            return self._fire("tool_ran", tool_call=call, tool_result=output)
         if call["name"] == "task" and self._offers("task") and self.can_spawn():
             return self._spawn(call)
         notes: list[str]
@@ -478,6 +488,8 @@ class Agent:
 
     def _spawn(self, call: dict[str, Any]) -> Transition:
         problem = check_input(REGISTRY["task"].input_schema, call["input"])
+        if problem is None and not call["input"]["prompt"].strip():  # the API refuses a blank user message
+            problem = "'prompt' must not be blank; say what the subagent should do"
         allowed = self._permit(call)
         if problem or allowed.denial:
             output = (ToolOutput(allowed.denial.reason, is_error=True) if allowed.denial
@@ -566,8 +578,8 @@ class Agent:
         for child in self.children:
             child.interrupt()
         interrupted = [tool_result_block(call, ToolOutput(INTERRUPTED, is_error=True)) for call in self.data.pending]
-        answers = [*self.data.results, *interrupted]
-        appended: tuple[Message, ...] = ({"role": "user", "content": answers},) if answers else ()
+        answers = [*self.data.results, *interrupted, {"type": "text", "text": INTERRUPTED_MARKER}]
+        appended: tuple[Message, ...] = ({"role": "user", "content": answers},)
         self._fire("interrupted", appended=appended, outcome="interrupted", error="interrupted by the user",
                    release_all=True, model_called=model_called and self.state == "awaiting_model")
 

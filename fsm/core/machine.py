@@ -53,7 +53,7 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "budget_spent", "source": "awaiting_model", "dest": "stopping", "conditions": "out_of_model_calls",
      "unless": "out_of_turns", "doc": "pause_turn when the run's budget of model calls is spent"},
     {"trigger": "model_failed", "source": "awaiting_model", "dest": "stopping",
-     "doc": "the call raised (a ModelError after the SDK's retries, or anything else), or the reply was malformed"},
+     "doc": "the call raised (a ModelError after its retries, or anything else), or the reply was malformed"},
     {"trigger": "tool_ran", "source": "executing_tools", "dest": None,
      "doc": "one tool_use answered: ran, denied, failed or unknown"},
     {"trigger": "subagent_spawned", "source": "executing_tools", "dest": None, "conditions": "can_spawn",

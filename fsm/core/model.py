@@ -2,24 +2,46 @@
 
 A model turns ``(system, messages, tools, max_tokens)`` into a plain-data :class:`~fsm.core.records.Reply`.
 ``anthropic`` is imported lazily (it costs about a second), so ``agentfsm --help`` and the offline demo
-never pay for it. The SDK's own retries stay on (408/409/429/5xx/529, connection errors, timeouts); what
-still fails becomes a :class:`~fsm.errors.ModelError` whose message says what to do.
+never pay for it.
+
+Nothing but a :class:`~fsm.errors.ModelError` leaves :meth:`AnthropicModel.create`: the body of a reply is
+read as raw JSON and validated once, by ``Reply.from_wire`` (the SDK's own parsing is never used, so a
+malformed reply cannot print Pydantic warnings), and every failure, whatever its class, becomes one line
+that says what came back and what to check. Retries are ours, not the SDK's (it is built with
+``max_retries=0``): 408, 409, 429, every 5xx, connection errors and timeouts are tried again up to
+``max_retries`` times, waiting what ``retry-after`` asks for (at most :data:`RETRY_AFTER_CAP` seconds),
+else a short exponential backoff; a wait longer than :data:`QUIET_WAIT` is announced to ``on_retry``.
 """
 
 from __future__ import annotations
 
 import copy
+import email.utils
+import json
+import random
+import time
+from collections.abc import Callable, Mapping
 from typing import Any, Protocol
 
 from fsm.core.records import Reply
 from fsm.errors import ModelError
 
-__all__ = ["DEFAULT_MODEL", "AnthropicModel", "Model", "with_cache_breakpoint"]
+__all__ = ["DEFAULT_MAX_RETRIES", "DEFAULT_MODEL", "DEFAULT_TIMEOUT", "QUIET_WAIT", "RETRY_AFTER_CAP",
+           "AnthropicModel", "Model", "retry_wait", "with_cache_breakpoint"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 """Used when neither ``--model``, ``MODEL_ID`` nor ``ANTHROPIC_MODEL`` names one."""
+DEFAULT_TIMEOUT = 600.0
+"""Seconds one request may take (the SDK's default)."""
+DEFAULT_MAX_RETRIES = 2
+"""Retries of a transient failure (the SDK's default): three attempts in all."""
+RETRY_AFTER_CAP = 60.0
+"""The longest wait a ``retry-after`` header can impose before a retry, in seconds."""
+QUIET_WAIT = 2.0
+"""Waits up to this many seconds are not announced to ``on_retry``."""
 
 _CACHE = {"type": "ephemeral"}
+_RETRIED_STATUSES = frozenset({408, 409, 429})
 
 
 class Model(Protocol):
@@ -44,12 +66,51 @@ def with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]
     return [*messages[:-1], last]
 
 
+def _clip(text: str, width: int = 80) -> str:
+    """*text* on one line, cut to *width* characters."""
+    text = " ".join(text.split())
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
 def _api_message(exc: Any) -> str:
-    """The message of an API error body (``{"error": {"message": ...}}``), else the SDK's own text."""
+    """The message of an API error body (``{"error": {"message": ...}}``), else the SDK's own text, one line."""
     body = getattr(exc, "body", None)
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
-    return message if isinstance(message, str) and message else exc.message
+    if isinstance(message, str) and message:
+        return _clip(message, 200)
+    response = getattr(exc, "response", None)
+    kind = response.headers.get("content-type", "") if response is not None else ""
+    text = response.text if response is not None else str(exc)
+    return f"{kind.split(';')[0] or 'a body'} ({_clip(text)!r})" if text.strip() else "an empty body"
+
+
+def retry_wait(headers: Mapping[str, str] | None, attempt: int, *, jitter: float = 1.0) -> float:
+    """Seconds to wait before retry number *attempt* (1 = the first): what ``retry-after-ms`` or
+    ``retry-after`` (seconds or an HTTP date) ask for, at most :data:`RETRY_AFTER_CAP`; else
+    ``min(0.5 * 2**(attempt-1), 8) * jitter``."""
+    asked: float | None = None
+    if headers is not None:
+        for name, scale in (("retry-after-ms", 0.001), ("retry-after", 1.0)):
+            try:
+                asked = float(headers.get(name) or "") * scale
+                break
+            except ValueError:
+                pass
+        else:
+            date = email.utils.parsedate_tz(headers.get("retry-after") or "")
+            asked = email.utils.mktime_tz(date) - time.time() if date is not None else None
+    if asked is not None and asked > 0:
+        return min(asked, RETRY_AFTER_CAP)
+    return min(0.5 * 2.0 ** (attempt - 1), 8.0) * jitter
+
+
+class _Failure(Exception):
+    """One failed attempt: the error to raise if it is the last, whether to retry, and the response headers."""
+
+    def __init__(self, error: ModelError, *, retry: bool, reason: str = "", headers: Any = None) -> None:
+        super().__init__(str(error))
+        self.error, self.retry, self.reason, self.headers = error, retry, reason, headers
 
 
 class AnthropicModel:
@@ -57,56 +118,125 @@ class AnthropicModel:
 
     Args:
         model: the model id.
-        client: an ``anthropic.Anthropic`` to use instead of one built from the environment.
-        max_retries: the SDK's retry count on transient failures.
-        timeout: seconds per request (600 when None).
+        client: an ``anthropic.Anthropic`` to use instead of one built from the environment (its own
+            retries are turned off; ours apply).
+        max_retries: how many times a transient failure is tried again.
+        timeout: seconds per request attempt (:data:`DEFAULT_TIMEOUT` when None).
+        on_retry: called with one line (``the model API is overloaded (529); retrying in 8 s (attempt 2
+            of 3)``) before each wait longer than :data:`QUIET_WAIT`; the CLI prints it.
+        sleep: how to wait (tests pass a fake).
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, client: Any = None, max_retries: int = 2,
-                 timeout: float | None = None) -> None:
+    def __init__(self, model: str = DEFAULT_MODEL, *, client: Any = None, max_retries: int = DEFAULT_MAX_RETRIES,
+                 timeout: float | None = None, on_retry: Callable[[str], None] | None = None,
+                 sleep: Callable[[float], None] = time.sleep) -> None:
+        if max_retries < 0:
+            raise ValueError(f"max_retries must be >= 0 (got {max_retries})")
+        if timeout is not None and not timeout > 0:
+            raise ValueError(f"timeout must be > 0 seconds (got {timeout})")
         self.model = model
+        self.max_retries = max_retries
+        self.timeout = timeout or DEFAULT_TIMEOUT
+        self.on_retry = on_retry
         self._client = client
-        self._max_retries = max_retries
-        self._timeout = timeout
+        self._sdk: Any = None
+        self._sleep = sleep
 
     def _sdk_client(self) -> Any:
-        if self._client is None:
-            import anthropic
+        if self._sdk is None:
+            if self._client is None:
+                import anthropic
 
-            # An explicit timeout also lifts the SDK's refusal of large max_tokens without streaming.
-            self._client = anthropic.Anthropic(max_retries=self._max_retries, timeout=self._timeout or 600.0)
-        return self._client
+                # An explicit timeout also lifts the SDK's refusal of large max_tokens without streaming.
+                self._sdk = anthropic.Anthropic(max_retries=0, timeout=self.timeout)
+            else:
+                self._sdk = self._client.with_options(max_retries=0, timeout=self.timeout)
+        return self._sdk
 
     def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                max_tokens: int) -> Reply:
-        """Call the API once (plus the SDK's retries) and return the reply as plain data.
+        """Call the API (retrying transient failures) and return the reply as plain data.
 
         Raises:
-            ModelError: the call failed for good, or the reply is malformed.
+            ModelError: the call failed for good, or the reply is malformed; nothing else.
         """
+        request = {"model": self.model, "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
+                   "messages": with_cache_breakpoint(messages), "tools": tools, "max_tokens": max_tokens}
+        attempts = self.max_retries + 1
+        for attempt in range(1, attempts + 1):
+            try:
+                return self._attempt(request)
+            except _Failure as failure:
+                if not failure.retry or attempt == attempts:
+                    raise failure.error from failure.__cause__
+                wait = retry_wait(failure.headers, attempt, jitter=1 - 0.25 * random.random())
+                if wait > QUIET_WAIT and self.on_retry is not None:
+                    self.on_retry(f"{failure.reason}; retrying in {wait:.0f} s (attempt {attempt + 1} of {attempts})")
+                self._sleep(wait)
+        raise AssertionError("unreachable: the last attempt returns or raises")
+
+    def _attempt(self, request: dict[str, Any]) -> Reply:
+        """One request: the Reply, or a :class:`_Failure`."""
+        try:
+            client = self._sdk_client()
+            raw = client.messages.with_raw_response.create(**request)
+            body, kind = raw.http_response.content, raw.headers.get("content-type", "")
+        except Exception as exc:  # every SDK exception class, and anything below it
+            raise self._failure(exc) from exc
+        try:
+            return _reply_of(body, kind)
+        except ModelError as exc:
+            raise _Failure(exc, retry=False) from exc
+
+    def _failure(self, exc: Exception) -> _Failure:
         import anthropic
 
-        client = self._sdk_client()
-        try:
-            message = client.messages.create(
-                model=self.model,
-                system=[{"type": "text", "text": system, "cache_control": _CACHE}],
-                messages=with_cache_breakpoint(messages),
-                tools=tools,
-                max_tokens=max_tokens,
-            )
-        except anthropic.AuthenticationError as exc:
-            raise ModelError(f"authentication failed (401: {_api_message(exc)}); check ANTHROPIC_API_KEY",
-                             status_code=401, kind="auth") from exc
-        except anthropic.APITimeoutError as exc:
-            raise ModelError(f"the model did not answer in time at {client.base_url}; try again",
-                             kind="timeout") from exc
-        except anthropic.APIConnectionError as exc:
-            raise ModelError(f"cannot reach the model at {client.base_url} ({exc.__cause__ or exc}); "
-                             "check the network or ANTHROPIC_BASE_URL", kind="connection") from exc
-        except anthropic.APIStatusError as exc:
-            raise ModelError(f"the model API answered {exc.status_code}: {_api_message(exc)}",
-                             status_code=exc.status_code, kind="status") from exc
-        except anthropic.AnthropicError as exc:  # e.g. no credentials at all
-            raise ModelError(f"the model call failed: {exc}", kind="error") from exc
-        return Reply.from_wire(message.model_dump(mode="json", exclude_none=True))
+        base = getattr(self._sdk, "base_url", None) or "the model API"
+        if isinstance(exc, anthropic.AuthenticationError):
+            return _Failure(ModelError(f"authentication failed (401: {_api_message(exc)}); check ANTHROPIC_API_KEY",
+                                       status_code=401, kind="auth"), retry=False)
+        if isinstance(exc, anthropic.APITimeoutError):
+            return _Failure(ModelError(f"the model did not answer within {self.timeout:g} s at {base}; try again, "
+                                       "or allow more time", kind="timeout"),
+                            retry=True, reason=f"the model did not answer within {self.timeout:g} s")
+        if isinstance(exc, anthropic.APIConnectionError):
+            cause = _clip(str(exc.__cause__ or exc), 120)
+            return _Failure(ModelError(f"cannot reach the model at {base} ({cause}); check the network or "
+                                       "ANTHROPIC_BASE_URL", kind="connection"),
+                            retry=True, reason=f"cannot reach the model at {base}")
+        if isinstance(exc, anthropic.APIStatusError):
+            code, message = exc.status_code, _api_message(exc)
+            if code == 400 and "prompt is too long" in message.lower():
+                return _Failure(ModelError(f"the conversation no longer fits the model's context window ({message})",
+                                           status_code=400, kind="context_window"), retry=False)
+            reason = {429: "the model API is rate limited (429)", 529: "the model API is overloaded (529)"}.get(
+                code, f"the model API answered {code}")
+            return _Failure(ModelError(f"the model API answered {code}: {message}", status_code=code, kind="status"),
+                            retry=code in _RETRIED_STATUSES or code >= 500, reason=reason, headers=exc.response.headers)
+        if isinstance(exc, anthropic.AnthropicError):  # e.g. no credentials at all
+            return _Failure(ModelError(f"the model call failed: {_clip(str(exc), 200)}", kind="error"), retry=False)
+        return _Failure(ModelError(f"the model call failed ({type(exc).__name__}: {_clip(str(exc), 200)})",
+                                   kind="error"), retry=False)
+
+
+def _reply_of(body: bytes, content_type: str) -> Reply:
+    """The Reply a 200 answer's *body* holds.
+
+    Raises:
+        ModelError: the body is not a JSON message object (kind ``malformed``).
+    """
+    hint = "check ANTHROPIC_BASE_URL"
+    text = body.decode("utf-8", "replace")
+    if not text.strip():
+        raise ModelError(f"the model API answered 200 with an empty body, not a message; {hint}", kind="malformed")
+    try:
+        data = json.loads(text)
+    except ValueError:
+        kind = content_type.split(";")[0].strip() or "no content-type"
+        what = f"{kind} that is not JSON" if "json" in kind else kind
+        raise ModelError(f"the model API answered 200 with {what}, not a message ({_clip(text)!r}); {hint}",
+                         kind="malformed") from None
+    if not isinstance(data, dict):
+        raise ModelError(f"the model API answered 200 with JSON {_clip(json.dumps(data), 60)}, not a message "
+                         f"object; {hint}", kind="malformed")
+    return Reply.from_wire(data)

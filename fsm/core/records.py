@@ -6,6 +6,8 @@ round-trips through JSON with :data:`converter` — the ground journal, resume a
 
 from __future__ import annotations
 
+import itertools
+import json
 from typing import Any
 
 import attrs
@@ -15,8 +17,8 @@ from cattrs.preconf.json import make_converter
 from fsm.errors import ModelError
 from tools import ToolOutput
 
-__all__ = ["DEFAULT_MAX_TOKENS", "MAX_MODEL_CALLS", "MAX_PARALLEL", "MAX_TURNS", "OUTCOMES", "AgentState", "Denial",
-           "Message", "Reply", "Transition", "Usage", "converter", "tool_result_block"]
+__all__ = ["CUT_CALL", "DEFAULT_MAX_TOKENS", "MAX_MODEL_CALLS", "MAX_PARALLEL", "MAX_TURNS", "OUTCOMES", "AgentState",
+           "Denial", "Message", "Reply", "Transition", "Usage", "converter", "tool_result_block"]
 
 MAX_TURNS = 30
 """Default and ceiling of model calls per agent per run."""
@@ -30,7 +32,8 @@ MAX_MODEL_CALLS = 200
 MAX_PARALLEL = 1
 """How many subagents one parent may have running at once."""
 
-OUTCOMES = ("end_turn", "max_turns", "max_model_calls", "model_error", "refusal", "max_tokens", "interrupted")
+OUTCOMES = ("end_turn", "max_turns", "max_model_calls", "model_error", "refusal", "max_tokens", "interrupted",
+            "context_window")
 """How a run can end; ``AgentState.outcome`` holds one of these once the agent stops."""
 
 Message = dict[str, Any]
@@ -62,32 +65,57 @@ class Usage:
         """Read the ``usage`` object of a reply; missing or null counts are 0.
 
         Raises:
-            ModelError: a count is not a non-negative integer (kind ``malformed``).
+            ModelError: *data* is not an object, or a count is not a non-negative integer (kind ``malformed``).
         """
-        if not isinstance(data, dict):
+        if data is None:
             return cls()
-        names = [f.name for f in attrs.fields(cls)]
-        counts = {n: data.get(n) or 0 for n in names}
-        bad = next((n for n, v in counts.items() if isinstance(v, bool) or not isinstance(v, int) or v < 0), None)
-        if bad is not None:
-            raise ModelError(f"malformed reply: usage.{bad} must be a non-negative integer (got {counts[bad]!r:.40})",
-                             kind="malformed")
+        if not isinstance(data, dict):
+            raise _malformed(f"usage must be an object (got {_show(data)})")
+        counts = {}
+        for name in (f.name for f in attrs.fields(cls)):
+            value = data.get(name)
+            if value is None:
+                value = 0
+            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+                raise _malformed(f"usage.{name} must be a non-negative integer (got {_show(value)})")
+            counts[name] = value
         return cls(**counts)
 
 
-def _check_block(index: int, block: object) -> Block:
+def _show(value: object, width: int = 60) -> str:
+    """*value* as JSON would spell it, cut to *width* characters: what came back, for an error message."""
+    try:
+        text = json.dumps(value, ensure_ascii=False)
+    except (TypeError, ValueError):
+        text = repr(value)
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def _malformed(problem: str) -> ModelError:
+    return ModelError(f"malformed reply: {problem}", kind="malformed")
+
+
+def _check_block(index: int, block: object) -> tuple[Block, str | None]:
+    """The block as we keep it (top-level nulls dropped), and what was wrong with a tool_use input, if anything."""
     if not isinstance(block, dict) or not isinstance(block.get("type"), str):
-        raise ModelError(f"malformed reply: content[{index}] is not a content block (got {block!r:.80})",
-                         kind="malformed")
-    if block["type"] == "tool_use":
-        ok = (isinstance(block.get("id"), str) and block["id"]
-              and isinstance(block.get("name"), str) and "input" in block)
-        if not ok:
-            raise ModelError(f"malformed reply: tool_use content[{index}] needs an id, a name and an input",
-                             kind="malformed")
-    if block["type"] == "text" and not isinstance(block.get("text"), str):
-        raise ModelError(f"malformed reply: text content[{index}] has no text", kind="malformed")
-    return block
+        raise _malformed(f"content[{index}] is not a content block (got {_show(block)})")
+    kind = block["type"]
+    if kind == "text" and not isinstance(block.get("text"), str):
+        raise _malformed(f"text content[{index}] has no text (got {_show(block.get('text'))})")
+    bad_input = None
+    if kind == "tool_use":
+        for key in ("id", "name"):
+            if not isinstance(block.get(key), str) or not block[key]:
+                raise _malformed(f"tool_use content[{index}] needs a string {key} (got {_show(block.get(key))})")
+        if not isinstance(block.get("input"), dict):
+            bad_input = "no input" if "input" not in block else _show(block["input"])
+            block = {**block, "input": {}}
+    return {k: v for k, v in block.items() if v is not None}, bad_input
+
+
+CUT_CALL = ("Error: this tool call was cut off at the max_tokens limit before it was complete, so it was not "
+            "run; make the call again, smaller (write a large file in parts)")
+"""The tool_result of every tool_use in a reply that stopped at ``max_tokens``."""
 
 
 @frozen
@@ -100,22 +128,33 @@ class Reply:
     model: str | None = None
     id: str | None = None
     """The API message id (``msg_…``), when the model gave one."""
+    bad_inputs: tuple[tuple[int, str], ...] = ()
+    """``(content index, what came)`` of each tool_use whose input was not an object (kept as ``{}``)."""
 
     @classmethod
     def from_wire(cls, data: object) -> Reply:
-        """Build a Reply from a Messages API response body.
+        """Build a Reply from a Messages API response body, checking every field we read.
+
+        A tool_use whose ``input`` is not an object is kept with ``input: {}`` (so the conversation stays
+        valid) and listed in ``bad_inputs``: it is answered with an error result, never run.
 
         Raises:
             ModelError: the body is not a usable reply (kind ``malformed``).
         """
-        if not isinstance(data, dict) or not isinstance(data.get("content"), list):
-            raise ModelError(f"malformed reply: expected an object with a content list (got {data!r:.80})",
-                             kind="malformed")
-        content = tuple(_check_block(i, b) for i, b in enumerate(data["content"]))
+        if not isinstance(data, dict):
+            raise _malformed(f"expected an object with a content list (got {_show(data)})")
+        if data.get("type") == "error" and isinstance(data.get("error"), dict):
+            raise _malformed(f"the body is an error, not a message ({_show(data['error'].get('message'), 120)})")
+        if not isinstance(data.get("content"), list):
+            raise _malformed(f"expected an object with a content list (got content {_show(data.get('content'))})")
+        checked = [_check_block(i, b) for i, b in enumerate(data["content"])]
         stop = data.get("stop_reason")
+        if stop is not None and not isinstance(stop, str):
+            raise _malformed(f"stop_reason must be a string (got {_show(stop)})")
         model, message_id = data.get("model"), data.get("id")
-        return cls(content, stop if isinstance(stop, str) else None, Usage.from_wire(data.get("usage")),
-                   model if isinstance(model, str) else None, message_id if isinstance(message_id, str) else None)
+        return cls(tuple(block for block, _ in checked), stop, Usage.from_wire(data.get("usage")),
+                   model if isinstance(model, str) else None, message_id if isinstance(message_id, str) else None,
+                   tuple((i, bad) for i, (_, bad) in enumerate(checked) if bad is not None))
 
     @property
     def tool_uses(self) -> list[Block]:
@@ -126,6 +165,29 @@ class Reply:
     def text(self) -> str:
         """The text blocks joined: what a person reads."""
         return "".join(b["text"] for b in self.content if b["type"] == "text")
+
+    @property
+    def unrunnable(self) -> dict[str, str]:
+        """tool_use id → the error result that answers it without running: every call of a reply cut at
+        ``max_tokens`` (its input may be incomplete), and each call whose input was not an object."""
+        if self.stop_reason == "max_tokens":
+            return {b["id"]: CUT_CALL for b in self.tool_uses}
+        return {self.content[i]["id"]: f"Error: {self.content[i]['name']}: input must be an object (got {bad}); "
+                                       "call the tool again with an object input" for i, bad in self.bad_inputs}
+
+    def with_unique_ids(self, taken: set[str]) -> tuple[Reply, list[str]]:
+        """This reply with each tool_use id that is in *taken* or repeats an earlier one renamed (``ID_2``…),
+        and a note per renaming; the API refuses a conversation whose tool_use ids repeat."""
+        seen, content, notes = set(taken), [], []
+        for block in self.content:
+            if block["type"] == "tool_use" and block["id"] in seen:
+                new = next(f"{block['id']}_{n}" for n in itertools.count(2) if f"{block['id']}_{n}" not in seen)
+                notes.append(f"renamed duplicate tool_use id {block['id']} to {new}")
+                block = {**block, "id": new}
+            if block["type"] == "tool_use":
+                seen.add(block["id"])
+            content.append(block)
+        return (attrs.evolve(self, content=tuple(content)), notes) if notes else (self, [])
 
 
 @frozen
@@ -220,6 +282,8 @@ class AgentState:
     denials: list[Denial] = Factory(list)
     """Every tool call the permission chain refused, in order: a subagent's own; the root's, its subagents'
     too (what a result reports as ``permission_denials``; a run's are those added since its prompt)."""
+    unrunnable: dict[str, str] = Factory(dict)
+    """Pending tool_use id → the error result that answers it without running (see ``Reply.unrunnable``)."""
 
 
 converter = make_converter()

@@ -101,7 +101,7 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
                 s.run_calls = 0
         case "replied_with_tools":
             assert change.reply is not None
-            s.pending, s.results = list(change.reply.tool_uses), []
+            s.pending, s.results, s.unrunnable = list(change.reply.tool_uses), [], change.reply.unrunnable
         case "budget_spent" if change.source == "idle":
             s.inbox, s.turn, s.outcome, s.error, s.final_text = None, 0, change.outcome, None, ""
         case "replied_final" | "turn_limit" | "model_failed" | "budget_spent":
@@ -109,6 +109,7 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         case "tool_ran" | "subagent_returned":
             assert change.tool_call is not None and change.tool_result is not None
             s.pending.pop(0)
+            s.unrunnable.pop(change.tool_call["id"], None)
             s.results.append(tool_result_block(change.tool_call, change.tool_result))
             s.tool_calls += 1
             if change.denial is not None:
@@ -124,7 +125,7 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         case "stopped" if change.outcome != s.outcome:
             s.outcome, s.error = change.outcome, None
         case "interrupted":
-            s.pending, s.results, s.outcome, s.error = [], [], "interrupted", change.error
+            s.pending, s.results, s.outcome, s.error, s.unrunnable = [], [], "interrupted", change.error, {}
 
 
 def child_state(parent: AgentState, call: dict[str, Any], child_id: str) -> AgentState:

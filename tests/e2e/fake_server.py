@@ -2,8 +2,10 @@
 
 The server answers ``POST /v1/messages`` from a script, one item per request: a reply dict (as built by
 ``fsm.testing.text_reply`` / ``tool_reply``; the server fills in id, type, role, model and usage), a
-:class:`Status` (an error status with Anthropic's error JSON and ``retry-after-ms: 1`` so the SDK's
-retries cost a millisecond), or a callable of the request body returning either. A request past the end
+:class:`Status` (an error status with Anthropic's error JSON and ``retry-after-ms: 1`` so retries cost a
+millisecond, unless it gives its own headers), a :class:`Raw` body sent exactly as given (an HTML proxy
+page, an empty body, invalid JSON), :class:`Hang` (a server that never answers), or a callable of the
+request body returning any of these. A request past the end
 of the script gets a 400 (not retried) whose message says so, so a test fails fast and clearly.
 Loopback only; Nagle is off, or each call would cost ~44 ms.
 """
@@ -20,7 +22,7 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-__all__ = ["ERROR_TYPES", "FakeAnthropic", "Recorded", "Status"]
+__all__ = ["ERROR_TYPES", "FakeAnthropic", "Hang", "Raw", "Recorded", "Status"]
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
@@ -32,6 +34,22 @@ class Status:
 
     code: int
     message: str = "scripted error"
+    headers: tuple[tuple[str, str], ...] | None = None
+    """Response headers instead of the default ``retry-after-ms: 1`` / ``retry-after: 0``."""
+
+
+@frozen
+class Raw:
+    """An answer whose body is exactly *body*, with *content_type* and status *code*."""
+
+    body: str
+    content_type: str = "application/json"
+    code: int = 200
+
+
+@frozen
+class Hang:
+    """No answer at all: the request is held until the client gives up or the server stops."""
 
 
 @frozen
@@ -60,7 +78,8 @@ class Recorded:
         return system if isinstance(system, str) else "".join(b.get("text", "") for b in system)
 
 
-Item = dict[str, Any] | Status | Callable[[dict[str, Any]], "dict[str, Any] | Status"]
+Answer = dict[str, Any] | Status | Raw | Hang
+Item = Answer | Callable[[dict[str, Any]], Answer]
 
 
 @define
@@ -73,6 +92,7 @@ class FakeAnthropic:
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(factory=threading.Lock)
     _ids: Any = field(factory=lambda: itertools.count(1))
+    _stopping: threading.Event = field(factory=threading.Event)
 
     @property
     def url(self) -> str:
@@ -103,10 +123,17 @@ class FakeAnthropic:
                     body = json.loads(raw or b"{}")
                 except ValueError:
                     body = {"_unparsed": raw.decode("utf-8", "replace")}
-                code, payload, extra = fake._answer(self.command, self.path, dict(self.headers), body)
-                data = json.dumps(payload).encode()
+                answer = fake._answer(self.command, self.path, dict(self.headers), body)
+                if answer is None:  # Hang: hold the request until the client leaves or the server stops
+                    fake._stopping.wait()
+                    return
+                code, payload, extra = answer
+                if isinstance(payload, Raw):
+                    data, kind = payload.body.encode(), payload.content_type
+                else:
+                    data, kind = json.dumps(payload).encode(), "application/json"
                 self.send_response(code)
-                self.send_header("content-type", "application/json")
+                self.send_header("content-type", kind)
                 self.send_header("content-length", str(len(data)))
                 self.send_header("request-id", f"req_fake_{code}")
                 for name, value in extra.items():
@@ -124,6 +151,7 @@ class FakeAnthropic:
 
     def stop(self) -> None:
         """Stop listening."""
+        self._stopping.set()
         if self._server is not None:
             self._server.shutdown()
             self._server.server_close()
@@ -136,7 +164,7 @@ class FakeAnthropic:
         self.stop()
 
     def _answer(self, method: str, path: str, headers: dict[str, str],
-                body: dict[str, Any]) -> tuple[int, dict[str, Any], dict[str, str]]:
+                body: dict[str, Any]) -> tuple[int, dict[str, Any] | Raw, dict[str, str]] | None:
         with self._lock:
             self.requests.append(Recorded(method, path, {k.lower(): v for k, v in headers.items()}, body))
             index = len(self.messages_requests) - 1
@@ -150,6 +178,10 @@ class FakeAnthropic:
             item = item(body)
         if isinstance(item, Status):
             return _error(item)
+        if isinstance(item, Raw):
+            return item.code, item, {}
+        if isinstance(item, Hang):
+            return None
         with self._lock:
             return 200, self._message(item, body), {}
 
@@ -164,4 +196,5 @@ class FakeAnthropic:
 def _error(status: Status) -> tuple[int, dict[str, Any], dict[str, str]]:
     payload = {"type": "error", "error": {"type": ERROR_TYPES.get(status.code, "api_error"),
                                           "message": status.message}, "request_id": f"req_fake_{status.code}"}
-    return status.code, payload, {"retry-after-ms": "1", "retry-after": "0"}
+    headers = dict(status.headers) if status.headers is not None else {"retry-after-ms": "1", "retry-after": "0"}
+    return status.code, payload, headers

@@ -113,7 +113,8 @@ class TestRepl:
             release.set()
         child.close()
         assert child.exitstatus == 0
-        assert _texts(fake.messages_requests[1].messages) == [("user", "take your time"), ("user", "now quickly")]
+        assert _texts(fake.messages_requests[1].messages) == [
+            ("user", "take your time"), ("user", "[Request interrupted by user]"), ("user", "now quickly")]
 
 
 class TestDemo:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from fsm.cli.flags import NO_API_KEY, add_agent_flags, agent_from_args, model_id, terminal_approver
+from fsm.cli.flags import NO_API_KEY, add_agent_flags, agent_from_args, model_id, print_retry, terminal_approver
 from fsm.core.hooks import Ask
 from fsm.core.model import DEFAULT_MODEL, AnthropicModel
 from fsm.core.permissions import Remember, deny_unattended
@@ -67,6 +67,9 @@ class TestAddAgentFlags:
         (["--max-turns", "0"], "--max-turns must be 1..30 (got 0)"),
         (["--max-turns", "x"], "--max-turns must be 1..30 (got 'x')"),
         (["--max-tokens", "0"], "--max-tokens must be an integer >= 1 (got 0)"),
+        (["--max-retries", "11"], "--max-retries must be 0..10 (got 11)"),
+        (["--timeout", "0"], "--timeout must be a number of seconds > 0 (got '0')"),
+        (["--timeout", "soon"], "--timeout must be a number of seconds > 0 (got 'soon')"),
     ])
     def test_bad_integers(self, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
         """An integer flag out of range or not a number is a usage error naming the flag and the value."""
@@ -182,6 +185,25 @@ class TestAgentFromArgs:
         assert isinstance(agent.model, AnthropicModel)
         assert agent.model.model == "env-model"
         assert os.environ["ANTHROPIC_API_KEY"] == "from-dotenv"
+
+    def test_timeout_and_retries_reach_the_model(self, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """--timeout and --max-retries configure the AnthropicModel; the defaults are 600 s and 2 retries."""
+        monkeypatch.setenv("ANTHROPIC_API_KEY", "k")
+        default = agent_from_args(parse(), interactive=False).model
+        assert isinstance(default, AnthropicModel) and (default.timeout, default.max_retries) == (600.0, 2)
+        chosen = agent_from_args(parse("--timeout", "2.5", "--max-retries", "0"), interactive=False).model
+        assert isinstance(chosen, AnthropicModel) and (chosen.timeout, chosen.max_retries) == (2.5, 0)
+        assert chosen.on_retry is print_retry
+
+    @pytest.mark.parametrize(("data", "problem"), [
+        ("A=1\n".encode("utf-16"), "it is UTF-16 text; save it as UTF-8"),
+        (b"A=\xff\xfe\xfa\n", "it is not UTF-8 text (invalid start byte at byte 2); save it as UTF-8")])
+    def test_unreadable_dotenv_is_one_line(self, clean_env: Path, data: bytes, problem: str) -> None:
+        """A .env that is not UTF-8 is a ConfigError naming the file and what is wrong with it."""
+        (clean_env / ".env").write_bytes(data)
+        with pytest.raises(ConfigError) as info:
+            agent_from_args(parse(), model=ScriptedModel(), interactive=False)
+        assert str(info.value) == f"cannot read {clean_env / '.env'}: {problem}"
 
     def test_model_flag_wins(self, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """--model beats every variable."""

@@ -77,7 +77,8 @@ class TestRepl:
         code, out = _run(monkeypatch, agent, "start\nnext\nq\n")
         assert code == 0
         assert "\n[interrupted]\n" in out and out.rstrip().endswith("fine")
-        assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "user", "assistant"]
+        assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "user", "user", "assistant"]
+        assert agent.messages[3]["content"] == [{"type": "text", "text": "[Request interrupted by user]"}]
 
 
 class TestRunPrompt:

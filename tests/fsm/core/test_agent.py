@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from fsm import Agent, ConfigError, Hooks, MisuseError, ModelError
-from fsm.core.agent import INTERRUPTED
+from fsm.core.agent import INTERRUPTED, INTERRUPTED_MARKER
+from fsm.core.records import CUT_CALL
 from fsm.testing import ScriptedModel, text, text_reply, tool_reply, tool_use
 
 
@@ -190,13 +191,15 @@ class TestTools:
         assert [b["is_error"] for b in blocks] == [True, True, True]
         assert blocks[0]["content"].startswith("Error: unknown tool 'teleport' (available: bash, read_file")
         assert blocks[1]["content"] == "Error: read_file: 'path' must be string (got 7)"
-        assert blocks[2]["content"] == "Error: bash: input must be an object (got str)"
+        assert blocks[2]["content"] == ('Error: bash: input must be an object (got "ls"); call the tool again with '
+                                        'an object input')
+        assert model.requests[1].messages[-2]["content"][2]["input"] == {}  # the API takes only objects back
 
 
 class TestStopReasons:
     @pytest.mark.parametrize(("stop_reason", "outcome"), [
         ("end_turn", "end_turn"), ("stop_sequence", "end_turn"), ("max_tokens", "max_tokens"),
-        ("refusal", "refusal"), ("model_context_window_exceeded", "max_tokens")])
+        ("refusal", "refusal"), ("model_context_window_exceeded", "context_window")])
     def test_final_stop_reasons(self, tmp_path, stop_reason, outcome):
         """Each final stop reason ends the run with its outcome."""
         agent, _ = make(tmp_path, text_reply("t", stop_reason=stop_reason))
@@ -232,7 +235,7 @@ class TestStopReasons:
         """A tool_use block with no id cannot be answered, so the reply is refused as malformed."""
         agent, _ = make(tmp_path, {"content": [{"type": "tool_use", "name": "bash", "input": {}}]})
         agent.run("x")
-        assert agent.data.error == "malformed reply: tool_use content[0] needs an id, a name and an input"
+        assert agent.data.error == "malformed reply: tool_use content[0] needs a string id (got null)"
 
     def test_empty_final_reply_appends_nothing(self, tmp_path):
         """An empty final reply adds no empty assistant message (the API would reject it next time)."""
@@ -429,7 +432,8 @@ class TestInterrupt:
         with pytest.raises(KeyboardInterrupt):
             agent.run("x")
         assert agent.state == "idle" and agent.outcome == "interrupted"
-        assert agent.messages == [{"role": "user", "content": "x"}]
+        assert agent.messages == [{"role": "user", "content": "x"},
+                                  {"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARKER}]}]
 
     def test_interrupt_inside_child_settles_both(self, tmp_path):
         """Ctrl-C during the child's model call idles the child and answers the parent's task call."""
@@ -442,9 +446,83 @@ class TestInterrupt:
             agent.run("x")
         assert agent.state == "idle" and agent.children == []
         assert agent.messages[-1]["content"] == [
-            {"type": "tool_result", "tool_use_id": "k", "content": INTERRUPTED, "is_error": True}]
+            {"type": "tool_result", "tool_use_id": "k", "content": INTERRUPTED, "is_error": True},
+            {"type": "text", "text": INTERRUPTED_MARKER}]
         child_records = [r for r in agent.history if r.depth == 1]
         assert child_records[-1].trigger == "interrupted"
+        assert answered_once(agent.messages)
+
+    def test_marker_before_the_next_prompt(self, tmp_path):
+        """After Ctrl-C the next request holds the interruption marker between the two user prompts."""
+
+        def interrupt(request):
+            raise KeyboardInterrupt
+
+        agent, model = make(tmp_path, interrupt, text_reply("ok"))
+        with pytest.raises(KeyboardInterrupt):
+            agent.run("first")
+        agent.run("second")
+        assert model.requests[1].messages == [
+            {"role": "user", "content": "first"},
+            {"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARKER}]},
+            {"role": "user", "content": "second"}]
+
+
+class TestFaultyReplies:
+    def test_cut_reply_runs_none_of_its_calls(self, tmp_path):
+        """A reply stopped at max_tokens has each tool_use answered with the cut error, none run, and goes on."""
+        cut = tool_reply(tool_use("write_file", {"path": "f.py", "content": "def f():\n return 1 +"}, id="w"),
+                         tool_use("task", {"prompt": "look"}, id="t"), stop_reason="max_tokens")
+        agent, model = make(tmp_path, cut, text_reply("redone smaller"))
+        assert agent.run("write f.py") == "redone smaller"
+        assert not (tmp_path / "f.py").exists() and agent.children == [] and agent.data.spawned == 0
+        results = model.requests[1].messages[-1]["content"]
+        assert results == [{"type": "tool_result", "tool_use_id": i, "content": CUT_CALL, "is_error": True}
+                           for i in ("w", "t")]
+        assert agent.outcome == "end_turn" and agent.turn == 2 and agent.data.unrunnable == {}
+
+    def test_cut_reply_counts_against_the_turn_budget(self, tmp_path):
+        """A cut reply is a turn like any other: with max_turns 1 the run stops at the limit."""
+        cut = tool_reply(tool_use("bash", {"command": "echo hi"}, id="b"), stop_reason="max_tokens")
+        agent, _ = make(tmp_path, cut, max_turns=1)
+        agent.run("x")
+        assert agent.outcome == "max_turns" and agent.data.model_calls == 1
+
+    @pytest.mark.parametrize("bad", [None, "ls", [1, 2], 7])
+    def test_input_that_is_not_an_object_is_answered_not_run(self, tmp_path, bad):
+        """A tool_use input that is not an object gets an error result and the run goes on."""
+        agent, model = make(tmp_path, tool_reply(tool_use("bash", bad, id="b")), text_reply("ok"))
+        assert agent.run("x") == "ok"
+        result = model.requests[1].messages[-1]["content"][0]
+        assert result["is_error"] and result["content"].startswith("Error: bash: input must be an object (got ")
+        assert model.requests[1].messages[-2]["content"][0]["input"] == {}
+
+    def test_duplicate_ids_are_renamed_and_noted(self, tmp_path):
+        """Repeated tool_use ids, within a reply and across replies, are made unique before they are kept."""
+        agent, model = make(tmp_path, tool_reply(tool_use("glob", {"pattern": "*"}, id="x"),
+                                                 tool_use("glob", {"pattern": "*.py"}, id="x")),
+                            tool_reply(tool_use("glob", {"pattern": "*"}, id="x")), text_reply("done"))
+        agent.run("x")
+        ids = [[b["id"] for b in m["content"] if b["type"] == "tool_use"]
+               for m in model.requests[2].messages if m["role"] == "assistant"]
+        assert ids == [["x", "x_2"], ["x_3"]]
+        assert answered_once(agent.messages)
+        notes = [n for r in agent.history for n in r.notes if n.startswith("renamed")]
+        assert notes == ["renamed duplicate tool_use id x to x_2", "renamed duplicate tool_use id x to x_3"]
+
+    @pytest.mark.parametrize("prompt", ["   ", "\n\t"])
+    def test_blank_task_prompt_is_an_error_result(self, tmp_path, prompt):
+        """A task call whose prompt is only whitespace spawns nothing and is answered with an error."""
+        agent, model = make(tmp_path, tool_reply(tool_use("task", {"prompt": prompt}, id="t")), text_reply("ok"))
+        assert agent.run("x") == "ok" and agent.data.spawned == 0
+        result = model.requests[1].messages[-1]["content"][0]
+        assert result["is_error"] and result["content"].startswith("Error: task: 'prompt' must not be blank")
+
+    def test_context_window_error_has_its_own_outcome(self, tmp_path):
+        """A ModelError of kind context_window ends the run with outcome context_window."""
+        agent, _ = make(tmp_path, ModelError("too long", status_code=400, kind="context_window"))
+        agent.run("x")
+        assert agent.outcome == "context_window" and agent.data.error == "too long"
 
 
 def fan_out(k: int) -> dict:
@@ -597,7 +675,7 @@ class TestModelFailures:
         agent = Agent(ScriptedModel([reply]), str(tmp_path))
         agent.run("x")
         assert agent.outcome == "model_error" and agent.turn == 1
-        assert agent.data.error == "malformed reply: usage.input_tokens must be a non-negative integer (got 'lots')"
+        assert agent.data.error == 'malformed reply: usage.input_tokens must be a non-negative integer (got "lots")'
 
     def test_an_approver_that_raises_denies(self, tmp_path):
         """An approver raising answers the call with a denial; the run goes on."""

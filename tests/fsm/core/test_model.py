@@ -9,7 +9,8 @@ import httpx2
 import pytest
 
 from fsm import ModelError, Reply, Usage
-from fsm.core.model import AnthropicModel, with_cache_breakpoint
+from fsm.core.model import RETRY_AFTER_CAP, AnthropicModel, retry_wait, with_cache_breakpoint
+from fsm.core.records import CUT_CALL
 
 MESSAGE = {
     "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
@@ -21,12 +22,13 @@ MESSAGE = {
 }
 
 
-def model_with(handler, *, max_retries: int = 0) -> AnthropicModel:
+def model_with(handler, *, max_retries: int = 0, **options) -> AnthropicModel:
     client = anthropic.Anthropic(
-        api_key="test", base_url="http://127.0.0.1:9", max_retries=max_retries,
+        api_key="test", base_url="http://127.0.0.1:9", max_retries=5,  # ours replace the SDK's
         http_client=anthropic.DefaultHttpxClient(transport=httpx2.MockTransport(handler)),
         _strict_response_validation=True)
-    return AnthropicModel("claude-test", client=client)
+    options.setdefault("sleep", lambda seconds: None)
+    return AnthropicModel("claude-test", client=client, max_retries=max_retries, **options)
 
 
 def call(model: AnthropicModel) -> Reply:
@@ -97,6 +99,173 @@ class TestAnthropicModel:
         with pytest.raises(ModelError, match=r"^cannot reach the model at http://127\.0\.0\.1:9") as info:
             call(model_with(handler))
         assert info.value.kind == "connection"
+
+
+def raw(body: bytes | str, content_type: str = "application/json", status: int = 200):
+    data = body.encode() if isinstance(body, str) else body
+    return lambda request: httpx2.Response(status, headers={"content-type": content_type}, content=data)
+
+
+def message_with(**changes) -> str:
+    return json.dumps({**MESSAGE, **changes})
+
+
+class TestBodies:
+    """Every body the boundary can get back becomes a Reply or one ModelError line; nothing else escapes."""
+
+    @pytest.mark.parametrize(("body", "content_type", "expected"), [
+        ("<html>proxy login</html>", "text/html; charset=utf-8",
+         "the model API answered 200 with text/html, not a message ('<html>proxy login</html>'); "
+         "check ANTHROPIC_BASE_URL"),
+        ("", "application/json", "the model API answered 200 with an empty body, not a message; "
+                                 "check ANTHROPIC_BASE_URL"),
+        ("null", "application/json", "the model API answered 200 with JSON null, not a message object; "
+                                     "check ANTHROPIC_BASE_URL"),
+        ("[1,2]", "application/json", "the model API answered 200 with JSON [1, 2], not a message object; "
+                                      "check ANTHROPIC_BASE_URL"),
+        ('{"content": [', "application/json", "the model API answered 200 with application/json that is not "
+                                              "JSON, not a message ('{\"content\": ['); check ANTHROPIC_BASE_URL"),
+        (message_with(usage={"input_tokens": "lots"}), "application/json",
+         'malformed reply: usage.input_tokens must be a non-negative integer (got "lots")'),
+        (message_with(usage=[1]), "application/json", "malformed reply: usage must be an object (got [1])"),
+        (message_with(content="hi"), "application/json",
+         'malformed reply: expected an object with a content list (got content "hi")'),
+        (message_with(content=["hi"]), "application/json",
+         'malformed reply: content[0] is not a content block (got "hi")'),
+        (message_with(content=[{"type": "text"}]), "application/json",
+         "malformed reply: text content[0] has no text (got null)"),
+        (message_with(stop_reason=5), "application/json", "malformed reply: stop_reason must be a string (got 5)"),
+        (json.dumps({"type": "error", "error": {"type": "api_error", "message": "upstream down"}}),
+         "application/json", 'malformed reply: the body is an error, not a message ("upstream down")'),
+    ])
+    def test_unusable_body_is_one_line(self, body, content_type, expected, recwarn):
+        """A 200 whose body is not a usable message is a malformed ModelError saying what came back."""
+        with pytest.raises(ModelError) as info:
+            call(model_with(raw(body, content_type)))
+        assert str(info.value) == expected and info.value.kind == "malformed"
+        assert "\n" not in str(info.value) and not recwarn.list
+
+    def test_unknown_block_kept_without_warnings(self, recwarn):
+        """A block of a type we do not know is kept as it came (nulls dropped) and warns nothing."""
+        content = [{"type": "mystery", "data": 1, "extra": None}, {"type": "text", "text": "ok", "citations": None}]
+        reply = call(model_with(raw(message_with(content=content, stop_reason="end_turn"))))
+        assert reply.content == ({"type": "mystery", "data": 1}, {"type": "text", "text": "ok"})
+        assert not recwarn.list
+
+    @pytest.mark.parametrize("bad", [None, "ls", [1], 3])
+    def test_tool_input_not_an_object_is_kept_as_empty(self, bad):
+        """A tool_use input that is not an object becomes {} and is listed in bad_inputs."""
+        block = {"type": "tool_use", "id": "t1", "name": "bash", "input": bad}
+        reply = call(model_with(raw(message_with(content=[block]))))
+        assert reply.content[0]["input"] == {} and reply.bad_inputs == ((0, json.dumps(bad)),)
+        assert reply.unrunnable["t1"].startswith(f"Error: bash: input must be an object (got {json.dumps(bad)})")
+
+    def test_cut_reply_is_unrunnable(self):
+        """Every tool_use of a reply stopped at max_tokens is answered without running."""
+        reply = call(model_with(raw(message_with(stop_reason="max_tokens"))))
+        assert reply.unrunnable == {"toolu_1": CUT_CALL}
+
+    def test_sdk_bug_becomes_model_error(self):
+        """An exception of a class the SDK never documents still comes out as a ModelError."""
+
+        class Broken:
+            base_url = "http://127.0.0.1:9"
+
+            def with_options(self, **options):
+                return self
+
+            @property
+            def messages(self):
+                raise RuntimeError("boom")
+
+        with pytest.raises(ModelError, match=r"^the model call failed \(RuntimeError: boom\)$"):
+            call(AnthropicModel("m", client=Broken()))
+
+    def test_prompt_too_long_is_context_window(self):
+        """A 400 saying the prompt is too long is a ModelError of kind context_window, never retried."""
+        body = {"type": "error", "error": {"type": "invalid_request_error",
+                                           "message": "prompt is too long: 210000 tokens > 200000 maximum"}}
+        seen = []
+
+        def handler(request):
+            seen.append(1)
+            return httpx2.Response(400, json=body)
+
+        with pytest.raises(ModelError) as info:
+            call(model_with(handler, max_retries=2))
+        assert info.value.kind == "context_window" and len(seen) == 1
+        assert str(info.value) == ("the conversation no longer fits the model's context window (prompt is too "
+                                   "long: 210000 tokens > 200000 maximum)")
+
+    def test_html_error_page_is_one_line(self):
+        """A 502 from a proxy with an HTML page says its status, type and the start of the page on one line."""
+        page = "<html>\n<body>\nBad gateway\n</body></html>"
+        with pytest.raises(ModelError) as info:
+            call(model_with(raw(page, "text/html", status=502)))
+        assert str(info.value) == "the model API answered 502: text/html ('<html> <body> Bad gateway </body></html>')"
+
+
+class TestRetries:
+    def busy(self, statuses, headers):
+        answers = iter(statuses)
+
+        def handler(request):
+            status = next(answers)
+            if status == 200:
+                return httpx2.Response(200, json=MESSAGE)
+            return httpx2.Response(status, headers=headers,
+                                   json={"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+
+        return handler
+
+    def test_retry_after_is_capped_and_announced(self):
+        """retry-after: 120 waits RETRY_AFTER_CAP seconds, and the wait is announced in one line."""
+        waits, lines = [], []
+        model = model_with(self.busy([429, 200], {"retry-after": "120"}), max_retries=2, sleep=waits.append,
+                           on_retry=lines.append)
+        assert call(model).stop_reason == "tool_use"
+        assert waits == [RETRY_AFTER_CAP]
+        assert lines == ["the model API is rate limited (429); retrying in 60 s (attempt 2 of 3)"]
+
+    def test_short_waits_are_quiet(self):
+        """Waits up to QUIET_WAIT are not announced; 529 is retried until max_retries is used up."""
+        waits, lines = [], []
+        model = model_with(self.busy([529, 529, 529], {"retry-after-ms": "1"}), max_retries=2,
+                           sleep=waits.append, on_retry=lines.append)
+        with pytest.raises(ModelError, match=r"^the model API answered 529: busy$"):
+            call(model)
+        assert waits == [0.001, 0.001] and lines == []
+
+    def test_overload_announced_with_attempts(self):
+        """An 8 s wait on 529 is one line naming the status, the wait and the attempt."""
+        lines = []
+        model = model_with(self.busy([529, 200], {"retry-after": "8"}), max_retries=2, on_retry=lines.append)
+        call(model)
+        assert lines == ["the model API is overloaded (529); retrying in 8 s (attempt 2 of 3)"]
+
+    def test_no_retries(self):
+        """max_retries=0 makes one attempt."""
+        with pytest.raises(ModelError, match="answered 529"):
+            call(model_with(self.busy([529, 200], {}), max_retries=0))
+
+    def test_timeout_is_retried_then_reported(self):
+        """A request that times out is tried again, then reported with the timeout it had."""
+        tries = []
+
+        def handler(request):
+            tries.append(1)
+            raise httpx2.ReadTimeout("slow")
+
+        with pytest.raises(ModelError, match=r"^the model did not answer within 1\.5 s at ") as info:
+            call(model_with(handler, max_retries=1, timeout=1.5))
+        assert info.value.kind == "timeout" and len(tries) == 2
+
+    @pytest.mark.parametrize(("headers", "attempt", "expected"), [
+        ({"retry-after-ms": "1500"}, 1, 1.5), ({"retry-after": "3"}, 1, 3.0), ({"retry-after": "999"}, 1, 60.0),
+        ({}, 1, 0.5), ({}, 3, 2.0), ({}, 10, 8.0), ({"retry-after": "soon"}, 2, 1.0)])
+    def test_retry_wait(self, headers, attempt, expected):
+        """retry_wait honours retry-after-ms and retry-after up to the cap, else backs off exponentially."""
+        assert retry_wait(headers, attempt) == pytest.approx(expected)
 
 
 class TestCacheBreakpoint:
