@@ -3,7 +3,7 @@
 "use strict";
 
 const POLL_MS = 400;
-const LIVE_SECONDS = 30; // a run that moved this recently and is not idle is shown as live
+const LIVE_SECONDS = 600; // a run not idle that moved this recently is live (a model call may take 600 s)
 const FOLD_CHARS = 600;
 const FOLD_LINES = 10;
 const ENDINGS = new Set(["stopped", "turn_limit", "interrupted"]);
@@ -253,6 +253,7 @@ function renderHeader() {
   const status = $("status");
   status.textContent = live ? "live" : info.outcome || `stopped at ${info.state || "the start"}`;
   status.className = `badge ${live ? "live" : outcomeClass(info)}`;
+  status.title = `last transition ${Math.max(0, Math.round(Date.now() / 1000 - info.updated_at))} s ago`;
   $("stats").textContent = `started ${when(info.created_at)} · ${info.turns} turns · ${info.model_calls} model ` +
     `calls · ${number(info.tokens)} tokens · ${info.cost_usd === null ? "cost unknown" : dollars(info.cost_usd)} · ` +
     `${info.transitions} transitions`;

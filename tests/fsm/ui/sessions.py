@@ -96,7 +96,7 @@ def _writer(journal: Journal, agent: Agent) -> tuple[str, Callable[[Transition],
     return journal.start(agent), captured[0]
 
 
-def parallel_records(root: str) -> list[Transition]:
+def parallel_records(root: str, *, clock: Callable[[], float] = time.time) -> list[Transition]:
     """A run whose reply holds two ``task`` calls, the two subagents running at once (their transitions
     interleaved), then both results going back in one message: what parallel subagents journal."""
     c1, c2 = f"{root}.1", f"{root}.2"
@@ -109,7 +109,7 @@ def parallel_records(root: str) -> list[Transition]:
 
     def t(agent: str, source: str, trigger: str, dest: str, turn: int, **fields: Any) -> Transition:
         parent, depth = (None, 0) if agent == root else (root, 1)
-        return Transition(next(seq), agent, parent, depth, source, trigger, dest, turn, started_at=time.time(),
+        return Transition(next(seq), agent, parent, depth, source, trigger, dest, turn, started_at=clock(),
                           duration_ms=1.5, **fields)
 
     def prompt(agent: str, words: str) -> Transition:
@@ -164,14 +164,15 @@ def parallel_records(root: str) -> list[Transition]:
     ]
 
 
-def parallel_session(journal_path: Path, workdir: Path, *, pace: float = 0.0) -> Iterator[tuple[str, Transition]]:
+def parallel_session(journal_path: Path, workdir: Path, *, pace: float = 0.0,
+                     clock: Callable[[], float] = time.time) -> Iterator[tuple[str, Transition]]:
     """Write :func:`parallel_records` through the journal's writer, one record every *pace* seconds; yields the
     session id with each record right after it is committed (a generator: drive it to write)."""
     workdir.mkdir(parents=True, exist_ok=True)
     with Journal(journal_path) as journal:
         agent = Agent(ScriptedModel([]), str(workdir))
         session, write = _writer(journal, agent)
-        for record in parallel_records(agent.agent_id):
+        for record in parallel_records(agent.agent_id, clock=clock):
             time.sleep(pace)
             write(record)
             yield session, record

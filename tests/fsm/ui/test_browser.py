@@ -208,6 +208,18 @@ class TestLive:
         page.click('.tl-row[data-seq="17"]')
         assert page.locator("#agents .chip").all_text_contents() == ["root executing_tools", "sub 2 idle"]
 
+    def test_a_run_that_stopped_long_ago_is_not_live(self, tmp_path, ui, page):
+        """A session left midway whose last transition is older than a model call can take is not shown
+        running: no glow, and the badge says where it stopped."""
+        journal = tmp_path / "j.db"
+        writes = parallel_session(journal, tmp_path / "ws", clock=lambda: time.time() - 3600)
+        session = next(sid for sid, record in writes if record.seq == 7)  # stopped there
+        writes.close()
+        page.goto(ui(journal)(f"/session/{session}"))
+        page.wait_for_selector('.tl-row[data-seq="7"].sel')
+        assert page.text_content("#status") == "stopped at executing_tools"
+        assert _selected_nodes(page)["live"] == []
+
     def test_a_live_agentfsm_run_appends_transitions(self, tmp_path, ui, page):
         """An ``agentfsm -p`` run against the fake model server shows up on the sessions page, and its page
         follows it: the subagent appears as it spawns, glowing where it waits, then the rest of the run."""
