@@ -3,7 +3,11 @@
 The diagram cannot lie because it has no edges of its own: :func:`edges` reads ``TRANSITIONS`` row by row,
 once for the parent machine and once for the subagent's, whose states are drawn nested in the parent's
 ``executing_tools`` (a subagent only ever runs there) under ids prefixed ``sub_``. An internal transition
-(``dest: None``) is a self-loop; a row with several sources is one edge per source. The current state can be
+(``dest: None``) is a self-loop; a row with several sources is one edge per source. It is also the proof's
+picture: :func:`never_taken` asks the model checker (``fsm.core.checker``) which rows no run takes at each
+depth (the subagent's ``subagent_spawned``, the root's ``budget_spent`` from idle), and those are left out
+(listed under the drawing). In the SVG the parent's ``subagent_spawned`` leads into the child machine's start
+and the child's ``idle`` back through ``subagent_returned``. The current state can be
 highlighted and the last transition marked, which is what ``agentfsm debug`` and its ``--watch`` use.
 
 ``python -m fsm.cli.diagram --write diagrams/`` (or ``agentfsm diagram --write diagrams/``) regenerates the
@@ -13,12 +17,14 @@ committed ``diagrams/agent.mmd``, ``agent.svg`` and ``README.md``; a test fails 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import re
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple
 
+from fsm.core.checker import Bounds, explore, moves
 from fsm.core.machine import STATE_DOCS, STATES, TRANSITIONS, conditions, unless
 from fsm.errors import ConfigError
 
@@ -93,6 +99,33 @@ def edges(prefix: str = "") -> list[Edge]:
     return out
 
 
+PROOF_BOUNDS = Bounds(max_turns=3, tools_per_reply=2, max_model_calls=4, exact_budget=True)
+"""The bounds at which :func:`never_taken` asks the checker: small, and large enough to take every guard both ways."""
+
+
+@functools.cache
+def never_taken() -> frozenset[tuple[str, str, str]]:
+    """``(prefix, source, trigger)`` of every table edge no run takes, per machine ("" root, ``sub_`` subagent)."""
+    graph, _, _ = explore(PROOF_BOUNDS)
+    taken = {(CHILD if depth else "", source, trigger)
+             for config in graph for _, made, _ in moves(config, PROOF_BOUNDS) for depth, source, trigger, _ in made}
+    return frozenset((prefix, e.source[len(prefix):], e.trigger) for prefix in ("", CHILD) for e in edges(prefix)
+                     if (prefix, e.source[len(prefix):], e.trigger) not in taken)
+
+
+def drawn_edges(prefix: str = "") -> list[Edge]:
+    """The edges a diagram draws: :func:`edges` less those :func:`never_taken`."""
+    never = never_taken()
+    return [e for e in edges(prefix) if (prefix, e.source[len(prefix):], e.trigger) not in never]
+
+
+def never_note() -> str:
+    """One line naming the edges left out, e.g. ``the root's budget_spent from idle``."""
+    parts = [f"{'the subagent' if prefix else 'the root'}'s {trigger} from {source}"
+             for prefix, source, trigger in sorted(never_taken())]
+    return "left out, as no run takes them (agentfsm check): " + "; ".join(parts)
+
+
 def _check(highlight: str | None, last: Last | None) -> None:
     if highlight is not None and highlight not in NODES:
         raise ConfigError(f"cannot highlight {highlight!r}: use one of {', '.join(STATES)}, "
@@ -132,17 +165,17 @@ def mermaid(highlight: str | None = None, *, last: Last | None = None, condition
             pairs.setdefault((edge.source, edge.dest), []).append(label)
         return [f"{indent}{source} --> {dest}: {_BREAK.join(labels)}" for (source, dest), labels in pairs.items()]
 
-    lines = ["stateDiagram-v2", _CLASSES.rstrip("\n")]
+    lines = ["stateDiagram-v2", f"  %% {never_note()}", _CLASSES.rstrip("\n")]
     for state in STATES:
         if state != HOST:
             lines.append(f'  state "{state}" as {state}')
     lines.append(f'  state "{HOST}" as {HOST} {{')
     lines += [f'    state "subagent {state}" as {CHILD}{state}' for state in STATES]
     lines.append(f"    [*] --> {CHILD}idle")
-    lines += arrows(edges(CHILD), "    ")
+    lines += arrows(drawn_edges(CHILD), "    ")
     lines.append("  }")
     lines.append("  [*] --> idle")
-    lines += arrows(edges(), "  ")
+    lines += arrows(drawn_edges(), "  ")
     if highlight is not None:
         lines.append(f"  class {highlight} current")
     return "\n".join(lines) + "\n"
@@ -151,6 +184,8 @@ def mermaid(highlight: str | None = None, *, last: Last | None = None, condition
 # -- graphviz (svg, png) ---------------------------------------------------------------------------------
 
 _FONT = "Helvetica"
+_BACK = frozenset({"interrupted", "stopped", "tools_done", "continue_forced"})
+"""Edges that go back up the run; they do not rank the layout, so it reads top to bottom: idle, model, tools, stop."""
 _INTERRUPT = "#8a8a8a"
 _LAST = "#d32f2f"
 
@@ -180,11 +215,12 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
     pgv = _pygraphviz()
     _check(highlight, last)
     g = pgv.AGraph(directed=True, strict=False, name="agentfsm")
-    g.graph_attr.update(rankdir="LR", fontname=_FONT, fontsize="11", nodesep="0.35", ranksep="0.6",
-                        labelloc="t", label="agentfsm: the agent machine, drawn from fsm/core/machine.py")
-    g.node_attr.update(shape="box", style="rounded,filled", fillcolor="white", fontname=_FONT, fontsize="12",
-                       margin="0.12,0.06")
-    g.edge_attr.update(fontname=_FONT, fontsize="10", arrowsize="0.7")
+    title = "agentfsm: the agent machine, drawn from fsm/core/machine.py"
+    g.graph_attr.update(rankdir="TB", fontname=_FONT, fontsize="16", nodesep="0.5", ranksep="0.55",
+                        labelloc="t", label=f"{title}\n" + never_note().replace(": ", ":\n", 1).replace("; ", "\n"))
+    g.node_attr.update(shape="box", style="rounded,filled", fillcolor="white", fontname=_FONT, fontsize="18",
+                       margin="0.14,0.06")
+    g.edge_attr.update(fontname=_FONT, fontsize="15", arrowsize="0.8")
 
     def add_nodes(target: Any, prefix: str) -> None:
         target.add_node(f"{prefix}start", label="", shape="circle", style="filled", fillcolor="black",
@@ -203,9 +239,23 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
     add_nodes(child, CHILD)
     for prefix in ("", CHILD):
         g.add_edge(f"{prefix}start", f"{prefix}idle", key=f"{prefix}start")
-        for group in _drawn(edges(prefix)):
-            labels = [e.label(conditions=conditions) for e in group]
+        table = drawn_edges(prefix)
+        if not prefix:  # the parent's spawn enters the child machine, the child's end comes back as its return
+            into = {"subagent_spawned": (HOST, f"{CHILD}start"), "subagent_returned": (f"{CHILD}idle", HOST)}
+            for edge in [e for e in table if e.trigger in into]:
+                tail, head = into[edge.trigger]
+                mark = last is not None and (edge.source, edge.trigger) == tuple(last)
+                style = {"color": _LAST, "fontcolor": _LAST, "penwidth": "2.5"} if mark else {"color": "#1f5fa8",
+                                                                                              "fontcolor": "#1f5fa8"}
+                text = _wrap(edge.label(conditions=conditions)) + (" (last step)" if mark else "")
+                g.add_edge(tail, head, key=f"{edge.source}:{edge.trigger}", label=text, style="bold",
+                           constraint="true" if edge.trigger == "subagent_spawned" else "false", **style)
+            table = [e for e in table if e.trigger not in into]
+        for group in _drawn(table):
+            labels = [_wrap(e.label(conditions=conditions)) for e in group]
             attrs: dict[str, str] = {}
+            if all(e.trigger in _BACK for e in group):
+                attrs["constraint"] = "false"
             if group[0].internal:
                 attrs["style"] = "dashed"
             if group[0].trigger == "interrupted":  # leaving from the west keeps it clear of self-loop labels
@@ -214,7 +264,7 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
             if any(marked):
                 attrs.update(color=_LAST, fontcolor=_LAST, penwidth="2.5")
                 labels = [f"{text} (last step)" if m else text for text, m in zip(labels, marked, strict=True)]
-            attrs["label"] = "\\l".join(labels) + "\\l" if len(labels) > 1 else labels[0]
+            attrs["label"] = "".join(label.replace("\n", "\\l") + "\\l" for label in labels)
             key = "|".join(f"{e.source}:{e.trigger}" for e in group)
             g.add_edge(group[0].source, group[0].dest, key=key, **attrs)
     if highlight is not None:
@@ -222,18 +272,19 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
     return g
 
 
+def _wrap(label: str) -> str:
+    """A guard on its own line, so edge labels stay narrow: ``tools_done\\n[unless …]``."""
+    return label.replace(" [", "\n[").replace(" or ", " or\n")
+
+
 def _drawn(table: list[Edge]) -> list[list[Edge]]:
-    """Edges as Graphviz draws them: the internal self-loops of a state share one edge (stacked loops overlap)."""
-    groups: list[list[Edge]] = []
-    loops: dict[str, list[Edge]] = {}
+    """Edges as Graphviz draws them: the transitions between one pair of states share one edge, their labels
+    stacked (parallel arcs, and stacked self-loops, would spread the drawing), in table order."""
+    groups: dict[tuple[str, str, bool, bool], list[Edge]] = {}
     for edge in table:
-        if edge.internal and edge.source in loops:
-            loops[edge.source].append(edge)
-            continue
-        groups.append([edge])
-        if edge.internal:
-            loops[edge.source] = groups[-1]
-    return groups
+        key = (edge.source, edge.dest, edge.internal, edge.trigger == "interrupted")
+        groups.setdefault(key, []).append(edge)
+    return list(groups.values())
 
 
 _VERSION_COMMENT = re.compile(r"<!-- Generated by graphviz version [^>]*-->\n")
@@ -294,8 +345,9 @@ edit by hand. Regenerate with:
 
 The subagent is the child machine nested in `executing_tools`: a `task` call fires `subagent_spawned` and
 the child runs there, one transition per parent step, until its `stopped` brings it back to its `idle`
-and the parent's `subagent_returned` answers the `task` call. The child runs the same table; its
-`subagent_spawned` never fires because `can_spawn` is false at depth 1. Guards are in brackets:
+and the parent's `subagent_returned` answers the `task` call (in the SVG these two edges lead into the
+child machine's start and back out of its `idle`). The child runs the same table. Edges that no run takes
+are left out, computed by the model checker, not listed by hand ({never_note()}). Guards are in brackets:
 `[if NAME]` for a row's `conditions`, `[unless NAME]` for its `unless`.
 
 ```mermaid
