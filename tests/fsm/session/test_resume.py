@@ -425,3 +425,22 @@ class TestOrphans:
             f"Error: interrupted: the run stopped while this tool call was in flight, and its command was still "
             f"running ({what}); it was killed when the run resumed. It may have partly run; check its effects "
             "before trying it again")
+
+
+def test_a_call_in_flight_at_a_crash_is_sent_again_and_counted_once(tmp_path):
+    """A model call cut short by the process dying was never journalled: resume re-sends it; it counts once."""
+
+    def die(request):
+        raise Killed
+
+    agent = Agent(ScriptedModel([die]), str(tmp_path))
+    with Journal(default_path(tmp_path)) as journal:
+        session = journal.start(agent)
+        agent.send("x")
+        agent.step()
+        with pytest.raises(Killed):
+            agent.step()
+        again = ScriptedModel([text_reply("done")])
+        resumed = resume(journal, session, again)
+        assert resumed.run() == "done"
+        assert (len(again.requests), resumed.run_calls, resumed.turn) == (1, 1, 1)
