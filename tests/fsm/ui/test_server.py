@@ -16,7 +16,7 @@ from fsm.session.journal import Journal
 from fsm.testing import ScriptedModel, text_reply
 from fsm.ui.data import edge_class, event, node_class, svg
 from fsm.ui.server import create_app
-from fsm.view.diagram import CHILD, NODES, edges
+from fsm.view.diagram import CHILD, NODES, drawn_edges
 from tests.fsm.ui.sessions import delegating_session, parallel_session
 
 
@@ -168,13 +168,13 @@ class TestAssets:
 
 class TestDiagram:
     def test_every_state_and_edge_has_its_class(self):
-        """Each node and each drawn edge of the table, parent's and child's, carries the class the page uses."""
+        """Each node and each edge the diagram draws (the edges a run can take), in both machines, has its class."""
         text = svg()
         classes = set(re.findall(r'class="([^"]*)"', text))
         words = {word for group in classes for word in group.split()}
         assert {node_class(n) for n in NODES} <= words
         for prefix in ("", CHILD):
-            assert {edge_class(e.source, e.trigger) for e in edges(prefix)} <= words
+            assert {edge_class(e.source, e.trigger) for e in drawn_edges(prefix)} <= words
         assert text.startswith("<svg ") and ' width="' not in text.split(">", 1)[0]
 
     def test_served_as_svg(self, journal):
