@@ -54,6 +54,20 @@ class TestServe:
                                        "output, file contents) readable by anyone who can reach this address")
 
 
+    def test_open_opens_the_printed_address(self, tmp_path, capsys, monkeypatch):
+        """--open hands the browser the address it prints, once the app is ready."""
+        import webbrowser
+
+        import fsm.ui.server
+
+        opened, served = [], []
+        monkeypatch.setattr(webbrowser, "open", opened.append)
+        monkeypatch.setattr(fsm.ui.server, "run", lambda app, sock: served.append(sock.getsockname()))
+        assert main(["ui", "--port", "0", "--open", "--session-db", str(tmp_path / "j.db")]) == 0
+        url = capsys.readouterr().out.split()[2]
+        assert opened == [url] and url == f"http://127.0.0.1:{served[0][1]}/"
+
+
 class TestErrors:
     def test_port_in_use_is_one_line(self, tmp_path, capsys):
         """A taken port is exit 2 and one line naming it."""

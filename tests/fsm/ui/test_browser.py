@@ -139,6 +139,18 @@ class TestSessionPage:
         print(f"screenshot of the session page: {shot}")
         assert shot.stat().st_size > 10_000
 
+    def test_copy_puts_the_fork_command_on_the_clipboard(self, tmp_path, ui, page):
+        """The copy button copies exactly the `agentfsm debug` command shown for the selected transition."""
+        journal = tmp_path / "j.db"
+        session = delegating_session(journal, tmp_path / "ws")
+        server = ui(journal)
+        page.context.grant_permissions(["clipboard-read", "clipboard-write"], origin=server())
+        page.goto(server(f"/session/{session}#seq=9"))
+        page.wait_for_selector('.tl-row[data-seq="9"].sel')
+        page.click("#copy")
+        page.wait_for_selector("#copy:text('Copied')")
+        assert page.evaluate("navigator.clipboard.readText()") == f"agentfsm debug --session {session} --at 9"
+
     def test_opens_at_the_seq_in_the_link(self, tmp_path, ui, page):
         """A link with #seq=N opens with transition N selected (how a fork's origin is linked)."""
         journal = tmp_path / "j.db"
