@@ -4,7 +4,9 @@ Adding a tool means writing one handler and decorating it with :func:`tool`; the
 ``tools/__init__.py`` are read from the registry. A handler takes a :class:`~tools.workspace.Workspace`
 and the tool's input as keyword arguments and returns a :class:`ToolOutput`. :func:`run_tool` is the
 only caller: it checks the input against the schema first, so handlers see well-typed arguments, and it
-turns every exception into an ``Error: …`` result, so a tool call never raises.
+turns every exception into an ``Error: …`` result, so a tool call never raises. Every result passes
+through :func:`tools.secrets.redact` on the way out, so a credential a command printed never reaches the
+model, the journal or a stream as itself.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from typing import Any
 
 from attrs import field, frozen
 
+from tools.secrets import redact
 from tools.workspace import OutsideWorkspaceError, Workspace
 
 __all__ = ["REGISTRY", "Tool", "ToolOutput", "check_input", "run_tool", "tool", "toolset"]
@@ -122,9 +125,10 @@ def run_tool(tools: Iterable[Tool], name: str, workspace: Workspace, tool_input:
         return ToolOutput(f"Error: {name}: {problem}", is_error=True)
     assert isinstance(tool_input, dict)
     try:
-        return chosen.handler(workspace, **tool_input)
+        output = chosen.handler(workspace, **tool_input)
+        return ToolOutput(redact(output.text), is_error=output.is_error)
     except OutsideWorkspaceError as exc:
         return ToolOutput(f"Error: {exc}", is_error=True)
     except Exception as exc:  # a handler bug or I/O failure must reach the model, not kill the agent
         log.debug("tool %s raised", name, exc_info=True)
-        return ToolOutput(f"Error: {name}: {type(exc).__name__}: {exc}", is_error=True)
+        return ToolOutput(redact(f"Error: {name}: {type(exc).__name__}: {exc}"), is_error=True)

@@ -1,11 +1,14 @@
 """The ``bash`` tool: run a shell command in the workspace and report what it printed.
 
-The command runs in its own session (so its process group is ours to kill), with stdin closed and the API
-keys removed from its environment. Output is read through a bounded buffer: the first
-:data:`MAX_OUTPUT_CHARS` characters are kept, the rest is read, counted and dropped, so a command that
-prints gigabytes costs time but not memory. When the shell exits, whatever is left of its process group
-(``sleep 1000 &``) is killed, so nothing outlives the call and a background child holding the pipe open
-cannot make us wait; on timeout or interruption the whole group is killed too.
+The command runs in its own session (so its process group is ours to kill), with stdin closed and no
+``ANTHROPIC_*`` variable in its environment (``tools.secrets``). It runs under the reaper
+(``tools/reaper.py``), or, with ``Workspace.sandbox``, under the sandbox backend (``tools.sandbox``), whose
+PID namespace does the reaper's job. Either way it starts only once its processes are reported to
+``Workspace.process_listener`` (the journal records them), and nothing it starts outlives the call: when the
+shell exits, times out or is interrupted, every process it left — ``setsid`` daemons and double forks
+included — is killed, so a background child holding the pipe open cannot make us wait either. Output is
+read through a bounded buffer: the first :data:`MAX_OUTPUT_CHARS` characters are kept, the rest is read,
+counted and dropped, so a command that prints gigabytes costs time but not memory.
 
 A non-zero exit status is information, not a tool failure: it is appended to the output as
 ``(exit status N)`` and ``is_error`` stays False. Only a timeout is an error result.
@@ -26,15 +29,14 @@ from pathlib import Path
 
 from tools.base import ToolOutput, tool
 from tools.processes import TAG_VAR, ToolProcess
+from tools.sandbox import KEPT_ENV, backend_for, note_for
+from tools.secrets import tool_environment
 from tools.workspace import Workspace
 
-__all__ = ["MAX_OUTPUT_CHARS", "SECRET_ENV_VARS", "bash"]
+__all__ = ["MAX_OUTPUT_CHARS", "bash"]
 
 MAX_OUTPUT_CHARS = 50_000
 """Characters of output the model sees; the rest is counted and dropped."""
-
-SECRET_ENV_VARS = frozenset({"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN"})
-"""Variables removed from the command's environment."""
 
 _READ_SIZE = 1 << 16
 _POLL_SECONDS = 0.05
@@ -112,12 +114,12 @@ class _Capture:
 def bash(workspace: Workspace, *, command: str) -> ToolOutput:
     """Run *command* with ``sh`` in the workspace root; nothing it starts outlives the call."""
     tag = secrets.token_hex(8)
-    env = {k: v for k, v in os.environ.items() if k not in SECRET_ENV_VARS}
-    env[TAG_VAR] = tag
+    env = {**tool_environment(), TAG_VAR: tag}
     go_read, go_write = os.pipe()  # the command waits for one byte here: recorded first, then run
     try:
+        argv, confined_by = _argv(workspace, command, go_read, env)
         proc = subprocess.Popen(
-            _argv(command, go_read),
+            argv,
             cwd=workspace.root,
             env=env,
             stdin=subprocess.DEVNULL,
@@ -131,7 +133,7 @@ def bash(workspace: Workspace, *, command: str) -> ToolOutput:
         raise
     finally:
         os.close(go_read)
-    record = ToolProcess.started(proc.pid, tag)
+    record = ToolProcess.started(proc.pid, tag, sandbox=confined_by)
     listener = workspace.process_listener
     capture = _Capture(MAX_OUTPUT_CHARS)
     try:
@@ -144,27 +146,37 @@ def bash(workspace: Workspace, *, command: str) -> ToolOutput:
         finished = _collect(proc, capture, deadline=time.monotonic() + workspace.bash_timeout)
     finally:
         # Also on KeyboardInterrupt: the group is in its own session, so Ctrl-C never reached it.
-        _stop(proc)
+        _stop(proc, reaper=_REAPS and confined_by is None)
         assert proc.stdout is not None
         proc.stdout.close()
         if listener is not None:
             listener(record, False)
     if not finished:
         return ToolOutput(f"Error: Timeout ({workspace.bash_timeout:g}s)", is_error=True)
-    return ToolOutput(capture.text() + _status_note(proc.returncode))
+    text = capture.text()
+    note = note_for(text, workspace.sandbox) if workspace.sandbox is not None else None
+    return ToolOutput(text + _status_note(proc.returncode) + (f"\n{note}" if note else ""))
 
 
-def _argv(command: str, go_fd: int) -> list[str]:
-    """``sh -c COMMAND`` under the reaper, which starts it once *go_fd* gives a byte; without a reaper (not
-    Linux), a shell that waits for that byte itself."""
+def _argv(workspace: Workspace, command: str, go_fd: int, env: dict[str, str]) -> tuple[list[str], str | None]:
+    """What to start for *command*, and the sandbox backend's name (None unsandboxed); it runs once *go_fd*
+    gives a byte. In the sandbox its PID namespace ends every process with the shell; otherwise the reaper
+    does; without either (not Linux), a shell waits for the byte itself and only the group is killed."""
+    shell = ["/bin/sh", "-c", command]
+    if workspace.sandbox is not None:
+        backend = backend_for(workspace.sandbox)
+        kept = {k: env[k] for k in (*KEPT_ENV, TAG_VAR) if k in env}
+        return backend.wrap(shell, sandbox=workspace.sandbox, root=workspace.root, writable=workspace.extra,
+                            env=kept, go_fd=go_fd), backend.name
     if not _REAPS:
-        return ["/bin/sh", "-c", f"read -r _ <&{go_fd}; exec {go_fd}<&-; exec /bin/sh -c \"$0\"", command]
-    return [sys.executable, "-I", "-S", _REAPER, str(os.getpid()), str(go_fd), "/bin/sh", "-c", command]
+        return ["/bin/sh", "-c", f"read -r _ <&{go_fd}; exec {go_fd}<&-; exec /bin/sh -c \"$0\"", command], None
+    return [sys.executable, "-I", "-S", _REAPER, str(os.getpid()), str(go_fd), *shell], None
 
 
-def _stop(proc: subprocess.Popen[bytes]) -> None:
-    """End the call's processes: ask the reaper to kill everything below it, then SIGKILL the group."""
-    if _REAPS and not _gone(proc):
+def _stop(proc: subprocess.Popen[bytes], *, reaper: bool) -> None:
+    """End the call's processes: ask the reaper to kill everything below it, then SIGKILL the group (in the
+    sandbox that kills bwrap, whose namespace's processes die with it)."""
+    if reaper and not _gone(proc):
         with contextlib.suppress(ProcessLookupError):
             proc.send_signal(signal.SIGTERM)
         give_up = time.monotonic() + _STOP_SECONDS

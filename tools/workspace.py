@@ -19,6 +19,7 @@ from attrs import field, frozen
 
 if TYPE_CHECKING:
     from tools.processes import ToolProcess
+    from tools.sandbox import Sandbox
 
 __all__ = ["BASH_TIMEOUT", "OutsideWorkspaceError", "ProcessListener", "Workspace"]
 
@@ -55,6 +56,8 @@ class Workspace:
     """Seconds a bash command may run before its whole process group is killed."""
     extra: tuple[Path, ...] = field(default=(), converter=_absolute_dirs)
     """More directories inside the boundary (absolute, symlinks resolved), beside the root."""
+    sandbox: Sandbox | None = None
+    """The OS sandbox bash commands run in (``tools.sandbox``), or None to run them unconfined."""
     process_listener: ProcessListener | None = field(default=None, eq=False, repr=False)
     """Told about a tool call's processes when they start (``running=True``) and when they are gone, so the
     journal can record them before the command runs (the agent sets it per call)."""

@@ -176,7 +176,7 @@ def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWrite
     stream = ClaudeStream(writer.write, session_id=session_id,
                           model=getattr(agent.model, "model", None) or DEFAULT_MODEL,
                           transitions=args.transition_events)
-    key_source = next((k for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if os.environ.get(k)), "none")
+    key_source = getattr(agent.model, "key_source", "none")
     stream.init(agent, permission_mode=agent.permissions.mode,
                 agents=["general-purpose"], version=version("agentfsm"), api_key_source=key_source)
     agent.subscribe(stream)

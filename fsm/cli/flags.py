@@ -31,6 +31,8 @@ from fsm.core.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
 from fsm.core.settings import SOURCES, Settings, load_settings
 from fsm.errors import ConfigError
 from tools import REGISTRY, Workspace
+from tools.sandbox import Sandbox, SandboxUnavailable, backend_for
+from tools.secrets import take_secrets
 
 __all__ = [
     "NO_API_KEY",
@@ -41,6 +43,7 @@ __all__ = [
     "load_env",
     "model_id",
     "print_retry",
+    "sandbox_from",
     "settings_from_args",
     "system_prompt",
     "terminal_approver",
@@ -125,6 +128,10 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-retries", type=_int_flag("--max-retries", 0, 10), default=DEFAULT_MAX_RETRIES,
                        metavar="N", help="retries of a failed model request: rate limits, overload, 5xx, timeouts "
                                          f"(0..10, default {DEFAULT_MAX_RETRIES})")
+    group.add_argument("--sandbox", action="store_true", default=None,
+                       help="run each bash command in an OS sandbox (bubblewrap): only the workspace and --add-dir "
+                            "directories writable, no network, no other process visible; bash then needs no "
+                            "approval except what deny and ask rules say (settings: \"sandbox\": {\"enabled\": true})")
     group.add_argument("--verbose", action="store_true", help="progress lines on stderr")
     prompt = group.add_mutually_exclusive_group()
     prompt.add_argument("--system-prompt", metavar="TEXT", help="the root agent's system prompt instead of ours")
@@ -311,17 +318,38 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
     policy = Policy.from_settings(settings, mode=mode)
     hooks = command_hooks.install(default_hooks(), settings, project=workdir)
     approver = terminal_approver() if interactive and sys.stdin.isatty() else deny_unattended
+    sandbox = sandbox_from(settings, flag=getattr(args, "sandbox", None))
     load_env()
+    credentials = take_secrets()  # from here on no tool can find them in this process's environment
     if model is None:
-        if not (os.environ.get("ANTHROPIC_API_KEY") or os.environ.get("ANTHROPIC_AUTH_TOKEN")):
+        if not (credentials.get("ANTHROPIC_API_KEY") or credentials.get("ANTHROPIC_AUTH_TOKEN")):
             raise ConfigError(NO_API_KEY)
         from fsm.core.model import AnthropicModel
 
         model = AnthropicModel(model_id(getattr(args, "model", None)), on_retry=print_retry,
                                timeout=getattr(args, "timeout", DEFAULT_TIMEOUT),
-                               max_retries=getattr(args, "max_retries", DEFAULT_MAX_RETRIES))
+                               max_retries=getattr(args, "max_retries", DEFAULT_MAX_RETRIES),
+                               credentials=credentials)
     return Agent(model, str(workdir), max_turns, hooks, approver, tools=tools, max_tokens=max_tokens,
-                 max_model_calls=max_model_calls, permissions=policy, system=system_prompt(args, workdir))
+                 max_model_calls=max_model_calls, permissions=policy, system=system_prompt(args, workdir),
+                 sandbox=sandbox)
+
+
+def sandbox_from(settings: Settings, *, flag: bool | None) -> Sandbox | None:
+    """The sandbox ``--sandbox`` or the settings' ``sandbox`` key ask for, checked to work here; None for none.
+
+    Raises:
+        ConfigError: the sandbox is asked for but cannot run here (the message says what to install).
+    """
+    wanted = settings.sandbox
+    if not (flag or wanted.enabled):
+        return None
+    sandbox = Sandbox(network=bool(wanted.network), auto_allow=wanted.auto_allow_bash is not False)
+    try:
+        backend_for(sandbox)
+    except SandboxUnavailable as exc:
+        raise ConfigError(str(exc)) from None
+    return sandbox
 
 
 def _given(args: argparse.Namespace, name: str, default: int) -> object:

@@ -63,6 +63,7 @@ from fsm.core.reducer import Step, child_state, reduce
 from fsm.errors import ConfigError, MisuseError, ModelError
 from tools import BASH_TIMEOUT, PARENT_TOOLS, REGISTRY, Tool, ToolOutput, Workspace, check_input, run_tool, toolset
 from tools.processes import ToolProcess
+from tools.sandbox import Sandbox
 
 __all__ = ["Agent", "Listener", "ProcessListener"]
 
@@ -102,6 +103,7 @@ class Agent:
         max_tokens: the ``max_tokens`` of every model call.
         system: the system prompt (ours for the depth when None).
         bash_timeout: seconds before a bash command's process group is killed.
+        sandbox: run bash commands in this OS sandbox (``tools.sandbox``); None runs them unconfined.
 
     Raises:
         ConfigError: a bad setting, or *data* outside the invariant (the message names the field and the value).
@@ -111,14 +113,15 @@ class Agent:
                  approver: Approver | None = None, *, tools: Iterable[str] | None = None,
                  max_tokens: int = DEFAULT_MAX_TOKENS, system: str | None = None, bash_timeout: float = BASH_TIMEOUT,
                  data: AgentState | None = None, max_model_calls: int = MAX_MODEL_CALLS,
-                 permissions: Policy | None = None, _parent: Agent | None = None) -> None:
+                 permissions: Policy | None = None, sandbox: Sandbox | None = None,
+                 _parent: Agent | None = None) -> None:
         self._limits = (MAX_TURNS, MAX_MODEL_CALLS)
         """What the runs that later prompts start take: (max_turns, max_model_calls)."""
         self.set_limits(max_turns, max_model_calls)
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1 (got {max_tokens!r})")
         policy = permissions if permissions is not None else Policy()
-        workspace = Workspace(workdir, bash_timeout=bash_timeout, extra=policy.directories)
+        workspace = Workspace(workdir, bash_timeout=bash_timeout, extra=policy.directories, sandbox=sandbox)
         if not workspace.root.is_dir():
             raise ConfigError(f"workdir {workdir} is not a directory; create it or pick another")
         depth = 0 if _parent is None else _parent.depth + 1
@@ -248,7 +251,8 @@ class Agent:
         """The options this agent was built with, as ``Agent()`` keywords, to build another like it."""
         return {"hooks": self.hooks, "approver": self.approver, "tools": [t.name for t in self.tools],
                 "max_tokens": self.max_tokens, "system": self.system, "bash_timeout": self.workspace.bash_timeout,
-                "max_turns": self._limits[0], "max_model_calls": self._limits[1], "permissions": self.permissions}
+                "max_turns": self._limits[0], "max_model_calls": self._limits[1], "permissions": self.permissions,
+                "sandbox": self.workspace.sandbox}
 
     def __repr__(self) -> str:
         nxt = f" next={self.describe_next()!r}" if self.busy else ""

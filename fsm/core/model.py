@@ -125,11 +125,13 @@ class AnthropicModel:
         on_retry: called with one line (``the model API is overloaded (529); retrying in 8 s (attempt 2
             of 3)``) before each wait longer than :data:`QUIET_WAIT`; the CLI prints it.
         sleep: how to wait (tests pass a fake).
+        credentials: ``ANTHROPIC_*`` credential variables taken from the environment at startup
+            (``tools.secrets.take_secrets``); the client gets them as arguments.
     """
 
     def __init__(self, model: str = DEFAULT_MODEL, *, client: Any = None, max_retries: int = DEFAULT_MAX_RETRIES,
                  timeout: float | None = None, on_retry: Callable[[str], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep) -> None:
+                 sleep: Callable[[float], None] = time.sleep, credentials: Mapping[str, str] | None = None) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0 (got {max_retries})")
         if timeout is not None and not timeout > 0:
@@ -141,6 +143,7 @@ class AnthropicModel:
         self._client = client
         self._sdk: Any = None
         self._sleep = sleep
+        self._credentials = dict(credentials or {})
 
     def _sdk_client(self) -> Any:
         if self._sdk is None:
@@ -148,10 +151,35 @@ class AnthropicModel:
                 import anthropic
 
                 # An explicit timeout also lifts the SDK's refusal of large max_tokens without streaming.
-                self._sdk = anthropic.Anthropic(max_retries=0, timeout=self.timeout)
+                self._sdk = anthropic.Anthropic(max_retries=0, timeout=self.timeout,
+                                                **self._credential_arguments())
             else:
                 self._sdk = self._client.with_options(max_retries=0, timeout=self.timeout)
         return self._sdk
+
+    @property
+    def key_source(self) -> str:
+        """Which credential variable the client uses (``ANTHROPIC_API_KEY``, ``ANTHROPIC_AUTH_TOKEN``, or ``none``:
+        the SDK's own lookup)."""
+        return next((k for k in ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN") if self._credentials.get(k)), "none")
+
+    def _credential_arguments(self) -> dict[str, Any]:
+        """The client arguments for the credentials taken from the environment at startup (the SDK would read
+        them from ``os.environ``, where they no longer are: ``tools.secrets.take_secrets``)."""
+        creds: dict[str, str] = self._credentials
+        arguments: dict[str, Any] = {}
+        if creds.get("ANTHROPIC_API_KEY"):
+            arguments["api_key"] = creds["ANTHROPIC_API_KEY"]
+        elif creds.get("ANTHROPIC_AUTH_TOKEN"):
+            arguments["auth_token"] = creds["ANTHROPIC_AUTH_TOKEN"]
+        headers = {}
+        for line in creds.get("ANTHROPIC_CUSTOM_HEADERS", "").split("\n"):  # the SDK's format: NAME: VALUE lines
+            name, colon, value = line.partition(":")
+            if colon:
+                headers[name.strip()] = value.strip()
+        if headers:
+            arguments["default_headers"] = headers
+        return arguments
 
     def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                max_tokens: int) -> Reply:

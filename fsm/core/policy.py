@@ -186,6 +186,14 @@ class Policy:
             denied = self._refusal(simple, locate, home)
             if denied is not None:
                 return denied
+        sandbox = workspace.sandbox
+        if sandbox is not None and sandbox.auto_allow and self.mode != "plan":
+            # autoAllowBashIfSandboxed: the OS boundary replaces the question; deny and ask rules still hold.
+            rule = next((r for r in self.ask if r.covers("bash") for s in parsed.commands if _matches(r, s)), None)
+            if rule is not None:
+                return Verdict("ask", f"`{_clip(command)}` matches ask rule {_named(rule)}", _named(rule),
+                               forced=True)
+            return Verdict("allow", rule="sandbox (autoAllowBashIfSandboxed)")
         if parsed.problem:
             return self._unknown(parsed.problem)
         for simple in parsed.commands:

@@ -7,7 +7,8 @@ Lists (permission rules, ``additionalDirectories``, hooks) are concatenated acro
 (``defaultMode``, ``disableAllHooks``) comes from the highest layer that sets it.
 
 Keys read: ``permissions.allow|ask|deny|defaultMode|additionalDirectories``, ``hooks``,
-``disableAllHooks``. Any other key is ignored and named in :attr:`Settings.notes`. A file that is not
+``disableAllHooks``, ``sandbox.enabled|network|autoAllowBashIfSandboxed`` (each from the highest layer that
+sets it). Any other key is ignored and named in :attr:`Settings.notes`. A file that is not
 JSON, or a key of the wrong shape, raises :class:`SettingsError` naming the file, the key and the value.
 
 Adding a key: give :class:`Settings` a field (with a default) and :data:`KEYS` an entry mapping the JSON
@@ -31,7 +32,8 @@ from fsm.core.modes import MODES, resolve_mode
 from fsm.core.rules import Rule, RuleError, parse_rule
 from fsm.errors import ConfigError
 
-__all__ = ["KEYS", "SOURCES", "HookCommand", "Origin", "PermissionSettings", "Settings", "SettingsError",
+__all__ = ["KEYS", "SOURCES", "HookCommand", "Origin", "PermissionSettings", "SandboxSettings", "Settings",
+           "SettingsError",
            "SettingsKey", "load_settings", "merge", "parse_settings"]
 
 SOURCES = ("user", "project", "local")
@@ -82,10 +84,22 @@ class HookCommand:
 
 
 @frozen
+class SandboxSettings:
+    """The ``sandbox`` key (Claude Code's names); None where no layer says."""
+
+    enabled: bool | None = None
+    network: bool | None = None
+    """Whether sandboxed commands may use the network (default: off)."""
+    auto_allow_bash: bool | None = None
+    """``autoAllowBashIfSandboxed`` (default: on)."""
+
+
+@frozen
 class Settings:
     """Every layer merged."""
 
     permissions: PermissionSettings = PermissionSettings()
+    sandbox: SandboxSettings = SandboxSettings()
     hooks: tuple[HookCommand, ...] = ()
     disable_all_hooks: bool = False
     files: tuple[str, ...] = ()
@@ -195,6 +209,28 @@ def _hook_command(hook: object, where: str, event: str, matcher: str, origin: Or
     return [HookCommand(event, command, matcher, float(timeout), origin.name)]
 
 
+_SANDBOX_KEYS = {"enabled": "enabled", "network": "network", "autoAllowBashIfSandboxed": "auto_allow_bash"}
+
+
+def _parse_sandbox(value: object, origin: Origin, notes: list[str]) -> SandboxSettings:
+    if not isinstance(value, dict):
+        raise SettingsError(f"sandbox must be an object (got {_show(value)})")
+    fields: dict[str, bool] = {}
+    for key, item in value.items():
+        if key not in _SANDBOX_KEYS:
+            notes.append(f"unknown key 'sandbox.{key}'")
+            continue
+        if not isinstance(item, bool):
+            raise SettingsError(f"sandbox.{key} must be true or false (got {_show(item)})")
+        fields[_SANDBOX_KEYS[key]] = item
+    return SandboxSettings(**fields)
+
+
+def _merge_sandbox(lower: SandboxSettings, higher: SandboxSettings) -> SandboxSettings:
+    return SandboxSettings(**{f.name: getattr(higher, f.name) if getattr(higher, f.name) is not None
+                              else getattr(lower, f.name) for f in attrs.fields(SandboxSettings)})
+
+
 def _parse_flag(value: object, origin: Origin, notes: list[str]) -> bool:
     if not isinstance(value, bool):
         raise SettingsError(f"disableAllHooks must be true or false (got {_show(value)})")
@@ -205,6 +241,7 @@ KEYS: dict[str, SettingsKey] = {
     "permissions": SettingsKey("permissions", _parse_permissions, _merge_permissions),
     "hooks": SettingsKey("hooks", _parse_hooks, lambda lower, higher: lower + higher),
     "disableAllHooks": SettingsKey("disable_all_hooks", _parse_flag, _later),
+    "sandbox": SettingsKey("sandbox", _parse_sandbox, _merge_sandbox),
 }
 """JSON key → how it is read into a :class:`Settings` field."""
 

@@ -184,7 +184,9 @@ class TestAgentFromArgs:
         agent = agent_from_args(parse(), interactive=False)
         assert isinstance(agent.model, AnthropicModel)
         assert agent.model.model == "env-model"
-        assert os.environ["ANTHROPIC_API_KEY"] == "from-dotenv"
+        assert agent.model.key_source == "ANTHROPIC_API_KEY"
+        assert agent.model._credential_arguments() == {"api_key": "from-dotenv"}
+        assert "ANTHROPIC_API_KEY" not in os.environ  # taken: the client holds it, no tool environment does
 
     def test_timeout_and_retries_reach_the_model(self, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """--timeout and --max-retries configure the AnthropicModel; the defaults are 600 s and 2 retries."""
@@ -275,3 +277,19 @@ class TestHandMadeNamespaces:
         with pytest.raises(ConfigError) as info:
             agent_from_args(argparse.Namespace(**fields), model=ScriptedModel(), interactive=False)
         assert str(info.value) == message
+
+
+class TestSandboxFlag:
+    def test_missing_bubblewrap_is_one_line_with_the_install_command(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """--sandbox without bwrap: a ConfigError (exit 2) saying what to install."""
+        import tools.sandbox
+        from fsm.cli.flags import sandbox_from
+        from fsm.core.settings import Settings
+
+        monkeypatch.setattr(tools.sandbox, "_ready", {})
+        monkeypatch.setattr(tools.sandbox.shutil, "which", lambda name: None)
+        monkeypatch.setattr(tools.sandbox.sys, "platform", "linux")
+        with pytest.raises(ConfigError, match=r"^the bash sandbox needs bubblewrap \(bwrap\), which is not "
+                                              r"installed: sudo apt-get install bubblewrap$"):
+            sandbox_from(Settings(), flag=True)
+        assert sandbox_from(Settings(), flag=None) is None

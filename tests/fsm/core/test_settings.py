@@ -12,6 +12,7 @@ from fsm.core.settings import (
     KEYS,
     HookCommand,
     Origin,
+    SandboxSettings,
     Settings,
     SettingsError,
     SettingsKey,
@@ -131,15 +132,31 @@ class TestErrors:
                                    "line 1 column 17 (char 16)")
 
 
+class TestSandboxKey:
+    def test_layers_merge_field_by_field(self, tmp_path: Path) -> None:
+        """sandbox.enabled, network and autoAllowBashIfSandboxed each come from the highest layer that sets them."""
+        origin = Origin("x", tmp_path)
+        merged = merge([parse_settings({"sandbox": {"enabled": True, "network": True}}, origin),
+                        parse_settings({"sandbox": {"network": False, "autoAllowBashIfSandboxed": False}}, origin)])
+        assert merged.sandbox == SandboxSettings(enabled=True, network=False, auto_allow_bash=False)
+
+    def test_wrong_shapes_name_the_key(self, tmp_path: Path) -> None:
+        """A non-boolean value is one error naming the file and the key; an unknown sub-key is a note."""
+        with pytest.raises(SettingsError, match=r"^settings x: sandbox.enabled must be true or false \(got \"yes\"\)$"):
+            parse_settings({"sandbox": {"enabled": "yes"}}, Origin("x", tmp_path))
+        layer = parse_settings({"sandbox": {"filesystem": {}}}, Origin("x", tmp_path))
+        assert layer.notes == ("settings x: ignored unknown key 'sandbox.filesystem'",)
+
+
 class TestExtending:
     def test_a_new_key_is_one_field_and_one_entry(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         """Adding a key takes a Settings field and a KEYS entry; layers merge it like the others."""
-        Extended = attrs.make_class("Extended", {"sandbox": attrs.field(default=None)}, bases=(Settings,),
+        Extended = attrs.make_class("Extended", {"status_line": attrs.field(default=None)}, bases=(Settings,),
                                     frozen=True)
-        monkeypatch.setitem(KEYS, "sandbox", SettingsKey("sandbox", lambda v, origin, notes: v,
+        monkeypatch.setitem(KEYS, "statusLine", SettingsKey("status_line", lambda v, origin, notes: v,
                                                          lambda lower, higher: {**(lower or {}), **higher}))
         monkeypatch.setattr("fsm.core.settings.Settings", Extended)
         origin = Origin("x", tmp_path)
-        merged = merge([parse_settings({"sandbox": {"enabled": True}}, origin),
-                        parse_settings({"sandbox": {"network": False}}, origin)])
-        assert merged.sandbox == {"enabled": True, "network": False}
+        merged = merge([parse_settings({"statusLine": {"type": "command"}}, origin),
+                        parse_settings({"statusLine": {"command": "x"}}, origin)])
+        assert merged.status_line == {"type": "command", "command": "x"}
