@@ -15,3 +15,11 @@ def workspace(tmp_path: Path) -> Workspace:
     root = tmp_path / "ws"
     root.mkdir()
     return Workspace(root)
+
+
+@pytest.fixture(autouse=True)
+def _forget_taken_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each test starts with no credentials taken by tools.secrets.take_secrets (it remembers per process)."""
+    import tools.secrets
+
+    monkeypatch.setattr(tools.secrets, "_taken", {})

@@ -36,6 +36,8 @@ MIN_REDACTED = 8
 """Shorter values are not redacted: a 4-letter test key would blank every 'test' in a tool's output."""
 
 _secrets: set[str] = set()
+_taken: dict[str, str] = {}
+"""What :func:`take_secrets` has taken from this process so far."""
 _lock = threading.Lock()
 
 
@@ -65,15 +67,18 @@ def take_secrets(names: tuple[str, ...] = SECRET_VARS) -> dict[str, str]:
     """Remove the credential variables *names* from this process and return their values.
 
     Each value is registered for :func:`redact`, dropped from ``os.environ`` and overwritten in the initial
-    environment block (:func:`scrub_initial_environ`). Call it once, before any tool runs.
+    environment block (:func:`scrub_initial_environ`). Call it before any tool runs; a later call returns
+    what earlier ones took too (a variable set since then wins).
     """
-    taken = {name: os.environ[name] for name in names if os.environ.get(name)}
+    found = {name: os.environ[name] for name in names if os.environ.get(name)}
     for name in names:
         os.environ.pop(name, None)  # unsetenv: the C environ forgets it too
-    for value in taken.values():
+    for value in found.values():
         register_secret(value)
     scrub_initial_environ(names)
-    return taken
+    with _lock:
+        _taken.update(found)
+        return {name: _taken[name] for name in names if name in _taken}
 
 
 def scrub_initial_environ(names: tuple[str, ...]) -> int:
