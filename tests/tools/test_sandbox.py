@@ -183,3 +183,9 @@ class TestAutoAllow:
         assert self._verdict(policy, "git push origin main", boxed) == "ask"
         assert self._verdict(policy, "rm -rf build", attrs.evolve(boxed, sandbox=Sandbox(auto_allow=False))) == "ask"
         assert self._verdict(Policy(mode="plan"), "rm -rf build", boxed) == "deny"
+
+    def test_an_approved_call_stays_in_the_sandbox(self, boxed: Workspace) -> None:
+        """The unconfined workspace an approval gives (file tools outside the root) keeps the sandbox."""
+        approved = boxed.unconfined()
+        assert approved.sandbox == boxed.sandbox and not approved.confined
+        assert "Read-only file system" in _bash(approved, "echo x > ../outside").text
