@@ -9,6 +9,14 @@ import pytest
 from tools import Workspace
 
 
+@pytest.fixture(autouse=True)
+def _home(tmp_path_factory: pytest.TempPathFactory, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """Every test gets an empty home (HOME): nothing reads the real ~/.claude (CLAUDE.md, agents, settings)."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    return home
+
+
 @pytest.fixture
 def workspace(tmp_path: Path) -> Workspace:
     """A confined workspace rooted at ``tmp_path / "ws"``, leaving ``tmp_path`` free for outside files."""

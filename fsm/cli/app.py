@@ -178,7 +178,7 @@ def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWrite
                           transitions=args.transition_events)
     key_source = getattr(agent.model, "key_source", "none")
     stream.init(agent, permission_mode=agent.permissions.mode,
-                agents=["general-purpose"], version=version("agentfsm"), api_key_source=key_source)
+                agents=["general-purpose", *agent.agents], version=version("agentfsm"), api_key_source=key_source)
     agent.subscribe(stream)
 
 

@@ -27,6 +27,7 @@ from fsm.core.lines import describe
 from fsm.core.policy import Policy
 from fsm.core.records import Transition
 from fsm.core.rules import parse_rule
+from fsm.core.subagents import load_definitions
 from fsm.testing import Request, ScriptedModel, text, text_reply, tool_reply, tool_use
 from fsm.view.console import ConsolePrinter
 
@@ -41,6 +42,15 @@ PROMPTS = (
 """The reference course's "try it" prompts, in the order the demo plays them."""
 
 SAMPLE_FILES = {
+    ".claude/agents/test-finder.md": """\
+        ---
+        name: test-finder
+        description: Finds how a project is tested (framework, test files, configuration); reads only.
+        tools: Read, Glob
+        ---
+        You find out how this project is tested. Look at the build configuration and the test files, then
+        report the framework and the evidence in two sentences. You can read and list files, nothing else.
+        """,
     "pyproject.toml": """\
         [project]
         name = "inventory"
@@ -221,7 +231,7 @@ def _find_framework() -> Script:
         tool_reply(text("I'll ask a subagent to look at the configuration and the tests."),
                    tool_use("task", {"prompt": "Find out which testing framework this project uses. Look at "
                                                "pyproject.toml and the test files; report the framework "
-                                               "and the evidence."})),
+                                               "and the evidence.", "subagent_type": "test-finder"})),
         tool_reply(tool_use("glob", {"pattern": "**/test_*.py"}), tool_use("read_file", {"path": "pyproject.toml"})),
         read_a_test,
         conclude,
@@ -303,7 +313,8 @@ def play_prompt(index: int, root: Path, *, out: TextIO, printer: ConsolePrinter 
     """Play prompt *index* of :data:`PROMPTS` in a fresh session over the project at *root*, showing it on *out*."""
     prompt = PROMPTS[index]
     printer = printer or ConsolePrinter(out)
-    agent = Agent(ScriptedModel(SCRIPTS[index]()), str(root), permissions=demo_policy(root))
+    agents = load_definitions(root, home=root)  # the sample's own subagent types, never the user's
+    agent = Agent(ScriptedModel(SCRIPTS[index]()), str(root), permissions=demo_policy(root), agents=agents)
     children: list[Agent] = []
 
     def show(record: Transition) -> None:

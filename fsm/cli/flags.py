@@ -18,6 +18,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TextIO
 
+from fsm.cli.project import add_project_flags, project_from_args
 from fsm.core import command_hooks
 from fsm.core.agent import Agent
 from fsm.core.hooks import Ask
@@ -133,6 +134,7 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
                             "directories writable, no network, no other process visible; bash then needs no "
                             "approval except what deny and ask rules say (settings: \"sandbox\": {\"enabled\": true})")
     group.add_argument("--verbose", action="store_true", help="progress lines on stderr")
+    add_project_flags(group)
     prompt = group.add_mutually_exclusive_group()
     prompt.add_argument("--system-prompt", metavar="TEXT", help="the root agent's system prompt instead of ours")
     prompt.add_argument("--system-prompt-file", metavar="PATH", help="the same, read from PATH")
@@ -330,9 +332,10 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
                                timeout=getattr(args, "timeout", DEFAULT_TIMEOUT),
                                max_retries=getattr(args, "max_retries", DEFAULT_MAX_RETRIES),
                                credentials=credentials)
+    context, agents = project_from_args(args, workdir)
     return Agent(model, str(workdir), max_turns, hooks, approver, tools=tools, max_tokens=max_tokens,
                  max_model_calls=max_model_calls, permissions=policy, system=system_prompt(args, workdir),
-                 sandbox=sandbox)
+                 sandbox=sandbox, context=context, agents=agents)
 
 
 def sandbox_from(settings: Settings, *, flag: bool | None) -> Sandbox | None:

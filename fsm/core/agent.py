@@ -30,7 +30,7 @@ import itertools
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from typing import Any
 
 import attrs
@@ -47,7 +47,7 @@ from fsm.core.machine import STATES, build_machine
 from fsm.core.model import Model
 from fsm.core.permissions import Approver, Permit, default_hooks, deny_unattended, permit
 from fsm.core.policy import Policy
-from fsm.core.prompts import child_system, parent_system
+from fsm.core.prompts import child_system, compose, parent_system, subagent_system
 from fsm.core.records import (
     DEFAULT_MAX_TOKENS,
     MAX_MODEL_CALLS,
@@ -60,10 +60,23 @@ from fsm.core.records import (
     tool_result_block,
 )
 from fsm.core.reducer import Step, child_state, reduce
+from fsm.core.subagents import AgentDefinition
 from fsm.errors import ConfigError, MisuseError, ModelError
-from tools import BASH_TIMEOUT, PARENT_TOOLS, REGISTRY, Tool, ToolOutput, Workspace, check_input, run_tool, toolset
+from tools import (
+    BASE_TOOL_NAMES,
+    BASH_TIMEOUT,
+    PARENT_TOOLS,
+    REGISTRY,
+    Tool,
+    ToolOutput,
+    Workspace,
+    check_input,
+    run_tool,
+    toolset,
+)
 from tools.processes import ToolProcess
 from tools.sandbox import Sandbox
+from tools.task import GENERAL_PURPOSE, task_tool
 
 __all__ = ["Agent", "Listener", "ProcessListener"]
 
@@ -101,9 +114,12 @@ class Agent:
             tools a bare deny rule names are not offered.
         tools: tool names to offer (``PARENT_TOOLS`` when None); a subagent gets these minus ``task``.
         max_tokens: the ``max_tokens`` of every model call.
-        system: the system prompt (ours for the depth when None).
+        system: the system prompt (ours for the depth when None); *context* is added after it.
         bash_timeout: seconds before a bash command's process group is killed.
         sandbox: run bash commands in this OS sandbox (``tools.sandbox``); None runs them unconfined.
+        context: the project context block (``fsm.core.context``), in the system prompt of this agent and of
+            every subagent.
+        agents: the custom subagent types ``task`` may pick with ``subagent_type`` (``fsm.core.subagents``).
 
     Raises:
         ConfigError: a bad setting, or *data* outside the invariant (the message names the field and the value).
@@ -113,7 +129,8 @@ class Agent:
                  approver: Approver | None = None, *, tools: Iterable[str] | None = None,
                  max_tokens: int = DEFAULT_MAX_TOKENS, system: str | None = None, bash_timeout: float = BASH_TIMEOUT,
                  data: AgentState | None = None, max_model_calls: int = MAX_MODEL_CALLS,
-                 permissions: Policy | None = None, sandbox: Sandbox | None = None,
+                 permissions: Policy | None = None, sandbox: Sandbox | None = None, context: str = "",
+                 agents: Mapping[str, AgentDefinition] | None = None,
                  _parent: Agent | None = None) -> None:
         self._limits = (MAX_TURNS, MAX_MODEL_CALLS)
         """What the runs that later prompts start take: (max_turns, max_model_calls)."""
@@ -136,11 +153,16 @@ class Agent:
         self.hooks = hooks if hooks is not None else default_hooks()
         self.approver: Approver = approver or deny_unattended
         self.permissions = policy
-        self._tools: tuple[Tool, ...] = toolset(names)
+        self.agents: dict[str, AgentDefinition] = dict(agents or {})
+        types = [(d.name, d.description) for d in self.agents.values()]
+        self._tools: tuple[Tool, ...] = tuple(task_tool(types) if t.name == "task" else t for t in toolset(names))
         self._schemas = [t.schema for t in self._tools]
         """The tools as every model call offers them, built once."""
         self.max_tokens = max_tokens
-        self.system = system or (parent_system if depth == 0 else child_system)(workspace)
+        self.context = context
+        self._system = system
+        self.system = compose(system or (parent_system if depth == 0 else child_system)(workspace), context)
+        """What every model call sends as the system prompt."""
         self._parent = _parent
         if data is None:
             data = AgentState(
@@ -250,9 +272,9 @@ class Agent:
     def options(self) -> dict[str, Any]:
         """The options this agent was built with, as ``Agent()`` keywords, to build another like it."""
         return {"hooks": self.hooks, "approver": self.approver, "tools": [t.name for t in self.tools],
-                "max_tokens": self.max_tokens, "system": self.system, "bash_timeout": self.workspace.bash_timeout,
+                "max_tokens": self.max_tokens, "system": self._system, "bash_timeout": self.workspace.bash_timeout,
                 "max_turns": self._limits[0], "max_model_calls": self._limits[1], "permissions": self.permissions,
-                "sandbox": self.workspace.sandbox}
+                "sandbox": self.workspace.sandbox, "context": self.context, "agents": self.agents}
 
     def __repr__(self) -> str:
         nxt = f" next={self.describe_next()!r}" if self.busy else ""
@@ -500,7 +522,15 @@ class Agent:
                       else ToolOutput(f"Error: task: {problem}", is_error=True))
             return self._fire("tool_ran", tool_call=call, tool_result=output, notes=allowed.notes,
                               denial=allowed.denial)
-        child = self._new_child(child_state(self.data, call, f"{self.agent_id}.{self.data.spawned + 1}"))
+        kind = call["input"].get("subagent_type") or GENERAL_PURPOSE
+        if kind != GENERAL_PURPOSE and kind not in self.agents:
+            output = ToolOutput(f"Error: task: unknown subagent_type {kind!r} (available: "
+                                f"{', '.join([GENERAL_PURPOSE, *self.agents])})", is_error=True)
+            return self._fire("tool_ran", tool_call=call, tool_result=output, notes=allowed.notes)
+        definition = self.agents.get(kind)
+        child = self._new_child(child_state(self.data, call, f"{self.agent_id}.{self.data.spawned + 1}",
+                                            subagent_type=None if definition is None else kind,
+                                            max_turns=None if definition is None else definition.max_turns))
         _, start_notes = self.hooks.fire(self._event("SubagentStart", prompt=call["input"]["prompt"]))
         return self._fire("subagent_spawned", tool_call=call, child=child.agent_id,
                           notes=(*allowed.notes, *start_notes), adopt=child)
@@ -509,7 +539,15 @@ class Agent:
         """A subagent sharing this agent's model, workspace, hooks, approver and settings (fresh, or from *data*)."""
         skip = ("system", "max_turns", "max_model_calls")  # its own prompt; this run's limits
         options = {k: v for k, v in self.options().items() if k not in skip}
-        return Agent(self.model, str(self.workspace.root), self.data.max_turns, data=data, _parent=self,
+        model, turns = self.model, self.data.max_turns
+        definition = self.agents.get(data.subagent_type or "") if data is not None else None
+        if definition is not None:  # a custom type: its prompt, tools, model and cap
+            options.update(system=subagent_system(self.workspace, definition.prompt),
+                           tools=list(definition.tools or BASE_TOOL_NAMES))
+            if definition.model is not None and hasattr(model, "with_model"):
+                model = model.with_model(definition.model)
+            turns = definition.max_turns or turns
+        return Agent(model, str(self.workspace.root), turns, data=data, _parent=self,
                      max_model_calls=self.max_model_calls, **options)
 
     def _step_child(self, child: Agent) -> Transition:

@@ -145,6 +145,13 @@ class AnthropicModel:
         self._sleep = sleep
         self._credentials = dict(credentials or {})
 
+    def with_model(self, model: str) -> AnthropicModel:
+        """The same client and settings, calling *model* (a custom subagent's)."""
+        other = AnthropicModel(model, max_retries=self.max_retries, timeout=self.timeout, on_retry=self.on_retry,
+                               sleep=self._sleep)
+        other._client, other._sdk = self._client, self._sdk_client()
+        return other
+
     def _sdk_client(self) -> Any:
         if self._sdk is None:
             if self._client is None:

@@ -6,7 +6,7 @@ import platform
 
 from tools import Workspace
 
-__all__ = ["child_system", "compose", "parent_system"]
+__all__ = ["child_system", "compose", "parent_system", "subagent_system"]
 
 
 def _opening(workspace: Workspace) -> str:
@@ -36,3 +36,8 @@ def child_system(workspace: Workspace) -> str:
 def compose(*parts: str) -> str:
     """System prompt parts joined by blank lines, empty ones left out."""
     return "\n\n".join(part.strip("\n") for part in parts if part.strip())
+
+
+def subagent_system(workspace: Workspace, prompt: str) -> str:
+    """A custom subagent's system prompt: its definition's *prompt*, then where it works."""
+    return compose(prompt, _opening(workspace))

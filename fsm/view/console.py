@@ -1,6 +1,7 @@
 """The console listener: prints a run the way the reference harness did, from Transition records alone.
 
-``[Subagent started]``, ``  [sub] NAME: first 100 chars of output`` (on one line), ``[Subagent done]`` or
+``[Subagent started]`` (``[Subagent started: TYPE]`` for a custom type),
+``  [sub] NAME: first 100 chars of output`` (on one line), ``[Subagent done]`` or
 ``[Subagent stopped]``, and every hook notice as ``[HOOK] …``. The machine never prints; this listener
 (subscribed by the CLI, the REPL and the demo) does.
 """
@@ -39,7 +40,8 @@ class ConsolePrinter:
         for note in record.notes:
             self._line(self._dim(f"[HOOK] {note}"))
         if record.trigger == "subagent_spawned":
-            self._line("\n[Subagent started]")
+            kind = (record.tool_call or {}).get("input", {}).get("subagent_type")
+            self._line(f"\n[Subagent started: {kind}]" if isinstance(kind, str) else "\n[Subagent started]")
         elif record.trigger == "subagent_returned":
             self._line("[Subagent stopped]" if record.outcome == "max_turns" else "[Subagent done]")
         elif record.trigger == "tool_ran" and record.depth > 0:

@@ -11,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -21,6 +22,7 @@ from attrs import frozen
 from tests.e2e.fake_server import FakeAnthropic
 
 AGENTFSM = Path(sys.executable).parent / "agentfsm"
+_REAL_HOME = os.path.expanduser("~")
 SCRUBBED = ("ANTHROPIC_", "MODEL_ID", "NO_COLOR", "AGENTFSM_")
 
 
@@ -41,9 +43,16 @@ class Run:
         return [json.loads(line) for line in self.stdout.splitlines()]
 
 
+_HOME = tempfile.mkdtemp(prefix="agentfsm-e2e-home-")
+"""An empty home for commands started outside a test's own HOME (class-scoped fixtures)."""
+
+
 def base_env(**extra: str) -> dict[str, str]:
-    """Our environment without the variables agentfsm reads, plus *extra*."""
+    """Our environment without the variables agentfsm reads, plus *extra*; HOME is never the real one (a
+    test's temporary home, else an empty one), so no run reads the real ~/.claude."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(SCRUBBED)}
+    if env.get("HOME") == _REAL_HOME:
+        env["HOME"] = _HOME
     env.update(extra)
     return env
 
