@@ -341,10 +341,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def _demo_agent(root: Path) -> Agent:
     """The first demo prompt, queued on an agent whose scripted model delegates to a subagent, over *root*."""
     from fsm.cli import demo
+    from fsm.core.subagents import load_definitions
     from fsm.testing import ScriptedModel
 
     demo.write_sample(root)
-    agent = Agent(ScriptedModel(demo.SCRIPTS[0]()), str(root))
+    agent = Agent(ScriptedModel(demo.SCRIPTS[0]()), str(root), agents=load_definitions(root, home=root))
     agent.send(demo.PROMPTS[0])
     return agent
 

@@ -126,7 +126,8 @@ class TestDemo:
         assert (done.returncode, done.stderr) == (0, "")
         assert fake.requests == []
         out = done.stdout
-        assert out.count("[Subagent started]") == 3 and out.count("[Subagent done]") == 3
+        assert out.count("[Subagent started") == 3 and out.count("[Subagent done]") == 3
+        assert "[Subagent started: test-finder]" in out
         assert "--subagent_spawned--> executing_tools" in out
         assert "This project uses pytest." in out
         assert "- inventory/stock.py: Track how many of each item are in stock." in out
