@@ -1,5 +1,5 @@
-"""Claude Code's stream-json messages, made from Transition records: ``system``/``init``, ``assistant``,
-``user`` and ``stream_event`` (the ``result`` is ``fsm.cli.headless``'s).
+"""Claude Code's stream-json messages, made from Transition records: ``system``/``init``, ``assistant`` and
+``user`` (the ``result`` is ``fsm.cli.headless``'s).
 
 :class:`ClaudeStream` is a listener. It writes one ``system``/``init`` message first (:meth:`ClaudeStream.init`),
 then, for each transition, a message per API message the step appended, in Claude Code's shape:
@@ -12,8 +12,6 @@ each with ``session_id``, a fresh ``uuid``, and ``parent_tool_use_id``: null for
 ``task`` call's tool_use id for a subagent's messages. Then the transition's own event
 (``{"type": "transition", …}``, :func:`fsm.view.stream.event_of`) unless transition events are off: a
 consumer that switches on ``type`` (the Claude Agent SDK's parser skips unknown types) ignores them.
-:meth:`ClaudeStream.partial` writes a raw Messages API stream event as a ``stream_event`` message
-(``--include-partial-messages``).
 """
 
 from __future__ import annotations
@@ -76,11 +74,6 @@ class ClaudeStream:
     def parent_tool_use_id(self, agent_id: str) -> str | None:
         """The ``task`` tool_use id a subagent answers; None for the root agent."""
         return self._task_of.get(agent_id)
-
-    def partial(self, agent_id: str, event: dict[str, Any]) -> None:
-        """Write one raw Messages API stream event of *agent_id*'s model call as a ``stream_event`` message."""
-        self.write({"type": "stream_event", "uuid": str(uuid.uuid4()), "session_id": self.session_id,
-                    "event": event, "parent_tool_use_id": self.parent_tool_use_id(agent_id)})
 
     def __call__(self, record: Transition) -> None:
         if record.trigger == "subagent_spawned" and record.child and record.tool_call:
