@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import itertools
 import threading
+import time
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -27,7 +28,7 @@ from attrs import frozen
 from fsm.core.records import Reply
 from fsm.errors import ScriptExhaustedError
 
-__all__ = ["Request", "ScriptedModel", "text", "text_reply", "tool_reply", "tool_use"]
+__all__ = ["Request", "ScriptedByPrompt", "ScriptedModel", "text", "text_reply", "tool_reply", "tool_use"]
 
 _ids = itertools.count(1)
 
@@ -90,6 +91,50 @@ class ScriptedModel:
             raise item
         if callable(item):
             item = item(request)
+        return item if isinstance(item, Reply) else Reply.from_wire(item)
+
+
+class ScriptedByPrompt:
+    """A Model that answers each conversation from its own script, chosen by the conversation's first prompt.
+
+    Reply ``i`` of a conversation is the script's item ``i``, ``i`` being how many assistant messages the
+    request holds. Nothing depends on the order of calls, so subagents running at once (or a run resumed
+    from a journal) get the same replies however their calls interleave, unlike ``ScriptedModel``, whose
+    one list is consumed in call order. Items are as for ``ScriptedModel``.
+
+    Args:
+        scripts: first prompt (the text of the conversation's first user message) -> its replies.
+        delay: seconds each call sleeps first, as a model's latency would.
+
+    Raises:
+        ScriptExhaustedError: (from ``create``) no script for the prompt, or it has no reply left.
+    """
+
+    def __init__(self, scripts: dict[str, list[ScriptItem]], *, delay: float = 0.0) -> None:
+        self.scripts = scripts
+        self.delay = delay
+        self.calls: list[tuple[str, int]] = []
+        """(first prompt, reply index) of every call, in the order they came."""
+        self._lock = threading.Lock()
+
+    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               max_tokens: int) -> Reply:
+        content = messages[0]["content"] if messages else ""
+        prompt = content if isinstance(content, str) else next(  # a hook's extra context comes after it
+            (b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"), "")
+        index = sum(m["role"] == "assistant" for m in messages)
+        with self._lock:
+            self.calls.append((prompt, index))
+        script = self.scripts.get(prompt)
+        if script is None or index >= len(script):
+            raise ScriptExhaustedError(f"ScriptedByPrompt has no reply #{index + 1} for prompt {prompt[:60]!r}")
+        if self.delay:
+            time.sleep(self.delay)
+        item = script[index]
+        if isinstance(item, BaseException):
+            raise item
+        if callable(item):
+            item = item(Request(system, list(messages), list(tools), max_tokens))
         return item if isinstance(item, Reply) else Reply.from_wire(item)
 
 

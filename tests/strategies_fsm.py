@@ -35,6 +35,14 @@ def _tool_inputs(child: bool) -> st.SearchStrategy[tuple[str, Any]]:
 def _reply(draw: st.DrawFn, child: bool, serial: int) -> dict[str, Any]:
     prefix = "c" if child else "p"
     blocks: list[dict[str, Any]] = []
+    if not child and draw(st.integers(0, 4), label="task batch") == 0:  # several subagents at once
+        tasks = draw(st.integers(2, 5), label="tasks")
+        names = ["task"] * tasks
+        names.insert(draw(st.integers(0, tasks), label="other at"), draw(st.sampled_from(["glob", "task", "none"])))
+        blocks = [{"type": "tool_use", "id": f"{prefix}_{serial}_{i}", "name": name,
+                   "input": {"pattern": "*.txt"} if name == "glob" else {"prompt": "subtask to do"}}
+                  for i, name in enumerate(n for n in names if n != "none")]
+        return {"content": blocks, "stop_reason": "tool_use", "usage": {"input_tokens": 3, "output_tokens": 2}}
     for i in range(draw(st.integers(0, 3), label="blocks")):
         if draw(st.booleans(), label="is text"):
             blocks.append({"type": "text", "text": draw(_words)})

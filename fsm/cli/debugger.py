@@ -53,7 +53,7 @@ Breakpoints (SPEC: STATE, TRIGGER, tool:NAME, depth:N, turn:N; several words mus
   break (b) SPEC    before a step; with a TRIGGER, after a step that fired it
   breaks            list them;  clear [N]  delete one, or all
 Looking
-  where (w)         the agent stack, parent -> child
+  where (w)         the agent and every running subagent
   print (p) WHAT    state | messages [N] | reply | pending | child | usage
   history (h) [N]   the last N transitions (all by default)
   diagram [FILE]    the machine, current state highlighted, last transition marked
@@ -148,20 +148,26 @@ class Debugger(cmd.Cmd):
         self._say(f"*** unknown command {line.split()[0]!r}: type help for the list")
         return False
 
-    def _move(self, done: Callable[[Transition], bool], *, until: Breakpoint | None = None) -> None:
-        """Step until *done(record)*, a breakpoint, idle, an error or Ctrl-C; breakpoints skip the first step."""
+    def _move(self, done: Callable[[Transition], bool], *, until: Breakpoint | None = None,
+              focus: Agent | None = None) -> None:
+        """Step until *done(record)*, a breakpoint, idle, an error or Ctrl-C; breakpoints skip the first step.
+
+        With *focus* (a running subagent), only that one moves (``step(child=…)``), while it is busy."""
         if not self.agent.busy:
             return self._say("*** The agent is idle: send PROMPT first.")
         checks = [*self.breakpoints, *([until] if until else [])]
         self._interrupted, first = False, True
         try:
             while True:
+                if focus is not None and not focus.busy:
+                    return None
                 if not first:
-                    hit = next((b for b in checks if b.before_step(self.agent.deepest_busy)), None)
+                    hit = next((b for b in checks if b.before_step(focus or self.agent.deepest_busy)), None)
                     if hit:
                         return self._say(f"Stopped before a step: {'until' if hit is until else 'breakpoint'} "
                                          f"{hit.spec}")
-                record, first = self.agent.step(), False
+                record = self.agent.step(child=focus.agent_id if focus is not None else None)
+                first = False
                 hit = next((b for b in checks if b.after_step(record)), None)
                 if hit:
                     return self._say(f"Stopped after a step: {'until' if hit is until else 'breakpoint'} {hit.spec}")
@@ -191,15 +197,21 @@ class Debugger(cmd.Cmd):
         """next (n): one transition at this depth, then every transition of a deeper agent that follows.
 
         At depth 0 before ``spawn subagent``, one next runs the subagent's whole run and stops before
-        ``subagent_returned``. Inside a subagent (depth 1) next is step.
+        ``subagent_returned`` (with several subagents running, until the parent moves next). Inside a
+        subagent (depth 1) next is one step of that subagent, whichever one's turn it would be.
         """
-        depth = self.agent.deepest_busy.depth
-        self._move(lambda record: self.agent.deepest_busy.depth <= depth)
+        here = self.agent.deepest_busy
+        if here.depth > 0:
+            return self._move(lambda record: True, focus=here)
+        self._move(lambda record: self.agent.deepest_busy.depth <= 0)
 
     def do_return(self, arg: str) -> None:
-        """return (r): run until the current agent's run is over (a subagent: until its parent moves next)."""
-        depth = self.agent.deepest_busy.depth
-        self._move(lambda record: self.agent.deepest_busy.depth < depth)
+        """return (r): run until the current agent's run is over; in a subagent, that subagent alone moves,
+        until it is done (its parent returns it next), while the others wait."""
+        here = self.agent.deepest_busy
+        if here.depth > 0:
+            return self._move(lambda record: not here.busy, focus=here)
+        self._move(lambda record: False)
 
     def do_continue(self, arg: str) -> None:
         """continue (c): run until a breakpoint stops, or the agent is idle."""
@@ -261,12 +273,10 @@ class Debugger(cmd.Cmd):
     # -- looking ------------------------------------------------------------------------------------------
 
     def do_where(self, arg: str) -> None:
-        """where (w): the agent stack, parent -> child; > marks the agent whose transition comes next."""
+        """where (w): the agent, then every running subagent; > marks the agent whose transition comes next."""
         here = self.agent.deepest_busy
-        stack: Agent | None = self.agent
-        while stack is not None:
-            self._say(("> " if stack is here else "  ") + location(stack))
-            stack = stack.children[0] if stack.children else None
+        for agent in (self.agent, *self.agent.children):
+            self._say(("> " if agent is here else "  ") + location(agent))
 
     def do_print(self, arg: str) -> None:
         """print (p) WHAT: state | messages [N] | reply | pending | child | usage (of the current agent)."""

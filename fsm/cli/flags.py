@@ -27,7 +27,7 @@ from fsm.core.modes import ALIASES, MODES, resolve_mode
 from fsm.core.permissions import Approver, Remember, default_hooks, deny_unattended
 from fsm.core.policy import Policy
 from fsm.core.prompts import compose, parent_system
-from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_TURNS
+from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
 from fsm.core.settings import SOURCES, Settings, load_settings
 from fsm.errors import ConfigError
@@ -133,6 +133,9 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
                        help="run each bash command in an OS sandbox (bubblewrap): only the workspace and --add-dir "
                             "directories writable, no network, no other process visible; bash then needs no "
                             "approval except what deny and ask rules say (settings: \"sandbox\": {\"enabled\": true})")
+    group.add_argument("--max-parallel", type=_int_flag("--max-parallel", 1, MAX_PARALLEL), metavar="N",
+                       help=f"subagents run at once when a reply holds several task calls, 1..{MAX_PARALLEL} "
+                            "(default 4; 1 runs them one after another)")
     group.add_argument("--verbose", action="store_true", help="progress lines on stderr")
     add_project_flags(group)
     prompt = group.add_mutually_exclusive_group()
@@ -181,7 +184,9 @@ def terminal_approver(*, stdin: TextIO | None = None, stderr: TextIO | None = No
     def approve(tool_call: dict[str, Any], ask: Ask) -> bool | Remember:
         out, inp = stderr or sys.stderr, stdin or sys.stdin
         offer = f" (a: allow {', '.join(ask.suggestions)} for this session)" if ask.suggestions else ""
-        out.write(f"\n[Permission] {tool_call.get('name')} needs approval: {ask.reason}{offer}\nAllow? [y/N/a] ")
+        who = f"subagent {ask.agent}: " if ask.agent else ""  # subagents running at once ask one at a time
+        out.write(f"\n[Permission] {who}{tool_call.get('name')} needs approval: {ask.reason}{offer}\n"
+                  "Allow? [y/N/a] ")
         out.flush()
         answer = inp.readline()
         if not answer.endswith("\n"):
@@ -310,6 +315,7 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
     max_turns = _check_int("--max-turns", _given(args, "max_turns", MAX_TURNS), 1, MAX_TURNS)
     max_model_calls = _check_int("--max-model-calls", _given(args, "max_model_calls", MAX_MODEL_CALLS), 1)
     max_tokens = _check_int("--max-tokens", getattr(args, "max_tokens", DEFAULT_MAX_TOKENS), 1)
+    max_parallel = _check_int("--max-parallel", _given(args, "max_parallel", 4), 1, MAX_PARALLEL)
     cwd = getattr(args, "cwd", None)
     workdir = Path(cwd) if cwd else Path.cwd()
     if not workdir.is_dir():
@@ -335,7 +341,7 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
     context, agents = project_from_args(args, workdir)
     return Agent(model, str(workdir), max_turns, hooks, approver, tools=tools, max_tokens=max_tokens,
                  max_model_calls=max_model_calls, permissions=policy, system=system_prompt(args, workdir),
-                 sandbox=sandbox, context=context, agents=agents)
+                 sandbox=sandbox, context=context, agents=agents, max_parallel=max_parallel)
 
 
 def sandbox_from(settings: Settings, *, flag: bool | None) -> Sandbox | None:
@@ -361,6 +367,7 @@ def _given(args: argparse.Namespace, name: str, default: int) -> object:
 
 
 def limits_given(args: argparse.Namespace) -> dict[str, int]:
-    """The run limits set on the command line (``--max-turns``, ``--max-model-calls``), as ``Agent()`` keywords."""
-    return {name: value for name in ("max_turns", "max_model_calls")
+    """The run limits set on the command line (``--max-turns``, ``--max-model-calls``, ``--max-parallel``), as
+    ``Agent()`` keywords."""
+    return {name: value for name in ("max_turns", "max_model_calls", "max_parallel")
             if (value := getattr(args, name, None)) is not None}

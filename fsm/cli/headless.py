@@ -156,13 +156,9 @@ def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) ->
     unsubscribe = agent.subscribe(records.append)
     interrupted: str | None = None
     try:
-        while agent.busy:  # a resumed run that stopped midway ends first
-            agent.step()
-        agent.send(prompt)
-        while True:
-            agent.step()
-            if agent.state == "idle":
-                break
+        if agent.busy:  # a resumed run that stopped midway ends first
+            agent.run()
+        agent.run(prompt)  # a reply's task calls run at once, up to the agent's max_parallel
     except KeyboardInterrupt as exc:  # inside a step the agent has settled already; between steps, settle it now
         interrupted = signal_name(exc)
         agent.interrupt()

@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, TextIO
 
 from fsm.cli.signals import ends_the_session, rearm
+from fsm.core.parallel import run_children
 from fsm.view.console import ConsolePrinter, use_color
 
 if TYPE_CHECKING:
@@ -84,7 +85,9 @@ def run_prompt(agent: Agent, prompt: str, *, spinner: Spinner) -> None:
     agent.send(prompt)
     try:
         while True:
-            if agent.deepest_busy.state == "awaiting_model":
+            if len(agent.children) > 1:
+                run_children(agent)  # the subagents at once; no spinner, their console lines go on meanwhile
+            elif agent.deepest_busy.state == "awaiting_model":
                 with spinner:
                     agent.step()
             else:

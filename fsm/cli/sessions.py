@@ -253,7 +253,7 @@ def _workspace(agent: Agent) -> str:
 def _options(args: argparse.Namespace, agent: Agent) -> dict[str, Any]:
     """*agent*'s options for a rebuilt one; the run limits only where the command line set them (else the
     session's own apply to the next run)."""
-    options = {k: v for k, v in agent.options().items() if k not in ("max_turns", "max_model_calls")}
+    options = {k: v for k, v in agent.options().items() if k not in ("max_turns", "max_model_calls", "max_parallel")}
     return {**options, **limits_given(args)}
 
 

@@ -8,8 +8,9 @@ are asked, so a guard judges the data the step leaves (``out_of_turns`` counts t
 the guards pass, ``before_state_change`` regrafts the subagent tree (a child adopted or released), the
 machine sets the state name, and ``after_state_change`` makes the Transition record and hands it to the
 listeners. The driver picks each trigger knowing its guards, so the table refusing one is a bug
-(``AssertionError``), never a path. While a subagent runs, each parent step advances the child by one
-transition and returns the child's record. Exceptions only cross the edges: whatever ``Model.create`` raises
+(``AssertionError``), never a path. While subagents run, each parent step advances one of them by one
+transition (they take turns, round-robin) and returns the child's record; ``run()`` runs them at once in
+threads (``fsm.core.parallel``). Exceptions only cross the edges: whatever ``Model.create`` raises
 becomes the ``model_failed`` transition (the call counts), ``KeyboardInterrupt`` the ``interrupted`` one (then
 it is re-raised; a call it cut short counts too).
 
@@ -21,6 +22,17 @@ subagents: every check of a guard and the trigger that depends on it run under t
 (``_tree_lock``, an RLock that ``_fire`` takes too), so "take one call from the budget" is the atomic
 transition into ``awaiting_model``; the model call itself runs outside the lock. Depth is a fact of the tree
 (``parent``), never of data: a subagent has no ``task`` tool and ``can_spawn`` is false for it.
+
+Scheduling a reply's calls (``_plan``): calls start in the reply's order, each once every call before it
+has been answered, except that consecutive ``task`` calls start together: a task call may start while
+the calls before it are running subagents, up to ``max_parallel`` at once (the next waits for a free
+slot). So in ``[bash, task A, task B, read_file, task C]``, bash runs, then A and B run at once, then
+read_file once both have returned, then C. Results go back in the reply's order, one tool_result per
+tool_use, whatever order the subagents finish in.
+
+Threads: every transition commits under the tree's lock, which also numbers the record and hands it to
+the listeners, so ``seq`` has no gaps or duplicates and listeners get records one at a time, in ``seq``
+order; the approver is asked under one lock of the tree's, one call at a time.
 """
 
 from __future__ import annotations
@@ -40,12 +52,13 @@ from fsm.core.guards import Facts
 from fsm.core.guards import can_spawn as _can_spawn
 from fsm.core.guards import out_of_model_calls as _out_of_model_calls
 from fsm.core.guards import out_of_turns as _out_of_turns
-from fsm.core.hooks import HookEvent, Hooks
+from fsm.core.hooks import Ask, Deny, HookEvent, Hooks
 from fsm.core.invariants import check_tree
 from fsm.core.lines import short
 from fsm.core.machine import STATES, build_machine
 from fsm.core.model import Model
-from fsm.core.permissions import Approver, Permit, default_hooks, deny_unattended, permit
+from fsm.core.parallel import Abandoned, run_children
+from fsm.core.permissions import Approver, Permit, Remember, default_hooks, deny_unattended, permit
 from fsm.core.policy import Policy
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
 from fsm.core.records import (
@@ -59,7 +72,7 @@ from fsm.core.records import (
     Transition,
     tool_result_block,
 )
-from fsm.core.reducer import Step, child_state, reduce
+from fsm.core.reducer import PARENT_INTERRUPTED, Step, child_state, reduce, reply_order
 from fsm.core.subagents import AgentDefinition
 from fsm.errors import ConfigError, MisuseError, ModelError
 from tools import (
@@ -84,11 +97,16 @@ Listener = Callable[[Transition], None]
 ProcessListener = Callable[[str, str, ToolProcess, bool], None]
 """``(agent_id, tool_use_id, process, running)``: see :meth:`Agent.watch_processes`."""
 
+
 @functools.cache
 def _machine() -> Any:
     """The one machine every agent runs on (agents are passed to its triggers, not bound to it)."""
     return build_machine(Agent, bind=False, prepare_event="_commit", before_state_change="_regraft",
                          after_state_change="_record")
+
+
+def _made(agent: Agent) -> int:
+    return agent.data.transitions
 
 
 _FINAL_OUTCOMES = {"max_tokens": "max_tokens", "refusal": "refusal",
@@ -120,6 +138,7 @@ class Agent:
         context: the project context block (``fsm.core.context``), in the system prompt of this agent and of
             every subagent.
         agents: the custom subagent types ``task`` may pick with ``subagent_type`` (``fsm.core.subagents``).
+        max_parallel: subagents run at once, 1..``MAX_PARALLEL`` (8); 4 when None (or, with *data*, its own).
 
     Raises:
         ConfigError: a bad setting, or *data* outside the invariant (the message names the field and the value).
@@ -130,13 +149,16 @@ class Agent:
                  max_tokens: int = DEFAULT_MAX_TOKENS, system: str | None = None, bash_timeout: float = BASH_TIMEOUT,
                  data: AgentState | None = None, max_model_calls: int = MAX_MODEL_CALLS,
                  permissions: Policy | None = None, sandbox: Sandbox | None = None, context: str = "",
-                 agents: Mapping[str, AgentDefinition] | None = None,
+                 agents: Mapping[str, AgentDefinition] | None = None, max_parallel: int | None = None,
                  _parent: Agent | None = None) -> None:
         self._limits = (MAX_TURNS, MAX_MODEL_CALLS)
         """What the runs that later prompts start take: (max_turns, max_model_calls)."""
         self.set_limits(max_turns, max_model_calls)
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1 (got {max_tokens!r})")
+        if max_parallel is not None and (isinstance(max_parallel, bool) or not isinstance(max_parallel, int)
+                                         or not 1 <= max_parallel <= MAX_PARALLEL):
+            raise ConfigError(f"max_parallel must be 1..{MAX_PARALLEL} (got {max_parallel!r})")
         policy = permissions if permissions is not None else Policy()
         workspace = Workspace(workdir, bash_timeout=bash_timeout, extra=policy.directories, sandbox=sandbox)
         if not workspace.root.is_dir():
@@ -169,14 +191,23 @@ class Agent:
                 agent_id=str(uuid.uuid4()) if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
                 parent_id=None if _parent is None else _parent.agent_id, depth=depth, max_turns=max_turns,
                 max_model_calls=max_model_calls)
+        if max_parallel is not None:
+            data.max_parallel = max_parallel
         if _parent is None:
             check_tree(data)
         self.data: AgentState = data
         self._root: Agent = self if _parent is None else _parent._root
         self._tree_lock: threading.RLock = threading.RLock() if _parent is None else _parent._tree_lock
+        self._approver_lock: threading.Lock = threading.Lock() if _parent is None else _parent._approver_lock
+        self._cancelled = False
+        """Set when the parent interrupted this subagent: a step still running in a thread is dropped."""
+        self._in_thread = False
+        """Whether a thread of ``fsm.core.parallel`` is stepping this subagent now."""
+        self._delegates = _parent is None and "task" in names
+        """Whether this agent's task calls spawn subagents."""
         self.children: list[Agent] = []
-        """The running subagents: one at most, the child answering ``pending[0]`` (a ``task`` call), which runs
-        to idle before the next pending call starts."""
+        """The running subagents, in spawn order (their ids are ``data.active``), each answering one pending
+        ``task`` call: the first ``len(children)`` pending calls, by the scheduling rule."""
         self.history: list[Transition] = []
         """Every Transition this agent's steps produced, its subagents' included."""
         self._listeners: list[Listener] = [] if _parent is None else _parent._listeners
@@ -263,10 +294,13 @@ class Agent:
 
     @property
     def deepest_busy(self) -> Agent:
-        """The agent the next step moves: the deepest busy agent under this one (this one when no child is)."""
+        """The agent the next step moves: a busy subagent whose turn it is, else this one."""
         agent = self
-        while (child := next((c for c in agent.children if c.busy), None)) is not None:
-            agent = child
+        while agent.children and agent.state == "executing_tools":
+            action, target = agent._plan()
+            if action != "child" or not target.busy:
+                break
+            agent = target
         return agent
 
     def options(self) -> dict[str, Any]:
@@ -274,7 +308,8 @@ class Agent:
         return {"hooks": self.hooks, "approver": self.approver, "tools": [t.name for t in self.tools],
                 "max_tokens": self.max_tokens, "system": self._system, "bash_timeout": self.workspace.bash_timeout,
                 "max_turns": self._limits[0], "max_model_calls": self._limits[1], "permissions": self.permissions,
-                "sandbox": self.workspace.sandbox, "context": self.context, "agents": self.agents}
+                "sandbox": self.workspace.sandbox, "context": self.context, "agents": self.agents,
+                "max_parallel": self.data.max_parallel}
 
     def __repr__(self) -> str:
         nxt = f" next={self.describe_next()!r}" if self.busy else ""
@@ -287,9 +322,11 @@ class Agent:
     def facts(self, *, after_call: bool = False) -> Facts:
         """What the guards know about this agent and its tree now (*after_call*: once the call now made counts)."""
         root, extra = self._root, int(after_call)
-        awaiting = sum(a.data.state == "awaiting_model" for a in (root, *root.children) if a is not self)
+        awaiting = int(root is not self and root.data.state == "awaiting_model")
+        for child in root.children:
+            awaiting += child is not self and child.data.state == "awaiting_model"
         return Facts(turn=self.data.turn + extra, max_turns=self.data.max_turns, depth=self.depth,
-                     active_children=len(self.children), max_parallel=MAX_PARALLEL,
+                     active_children=len(self.children), max_parallel=self.data.max_parallel,
                      run_calls=root.data.run_calls + extra, others_awaiting=awaiting,
                      max_model_calls=root.data.max_model_calls)
 
@@ -351,27 +388,44 @@ class Agent:
             raise ConfigError(f"max_model_calls must be an integer >= 1 (got {calls!r})")
         self._limits = (turns, calls)
 
-    def step(self) -> Transition:
-        """Perform exactly one transition (of this agent, or of its running subagent) and return its record.
+    def step(self, *, child: str | None = None) -> Transition:
+        """Perform exactly one transition (of this agent, or of a running subagent) and return its record.
+
+        While several subagents run, steps take turns among them, round-robin: after any spawn the
+        scheduling rule allows, the one that has made the fewest transitions moves (the first spawned, on
+        a tie), so the order is a function of the data and a restored agent goes on as the live one would.
+        *child* (a running subagent's id) moves that one instead: its next transition, or, once it is
+        idle, this agent's ``subagent_returned`` for it.
 
         Raises:
-            MisuseError: the agent is idle with no prompt queued.
+            MisuseError: the agent is idle with no prompt queued, or *child* is not running.
             KeyboardInterrupt: after the agent was brought to ``idle`` with outcome ``interrupted``.
         """
         self._step_started = time.time()
         try:
+            if child is not None:
+                return self._step_child(self._running(child))
             return self._steps[self.data.state]()
         except KeyboardInterrupt:
             self.interrupt()
             raise
 
     def run(self, prompt: str | None = None) -> str:
-        """Step until idle and return the final text; queue *prompt* first when given."""
+        """Step until idle and return the final text; queue *prompt* first when given.
+
+        A reply's ``task`` calls run at once, each subagent in its own thread, up to ``max_parallel``
+        (1: one after another, as ``step()`` would; a lone subagent needs no thread); every other call runs
+        here, in order.
+        """
         if prompt is not None:
             self.send(prompt)
-        self.step()
+        if not self.busy:
+            self.step()  # raises: nothing to do
         while self.busy:
-            self.step()
+            if len(self.children) > 1:
+                run_children(self)
+            else:
+                self.step()
         return self.data.final_text
 
     def skip(self, text: str, *, is_error: bool = False, note: str = "skipped: answered without running") -> Transition:
@@ -385,20 +439,26 @@ class Agent:
             MisuseError: no tool call is pending there.
         """
         self._step_started = time.time()
-        if self.children and self.children[0].busy:
-            return self.children[0].skip(text, is_error=is_error, note=note)
-        if self.state != "executing_tools" or not self.data.pending or self.children:
+        mover = self.deepest_busy
+        if mover is not self:
+            return mover.skip(text, is_error=is_error, note=note)
+        action, call = self._plan() if self.state == "executing_tools" else ("", None)
+        if action not in ("call", "spawn"):
             raise MisuseError(f"skip needs a pending tool call, but {self.agent_id} is {self.state} with none next")
-        call, output = self.data.pending[0], ToolOutput(text, is_error=is_error)
-        return self._fire("tool_ran", tool_call=call, tool_result=output, notes=(note,))
+        return self._fire("tool_ran", tool_call=call, tool_result=ToolOutput(text, is_error=is_error), notes=(note,))
 
     def describe_next(self) -> str:
         """What the next step will do, in words (for the debugger and ``repr``)."""
-        if self.children:
-            child = self.children[0]
-            if child.busy:
-                return f"step subagent {child.agent_id} ({child.describe_next()})"
-            return "return subagent result"
+        if self.state == "executing_tools" and self.children:
+            action, target = self._plan()
+            if action == "child" and target.busy:
+                return f"step subagent {target.agent_id} ({target.describe_next()})"
+            if action == "child":
+                return "return subagent result" if len(self.children) == 1 else \
+                    f"return subagent {target.agent_id}'s result"
+            if action == "interrupt":
+                return "finish the interruption (a subagent was interrupted)"
+            return f"spawn subagent ({len(self.children)} running)"
         if self.state == "idle":
             return "send the prompt" if self.data.inbox is not None else "nothing (send a prompt)"
         if self.state == "awaiting_model":
@@ -409,7 +469,7 @@ class Agent:
             return f"send {len(self.data.results)} tool result(s) to the model"
         call = self.data.pending[0]
         if call["name"] == "task":
-            if self._offers("task") and self.can_spawn():
+            if self._delegates:
                 return "spawn subagent"
             return "refuse task (subagents cannot delegate)" if self.depth > 0 else "answer task (not offered)"
         first = next(iter(call["input"].values()), "") if isinstance(call["input"], dict) else call["input"]
@@ -463,23 +523,51 @@ class Agent:
         outcome = _FINAL_OUTCOMES.get(reply.stop_reason or "", "end_turn")
         return self._fire("replied_final", reply=reply, appended=appended, outcome=outcome)
 
+    def _plan(self) -> tuple[str, Any]:
+        """What the next step in ``executing_tools`` does, by the scheduling rule (see the module docstring):
+        ``("child", a running subagent to step, or to return once idle)``, ``("spawn", a task call)``,
+        ``("call", a tool call to run)``, ``("done", None)``: send the results, or ``("interrupt", None)``: a
+        subagent's run ended interrupted, so this agent's run ends so too (in a live run this happens inside the
+        step that was interrupted; an agent restored between those transitions finishes them here)."""
+        pending, children = self.data.pending, self.children
+        if children:  # the running subagents answer pending[:len(children)]
+            if any(c.data.outcome == "interrupted" and not c.busy for c in children):
+                return "interrupt", None  # a subagent's Ctrl-C ends its parent's run too (restored mid-way, goes on)
+            started = len(children)
+            if (len(pending) > started and started < self.data.max_parallel and self._delegates
+                    and pending[started]["name"] == "task" and pending[started]["id"] not in self.data.unrunnable):
+                return "spawn", pending[started]
+            return "child", min(children, key=_made)  # round-robin: the one that has moved least, first on ties
+        if not pending:
+            return "done", None
+        call = pending[0]
+        spawn = self._delegates and call["name"] == "task" and call["id"] not in self.data.unrunnable
+        return ("spawn" if spawn else "call"), call
+
     def _step_executing_tools(self) -> Transition:
-        if self.children:
-            return self._step_child(self.children[0])
-        if not self.data.pending:
-            results: tuple[Message, ...] = ({"role": "user", "content": list(self.data.results)},)
-            with self._tree_lock:
-                if self.out_of_turns():
-                    return self._fire("turn_limit", appended=results, outcome="max_turns")
-                if self.out_of_model_calls():
-                    return self._fire("budget_spent", appended=results, outcome="max_model_calls")
-                return self._fire("tools_done", appended=results)
-        call = self.data.pending[0]
+        action, target = self._plan()
+        if action == "child":
+            return self._step_child(target)
+        if action == "spawn":
+            return self._spawn(target)
+        if action == "interrupt":
+            self.interrupt()
+            return self.history[-1]
+        if action == "call":
+            return self._run_call(target)
+        results: tuple[Message, ...] = ({"role": "user", "content": list(self.data.results)},)
+        with self._tree_lock:
+            if self.out_of_turns():
+                return self._fire("turn_limit", appended=results, outcome="max_turns")
+            if self.out_of_model_calls():
+                return self._fire("budget_spent", appended=results, outcome="max_model_calls")
+            return self._fire("tools_done", appended=results)
+
+    def _run_call(self, call: dict[str, Any]) -> Transition:
+        """Run one tool call that is not a spawn (a subagent's ``task`` call is refused)."""
         if call["id"] in self.data.unrunnable:  # cut at max_tokens, or an input that is not an object
             output = ToolOutput(self.data.unrunnable[call["id"]], is_error=True)
             return self._fire("tool_ran", tool_call=call, tool_result=output)
-        if call["name"] == "task" and self._offers("task") and self.can_spawn():
-            return self._spawn(call)
         notes: list[str]
         denial: Denial | None = None
         if call["name"] == "task" and self.depth > 0:
@@ -513,6 +601,7 @@ class Agent:
         return False
 
     def _spawn(self, call: dict[str, Any]) -> Transition:
+        self._step_started = time.time()
         problem = check_input(REGISTRY["task"].input_schema, call["input"])
         if problem is None and not call["input"]["prompt"].strip():  # the API refuses a blank user message
             problem = "'prompt' must not be blank; say what the subagent should do"
@@ -537,7 +626,7 @@ class Agent:
 
     def _new_child(self, data: AgentState | None = None) -> Agent:
         """A subagent sharing this agent's model, workspace, hooks, approver and settings (fresh, or from *data*)."""
-        skip = ("system", "max_turns", "max_model_calls")  # its own prompt; this run's limits
+        skip = ("system", "max_turns", "max_model_calls", "max_parallel")  # its own prompt; this run's limits
         options = {k: v for k, v in self.options().items() if k not in skip}
         model, turns = self.model, self.data.max_turns
         definition = self.agents.get(data.subagent_type or "") if data is not None else None
@@ -550,10 +639,23 @@ class Agent:
         return Agent(model, str(self.workspace.root), turns, data=data, _parent=self,
                      max_model_calls=self.max_model_calls, **options)
 
+    def _running(self, child_id: str) -> Agent:
+        child = next((c for c in self.children if c.agent_id == child_id), None)
+        if child is None:
+            running = ", ".join(c.agent_id for c in self.children) or "none"
+            raise MisuseError(f"no running subagent {child_id!r} under {self.agent_id} (running: {running})")
+        return child
+
     def _step_child(self, child: Agent) -> Transition:
+        """One transition for *child*: its own next one, or, once it is idle, this agent's return of it."""
         if child.busy:
             return child.step()
-        call = self.data.pending[0]
+        return self._return(child)
+
+    def _return(self, child: Agent) -> Transition:
+        """``subagent_returned``: the idle *child*'s result answers its task call."""
+        self._step_started = time.time()
+        call = next(c for c in self.data.pending if c["id"] == child.data.parent_tool_use_id)
         output = child.result()
         output, notes = self._post_tool_use(call, output)
         return self._fire("subagent_returned", tool_call=call, tool_result=output, child=child.agent_id,
@@ -580,7 +682,14 @@ class Agent:
     def _permit(self, call: dict[str, Any]) -> Permit:
         """The permission chain for *call*: every PreToolUse hook, the rules and mode, the approver once."""
         return permit(call, self._event("PreToolUse", tool_call=call), hooks=self.hooks, policy=self.permissions,
-                      approver=self.approver, workspace=self.workspace)
+                      approver=self._approve, workspace=self.workspace)
+
+    def _approve(self, call: dict[str, Any], ask: Ask) -> bool | Deny | Remember:
+        """The approver, asked one call at a time for the whole tree (subagents run at once), told which
+        subagent asks."""
+        asking = ask if self._parent is None else attrs.evolve(ask, agent=self.agent_id)
+        with self._approver_lock:
+            return self.approver(call, asking)
 
     def _run_tool(self, call: dict[str, Any]) -> tuple[ToolOutput, list[str], Denial | None]:
         allowed = self._permit(call)
@@ -608,22 +717,34 @@ class Agent:
 
     # -- interruption -------------------------------------------------------------------------------------
 
-    def interrupt(self, *, model_called: bool = False) -> None:
+    def interrupt(self, *, model_called: bool = False, error: str = "interrupted by the user") -> None:
         """Bring a busy agent to idle now, as Ctrl-C inside a step does: outcome ``interrupted``, every
-        unanswered tool_use answered with an interrupted error result. An idle agent is left as it is.
+        unanswered tool_use answered with an interrupted error result (in the reply's order), and its running
+        subagents with it (their *error* is :data:`~fsm.core.reducer.PARENT_INTERRUPTED`). An idle agent is
+        left as it is.
 
         Args:
             model_called: the interruption cut this agent's model call short (the call counts).
         """
         if self.state == "idle":
             return
-        for child in self.children:
-            child.interrupt()
-        interrupted = [tool_result_block(call, ToolOutput(INTERRUPTED, is_error=True)) for call in self.data.pending]
-        answers = [*self.data.results, *interrupted, {"type": "text", "text": INTERRUPTED_MARKER}]
-        appended: tuple[Message, ...] = ({"role": "user", "content": answers},)
-        self._fire("interrupted", appended=appended, outcome="interrupted", error="interrupted by the user",
-                   release_all=True, model_called=model_called and self.state == "awaiting_model")
+        with self._tree_lock:
+            for child in list(self.children):
+                child._cancel()
+            interrupted = [tool_result_block(c, ToolOutput(INTERRUPTED, is_error=True)) for c in self.data.pending]
+            order = reply_order(self.data)
+            answers = sorted([*self.data.results, *interrupted], key=lambda b: order.get(b["tool_use_id"], len(order)))
+            marker = {"type": "text", "text": INTERRUPTED_MARKER}
+            appended: tuple[Message, ...] = ({"role": "user", "content": [*answers, marker]},)
+            self._fire("interrupted", appended=appended, outcome="interrupted", error=error, release_all=True,
+                       model_called=model_called and self.state == "awaiting_model")
+
+    def _cancel(self) -> None:
+        """Interrupt this subagent for its parent; a step of it still running in a thread will be dropped (a
+        model call it was making counts)."""
+        with self._tree_lock:
+            self._cancelled = True
+            self.interrupt(model_called=self._in_thread, error=PARENT_INTERRUPTED)
 
     # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
@@ -638,8 +759,10 @@ class Agent:
         the subagent tree changes with it (*adopt* a new child, *release* a returned one, or all on interruption)."""
         made: list[Transition] = []
         with self._tree_lock:
-            if not self._events[trigger].trigger(self, step=Step(trigger, self.data.state, **fields), notes=notes,
-                                                 child=child, adopt=adopt, release=release, release_all=release_all,
+            if self._cancelled and trigger != "interrupted":
+                raise Abandoned(f"{self.agent_id} was interrupted while this step ran; {trigger} is dropped")
+            if not self._events[trigger].trigger(self, step=Step(trigger, self.data.state, child=child, **fields),
+                                                 notes=notes, adopt=adopt, release=release, release_all=release_all,
                                                  made=made):
                 raise AssertionError(f"the table refused {trigger!r} in {self.state}: a guard disagrees with the "
                                      "driver")
@@ -663,7 +786,7 @@ class Agent:
         record = Transition(
             next(self._seq), data.agent_id, data.parent_id, self.depth, step.source, step.trigger, data.state,
             data.turn, step.reply, step.tool_call, step.tool_result, step.error, step.outcome,
-            event.kwargs["child"], step.appended, event.kwargs["notes"], self._step_started,
+            step.child, step.appended, event.kwargs["notes"], self._step_started,
             (time.time() - self._step_started) * 1000, step.model_called, step.run_limits, step.denial)
         event.kwargs["made"].append(record)
         agent: Agent | None = self

@@ -11,7 +11,11 @@ and run total +1) plus :data:`EFFECTS` (the pending calls and the subagent tree)
 
 A configuration is the root :data:`Node` and the run's remaining budget. A node is ``(state, turn, pending,
 inbox, children)``: ``pending`` the kinds (``tool``/``task``) of the unanswered calls, ``children`` the running
-subagents' nodes (room for ``max_parallel`` of them; today the first busy one moves, as ``Agent.step`` does).
+subagents' nodes, child ``i`` answering ``pending[i]`` (the scheduling rule of ``fsm.core.agent``: running
+subagents answer the first pending calls, all ``task`` calls, at most ``max_parallel`` of them). Any of them
+may move next, in any order, as threads of ``Agent.run()`` interleave: each busy child's choices are moves
+(labelled ``@i``), and so are the parent's own (``return i`` for an idle child, ``run`` for a spawn the rule
+allows). ``Agent.step(child=…)`` can make every one of these moves, which the refinement test checks.
 The remaining budget is exact up to ``cap`` and "more" above it (:data:`PLENTY`): guards only compare it
 with the number of agents in ``awaiting_model``, so this abstraction is exact for every guard, and a call
 made with PLENTY left may leave PLENTY or ``cap``. Safety proved on it holds for the real counts.
@@ -92,8 +96,10 @@ class Bounds:
     def cap(self) -> int:
         """Up to this many remaining calls the budget is exact; above, it is PLENTY."""
         # At most max_parallel agents are in awaiting_model at once (a parent waits in executing_tools while its
-        # subagents run), so every guard and the invariant compare the budget with numbers <= max_parallel.
-        return self.max_model_calls if self.exact_budget else min(self.max_model_calls, self.max_parallel)
+        # subagents run), and no more subagents run than a reply has calls, so every guard and the invariant
+        # compare the budget with numbers <= min(max_parallel, tools_per_reply).
+        awaiting = max(1, min(self.max_parallel, self.tools_per_reply))
+        return self.max_model_calls if self.exact_budget else min(self.max_model_calls, awaiting)
 
     def full(self) -> int:
         """The budget a run starts with, abstracted."""
@@ -143,11 +149,13 @@ def _spend(budget: int, b: Bounds) -> list[int]:
     return [budget - 1]
 
 
-def _tries(node: Node, choice: str) -> tuple[str, ...]:
+def _tries(node: Node, choice: str, b: Bounds) -> tuple[str, ...]:
     state, _, pending, _, children = node
     if state == "executing_tools" and choice == "run":
-        if children:
-            return ("subagent_returned",)
+        if children:  # the parent's own move: a spawn, when the next call may start (returns are ``return i``)
+            started = len(children)
+            spawn = len(pending) > started and pending[started] == "task" and started < b.max_parallel
+            return ("subagent_spawned",) if spawn else ()
         if not pending:
             return ("tools_done", "turn_limit", "budget_spent")
         return ("subagent_spawned", "tool_ran") if pending[0] == "task" else ("tool_ran",)
@@ -175,10 +183,11 @@ def _get(root: Node, path: tuple[int, ...]) -> Node:
 
 
 def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
-          replies: tuple[tuple[str, ...], ...] = ((),), model_called: bool = False,
+          replies: tuple[tuple[str, ...], ...] = ((),), model_called: bool = False, child: int = 0,
           ) -> list[tuple[Config, tuple[int, str, str, str], tuple[str, ...]]]:
     """The configurations after the agent at *path* fires *trigger*, when a row of the table lets it, one per
-    reply in *replies* (the kinds of a ``replied_with_tools`` reply's calls; the guards do not read them)."""
+    reply in *replies* (the kinds of a ``replied_with_tools`` reply's calls; the guards do not read them);
+    *child*: the index of the subagent ``subagent_returned`` returns, which answers ``pending[child]``."""
     root, budget = config
     state, turn, pending, inbox, children = node = _get(root, path)
     depth = len(path)
@@ -190,8 +199,10 @@ def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
         inbox, turn = False, 0
         if trigger == "prompt" and not path:
             budgets = [b.full()]
-    elif trigger in ("tool_ran", "subagent_returned"):
+    elif trigger == "tool_ran":
         pending = pending[1:]
+    elif trigger == "subagent_returned":
+        pending = pending[:child] + pending[child + 1:]
     elif trigger == "interrupted":
         pending = ()
     out = []
@@ -217,7 +228,7 @@ def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
         if trigger == "subagent_spawned":
             kids = (*children, ("idle", 0, (), True, ()))
         elif trigger == "subagent_returned":
-            kids = children[1:]
+            kids = children[:child] + children[child + 1:]
         elif trigger == "interrupted":
             kids = ()
         for kinds in replies:
@@ -225,17 +236,6 @@ def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
             out.append(((_replace(root, path, new), left), (depth, state, trigger, dest), kinds))
     del node
     return out
-
-
-def _mover(root: Node) -> tuple[int, ...]:
-    """The path of the agent the next step moves: the first busy child's, else the agent's own (recursively)."""
-    path: tuple[int, ...] = ()
-    node = root
-    while True:
-        busy = [i for i, c in enumerate(node[4]) if c[0] != "idle" or c[3]]
-        if not busy:
-            return path
-        path, node = (*path, busy[0]), node[4][busy[0]]
 
 
 def _busy(node: Node) -> bool:
@@ -247,18 +247,32 @@ def moves(config: Config, b: Bounds) -> Iterator[tuple[str, Move, Config]]:
     root = config[0]
     if not _busy(root):
         return
-    path = _mover(root)
-    node = _get(root, path)
+    yield from _moves_of(config, (), b)
+    for i, child in enumerate(root[4]):
+        if _busy(child):
+            yield from _moves_of(config, (i,), b)
+        else:  # an idle subagent: its parent returns it
+            for after, made, _ in _fire(config, (), "subagent_returned", b, child=i):
+                yield f"return {i}", (made,), after
+
+
+def _moves_of(config: Config, path: tuple[int, ...], b: Bounds) -> Iterator[tuple[str, Move, Config]]:
+    """The moves the agent at *path* makes itself (a Ctrl-C only: at the root, between steps; in a subagent,
+    during its model call)."""
+    node = _get(config[0], path)
+    prefix = "".join(f"@{i} " for i in path)
     for choice in CHOICES[node[0]]:
         if choice == "interrupt":
-            yield from _interrupt(config, path, b, during_call=node[0] == "awaiting_model")
+            if not path or node[0] == "awaiting_model":
+                for label, steps, after in _interrupt(config, path, b, during_call=node[0] == "awaiting_model"):
+                    yield prefix + label, steps, after
             continue
         replies = _replies(b.tools_per_reply) if choice == "tools" else ((),)
-        for trigger in _tries(node, choice):
+        for trigger in _tries(node, choice, b):
             done = _fire(config, path, trigger, b, replies=replies)
             if done:
                 for after, made, kinds in done:
-                    yield (f"tools {'+'.join(kinds)}" if kinds else choice), (made,), after
+                    yield prefix + (f"tools {'+'.join(kinds)}" if kinds else choice), (made,), after
                 break
 
 
@@ -270,16 +284,19 @@ def _replies(k: int) -> tuple[tuple[str, ...], ...]:
 
 def _interrupt(config: Config, path: tuple[int, ...], b: Bounds, *, during_call: bool) -> Iterator[tuple[str, Move,
                                                                                                         Config]]:
-    """Ctrl-C: the agent at *path* and every busy agent above it take ``interrupted``, deepest first."""
+    """Ctrl-C: the agent at *path* takes ``interrupted``, then every other busy subagent of the root (in order:
+    the root's interruption ends them, ``PARENT_INTERRUPTED``), then the root."""
     frontier: list[tuple[Config, Move]] = [(config, ())]
-    for depth in range(len(path), -1, -1):
+    order = [path] if path else []
+    order += [(i,) for i in range(len(config[0][4])) if (i,) != path] + [()]
+    for at in order:
         nxt = []
         for current, made in frontier:
-            if _get(current[0], path[:depth])[0] == "idle":
+            node = _get(current[0], at)
+            if node[0] == "idle":
                 nxt.append((current, made))
                 continue
-            for after, step, _ in _fire(current, path[:depth], "interrupted", b,
-                                        model_called=during_call and depth == len(path)):
+            for after, step, _ in _fire(current, at, "interrupted", b, model_called=during_call and at == path):
                 nxt.append((after, (*made, step)))
         frontier = nxt
     for after, made in frontier:
@@ -437,14 +454,15 @@ def invariant(config: Config, b: Bounds) -> bool:
             return False
         if inbox and (state != "idle" or (depth and turn)):
             return False
-        if children and (len(children) > b.max_parallel or pending[:1] != ("task",) or depth):
+        if children and (len(children) > b.max_parallel or pending[:len(children)] != ("task",) * len(children)
+                         or depth):
             return False
     return True
 
 
 def _nodes(b: Bounds, *, child: bool) -> Iterator[Node]:
     pendings = [k for n in range(b.tools_per_reply + 1) for k in itertools.product(KINDS, repeat=n)]
-    kids: list[tuple[Node, ...]] = [()] if child else [(), *((c,) for c in _nodes(b, child=True))]
+    kids = [] if child else list(_nodes(b, child=True))
     for turn in range(b.max_turns + 1):
         yield ("idle", turn, (), False, ())
         if not child or turn == 0:
@@ -452,8 +470,10 @@ def _nodes(b: Bounds, *, child: bool) -> Iterator[Node]:
         yield ("awaiting_model", turn, (), False, ())
         yield ("stopping", turn, (), False, ())
         for pending in pendings:
-            for children in (kids if pending[:1] == ("task",) else [()]):
-                yield ("executing_tools", turn, pending, False, children)
+            tasks = next((i for i, k in enumerate(pending) if k != "task"), len(pending))
+            for count in range(min(tasks, b.max_parallel) + 1 if kids else 1):
+                for children in itertools.product(kids, repeat=count):
+                    yield ("executing_tools", turn, pending, False, children)
 
 
 def check_inductive(b: Bounds) -> tuple[int, str | None, float]:

@@ -56,6 +56,8 @@ class Ask:
     reason: str
     suggestions: tuple[str, ...] = ()
     """Allow rules that would let such calls run without asking (offered by ``a`` at the REPL's question)."""
+    agent: str | None = None
+    """The subagent asking (its id), set by the agent before the approver sees it; None for the root agent."""
 
 
 @frozen

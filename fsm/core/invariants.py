@@ -56,8 +56,13 @@ def check_tree(root: AgentState, children: Sequence[AgentState] = ()) -> None:
     _check_one(root, "the agent", parent=None)
     for child in children:
         _check_one(child, f"subagent {child.agent_id}", parent=root)
-    if len(children) > MAX_PARALLEL:
-        raise ConfigError(f"the agent may have at most {MAX_PARALLEL} running subagent(s) (got {len(children)})")
+    if not _int(root.max_parallel) or not 1 <= root.max_parallel <= MAX_PARALLEL:
+        raise ConfigError(f"the agent's 'max_parallel' must be 1..{MAX_PARALLEL} (got {root.max_parallel!r})")
+    if len(children) > root.max_parallel:
+        raise ConfigError(f"the agent may have at most {root.max_parallel} running subagent(s) (got {len(children)})")
+    if children and [c.agent_id for c in children] != root.active:
+        raise ConfigError(f"the agent's 'active' must name its running subagents {[c.agent_id for c in children]} "
+                          f"(got {root.active!r})")
     if children and root.state != "executing_tools":
         raise ConfigError(f"the agent has running subagents, so its 'state' must be executing_tools "
                           f"(got {root.state!r})")

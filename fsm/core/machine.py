@@ -18,10 +18,11 @@ straight to ``idle``: after Ctrl-C no Stop hook runs and no turn is spent; the a
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from transitions import Machine
+from transitions import Event, EventData, Machine, Transition
 
 from fsm.core.guards import GUARD_FUNCTIONS
 
@@ -129,6 +130,53 @@ def _check_table() -> None:
 _check_table()
 
 
+class _Trigger(Event):
+    """``transitions``' Event, fired directly: the machine's event queue is off (``queued=False``), so the
+    detour through ``Machine._process`` only costs."""
+
+    def trigger(self, model: object, *args: Any, **kwargs: Any) -> bool:
+        return bool(self._trigger(EventData(None, self, self.machine, model, args=args, kwargs=kwargs)))
+
+
+class _Edge(Transition):
+    """``transitions``' Transition without its debug logging (eight logger calls per step, states' enter and
+    exit included, cost more than the rest of a commit). Same order: conditions, before, exit, the state
+    change, enter, after."""
+
+    def execute(self, event_data: EventData) -> bool:
+        machine = event_data.machine
+        machine.callbacks(self.prepare, event_data)
+        if not all(cond.check(event_data) for cond in self.conditions):
+            return False
+        machine.callbacks(itertools.chain(machine.before_state_change, self.before), event_data)
+        if self.dest:  # None: an internal transition, no state change
+            self._change_state(event_data)
+        machine.callbacks(itertools.chain(self.after, machine.after_state_change), event_data)
+        return True
+
+    def _change_state(self, event_data: EventData) -> None:
+        machine, target = event_data.machine, str(self.dest)
+        machine.callbacks(machine.get_state(self.source).on_exit, event_data)
+        machine.set_state(target, event_data.model)
+        event_data.update(getattr(event_data.model, machine.model_attribute))
+        dest = machine.get_state(target)
+        machine.callbacks(dest.on_enter, event_data)
+        if dest.final:
+            machine.callbacks(machine.on_final, event_data)
+
+
+class _Machine(Machine):
+    """``transitions``' Machine with a callback loop that logs nothing (it logs at INFO once per callback) and
+    resolves a callback's name on the model, the only kind of name the table and the agent use."""
+
+    transition_cls = _Edge
+    event_cls = _Trigger
+
+    def callbacks(self, funcs: Any, event_data: EventData) -> None:
+        for func in funcs:
+            (getattr(event_data.model, func) if isinstance(func, str) else func)(event_data)
+
+
 def build_machine(model: object, *, initial: str = "idle", bind: bool = True, **callbacks: Any) -> Machine:
     """A new machine built from the table, for *model*, which must answer every guard in ``GUARDS``.
 
@@ -144,5 +192,5 @@ def build_machine(model: object, *, initial: str = "idle", bind: bool = True, **
         name = model.__name__ if isinstance(model, type) else type(model).__name__
         raise TypeError(f"{name} must define guard method(s) {missing} used by TRANSITIONS")
     rows = [{k: v for k, v in row.items() if k != "doc"} for row in TRANSITIONS]
-    return Machine(model=model if bind else None, states=STATES, transitions=rows, initial=initial,
+    return _Machine(model=model if bind else None, states=STATES, transitions=rows, initial=initial,
                    auto_transitions=False, send_event=True, queued=False, **callbacks)

@@ -20,6 +20,8 @@ from tools import ToolOutput
 __all__ = ["CUT_CALL", "DEFAULT_MAX_TOKENS", "MAX_MODEL_CALLS", "MAX_PARALLEL", "MAX_TURNS", "OUTCOMES", "AgentState",
            "Denial", "Message", "Reply", "Transition", "Usage", "converter", "tool_result_block"]
 
+MAX_PARALLEL = 8
+"""Ceiling of subagents one agent may run at once (``max_parallel``); the default is 4."""
 MAX_TURNS = 30
 """Default and ceiling of model calls per agent per run."""
 
@@ -29,8 +31,6 @@ DEFAULT_MAX_TOKENS = 8000
 MAX_MODEL_CALLS = 200
 """Default budget of model calls per run of the root agent, its subagents included."""
 
-MAX_PARALLEL = 1
-"""How many subagents one parent may have running at once."""
 
 OUTCOMES = ("end_turn", "max_turns", "max_model_calls", "model_error", "refusal", "max_tokens", "interrupted",
             "context_window")
@@ -286,6 +286,12 @@ class AgentState:
     too (what a result reports as ``permission_denials``; a run's are those added since its prompt)."""
     unrunnable: dict[str, str] = Factory(dict)
     """Pending tool_use id → the error result that answers it without running (see ``Reply.unrunnable``)."""
+    max_parallel: int = 4
+    """Subagents this agent may run at once; a reply's further ``task`` calls wait for a free slot."""
+    transitions: int = 0
+    """Transitions this agent has made, over its whole life: running subagents take turns by it."""
+    active: list[str] = Factory(list)
+    """The running subagents' ids, in the order they were spawned (each answers one pending ``task`` call)."""
 
 
 converter = make_converter()

@@ -23,7 +23,12 @@ from attrs import frozen
 from fsm.core.records import AgentState, Denial, Message, Reply, tool_result_block
 from tools import ToolOutput
 
-__all__ = ["Change", "Step", "child_state", "made_model_call", "reduce"]
+__all__ = ["PARENT_INTERRUPTED", "Change", "Step", "child_state", "made_model_call", "reduce", "reply_order"]
+
+PARENT_INTERRUPTED = "interrupted: its parent was interrupted"
+"""The ``error`` of a subagent's ``interrupted`` transition when its parent's interruption ended it (its own
+step did not raise): it was waiting for its turn, or its step was running in a thread and is dropped (a
+model call cut short that way still counts, ``model_called``, but a replay cannot repeat it)."""
 
 
 class Change(Protocol):
@@ -51,6 +56,8 @@ class Change(Protocol):
     def run_limits(self) -> tuple[int, int] | None: ...
     @property
     def denial(self) -> Denial | None: ...
+    @property
+    def child(self) -> str | None: ...
 
 
 @frozen
@@ -68,6 +75,7 @@ class Step:
     model_called: bool = False
     run_limits: tuple[int, int] | None = None
     denial: Denial | None = None
+    child: str | None = None
 
 
 def made_model_call(change: Change) -> bool:
@@ -83,6 +91,7 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         run: the root's data, whose ``run_calls`` counts the tree's model calls (*s* itself when None).
     """
     run = s if run is None else run
+    s.transitions += 1
     if made_model_call(change):
         s.turn += 1
         s.model_calls += 1
@@ -108,16 +117,17 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             s.outcome, s.error, s.results = change.outcome, change.error, []
         case "tool_ran" | "subagent_returned":
             assert change.tool_call is not None and change.tool_result is not None
-            s.pending.pop(0)
-            s.unrunnable.pop(change.tool_call["id"], None)
-            s.results.append(tool_result_block(change.tool_call, change.tool_result))
-            s.tool_calls += 1
+            _answer(s, change.tool_call, tool_result_block(change.tool_call, change.tool_result))
             if change.denial is not None:
                 s.denials.append(change.denial)
                 if run is not s:
                     run.denials.append(change.denial)
+            if change.child in s.active:
+                s.active.remove(change.child)
         case "subagent_spawned":
             s.spawned += 1
+            if change.child is not None:
+                s.active.append(change.child)
         case "tools_done":
             s.results = []
         case "continue_forced":
@@ -126,6 +136,29 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             s.outcome, s.error = change.outcome, None
         case "interrupted":
             s.pending, s.results, s.outcome, s.error, s.unrunnable = [], [], "interrupted", change.error, {}
+            s.active = []
+
+
+def reply_order(s: AgentState) -> dict[str, int]:
+    """Each tool_use id of the reply being answered, by its place in that reply (the last assistant message)."""
+    content = s.messages[-1]["content"] if s.messages and s.messages[-1]["role"] == "assistant" else []
+    return {b["id"]: i for i, b in enumerate(b for b in content if isinstance(b, dict) and b.get("type") == "tool_use")}
+
+
+def _answer(s: AgentState, call: dict[str, Any], block: dict[str, Any]) -> None:
+    """Take *call* off ``pending`` and file its result *block* in the reply's order, whatever order the
+    answers come in (subagents running at once finish as they do)."""
+    s.tool_calls += 1
+    s.unrunnable.pop(call["id"], None)
+    if s.pending and s.pending[0]["id"] == call["id"] and not s.active:  # answered in order: the common case
+        s.pending.pop(0)
+        s.results.append(block)
+        return
+    s.pending = [c for c in s.pending if c["id"] != call["id"]]
+    order = reply_order(s)
+    rank = order.get(call["id"], len(order))
+    at = next((i for i, b in enumerate(s.results) if order.get(b["tool_use_id"], len(order)) > rank), len(s.results))
+    s.results.insert(at, block)
 
 
 def child_state(parent: AgentState, call: dict[str, Any], child_id: str, *, subagent_type: str | None = None,

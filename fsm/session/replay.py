@@ -25,6 +25,7 @@ from attrs import frozen
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
 from fsm.core.records import Reply, Transition
+from fsm.core.reducer import PARENT_INTERRUPTED
 from fsm.errors import MisuseError, ModelError
 from fsm.session.journal import Journal
 from fsm.session.restore import RESUMED_NOTE
@@ -83,7 +84,7 @@ def recorded_model(records: list[Transition]) -> ScriptedModel:
         if record.source != "awaiting_model":
             continue
         if record.trigger == "interrupted":
-            if record.model_called:
+            if record.model_called and record.error != PARENT_INTERRUPTED:  # not one a replay can repeat
                 script.append(KeyboardInterrupt())
         else:
             script.append(record.reply if record.reply is not None else ModelError(record.error or "model error"))
@@ -118,6 +119,18 @@ def _prompt_of(record: Transition) -> str:
     return str(content)
 
 
+def _mover(agent: Agent, expected: Transition) -> str | None:
+    """Which running subagent the replay moves next, following the recording: subagents that ran at once
+    interleaved their transitions as their threads went, so the replay steps them in that same order (and
+    the recorded replies, served in order, reach the agent that had them). None: the scheduler's choice."""
+    running = {c.agent_id for c in agent.children}
+    if expected.depth > 0 and expected.agent in running:
+        return expected.agent
+    if expected.trigger == "subagent_returned" and expected.agent == agent.agent_id and expected.child in running:
+        return expected.child
+    return None
+
+
 def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = False, **options: Any) -> ReplayReport:
     """Re-run session *session_id* in *workdir* with its recorded replies and compare it transition by transition.
 
@@ -142,7 +155,7 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
     index = 0
     while index < len(records):
         expected = records[index]
-        if expected.trigger == "interrupted" and not expected.model_called:
+        if expected.trigger == "interrupted" and (not expected.model_called or expected.error == PARENT_INTERRUPTED):
             return report(index, interrupted=expected.seq)
         idle = not agent.busy
         if expected.trigger == "prompt" and expected.agent == agent.agent_id and idle:
@@ -151,7 +164,7 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
             agent.send(_prompt_of(expected))
         start = len(produced)
         try:
-            agent.step()
+            agent.step(child=_mover(agent, expected))
         except KeyboardInterrupt:  # served by the recorded model where the recording was interrupted
             pass
         except MisuseError:

@@ -10,7 +10,10 @@ results were journalled, and the call that was next (it may have been running wh
 answered with :data:`RESUMED_IN_FLIGHT` instead of being run a second time. Its processes are recorded in the
 journal before its command runs; if any of them is still alive when the run resumes, it is killed first
 (:func:`kill_orphans`) and the answer says so (:data:`RESUMED_KILLED`). A ``task`` call is never in
-flight: spawning has no effect until its transition is journalled.
+flight: spawning has no effect until its transition is journalled. Subagents that were running at once
+each had a call of their own in flight, so each one's next call is settled the same way; the parent's
+own next call can only have been in flight when no subagent was running (the scheduling rule runs it
+only once the subagents before it have returned).
 """
 
 from __future__ import annotations
@@ -125,19 +128,25 @@ def restore_at(journal: Journal, session_id: str, seq: int, model: Model, *, wor
     return agent
 
 
-def settle_in_flight(agent: Agent, *, killed: Iterable[KilledOrphan] = ()) -> bool:
-    """Answer the call that was in flight when a run died with :data:`RESUMED_IN_FLIGHT` (:data:`RESUMED_KILLED`
-    when its processes are among *killed*); True when one was."""
-    busy = agent.deepest_busy
-    if busy.state != "executing_tools" or not busy.data.pending or busy.children:
-        return False
-    call = busy.data.pending[0]
-    if call["name"] == "task":
-        return False
-    orphan = next((k for k in killed if k.tool_use_id == call["id"] and k.agent == busy.agent_id), None)
-    if orphan is None:
-        agent.skip(RESUMED_IN_FLIGHT, is_error=True, note=RESUMED_NOTE)
-    else:
-        agent.skip(RESUMED_KILLED.format(what=orphan.describe()), is_error=True,
-                   note=f"{RESUMED_NOTE}; its command was still running and was killed ({orphan.describe()})")
-    return True
+def _in_flight(agent: Agent) -> bool:
+    """Whether *agent*'s next step runs a tool call (one that may have been running when the run died)."""
+    return agent.state == "executing_tools" and not agent.children and bool(agent.data.pending) \
+        and agent.data.pending[0]["name"] != "task"
+
+
+def settle_in_flight(agent: Agent, *, killed: Iterable[KilledOrphan] = ()) -> int:
+    """Answer each call that was in flight when a run died with :data:`RESUMED_IN_FLIGHT` (:data:`RESUMED_KILLED`
+    when its processes are among *killed*): every running subagent's next call, in spawn order, or the agent's
+    own; one journalled ``tool_ran`` each. Returns how many were."""
+    settled = [child for child in agent.children if _in_flight(child)]
+    if not agent.children and _in_flight(agent):
+        settled.append(agent)
+    for busy in settled:
+        call = busy.data.pending[0]
+        orphan = next((k for k in killed if k.tool_use_id == call["id"] and k.agent == busy.agent_id), None)
+        if orphan is None:
+            busy.skip(RESUMED_IN_FLIGHT, is_error=True, note=RESUMED_NOTE)
+        else:
+            busy.skip(RESUMED_KILLED.format(what=orphan.describe()), is_error=True,
+                      note=f"{RESUMED_NOTE}; its command was still running and was killed ({orphan.describe()})")
+    return len(settled)

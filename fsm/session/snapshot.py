@@ -2,13 +2,14 @@
 
 :meth:`Snapshot.apply` changes the data as each recorded transition did, with the same
 :func:`~fsm.core.reducer.reduce` the live agent used: the root's data (its ``run_calls`` counting
-every agent's model calls), every subagent's, and which subagents were running. It checks, as it
-goes, that the records agree with the data they rebuild.
+every agent's model calls), every subagent's, and which subagents were running (the root's ``active``:
+several, when they ran at once, their records interleaved). It checks, as it goes, that the records agree
+with the data they rebuild.
 """
 
 from __future__ import annotations
 
-from attrs import Factory, define
+from attrs import define
 
 from fsm.core.invariants import check_tree
 from fsm.core.records import AgentState, Transition
@@ -25,8 +26,6 @@ class Snapshot:
     """The root agent's id."""
     agents: dict[str, AgentState]
     """Each agent's data by id: the root, and every subagent spawned so far (finished ones included)."""
-    active: list[str] = Factory(list)
-    """The root's running subagents (spawned, not yet returned), in order."""
     seq: int = 0
     """The last transition applied; 0 is the state before the first."""
 
@@ -46,9 +45,14 @@ class Snapshot:
         return self.agents[self.root]
 
     @property
+    def active(self) -> list[str]:
+        """The root's running subagents (spawned, not yet returned), in spawn order: ``root_state.active``."""
+        return list(self.root_state.active)
+
+    @property
     def children(self) -> list[AgentState]:
-        """The running subagents' data, in order."""
-        return [self.agents[a] for a in self.active]
+        """The running subagents' data, in spawn order (several, when they ran at once)."""
+        return [self.agents[a] for a in self.root_state.active]
 
     def apply(self, record: Transition) -> None:
         """Change the data as *record*'s transition did.
@@ -63,11 +67,6 @@ class Snapshot:
             if record.child is None or record.tool_call is None:
                 raise ValueError(f"seq {record.seq}: subagent_spawned without a child or its task call")
             agents[record.child] = child_state(agents[record.agent], record.tool_call, record.child)
-            self.active.append(record.child)
-        elif record.trigger == "subagent_returned" and record.child in self.active:
-            self.active.remove(record.child)
-        elif record.trigger == "interrupted" and record.agent == self.root:
-            self.active.clear()
         data = agents[record.agent]
         reduce(data, record, agents[self.root])
         data.state = record.dest  # the machine's part: the state name

@@ -85,9 +85,11 @@ def _pending(root: Agent, agent: Agent, count: int) -> list[str]:
 def _child(root: Agent, agent: Agent, count: int) -> list[str]:
     if not root.children:
         return ["No subagent is running."]
-    child = root.children[0]
-    prompt = child.messages[0]["content"] if child.messages else child.data.inbox
-    return [location(child), f"  prompt {short(prompt)}"]
+    lines = []
+    for child in root.children:
+        prompt = child.messages[0]["content"] if child.messages else child.data.inbox
+        lines += [location(child), f"  prompt {short(prompt)}"]
+    return lines
 
 
 def _usage(root: Agent, agent: Agent, count: int) -> list[str]:

@@ -6,8 +6,10 @@ The server answers ``POST /v1/messages`` from a script, one item per request: a 
 millisecond, unless it gives its own headers), a :class:`Raw` body sent exactly as given (an HTML proxy
 page, an empty body, invalid JSON), :class:`Hang` (a server that never answers), or a callable of the
 request body returning any of these. A request past the end
-of the script gets a 400 (not retried) whose message says so, so a test fails fast and clearly.
-Loopback only; Nagle is off, or each call would cost ~44 ms.
+of the script gets a 400 (not retried) whose message says so, so a test fails fast and clearly. With
+``latency`` set, every request waits that many seconds before it is answered, as a model's would; requests
+are served in threads, so concurrent calls wait at the same time. Loopback only; Nagle is off, or each
+call would cost ~44 ms.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ import contextlib
 import itertools
 import json
 import threading
+import time
 from collections.abc import Callable
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -88,6 +91,8 @@ class FakeAnthropic:
 
     script: list[Item] = field(factory=list)
     requests: list[Recorded] = field(factory=list)
+    latency: float = 0.0
+    """Seconds each request waits before it is answered."""
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(factory=threading.Lock)
@@ -174,6 +179,8 @@ class FakeAnthropic:
                 return _error(Status(400, f"fake server: request #{index + 1} but the script holds "
                                           f"{len(self.script)} replies"))
             item = self.script[index]
+        if self.latency:
+            time.sleep(self.latency)
         if callable(item):  # outside the lock: a slow reply must not hold up the next request
             item = item(body)
         if isinstance(item, Status):

@@ -10,6 +10,11 @@ final messages as JSON. On cue it kills itself with SIGKILL:
 - ``KILL_IN_TOOL=ID``: inside tool call ID, after it ran and before its transition (a PostToolUse hook).
 
 A resumed run skips the replies its session already consumed, as a real model would not repeat them.
+
+With ``SCRIPT=parallel`` the root delegates three tasks in one reply and ``Agent.run()`` runs the three
+subagents at once (each runs one bash call that appends its name to ``log.txt``, then answers); the model
+answers by conversation (``ScriptedByPrompt``, 20 ms per call), so a resumed run gets the same replies
+however the subagents' calls interleave.
 """
 
 from __future__ import annotations
@@ -23,8 +28,9 @@ from typing import Any
 
 from fsm import Agent, Hooks, Policy
 from fsm.cli.sessions import add_session_flags, session_from_args
+from fsm.core.reducer import made_model_call
 from fsm.session.journal import Journal, default_path
-from fsm.testing import ScriptedModel
+from fsm.testing import ScriptedByPrompt, ScriptedModel, text_reply, tool_reply, tool_use
 from tests.fsm.session.journal_support import delegation_script
 
 
@@ -52,7 +58,21 @@ def _consumed(workdir: str) -> int:
         return 0
     with Journal(path) as journal:
         latest = journal.latest()
-        return 0 if latest is None else sum(r.source == "awaiting_model" for r in journal.records(latest.id))
+        return 0 if latest is None else sum(made_model_call(r) for r in journal.records(latest.id))
+
+
+PARALLEL = ("alpha", "beta", "gamma")
+
+
+def parallel_model() -> ScriptedByPrompt:
+    """Three subagents at once: each appends its name to log.txt with bash, then answers."""
+    scripts: dict[str, list[Any]] = {
+        "go": [tool_reply(*(tool_use("task", {"prompt": name}, id=f"t_{name}") for name in PARALLEL)),
+               text_reply("all three done")]}
+    for name in PARALLEL:
+        scripts[name] = [tool_reply(tool_use("bash", {"command": f"echo {name} >> log.txt"}, id=f"{name}1")),
+                         text_reply(f"{name} done")]
+    return ScriptedByPrompt(scripts, delay=0.02)
 
 
 def main() -> int:
@@ -60,14 +80,17 @@ def main() -> int:
     parser.add_argument("--cwd", required=True)
     add_session_flags(parser)
     args = parser.parse_args()
-    skip = _consumed(args.cwd) if args.continue_session else 0
-    model = ScriptedModel(delegation_script()[skip:])
+    parallel = os.environ.get("SCRIPT") == "parallel"
+    skip = _consumed(args.cwd) if args.continue_session and not parallel else 0
+    model = parallel_model() if parallel else ScriptedModel(delegation_script()[skip:])
     agent, session = session_from_args(args, Agent(model, args.cwd, hooks=_hooks(),
                                                      permissions=Policy(mode="bypassPermissions")))
     kill_after = int(os.environ.get("KILL_AFTER_SEQ", "0"))
     agent.subscribe(lambda record: _die() if record.seq == kill_after else None)
     if agent.state == "idle" and agent.data.inbox is None and not (session and session.resumed):
         agent.send("go")
+    if parallel and agent.busy:
+        agent.run()  # the subagents at once, in threads
     while agent.state != "idle" or agent.data.inbox is not None:
         agent.step()
     print(json.dumps({"session": session.id if session else None, "messages": agent.messages}))

@@ -238,3 +238,70 @@ def test_the_cli_resumes_a_killed_run(fake, project, agentfsm):
     offline = agentfsm("replay", session.id[:5], env=base_env())
     assert offline.code == 0, offline.stderr
     assert offline.stdout.endswith(f": {len(records)} of {len(records)} transitions match\n")
+
+
+# -- three subagents at once --------------------------------------------------------------------------------
+
+PARALLEL = ("alpha", "beta", "gamma")
+"""``SCRIPT=parallel``: the root's one reply starts these three subagents, which ``Agent.run()`` runs at once;
+each appends its name to log.txt with bash (call id NAME1), then answers ``NAME done``."""
+PARALLEL_SCENARIOS: dict[str, Kill] = {
+    "uninterrupted": {},
+    **{f"after-{k}": {"KILL_AFTER_SEQ": str(k)} for k in (6, 8, 10, 13, 16, 20, 24)},
+    "inside-beta1": {"KILL_IN_TOOL": "beta1"},
+}
+
+
+def _parallel(workdir: Path, kill: Kill) -> Outcome:
+    workdir.mkdir()
+    outcome = Outcome(workdir)
+    if kill:
+        code, _ = _driver(workdir, {"SCRIPT": "parallel", **kill}, resume=False)
+        outcome.codes.append(code)
+        outcome.seqs_after_kill.append(_last_seq(workdir))
+    code, out = _driver(workdir, {"SCRIPT": "parallel"}, resume=bool(kill))
+    outcome.codes.append(code)
+    outcome.final = json.loads(out)
+    return outcome
+
+
+@pytest.fixture(scope="module")
+def parallel_outcomes(tmp_path_factory) -> dict[str, Outcome]:
+    base = tmp_path_factory.mktemp("parallel-kills")
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        futures = {name: pool.submit(_parallel, base / name, kill) for name, kill in PARALLEL_SCENARIOS.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
+@pytest.mark.parametrize("name", PARALLEL_SCENARIOS)
+def test_three_subagents_in_flight_finish_after_a_kill(parallel_outcomes, name):
+    """Killed with three subagents in flight, then ``--continue``: all three finish, every tool_use (the
+    root's and each subagent's) is answered exactly once, and no bash line is written twice."""
+    outcome, kill = parallel_outcomes[name], PARALLEL_SCENARIOS[name]
+    assert outcome.codes == ([-signal.SIGKILL] if kill else []) + [0]
+    if "KILL_AFTER_SEQ" in kill:
+        assert outcome.seqs_after_kill == [int(kill["KILL_AFTER_SEQ"])]
+    messages = outcome.final["messages"]
+    assert _answered_once(messages)
+    answers = {b["tool_use_id"]: b["content"] for m in messages if isinstance(m["content"], list)
+               for b in m["content"] if b.get("type") == "tool_result"}
+    assert answers == {f"t_{n}": f"{n} done" for n in PARALLEL}
+    assert messages[-1]["content"][0]["text"] == "all three done"
+    with Journal(default_path(outcome.workdir)) as journal:
+        snapshot = journal.snapshot(outcome.final["session"])
+        records = journal.records(outcome.final["session"])
+    assert [r.seq for r in records] == list(range(1, len(records) + 1))
+    children = [s for s in snapshot.agents.values() if s.depth == 1]
+    assert sorted(c.messages[0]["content"] for c in children) == list(PARALLEL)
+    settled = set()
+    for child in children:
+        assert _answered_once(child.messages) and child.final_text == f"{child.messages[0]['content']} done"
+        settled |= {i for i, b in _results(child.messages).items() if b["content"] == RESUMED_IN_FLIGHT}
+    log = (outcome.workdir / "log.txt").read_text().splitlines() if (outcome.workdir / "log.txt").exists() else []
+    assert len(log) == len(set(log)) and set(log) <= set(PARALLEL)
+    ran = {f"{n}1" for n in PARALLEL if n in log}
+    assert ran | settled == {f"{n}1" for n in PARALLEL}  # each bash call ran once, or was settled as in flight
+    if "KILL_IN_TOOL" in kill:
+        assert "beta" in log and "beta1" in settled  # it ran before the kill; resumed, it is not run again
+    if not kill:
+        assert sorted(log) == sorted(PARALLEL) and not settled

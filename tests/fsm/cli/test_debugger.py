@@ -517,3 +517,68 @@ class TestTerminal:
         child.expect_exact("(afsm) ")
         assert "  outcome: 'interrupted'" in self.run(child, "p state")
         self.quit(child)
+
+
+def _movers(out: str) -> list[str]:
+    """The agent of each transition the debugger printed, in order."""
+    return re.findall(r"#\d+ depth \d (\S+):", out)
+
+
+def _four(tmp_path: Path) -> Agent:
+    """An agent whose reply holds four task calls; each child globs once, then answers."""
+    from fsm.testing import ScriptedByPrompt
+
+    names = ["one", "two", "three", "four"]
+    scripts = {name: [tool_reply(tool_use("glob", {"pattern": "*.md"}, id=f"g_{name}")), text_reply(name)]
+               for name in names}
+    scripts["go"] = [tool_reply(*(tool_use("task", {"prompt": n}, id=f"t_{n}") for n in names)), text_reply("all")]
+    agent = Agent(ScriptedByPrompt(scripts), str(tmp_path), data=AgentState(agent_id="a1"))
+    agent.send("go")
+    return agent
+
+
+class TestSeveralSubagents:
+    def test_steps_the_four_children_one_transition_at_a_time(self, tmp_path):
+        """After the four spawns, each step moves one child, in turn; where lists all four, > on the next."""
+        agent = _four(tmp_path)
+        out = session(agent, *["step"] * 10, "where")
+        assert _movers(out) == ["a1", "a1", "a1", "a1", "a1", "a1", "a1.1", "a1.2", "a1.3", "a1.4"]
+        where = out.split("(afsm) ")[-2].splitlines()
+        assert where[0].startswith("  depth 0  agent a1  executing_tools")
+        assert [line[:2] + re.search(r"agent (\S+)", line)[1] for line in where[1:]] == [
+            "> a1.1", "  a1.2", "  a1.3", "  a1.4"]
+        assert all("next: call the model" in line for line in where[1:])
+
+    def test_next_and_return_move_one_child(self, tmp_path):
+        """Inside a subagent, next makes one of its transitions and return runs it alone to its end."""
+        agent = _four(tmp_path)
+        out = session(agent, *["step"] * 6, "next", "return")
+        assert _movers(out)[6:] == ["a1.1", *["a1.2"] * 6]  # next: a1.1 once; return: a1.2 alone, prompt..stopped
+        assert [c.state for c in agent.children] == ["awaiting_model", "idle", "idle", "idle"]
+        assert [c.busy for c in agent.children] == [True, False, True, True]
+        assert agent.describe_next() == "step subagent a1.3 (send the prompt)"  # the least moved goes next
+
+    def test_describe_next_names_the_child(self, tmp_path):
+        """describe_next says which subagent moves next, and when the parent returns one."""
+        agent = _four(tmp_path)
+        for _ in range(2):
+            agent.step()
+        assert agent.describe_next() == "spawn subagent"
+        agent.step()
+        assert agent.describe_next() == "spawn subagent (1 running)"
+        while agent.describe_next().startswith("spawn"):
+            agent.step()
+        assert agent.describe_next() == "step subagent a1.1 (send the prompt)"
+        agent.step(child="a1.3")
+        assert agent.describe_next() == "step subagent a1.1 (send the prompt)"  # the least moved goes first
+        while agent.children[1].busy:
+            agent.step(child="a1.2")
+        while agent.children[0].busy:
+            agent.step(child="a1.1")
+        assert agent.describe_next() == "step subagent a1.4 (send the prompt)"
+        while agent.children[3].busy:
+            agent.step(child="a1.4")
+        agent.step(child="a1.3")  # a1.3 has moved least (2 transitions; the others 6)
+        assert agent.describe_next() == "step subagent a1.3 (run glob '*.md')"
+        agent.step(child="a1.2")  # idle: its parent returns it
+        assert [c.agent_id for c in agent.children] == ["a1.1", "a1.3", "a1.4"]

@@ -649,15 +649,17 @@ class TestStartingDataIsChecked:
         assert str(info.value) == message
 
     def test_restore_refuses_bad_children(self, tmp_path):
-        """Restore refuses a child at depth 7, two running children, and a child that has spawned."""
+        """Restore refuses a child at depth 7, more running children than max_parallel, children the root's
+        active list does not name, and a child that has spawned."""
         from fsm.core.records import AgentState
 
-        root = AgentState("a1", state="executing_tools")
+        root = AgentState("a1", state="executing_tools", max_parallel=2, active=["a1.1", "a1.2"])
+        three = [AgentState(f"a1.{n}", parent_id="a1", depth=1) for n in (1, 2, 3)]
         cases = [
             ([AgentState("a1.1", parent_id="a1", depth=7)], "subagent a1.1's 'depth' must be 1, as its parentage "
                                                              "says (got 7)"),
-            ([AgentState("a1.1", parent_id="a1", depth=1), AgentState("a1.2", parent_id="a1", depth=1)],
-             "the agent may have at most 1 running subagent(s) (got 2)"),
+            (three, "the agent may have at most 2 running subagent(s) (got 3)"),
+            (three[1:], "the agent's 'active' must name its running subagents ['a1.2', 'a1.3'] (got ['a1.1', 'a1.2'])"),
             ([AgentState("a1.1", parent_id="a1", depth=1, spawned=1)], "subagent a1.1's 'spawned' must be 0 for a "
                                                                         "subagent (it never spawns; the root counts "
                                                                         "the run) (got 1)"),

@@ -83,7 +83,7 @@ class TestCommand:
         assert main(["check", "--max-turns", "3", "--tools-per-reply", "2", "--max-model-calls", "10",
                      "--inductive"]) == 0
         out = capsys.readouterr().out
-        assert "configurations: 905  edges: 2,660  time: " in out
+        assert "configurations: 12,474  edges: 60,567  time: " in out  # two subagents at once, any order
         assert "worst case: 10 model calls per run (without the budget the table allows 21)" in out
         assert ("proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no deadlock; idle reachable from "
                 "every configuration; every run terminates\n") in out
@@ -102,4 +102,6 @@ def test_defaults_with_one_call_per_reply_are_proved():
     """At max_turns 30, one call per reply, budget 200: proved over 15,955 configurations; worst case 200 of 930."""
     report = check(Bounds(30, 1, 200))
     assert report.proved
-    assert (report.configurations, report.edges, report.worst_case, report.unbudgeted) == (15_955, 47_564, 200, 930)
+    # 49,364 edges: with subagents, Ctrl-C between steps (at the root) is a move of its own, besides one in a
+    # subagent's model call
+    assert (report.configurations, report.edges, report.worst_case, report.unbudgeted) == (15_955, 49_364, 200, 930)

@@ -26,6 +26,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from fsm import Agent, ModelError, Reply
 from fsm.core.hooks import Notice
 from fsm.core.permissions import default_hooks
+from fsm.core.reducer import made_model_call
 from fsm.session.journal import Journal
 from fsm.session.restore import resume
 from fsm.testing import Request
@@ -82,7 +83,9 @@ def check_answers(agent: Agent) -> None:
             assert agent.state == "executing_tools"
             answered = [b["tool_use_id"] for b in agent.data.results]
             pending = [b["id"] for b in agent.data.pending]
-            assert answered + pending == ids
+            assert sorted(answered + pending, key=ids.index) == ids and len(set(answered + pending)) == len(ids)
+            assert answered == sorted(answered, key=ids.index)  # filed in the reply's order, whatever came first
+            assert pending == sorted(pending, key=ids.index)
         else:
             assert tool_results(messages[i + 1]) == ids
 
@@ -97,9 +100,12 @@ def check_state_agrees(agent: Agent) -> None:
         assert data.turn < data.max_turns
     elif agent.state == "executing_tools":
         assert data.pending or data.results
-        assert len(agent.children) <= 1
-        if agent.children:
-            assert data.pending and data.pending[0]["name"] == "task"
+        assert len(agent.children) <= data.max_parallel
+        assert [c.agent_id for c in agent.children] == data.active
+        # the running subagents answer the first pending calls, all task calls, one each
+        assert [c.data.parent_tool_use_id for c in agent.children] == [
+            call["id"] for call in data.pending[:len(agent.children)]]
+        assert all(call["name"] == "task" for call in data.pending[:len(agent.children)])
     else:
         assert data.outcome is not None
 
@@ -129,8 +135,10 @@ class AgentMachine(RuleBasedStateMachine):
         self.run_start = 0
         """The model's call count when the root's current run began."""
         self.root_start = 0
-        self.child_start = 0
-        """The model's call count when the running subagent was spawned."""
+        self.child_base = 0
+        """The model's count of subagents' calls when the root's current run began."""
+        self.child_calls: dict[str, int] = {}
+        """Each subagent's model calls in the current run, counted from the records."""
 
     def teardown(self) -> None:
         if self.journal is not None:
@@ -138,9 +146,9 @@ class AgentMachine(RuleBasedStateMachine):
         shutil.rmtree(self.base, ignore_errors=True)
 
     @initialize(data=st.data(), max_turns=st.one_of(st.integers(1, 4), st.just(30)),
-                max_model_calls=st.one_of(st.integers(1, 8), st.just(200)),
+                max_model_calls=st.one_of(st.integers(1, 8), st.just(200)), max_parallel=st.sampled_from([1, 2, 4]),
                 force=st.sampled_from(["never", "sometimes"]), journalled=st.booleans())
-    def build(self, data, max_turns, max_model_calls, force, journalled):
+    def build(self, data, max_turns, max_model_calls, force, journalled, max_parallel):
         self.model.draw = data.draw
         hooks = default_hooks()  # the permission hook is on: the deny list holds
 
@@ -165,7 +173,7 @@ class AgentMachine(RuleBasedStateMachine):
 
         self.options = {"hooks": hooks, "approver": approve}
         self.agent = Agent(model=self.model, workdir=self.dir, max_turns=max_turns, max_model_calls=max_model_calls,
-                           **self.options)
+                           max_parallel=max_parallel, **self.options)
         if journalled:
             self.journal = Journal(f"{self.base}/sessions.db")
             self.session = self.journal.start(self.agent)
@@ -181,8 +189,9 @@ class AgentMachine(RuleBasedStateMachine):
         event(f"trigger {record.trigger} at depth {record.depth}")
         if record.trigger == "prompt" and record.depth == 0:
             self.run_start, self.root_start = self.model.calls, self.model.by_root
-        if record.trigger == "subagent_spawned":
-            self.child_start = self.model.calls - self.model.by_root
+            self.child_base, self.child_calls = self.model.calls - self.model.by_root, {}
+        if record.depth == 1 and made_model_call(record):
+            self.child_calls[record.agent] = self.child_calls.get(record.agent, 0) + 1
         if record.outcome == "max_model_calls":
             event("the run's budget was spent")
         if record.depth == 1:
@@ -197,17 +206,20 @@ class AgentMachine(RuleBasedStateMachine):
             self.agent.send(prompt)
             return
         before = len(self.agent.history)
-        child_before = self.agent.children[0] if self.agent.children else None
+        children_before = list(self.agent.children)
         try:
             self.agent.step()
         except KeyboardInterrupt:
             assert self.agent.state == "idle" and self.agent.outcome == "interrupted"
-            assert len(self.agent.history) - before in (1, 2)
+            assert len(self.agent.history) - before in range(1, len(children_before) + 2)
+            assert all(c.state == "idle" for c in children_before)
             return
         assert len(self.agent.history) == before + 1
-        if child_before is not None and child_before.state != "idle":
-            check_answers(child_before)
-            check_state_agrees(child_before)
+        event(f"{len(children_before)} subagent(s) running")
+        for child in children_before:
+            if child.state != "idle":
+                check_answers(child)
+                check_state_agrees(child)
 
     @rule()
     def kill_and_resume(self):
@@ -233,10 +245,11 @@ class AgentMachine(RuleBasedStateMachine):
         assert model.calls - self.run_start <= agent.max_model_calls
         assert model.calls - self.run_start == agent.run_calls
         assert model.by_root - self.root_start == agent.turn <= agent.max_turns <= 30
+        assert model.calls - model.by_root - self.child_base == sum(self.child_calls.values())
         for child in agent.children:
             assert child.parent is agent and child.depth == 1 and not child.children
             assert "task" not in [t.name for t in child.tools]
-            assert model.calls - model.by_root - self.child_start == child.turn <= child.max_turns
+            assert self.child_calls.get(child.agent_id, 0) == child.turn <= child.max_turns
             check_answers(child)
             check_state_agrees(child)
         check_answers(agent)

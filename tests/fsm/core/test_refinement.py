@@ -1,5 +1,6 @@
 """The code refines the table: the real Agent, driven through every choice the checker explores, reaches exactly
-the checker's configurations, move for move.
+the checker's configurations, move for move (several subagents included: a move of subagent ``i``, ``@i …`` or
+``return i``, is ``step(child=…)``, which is how threads and the debugger move one of them).
 
 For each configuration the checker reaches (breadth-first, exact budget), the real agent is rebuilt from a copy of
 its data with ``Agent.restore``, made to take each choice (a ScriptedModel-like model answers as the choice says,
@@ -79,7 +80,11 @@ class Driver:
     def take(self, agent: Agent, choice: str) -> tuple[tuple[tuple[int, str, str, str], ...], Agent]:
         made: list[tuple[int, str, str, str]] = []
         agent.subscribe(lambda r: made.append((r.depth, r.source, r.trigger, r.dest)))
-        mover = agent.deepest_busy
+        child: str | None = None
+        if choice.startswith(("@", "return ")):  # a subagent's move (any may go next), or its return
+            index, _, rest = choice.removeprefix("@").removeprefix("return ").partition(" ")
+            child, choice = agent.children[int(index)].agent_id, rest or "return"
+        mover = agent if child is None else agent.children[[c.agent_id for c in agent.children].index(child)]
         self.force = choice == "force"
         if choice.startswith("tools "):
             self.model.next = ("tools", tuple(choice[6:].split("+")))
@@ -89,7 +94,7 @@ class Driver:
             agent.interrupt()
         else:
             with contextlib.suppress(KeyboardInterrupt):  # the agent settled itself before re-raising
-                agent.step()
+                agent.step(child=child)
         return tuple(made), agent
 
 

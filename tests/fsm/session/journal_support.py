@@ -76,10 +76,13 @@ def stop_hooks(forced: int) -> Hooks:
 
 
 def run_prompts(agent: Agent, prompts: list[str]) -> None:
-    """Send each prompt in turn and step to idle; a Ctrl-C from the model ends that run only."""
+    """Send each prompt in turn and step to idle (one step at a time, so subagents take turns in a fixed
+    order and a drawn model is asked from this thread); a Ctrl-C from the model ends that run only."""
     for prompt in prompts:
+        agent.send(prompt)
         with contextlib.suppress(KeyboardInterrupt):
-            agent.run(prompt)
+            while agent.busy:
+                agent.step()
 
 
 def without_timing(record: Transition) -> tuple[Any, ...]:

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fsm import Agent, ConfigError, Hooks, Reply
+from fsm import Agent, ConfigError, Hooks, Reply, Transition
 from fsm.cli.sessions import (
     add_session_flags,
     add_time_travel_flags,
@@ -23,6 +23,7 @@ from fsm.cli.sessions import (
     time_travel_from_args,
 )
 from fsm.core.permissions import deny_all
+from fsm.core.reducer import PARENT_INTERRUPTED, made_model_call
 from fsm.session.journal import Journal, default_path
 from fsm.session.restore import RESUMED_IN_FLIGHT, RESUMED_KILLED, RESUMED_NOTE, KilledOrphan, restore_at, resume
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
@@ -42,9 +43,14 @@ class Killed(BaseException):
     """Stands in for SIGKILL inside a test process: nothing catches it, nothing after it runs."""
 
 
+def _served(record: Transition) -> bool:
+    """Whether the model answered (or raised) for this transition: a reply was served for it."""
+    return made_model_call(record) and record.error != PARENT_INTERRUPTED
+
+
 def model_calls(journal: Journal, session: str) -> int:
     """How many replies of the script a session has consumed."""
-    return sum(r.source == "awaiting_model" for r in journal.records(session))
+    return sum(_served(r) for r in journal.records(session))
 
 
 def answered_once(messages: list[dict[str, Any]]) -> bool:
@@ -230,8 +236,7 @@ def test_stepping_on_from_any_seq_repeats_the_run(data, max_turns, forced, at):
         prompts = ["first", "second"]
         run_prompts(agent, prompts)
         seq = round(at * len(live.records))
-        served: list[Reply | BaseException] = drawn.served[sum(r.source == "awaiting_model"
-                                                               for r in live.records[:seq]):]
+        served: list[Reply | BaseException] = drawn.served[sum(_served(r) for r in live.records[:seq]):]
         again = restore_at(journal, session, seq, ScriptedModel(served), hooks=stop_hooks(forced), approver=deny_all)
         try:
             while again.state != "idle":

@@ -51,3 +51,24 @@ def test_sub_line_is_one_line(tmp_path):
     printed = run_printed(tmp_path, tool_reply(tool_use("task", {"prompt": "read"})),
                           tool_reply(tool_use("read_file", {"path": "a.txt"})), text_reply("ok"), text_reply("fine"))
     assert "  [sub] read_file: one two three\n" in printed
+
+
+def test_several_subagents_are_numbered(tmp_path):
+    """When one reply starts several subagents, each line names the subagent it comes from."""
+    from fsm.testing import ScriptedByPrompt
+
+    model = ScriptedByPrompt({
+        "go": [tool_reply(tool_use("task", {"prompt": "one"}), tool_use("task", {"prompt": "two"})),
+               text_reply("both")],
+        "one": [tool_reply(tool_use("glob", {"pattern": "*.md"})), text_reply("1")],
+        "two": [text_reply("2")],
+    })
+    out = io.StringIO()
+    agent = Agent(model=model, workdir=str(tmp_path))
+    agent.subscribe(ConsolePrinter(out, color=False))
+    agent.send("go")
+    while agent.busy:
+        agent.step()
+    lines = [line for line in out.getvalue().splitlines() if line and not line.startswith("[HOOK]")]
+    assert lines == ["[Subagent 1 started]", "[Subagent 2 started]", "  [sub 1] glob: (no matches)",
+                     "[Subagent 2 done]", "[Subagent 1 done]"]

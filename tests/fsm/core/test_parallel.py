@@ -1,0 +1,173 @@
+"""Tests for fsm.core.parallel: Agent.run() runs a reply's task calls at once, in threads, and keeps every contract.
+
+Concurrency is proved without timing: children whose model calls wait on a barrier can only finish when that
+many of them are in a call at once.
+"""
+
+from __future__ import annotations
+
+import _thread
+import threading
+import time
+from typing import Any
+
+import pytest
+
+from fsm import Agent, ModelError, Reply
+from fsm.core.agent import INTERRUPTED
+from fsm.core.hooks import Ask
+from fsm.core.policy import Policy
+from fsm.core.reducer import PARENT_INTERRUPTED
+from fsm.testing import text_reply, tool_reply, tool_use
+
+NAMES = ["one", "two", "three", "four"]
+
+
+class Children:
+    """A model: the root delegates *names* in one reply, then sums up; each child's one call runs *child*."""
+
+    def __init__(self, names: list[str], child: Any, *, child_tools: bool = False) -> None:
+        self.names, self.child, self.child_tools = names, child, child_tools
+        self.lock = threading.Lock()
+        self.calls = 0
+
+    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               max_tokens: int) -> Reply:
+        with self.lock:
+            self.calls += 1
+        first = messages[0]["content"]
+        if first in self.names:
+            answered = sum(m["role"] == "assistant" for m in messages)
+            if self.child_tools and answered == 0:
+                return Reply.from_wire(tool_reply(tool_use("bash", {"command": f"rm -f {first}.txt"},
+                                                           id=f"b_{first}")))
+            self.child(first)
+            return Reply.from_wire(text_reply(f"{first} done"))
+        if len(messages) == 1:
+            return Reply.from_wire(tool_reply(*(tool_use("task", {"prompt": n}, id=f"t_{n}") for n in self.names)))
+        return Reply.from_wire(text_reply("all done"))
+
+
+def results(agent: Agent) -> list[tuple[str, str]]:
+    message = next(m for m in reversed(agent.messages) if m["role"] == "user" and isinstance(m["content"], list))
+    return [(b["tool_use_id"], b["content"]) for b in message["content"] if b["type"] == "tool_result"]
+
+
+class TestRunChildren:
+    def test_four_children_are_in_their_model_calls_at_once(self, tmp_path):
+        """Each child's call waits for the other three (a barrier), so the run ends only if all four overlap."""
+        barrier = threading.Barrier(4, timeout=20)
+        agent = Agent(Children(NAMES, lambda name: barrier.wait()), str(tmp_path))
+        assert agent.run("go") == "all done"
+        assert results(agent) == [(f"t_{n}", f"{n} done") for n in NAMES]
+
+    def test_max_parallel_bounds_how_many_run(self, tmp_path):
+        """With max_parallel 2, two children are in a call together (a barrier of 2), never three."""
+        barrier, inside, most = threading.Barrier(2, timeout=20), [0], [0]
+        lock = threading.Lock()
+
+        def call(name: str) -> None:
+            with lock:
+                inside[0] += 1
+                most[0] = max(most[0], inside[0])
+            barrier.wait()
+            with lock:
+                inside[0] -= 1
+
+        agent = Agent(Children(NAMES, call), str(tmp_path), max_parallel=2)
+        agent.run("go")
+        assert most[0] == 2 and results(agent) == [(f"t_{n}", f"{n} done") for n in NAMES]
+
+    def test_results_in_reply_order_and_one_ordered_stream(self, tmp_path):
+        """The first child finishes last, one child's model fails: results still come in the reply's order,
+        and listeners get every record once, one at a time, in seq order with no gap."""
+        seen: list[int] = []
+        busy = threading.Lock()
+
+        def listener(record: Any) -> None:
+            assert busy.acquire(blocking=False), "two records were handed over at once"
+            seen.append(record.seq)
+            time.sleep(0.001)
+            busy.release()
+
+        def call(name: str) -> None:
+            if name == "three":
+                raise ModelError("three failed")
+            time.sleep({"one": 0.3, "two": 0.1, "four": 0.0}[name])
+
+        agent = Agent(Children(NAMES, call), str(tmp_path))
+        agent.subscribe(listener)
+        agent.run("go")
+        assert [i for i, _ in results(agent)] == [f"t_{n}" for n in NAMES]
+        assert results(agent)[2][1] == "Error: the subagent's model call failed: three failed"
+        assert seen == list(range(1, len(agent.history) + 1)) == [r.seq for r in agent.history]
+        returned = [r.child for r in agent.history if r.trigger == "subagent_returned"]
+        assert returned[-1].endswith(".1")  # the slowest, returned last
+
+    def test_the_run_budget_is_exact_when_children_race(self, tmp_path):
+        """max_model_calls 3 with four children racing for calls: exactly 3 calls are made, no overshoot."""
+        model = Children(NAMES, lambda name: time.sleep(0.05))
+        agent = Agent(model, str(tmp_path), max_model_calls=3)
+        agent.run("go")
+        assert model.calls == 3 and agent.run_calls == 3
+        assert agent.outcome == "max_model_calls"
+        assert sorted(c for _, c in results(agent)) == sorted(
+            ["one done", "two done", *["Subagent stopped: the run's budget of 3 model calls is spent."] * 2])
+
+    def test_approvals_are_asked_one_at_a_time_naming_the_subagent(self, tmp_path):
+        """Three children each ask about a destructive command: the approver is never entered twice at once,
+        and each question names its subagent and call."""
+        asked: list[tuple[str | None, str]] = []
+        inside = threading.Lock()
+
+        def approver(call: dict[str, Any], ask: Ask) -> bool:
+            assert inside.acquire(blocking=False), "the approver was asked twice at once"
+            asked.append((ask.agent, call["input"]["command"]))
+            time.sleep(0.05)
+            inside.release()
+            return False
+
+        names = NAMES[:3]
+        agent = Agent(Children(names, lambda name: None, child_tools=True), str(tmp_path), approver=approver,
+                      permissions=Policy())
+        agent.run("go")
+        assert sorted(asked) == [(f"{agent.agent_id}.{i}", f"rm -f {n}.txt") for i, n in enumerate(names, 1)]
+        assert [c for _, c in results(agent)] == [f"{n} done" for n in names]
+
+    def test_ctrl_c_interrupts_every_child_and_drops_late_steps(self, tmp_path):
+        """Ctrl-C while the children wait in their calls: the parent and all four are interrupted at once,
+        every task call is answered once, and a call that returns later records nothing."""
+        release = threading.Event()
+        arrived = threading.Barrier(4, timeout=20)
+
+        def call(name: str) -> None:
+            arrived.wait()
+            if name == "one":
+                _thread.interrupt_main()
+            release.wait(20)
+
+        agent = Agent(Children(NAMES, call), str(tmp_path))
+        with pytest.raises(KeyboardInterrupt):
+            agent.run("go")
+        assert agent.state == "idle" and agent.outcome == "interrupted" and not agent.children
+        assert results(agent) == [(f"t_{n}", INTERRUPTED) for n in NAMES]
+        ended = [r for r in agent.history if r.trigger == "interrupted" and r.depth == 1]
+        assert len(ended) == 4 and all(r.error == PARENT_INTERRUPTED and r.model_called for r in ended)
+        count = len(agent.history)
+        release.set()
+        time.sleep(0.3)  # the four calls return now, in their threads: their transitions are dropped
+        assert len(agent.history) == count and agent.state == "idle"
+
+    def test_an_error_out_of_a_child_stops_the_others_then_is_raised(self, tmp_path):
+        """A listener failing on one child's record: the other children stop after their step, then run()
+        raises it; no thread is left stepping."""
+
+        def fail(record: Any) -> None:
+            if record.agent.endswith(".2") and record.trigger == "replied_final":
+                raise RuntimeError("listener broke")
+
+        agent = Agent(Children(NAMES, lambda name: time.sleep(0.05)), str(tmp_path))
+        agent.subscribe(fail)
+        with pytest.raises(RuntimeError, match="listener broke"):
+            agent.run("go")
+        assert not any(c._in_thread for c in agent.children)
