@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -31,3 +33,17 @@ def _forget_taken_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     import tools.secrets
 
     monkeypatch.setattr(tools.secrets, "_taken", {})
+
+
+@pytest.fixture(autouse=True, scope="session")
+def state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """The journals of the whole run go to one temporary XDG_STATE_HOME (each workspace has its own journal
+    there, as each test has its own workspace; subprocesses inherit it), never the real home's."""
+    home = tmp_path_factory.mktemp("state")
+    before = os.environ.get("XDG_STATE_HOME")
+    os.environ["XDG_STATE_HOME"] = str(home)
+    yield home
+    if before is None:
+        os.environ.pop("XDG_STATE_HOME", None)
+    else:
+        os.environ["XDG_STATE_HOME"] = before

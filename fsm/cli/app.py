@@ -21,12 +21,14 @@ import itertools
 import logging
 import os
 import re
+import shlex
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
 
 from fsm.cli.flags import add_agent_flags, agent_from_args
+from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT
 from fsm.cli.sessions import add_session_flags, session_from_args
 from fsm.cli.signals import signal_name, signals_interrupt
 from fsm.core.records import Transition
@@ -48,10 +50,32 @@ OUTPUT_FORMATS = ("text", "json", "stream-json")
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line, ``agentfsm: MESSAGE``, with exit status 2."""
 
+    argv: ClassVar[list[str]] = []
+    """The arguments being parsed (main sets them), to tell an unknown option from a bad command."""
+    known: ClassVar[set[str]] = set()
+    """Every option string of the parser and its subcommands (build_parser fills it)."""
+    top_options: ClassVar[dict[str, argparse.Action]] = {}
+    """The top-level parser's option strings and their actions."""
+    commands: ClassVar[set[str]] = set()
+    """The subcommand names."""
+
     def error(self, message: str) -> NoReturn:
         # "argument --max-turns: --max-turns must be 1..30 (got 45)" says the flag twice; keep the second.
         message = re.sub(r"^argument (\S+?)(?:/\S+)?: (?=\1 )", "", message)
+        unknown = [a for a in _Parser.argv if a.startswith("-") and a != "-" and a.split("=")[0] not in _Parser.known
+                   and not re.fullmatch(r"-\d+(\.\d+)?", a)]
+        choice = re.match(r"^argument COMMAND: invalid choice: '(.*?)' \(choose from", message)
+        if unknown and (choice or message.startswith("unrecognized arguments")):
+            message = f"unknown option {unknown[0].split('=')[0]} (agentfsm --help lists them)"
+        elif choice:
+            word = choice.group(1)
+            message = (f"{word!r} is not a command; to run it as a prompt: agentfsm -p {shlex.quote(word)} "
+                       f"(or agentfsm run {shlex.quote(word)}); commands: {', '.join(self._commands())}")
         self.exit(2, f"agentfsm: {message}\n")
+
+    def _commands(self) -> list[str]:
+        return [name for action in self._actions if isinstance(action, argparse._SubParsersAction)
+                for name in action.choices]
 
 
 def _add_run_flags(parser: argparse.ArgumentParser) -> None:
@@ -110,7 +134,69 @@ def build_parser() -> argparse.ArgumentParser:
         plugin = sub.add_parser(name, help=summary, description=summary)
         module.configure(plugin)
         plugin.set_defaults(plugin_command=module.command)
+    _share_top_level_flags(parser, sub)
     return parser
+
+
+def _share_top_level_flags(parser: argparse.ArgumentParser, sub: Any) -> None:
+    """Let flags given before a subcommand count: a subcommand's copy of a top-level flag with the same
+    default keeps no default of its own, so the value given before it survives (and one given after wins).
+    Each subcommand records the flags it honours that way; :func:`_refuse_stray_flags` refuses the others."""
+    top = {a.dest: a.default for a in parser._actions if a.option_strings and a.dest != "help"}
+    _Parser.known = {o for a in parser._actions for o in a.option_strings}
+    for name, subparser in sub.choices.items():
+        honoured = set()
+        for action in _actions_under(subparser):
+            _Parser.known.update(action.option_strings)
+            same = action.default in (top.get(action.dest), argparse.SUPPRESS)
+            if action.dest in top and action.option_strings and same:
+                action.default = argparse.SUPPRESS
+                honoured.add(action.dest)
+        subparser.set_defaults(honoured_flags=frozenset(honoured), command_name=name)
+    _Parser.top_options = {o: a for a in parser._actions for o in a.option_strings if a.dest != "help"}
+    _Parser.commands = set(sub.choices)
+
+
+def _actions_under(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """The actions of *parser* and of its own subcommands (``sessions show``), recursively."""
+    found = list(parser._actions)
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for nested in action.choices.values():
+                found.extend(_actions_under(nested))
+    return found
+
+
+def _flags_before_command(argv: list[str]) -> list[argparse.Action]:
+    """The top-level flags *argv* gives before its subcommand (none when it names no subcommand)."""
+    given: list[argparse.Action] = []
+    tokens = iter(argv)
+    for token in tokens:
+        if token in _Parser.commands:
+            return given
+        action = _Parser.top_options.get(token.split("=")[0])
+        if action is None:
+            continue
+        given.append(action)
+        if "=" not in token and action.nargs != 0 and action.nargs != "?":
+            next(tokens, None)
+    return []
+
+
+def _refuse_stray_flags(args: argparse.Namespace) -> None:
+    """A top-level flag given before a subcommand that does not honour it is an error, never ignored.
+
+    Raises:
+        ConfigError: naming the flag and the subcommand.
+    """
+    honoured = getattr(args, "honoured_flags", None)
+    if honoured is None:
+        return
+    for action in _flags_before_command(_Parser.argv):
+        if action.dest not in honoured:
+            flag = action.option_strings[-1]
+            raise ConfigError(f"{flag} does not apply to '{args.command_name}'; put it after a command that "
+                              f"takes it (agentfsm run PROMPT {flag} …)")
 
 
 def _prompts(args: argparse.Namespace, prompt_arg: str) -> Iterator[str]:
@@ -132,10 +218,19 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
     from fsm.view.console import ConsolePrinter
     from fsm.view.stream import StreamWriter
 
-    prompts = _prompts(args, prompt_arg)
-    first = next(prompts) if args.input_format != "stream-json" else None
+    stream_input = args.input_format == "stream-json"
+    resuming = bool(getattr(args, "resume", None) or getattr(args, "continue_session", False))
+    prompts = _prompts(args, prompt_arg) if stream_input else iter(())
+    first: str | None = None
+    if not stream_input:
+        try:
+            first = next(_prompts(args, prompt_arg))
+        except ConfigError as exc:  # resuming without a prompt: finish the run that was killed, and stop
+            if not resuming or str(exc) not in (NO_PROMPT, EMPTY_PROMPT):
+                raise
     agent, session = session_from_args(args, agent_from_args(args, interactive=True))
     output = args.output_format or "text"
+    late: list[Callable[[Transition], None]] = []  # listeners that also get what the resume did already
     if args.verbose:
         printer = ConsolePrinter(sys.stderr)
 
@@ -143,16 +238,30 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
             printer(record)
             print(describe(record), file=sys.stderr, flush=True)
 
-        agent.subscribe(progress)
+        late.append(progress)
     writer = StreamWriter(sys.stdout)
     session_id = session.id if session else agent.agent_id
-    if output == "stream-json":
-        _stream_messages(args, agent, writer, session_id)
     status = 0
     try:
-        for prompt in itertools.chain([first] if first is not None else [], prompts):
-            result = run_headless(agent, prompt, session_id=session_id)
+        if output == "stream-json":
+            late.append(_stream_messages(args, agent, writer, session_id))
+        earlier = list(agent.history)
+        for listener in late:
+            for record in earlier:
+                listener(record)
+            agent.subscribe(listener)
+        runs: Iterator[str | None] = itertools.chain([first] if first is not None else [], prompts)
+        if first is None and not stream_input:
+            if not agent.busy:
+                raise ConfigError(f"nothing to finish: session {session_id} is not in the middle of a run; give a "
+                                  f"prompt to go on (agentfsm -p PROMPT --resume {session_id})")
+            runs = iter([None])
+        for prompt in runs:
+            result = run_headless(agent, prompt, session_id=session_id, earlier=earlier)
+            earlier = []
             if output == "text":
+                if result.resumed is not None and result.resumed["result"]:
+                    print(result.resumed["result"], flush=True)
                 if result.result and not (result.is_error and result.result == agent.data.error):  # on stderr
                     print(result.result, flush=True)
             else:
@@ -166,8 +275,9 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
     return status
 
 
-def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWriter, session_id: str) -> None:
-    """Subscribe Claude Code's stream-json messages (and our transition events) and write system/init."""
+def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWriter,
+                     session_id: str) -> Callable[[Transition], None]:
+    """Write system/init and return the listener of Claude Code's stream-json messages (and our events)."""
     from importlib.metadata import version
 
     from fsm.core.model import DEFAULT_MODEL
@@ -179,10 +289,11 @@ def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWrite
     key_source = getattr(agent.model, "key_source", "none")
     stream.init(agent, permission_mode=agent.permissions.mode,
                 agents=["general-purpose", *agent.agents], version=version("agentfsm"), api_key_source=key_source)
-    agent.subscribe(stream)
+    return stream
 
 
 def _dispatch(args: argparse.Namespace) -> int:
+    _refuse_stray_flags(args)
     if getattr(args, "plugin_command", None) is not None:
         return int(args.plugin_command(args))
     if args.command == "demo":
@@ -219,6 +330,7 @@ def _journal_hint(exc: JournalError) -> str:
 def main(argv: list[str] | None = None) -> int:
     """Run the ``agentfsm`` command with *argv* (``sys.argv[1:]`` when None) and return its exit status."""
     parser = build_parser()
+    _Parser.argv = list(sys.argv[1:] if argv is None else argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # --help, or a usage error already printed in one line

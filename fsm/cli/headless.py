@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import time
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -80,6 +81,8 @@ class RunResult:
     max_output_tokens: int = 0
     signal: str | None = None
     """The signal that interrupted the run (``SIGINT`` for Ctrl-C, ``SIGTERM``, ``SIGHUP``), or None."""
+    resumed: dict[str, Any] | None = None
+    """When a killed run was finished before the new prompt: its ``terminal_reason`` and ``result``."""
 
     @property
     def is_error(self) -> bool:
@@ -124,6 +127,8 @@ class RunResult:
         if self.errors:
             data["errors"] = list(self.errors)
         data.update(model_calls=self.model_calls, subagents=self.subagents, transitions=self.transitions)
+        if self.resumed is not None:
+            data["resumed"] = dict(self.resumed)
         if self.signal is not None:
             data["signal"] = self.signal
         if (note := self.cost_note()) is not None:
@@ -144,28 +149,39 @@ def permission_denials(records: list[Transition]) -> list[dict[str, Any]]:
              "reason": d.reason} for d in (r.denial for r in records) if d is not None]
 
 
-def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) -> RunResult:
-    """Send *prompt*, step *agent* until idle (or Ctrl-C) and return the run's result.
+def run_headless(agent: Agent, prompt: str | None, *, session_id: str | None = None,
+                 earlier: Sequence[Transition] = ()) -> RunResult:
+    """Finish a resumed run that stopped midway, then send *prompt* (when given), step *agent* until idle
+    (or Ctrl-C) and return the result; without *prompt* the result is the finished run's.
+
+    The counts cover *earlier* (transitions this invocation made before, e.g. a resume settling its
+    in-flight call) and both runs. When a resumed run was finished before *prompt*, ``resumed`` holds its
+    outcome and final text.
 
     A KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP under :func:`fsm.cli.signals.signals_interrupt`) does not
     escape: the agent is left idle, the result's terminal_reason is ``interrupted`` and its ``signal`` says
     which. *session_id* names the run in the result (the root agent's id when None).
     """
     started = time.monotonic()
-    records: list[Transition] = []
+    records: list[Transition] = list(earlier)
     unsubscribe = agent.subscribe(records.append)
     interrupted: str | None = None
+    resumed: dict[str, Any] | None = None
     try:
-        if agent.busy:  # a resumed run that stopped midway ends first
+        finishing = agent.busy
+        if finishing:  # a resumed run that stopped midway ends first
             agent.run()
-        agent.run(prompt)  # a reply's task calls run at once, up to the agent's max_parallel
+        if prompt is not None:
+            if finishing:
+                resumed = {"terminal_reason": agent.outcome or "end_turn", "result": _result_text(agent)}
+            agent.run(prompt)  # a reply's task calls run at once, up to the agent's max_parallel
     except KeyboardInterrupt as exc:  # inside a step the agent has settled already; between steps, settle it now
         interrupted = signal_name(exc)
         agent.interrupt()
     finally:
         unsubscribe()
     outcome = "interrupted" if interrupted else agent.outcome or "end_turn"
-    result_text = agent.data.error if agent.data.error and outcome in _ERRORS else agent.data.final_text
+    result_text = _result_text(agent)
     model_calls = [r for r in records if made_model_call(r)]
     root_replies = [r.reply for r in records if r.reply is not None and r.depth == 0]
     problem = error_line(outcome, result_text, max_turns=agent.max_turns, max_tokens=agent.max_tokens,
@@ -176,7 +192,7 @@ def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) ->
         terminal_reason=outcome,
         result=result_text,
         session_id=session_id or agent.agent_id,
-        num_turns=agent.turn,
+        num_turns=sum(1 for r in model_calls if r.depth == 0),
         model_calls=len(model_calls),
         subagents=sum(1 for r in records if r.trigger == "subagent_spawned"),
         usage=sum((r.reply.usage for r in records if r.reply is not None), Usage()),
@@ -189,7 +205,13 @@ def run_headless(agent: Agent, prompt: str, *, session_id: str | None = None) ->
         errors=[problem] if problem else [],
         max_output_tokens=agent.max_tokens,
         signal=interrupted,
+        resumed=resumed,
     )
+
+
+def _result_text(agent: Agent) -> str:
+    """The root's final text, or for an error outcome with a message, the message."""
+    return agent.data.error if agent.data.error and agent.outcome in _ERRORS else agent.data.final_text
 
 
 def _model_usage(records: list[Transition], *, default: str) -> dict[str, ModelUsage]:

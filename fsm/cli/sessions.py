@@ -26,7 +26,7 @@ from fsm.cli.flags import limits_given
 from fsm.core.lines import clip
 from fsm.core.records import Transition, converter
 from fsm.errors import ConfigError, UnknownSessionError
-from fsm.session.journal import Journal, SessionInfo, default_path
+from fsm.session.journal import Journal, SessionInfo, default_path, locate
 from fsm.session.restore import KilledOrphan, restore_at, resume
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ __all__ = ["Session", "add_db_flags", "add_session_flags", "add_time_travel_flag
            "export_jsonl", "journal_path", "recorded_model_from_args", "render_list", "render_show",
            "session_from_args", "time_travel_from_args"]
 
+DB_HELP = "the session journal (default: one per workspace, under $XDG_STATE_HOME/agentfsm or ~/.local/state/agentfsm)"
 SHOW_CHARS = 300
 """How much of a long text ``sessions show`` prints without ``--full``."""
 
@@ -63,16 +64,31 @@ def add_db_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``--session-db`` and ``--cwd`` to a subcommand that reads the journal."""
     # SUPPRESS: a value given before the subcommand (agentfsm --cwd X sessions ...) is not overwritten.
     parser.add_argument("--session-db", metavar="PATH", default=argparse.SUPPRESS,
-                        help="the session journal (default: WORKSPACE/.agentfsm/sessions.db)")
+                        help=DB_HELP)
     parser.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
                         help="the workspace (default: the current directory)")
 
 
 def journal_path(args: argparse.Namespace, workspace: str | None = None) -> Path:
     """The journal file *args* name: ``--session-db``, else *workspace*'s (else ``--cwd``'s, else the current
-    directory's)."""
+    directory's; see :func:`~fsm.session.journal.locate`). Reading a journal still kept inside the workspace
+    says once, on stderr, how to move it out of reach of ``git clean``."""
     path = getattr(args, "session_db", None)
-    return Path(path) if path else default_path(workspace or getattr(args, "cwd", None) or ".")
+    if path:
+        return Path(path)
+    root = Path(workspace or getattr(args, "cwd", None) or ".").absolute()
+    found, legacy = locate(root)
+    if legacy is not None and legacy not in _TOLD:
+        _TOLD.add(legacy)
+        new = default_path(root)
+        print(f"agentfsm: this workspace's sessions are in {legacy}, inside the workspace, where git clean -fdx "
+              f"deletes them; move them out of its reach: mkdir -p {new.parent} && mv {legacy} {new}",
+              file=sys.stderr, flush=True)
+    return found
+
+
+_TOLD: set[Path] = set()
+"""Legacy journals this process has already told about."""
 
 
 def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
@@ -224,7 +240,7 @@ def add_session_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--session-id", type=_uuid, metavar="UUID",
                        help="the id of the new session (a UUID; default: a random one)")
     group.add_argument("--session-db", metavar="PATH",
-                       help="the session journal (default: WORKSPACE/.agentfsm/sessions.db)")
+                       help=DB_HELP)
     group.add_argument("--no-session", action="store_true", help="do not journal this run")
 
 
@@ -338,7 +354,7 @@ def add_time_travel_flags(parser: argparse.ArgumentParser) -> None:
                         help="serve the replies the session got after SEQ instead of calling the model (offline)")
     if not any("--session-db" in action.option_strings for action in parser._actions):
         parser.add_argument("--session-db", metavar="PATH",
-                            help="the session journal (default: WORKSPACE/.agentfsm/sessions.db)")
+                            help=DB_HELP)
 
 
 def recorded_model_from_args(args: argparse.Namespace) -> Model | None:

@@ -1,6 +1,8 @@
 """The session journal: an append-only SQLite file that records every Transition of every run, as it happens.
 
-One file per workspace, ``.agentfsm/sessions.db`` by default (:func:`default_path`), mode 0600, WAL. A
+One file per workspace, under the user's state directory by default (:func:`default_path`: outside the
+workspace, where no repository command reaches it; :func:`locate` still finds an old
+``WORKSPACE/.agentfsm/sessions.db``), mode 0600, WAL, checked (``quick_check``) when opened for writing. A
 reader in another process (``Journal(path, readonly=True)``, e.g. the web view) sees each row as soon as it
 is committed, and :meth:`Journal.follow` hands it only the rows it has not read yet.
 A session is one root agent's life, named by its id (a fork, by a fresh one): its transitions and its
@@ -30,9 +32,12 @@ origin's state at ``forked_at``. ``record`` and ``appended`` are the encoded Tra
 
 from __future__ import annotations
 
+import fcntl
+import hashlib
 import json
 import logging
 import os
+import re
 import sqlite3
 import threading
 import time
@@ -56,7 +61,7 @@ if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
 __all__ = ["MIGRATIONS", "RECORDED_OPTIONS", "SCHEMA_VERSION", "Follower", "Journal", "Migration", "SessionInfo",
-           "default_path", "open_journal"]
+           "default_path", "legacy_path", "locate", "open_journal", "state_home"]
 
 log = logging.getLogger(__name__)
 
@@ -103,14 +108,38 @@ MIGRATIONS: tuple[Migration, ...] = (
 """Every schema change since the first release, in order; never edit one that has shipped, add the next."""
 
 
+def state_home() -> Path:
+    """The user's state directory: ``$XDG_STATE_HOME`` when it is an absolute path, else ``~/.local/state``."""
+    configured = os.environ.get("XDG_STATE_HOME", "")
+    return Path(configured) if os.path.isabs(configured) else Path.home() / ".local" / "state"
+
+
 def default_path(workspace: str | os.PathLike[str]) -> Path:
-    """Where a workspace's journal lives: ``WORKSPACE/.agentfsm/sessions.db``."""
+    """Where a workspace's journal lives: ``STATE/agentfsm/projects/KEY/sessions.db``, outside the workspace
+    (so ``git clean -fdx`` there cannot reach it), one per workspace. KEY is the workspace's real path with
+    every run of other characters than letters and digits made ``-`` (as Claude Code names
+    ``~/.claude/projects/``), then 8 hex digits of its hash, so two paths never share a journal."""
+    real = str(Path(workspace).resolve())
+    key = re.sub(r"[^A-Za-z0-9]+", "-", real).strip("-")[-100:]
+    digest = hashlib.sha256(real.encode("utf-8", "surrogateescape")).hexdigest()[:8]
+    return state_home() / "agentfsm" / "projects" / f"{key}-{digest}" / "sessions.db"
+
+
+def legacy_path(workspace: str | os.PathLike[str]) -> Path:
+    """Where earlier versions kept a workspace's journal: ``WORKSPACE/.agentfsm/sessions.db``."""
     return Path(workspace) / ".agentfsm" / "sessions.db"
 
 
+def locate(workspace: str | os.PathLike[str]) -> tuple[Path, Path | None]:
+    """The journal to use for *workspace*, and the legacy file when that is it: :func:`default_path`, unless
+    only the :func:`legacy_path` exists (it keeps being read until it is moved)."""
+    new, old = default_path(workspace), legacy_path(workspace)
+    return (old, old) if not new.exists() and old.is_file() else (new, None)
+
+
 def open_journal(workspace: str | os.PathLike[str], path: str | os.PathLike[str] | None = None) -> Journal:
-    """Open (creating if needed) the journal at *path*, or the workspace's default one."""
-    return Journal(default_path(workspace) if path is None else path)
+    """Open (creating if needed) the journal at *path*, or the workspace's (see :func:`locate`)."""
+    return Journal(locate(workspace)[0] if path is None else path)
 
 
 @frozen
@@ -263,6 +292,7 @@ class Journal:
         self.readonly = readonly
         self._lock = threading.RLock()
         self._sessions: weakref.WeakKeyDictionary[Agent, str] = weakref.WeakKeyDictionary()
+        self._claims: list[str] = []
         if readonly and not self.path.is_file():
             raise JournalError(f"session journal {self.path} does not exist", path=str(self.path))
         if not readonly:
@@ -300,6 +330,12 @@ class Journal:
                                    "(a run, or listing its sessions, does)",
                                    path=str(self.path))
             return
+        damage = [row[0] for row in db.execute("PRAGMA quick_check(3)").fetchall()]
+        if damage != ["ok"]:
+            found = " ".join("; ".join(map(str, damage)).split())[:200]
+            raise JournalError(f"session journal {self.path} is damaged ({found}); "
+                               "move it aside (its sessions cannot be trusted) or use another journal",
+                               path=str(self.path))
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = FULL")
         db.execute("PRAGMA foreign_keys = ON")
@@ -339,9 +375,44 @@ class Journal:
                 raise JournalError(f"cannot read session journal {self.path} ({exc})") from exc
 
     def close(self) -> None:
-        """Close the file (each transition is already committed; this only tidies the WAL)."""
+        """Close the file (each transition is already committed; this only tidies the WAL) and give up the
+        sessions this journal was writing."""
         with self._lock:
             self._db.close()
+            while self._claims:
+                _release(self._claims.pop())
+
+    def claim(self, session_id: str) -> None:
+        """Make this process the one that writes *session_id* (a lock file beside the journal, held until
+        :meth:`close` or the process ends).
+
+        Raises:
+            JournalError: another process writes that session now.
+        """
+        lock = self.path.parent / f"{self.path.name}.locks" / f"{session_id}.lock"
+        with _HELD_LOCK:
+            if str(lock) in _HELD:  # this process has it already (another Journal of the same file)
+                fd, count = _HELD[str(lock)]
+                _HELD[str(lock)] = (fd, count + 1)
+                self._claims.append(str(lock))
+                return
+            try:
+                lock.parent.mkdir(mode=0o700, exist_ok=True)
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
+            except OSError as exc:
+                raise JournalError(f"cannot lock session {session_id} in {lock.parent} ({exc.strerror or exc})",
+                                   path=str(self.path), session_id=session_id) from exc
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError:
+                holder = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
+                os.close(fd)
+                raise JournalError(f"session {session_id} is being run by another process (pid {holder}); "
+                                   "wait for it to finish, or stop it first") from None
+            os.ftruncate(fd, 0)
+            os.write(fd, str(os.getpid()).encode())
+            _HELD[str(lock)] = (fd, 1)
+            self._claims.append(str(lock))
 
     def __enter__(self) -> Journal:
         return self
@@ -394,6 +465,7 @@ class Journal:
         return info.id
 
     def _subscribe(self, agent: Agent, session_id: str, codec: Codec, *, needs_prompt: bool) -> None:
+        self.claim(session_id)
         agent.subscribe(_Writer(self, session_id, agent.agent_id, codec, needs_prompt=needs_prompt))
         agent.watch_processes(_ProcessWriter(self, session_id))
         self._sessions[agent] = session_id
@@ -542,6 +614,20 @@ def _info(row: tuple[Any, ...]) -> SessionInfo:
     return SessionInfo(sid, created, workdir, root, prompt, forked_from, forked_at, json.loads(settings or "{}"),
                        count, last_seq, turns, calls, tokens, Usage(*usage), state,
                        outcome if state == "idle" and outcome else None, updated)
+
+
+_HELD: dict[str, tuple[int, int]] = {}
+"""Session lock files this process holds: path → (descriptor, how many Journals claimed it)."""
+_HELD_LOCK = threading.Lock()
+
+
+def _release(lock: str) -> None:
+    with _HELD_LOCK:
+        fd, count = _HELD.pop(lock)
+        if count > 1:
+            _HELD[lock] = (fd, count - 1)
+        else:
+            os.close(fd)  # closing the descriptor drops the flock
 
 
 def _create(path: Path) -> None:

@@ -95,9 +95,10 @@ def resume(journal: Journal, session_id: str, model: Model, *, workdir: str | No
 
     Raises:
         ConfigError: no such session.
-        JournalError: the journal cannot be read.
+        JournalError: the journal cannot be read, or another process is running the session.
     """
     info = journal.find(session_id)
+    journal.claim(info.id)  # before anything is killed: another process may be running it right now
     killed = kill_orphans(journal, info.id)
     for orphan in killed:
         if on_kill is not None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pexpect
 
 from fsm import Agent
-from fsm.session.journal import Journal, open_journal
+from fsm.session.journal import Journal, default_path, open_journal
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, base_env
 
@@ -40,7 +40,7 @@ def test_debug_forks_an_old_session_at_a_seq(tmp_path):
     assert "The agent is idle: the run ended with outcome end_turn." in child.before
     child.sendline("q")
     child.expect(pexpect.EOF)
-    with Journal(tmp_path / ".agentfsm" / "sessions.db") as journal:
+    with Journal(default_path(tmp_path)) as journal:
         sessions = journal.sessions()
     assert len(sessions) == 2
     assert sum(1 for s in sessions if s.id == session) == 1  # the original is untouched; the fork is new

@@ -17,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from fsm.session.journal import default_path
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, base_env
 from tests.e2e.fake_server import FakeAnthropic
@@ -80,7 +81,7 @@ def test_a_printed_key_is_redacted_everywhere(fake: FakeAnthropic, project: Path
     exported = subprocess.run([str(AGENTFSM), "sessions", "export", fake_session(done.stdout)], cwd=project,
                               env=base_env(), text=True, capture_output=True, timeout=30)
     assert exported.returncode == 0, exported.stderr
-    journal = (project / ".agentfsm" / "sessions.db").read_bytes()
+    journal = default_path(project).read_bytes()
     for where, text in (("stream-json", done.stdout), ("stderr", done.stderr), ("export", exported.stdout),
                         ("journal", journal.decode("latin-1"))):
         assert KEY not in text, f"the key reached {where}"

@@ -61,7 +61,13 @@ class TestUsage:
         (["run", "hi", "--max-turns", "many"], "agentfsm: --max-turns must be 1..30 (got 'many')"),
         (["-p", "hi", "--output-format", "xml"],
          "agentfsm: argument --output-format: invalid choice: 'xml' (choose from 'text', 'json', 'stream-json')"),
-        (["frobnicate"], "agentfsm: argument COMMAND: invalid choice: 'frobnicate' (choose from 'run', 'demo'"),
+        (["frobnicate"], "agentfsm: 'frobnicate' is not a command; to run it as a prompt: agentfsm -p frobnicate "
+                         "(or agentfsm run frobnicate); commands: run, demo"),
+        (["-p", "hi", "--allowedToolz", "Read"],
+         "agentfsm: unknown option --allowedToolz (agentfsm --help lists them)"),
+        (["-p", "hi", "--frob"], "agentfsm: unknown option --frob (agentfsm --help lists them)"),
+        (["--max-turns", "3", "demo"], "agentfsm: --max-turns does not apply to 'demo'; put it after a command "
+                                       "that takes it (agentfsm run PROMPT --max-turns …)"),
         (["--output-format", "json"],
          "agentfsm: --output-format needs a headless run: agentfsm -p PROMPT --output-format ..."),
         (["-p", "hi"], "agentfsm: No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"),

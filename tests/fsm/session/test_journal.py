@@ -4,6 +4,7 @@ seq."""
 from __future__ import annotations
 
 import os
+import re
 import sqlite3
 import stat
 import tempfile
@@ -18,7 +19,7 @@ from fsm import Agent, ConfigError, MisuseError
 from fsm.core.permissions import deny_all
 from fsm.core.records import AgentState, Usage
 from fsm.errors import JournalError
-from fsm.session.journal import SCHEMA_VERSION, Journal, Migration, default_path, open_journal
+from fsm.session.journal import SCHEMA_VERSION, Journal, Migration, default_path, legacy_path, locate, open_journal
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tests.fsm.session.journal_support import (
     DrawnModel,
@@ -40,15 +41,39 @@ def journalled(tmp_path: Path, script: list, **options) -> tuple[Agent, Journal,
 
 
 class TestOpen:
-    def test_default_path_is_under_the_workspace(self, tmp_path):
-        """The default journal is WORKSPACE/.agentfsm/sessions.db."""
-        assert default_path(tmp_path) == tmp_path / ".agentfsm" / "sessions.db"
-        with open_journal(tmp_path) as journal:
-            assert journal.path == tmp_path / ".agentfsm" / "sessions.db"
+    def test_default_path_is_under_the_state_home(self, tmp_path, state_home):
+        """The default journal is outside the workspace, one per real path, under XDG_STATE_HOME/agentfsm."""
+        work = tmp_path / "my work"
+        work.mkdir()
+        (tmp_path / "link").symlink_to(work)
+        path = default_path(work)
+        assert path.parent.parent == state_home / "agentfsm" / "projects" and path.name == "sessions.db"
+        assert path.parent.name.startswith(re.sub(r"[^A-Za-z0-9]+", "-", str(work.resolve())).strip("-"))
+        assert default_path(tmp_path / "link") == path and default_path(tmp_path) != path
+        with open_journal(work) as journal:
+            assert journal.path == path and not (work / ".agentfsm").exists()
 
-    def test_default_folder_ignored_by_git(self, tmp_path):
-        """The .agentfsm folder it creates tells git to ignore it, so journals never get committed."""
-        with open_journal(tmp_path):
+    def test_state_home_falls_back_to_local_state(self, tmp_path, monkeypatch):
+        """Without an absolute XDG_STATE_HOME the journals go under ~/.local/state/agentfsm."""
+        monkeypatch.setenv("HOME", str(tmp_path / "home"))
+        for value in ("", "relative/dir"):
+            monkeypatch.setenv("XDG_STATE_HOME", value)
+            assert default_path(tmp_path).is_relative_to(tmp_path / "home" / ".local" / "state" / "agentfsm")
+
+    def test_legacy_journal_keeps_being_read(self, tmp_path):
+        """A WORKSPACE/.agentfsm/sessions.db is found while the new place is empty; once that exists, it wins."""
+        with Journal(legacy_path(tmp_path)) as old:
+            old.start(Agent(ScriptedModel(), str(tmp_path)))
+        assert locate(tmp_path) == (legacy_path(tmp_path), legacy_path(tmp_path))
+        with open_journal(tmp_path) as journal:
+            assert journal.path == legacy_path(tmp_path) and len(journal.sessions()) == 1
+        with Journal(default_path(tmp_path)):
+            pass
+        assert locate(tmp_path) == (default_path(tmp_path), None)
+
+    def test_legacy_folder_ignored_by_git(self, tmp_path):
+        """A .agentfsm folder it creates tells git to ignore it, so journals never get committed."""
+        with Journal(legacy_path(tmp_path)):
             assert (tmp_path / ".agentfsm" / ".gitignore").read_text() == "# agentfsm session journals\n*\n"
         with Journal(tmp_path / "elsewhere" / "s.db"):
             assert not (tmp_path / "elsewhere" / ".gitignore").exists()
@@ -356,3 +381,55 @@ class TestReading:
         agent.run("one")
         agent.run("two")
         assert journal.find(session).usage == Usage(13, 7, 7, 100)
+
+
+class TestIntegrity:
+    def test_damaged_file_is_refused_for_writing(self, tmp_path):
+        """quick_check runs when a journal is opened for writing: garbage pages are one JournalError line."""
+        path = tmp_path / "s.db"
+        with Journal(path) as journal:
+            agent = Agent(ScriptedModel([text_reply("x" * 3000)] * 20), str(tmp_path))
+            journal.start(agent)
+            for _ in range(20):
+                agent.run("again " * 200)
+        with sqlite3.connect(path) as db:
+            db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+        data = bytearray(path.read_bytes())
+        data[4096 * 3:4096 * 5] = b"\xde\xad" * 4096
+        path.write_bytes(bytes(data))
+        with pytest.raises(JournalError) as caught:
+            Journal(path)
+        message = str(caught.value)
+        assert message.startswith(f"session journal {path} is") and "\n" not in message
+
+
+class TestOneWriterPerSession:
+    def test_a_second_process_is_refused_at_once(self, tmp_path):
+        """While another process runs a session, claiming it fails at once, naming that process's pid."""
+        import subprocess
+        import sys
+
+        path = tmp_path / "s.db"
+        with Journal(path) as journal:
+            session = journal.start(Agent(ScriptedModel(), str(tmp_path)))
+        holder = subprocess.Popen(
+            [sys.executable, "-c", "import sys, time; from fsm.session.journal import Journal; "
+             f"j = Journal({str(path)!r}); j.claim({session!r}); print('held', flush=True); sys.stdin.read()"],
+            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            assert holder.stdout.readline() == "held\n"
+            with Journal(path) as journal, pytest.raises(JournalError) as caught:
+                journal.claim(session)
+            assert str(caught.value) == (f"session {session} is being run by another process (pid "
+                                         f"{holder.pid}); wait for it to finish, or stop it first")
+        finally:
+            holder.communicate("")
+        with Journal(path) as journal:
+            journal.claim(session)  # free again once that process is gone
+
+    def test_the_same_process_may_claim_twice(self, tmp_path):
+        """Two journals of one file in one process share the claim (a resume after a start, in a test)."""
+        path = tmp_path / "s.db"
+        with Journal(path) as first, Journal(path) as second:
+            session = first.start(Agent(ScriptedModel(), str(tmp_path)))
+            second.claim(session)

@@ -1,0 +1,131 @@
+"""The CLI finishes what was killed, keeps journals out of the workspace, and honours flags before ``run``.
+
+Each test runs the installed ``agentfsm`` against the loopback fake server; journals go to the test's
+``XDG_STATE_HOME`` (tests/conftest.py), which the subprocesses inherit.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from fsm.session.journal import Journal, default_path, legacy_path
+from fsm.testing import text_reply, tool_reply, tool_use
+from tests.e2e.conftest import AGENTFSM, base_env
+from tests.e2e.fake_server import FakeAnthropic
+
+
+def kill_mid_subagent(fake: FakeAnthropic, project: Path) -> str:
+    """Run ``agentfsm -p`` until its subagent waits for the model, SIGKILL it; the session's id."""
+    release = threading.Event()
+
+    def hang(body: dict[str, Any]) -> dict[str, Any]:
+        release.wait(30)
+        return text_reply("too late")
+
+    fake.script = [tool_reply(tool_use("task", {"prompt": "write the notes"}, id="p1")),
+                   tool_reply(tool_use("write_file", {"path": "notes.txt", "content": "n"}, id="c1")),
+                   hang]
+    env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
+    proc = subprocess.Popen([str(AGENTFSM), "-p", "delegate the notes", "--permission-mode", "acceptEdits"],
+                            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while len(fake.requests) < 3 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=10)
+    release.set()
+    with Journal(default_path(project)) as journal:
+        (session,) = journal.sessions()
+    assert session.state == "executing_tools" and (project / "notes.txt").exists()
+    fake.requests.clear()
+    return session.id
+
+
+def test_continue_without_a_prompt_finishes_the_killed_run(fake, project, agentfsm):
+    """``agentfsm -p --continue </dev/null`` finishes a run killed mid-subagent and prints its final answer."""
+    session = kill_mid_subagent(fake, project)
+    fake.script = [text_reply("notes written"), text_reply("all done")]
+    run = agentfsm("-p", "--continue")  # stdin is /dev/null
+    assert (run.code, run.stdout, run.stderr) == (0, "all done\n", "")
+    with Journal(default_path(project)) as journal:
+        info = journal.find(session)
+    assert (info.state, info.outcome) == ("idle", "end_turn")
+    again = agentfsm("run", "--continue")
+    assert again.code == 2 and again.stderr == (
+        f"agentfsm: nothing to finish: session {session} is not in the middle of a run; give a prompt to go on "
+        f"(agentfsm -p PROMPT --resume {session})\n")
+
+
+def test_resume_with_a_prompt_reports_the_killed_run(fake, project, agentfsm):
+    """With a new prompt the killed run's answer comes in ``resumed`` and the counts cover both runs."""
+    session = kill_mid_subagent(fake, project)
+    fake.script = [text_reply("notes written"), text_reply("all done"), text_reply("nothing else")]
+    run = agentfsm("-p", "anything else?", "--resume", session, "--output-format", "json")
+    assert run.code == 0, run.stderr
+    result = run.json()
+    assert result["resumed"] == {"terminal_reason": "end_turn", "result": "all done"}
+    assert (result["result"], result["model_calls"], result["num_turns"]) == ("nothing else", 3, 2)
+
+
+def test_text_mode_prints_the_killed_runs_answer_first(fake, project, agentfsm):
+    """In text mode the killed run's final text is printed before the new prompt's."""
+    kill_mid_subagent(fake, project)
+    fake.script = [text_reply("notes written"), text_reply("all done"), text_reply("nothing else")]
+    run = agentfsm("-p", "anything else?", "--continue", "--verbose")
+    assert run.code == 0 and run.stdout == "all done\nnothing else\n", run.stderr
+
+
+def test_git_clean_loses_no_session(fake, project, agentfsm):
+    """The journal lives outside the workspace: after git clean -fdx, sessions list still shows the session."""
+    subprocess.run(["git", "init", "-q", str(project)], check=True)
+    fake.script = [text_reply("hello")]
+    run = agentfsm("-p", "hi", "--output-format", "json")
+    assert run.code == 0, run.stderr
+    session = run.json()["session_id"]
+    subprocess.run(["git", "clean", "-fdxq"], cwd=project, check=True)
+    listing = agentfsm("sessions", "list")
+    assert listing.code == 0 and listing.stdout.splitlines()[1].startswith(session), listing.stdout
+
+
+def test_legacy_journal_is_read_and_the_move_is_told(project, agentfsm):
+    """A journal left in WORKSPACE/.agentfsm is still listed, with one stderr line saying how to move it."""
+    from fsm import Agent
+    from fsm.testing import ScriptedModel
+
+    with Journal(legacy_path(project)) as journal:
+        session = journal.start(Agent(ScriptedModel(), str(project)))
+    listing = agentfsm("sessions", "list")
+    assert listing.code == 0 and listing.stdout.splitlines()[1].startswith(session)
+    (line,) = listing.stderr.splitlines()
+    assert line.startswith(f"agentfsm: this workspace's sessions are in {legacy_path(project)}")
+    assert line.endswith(f"mv {legacy_path(project)} {default_path(project)}")
+
+
+def test_flags_before_run_are_honoured(fake, project, agentfsm):
+    """``agentfsm --max-turns 2 run x`` makes at most 2 model calls; --output-format before run is kept."""
+    fake.script = [tool_reply(tool_use("glob", {"pattern": "*"}))] * 5
+    run = agentfsm("--max-turns", "2", "--output-format", "json", "--no-session", "run", "x")
+    assert run.code == 1 and len(fake.messages_requests) == 2
+    assert json.loads(run.stdout)["terminal_reason"] == "max_turns"
+
+
+def test_flags_that_do_not_apply_are_refused(agentfsm):
+    """A run flag before a command that does not take it, an unknown option and a bare prompt are one line."""
+    cases = {
+        ("--max-turns", "2", "diagram"): "agentfsm: --max-turns does not apply to 'diagram'; put it after a "
+                                         "command that takes it (agentfsm run PROMPT --max-turns …)\n",
+        ("-p", "hi", "--allowedToolz", "Read"): "agentfsm: unknown option --allowedToolz (agentfsm --help lists "
+                                                "them)\n",
+    }
+    for argv, expected in cases.items():
+        run = agentfsm(*argv)
+        assert (run.code, run.stderr) == (2, expected), argv
+    bare = agentfsm("fix the bug")
+    assert bare.code == 2 and bare.stderr.startswith(
+        "agentfsm: 'fix the bug' is not a command; to run it as a prompt: agentfsm -p 'fix the bug'")
