@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fsm.core.agent import Agent
 from fsm.core.lines import clip, describe, short
 from fsm.core.records import Transition
-from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from fsm.testing import tool_use
+from tests.fsm.session.journal_support import delegating_run
 from tools import ToolOutput
 
 
@@ -15,17 +15,6 @@ def _tool_record(text: str = "a.py", *, is_error: bool = False) -> Transition:
     return Transition(seq=4, agent="ab.1", parent="ab", depth=1, source="executing_tools", trigger="tool_ran",
                       dest="executing_tools", turn=1, tool_call=tool_use("glob", {"pattern": "*.py"}, id="t1"),
                       tool_result=ToolOutput(text, is_error=is_error), notes=("glob(*.py)",))
-
-
-def _delegating_run(tmp_path: Path) -> list[Transition]:
-    model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "look"})),
-                           tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("child done"),
-                           text_reply("all done")])
-    agent = Agent(model, str(tmp_path))
-    records: list[Transition] = []
-    agent.subscribe(records.append)
-    agent.run("go")
-    return records
 
 
 class TestClip:
@@ -67,7 +56,7 @@ class TestDescribe:
 
     def test_lines_of_a_run(self, tmp_path: Path) -> None:
         """The root's lines name the edge and turn and, for replies, the tools asked for or the text."""
-        lines = [describe(r) for r in _delegating_run(tmp_path)]
+        lines = [describe(r) for r in delegating_run(tmp_path)]
         root = lines[0].split()[3].rstrip(":")
         assert lines[0] == f"#1 depth 0 {root}: idle --prompt--> awaiting_model (turn 0)"
         assert lines[1] == f"#2 depth 0 {root}: awaiting_model --replied_with_tools--> executing_tools (turn 1)  " \

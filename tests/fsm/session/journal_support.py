@@ -5,13 +5,14 @@ from __future__ import annotations
 import contextlib
 import copy
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from attrs import define, field
 
 from fsm import Agent, Hooks, Policy, Reply, Transition
 from fsm.core.records import AgentState
-from fsm.testing import text_reply, tool_reply, tool_use
+from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
 
 class DrawnModel:
@@ -108,3 +109,15 @@ def delegation_script() -> list[dict[str, Any]]:
         tool_reply(tool_use("bash", {"command": "echo two >> log.txt"}, id="p3")),
         text_reply("all done"),
     ]
+
+
+def delegating_run(tmp_path: Path) -> list[Transition]:
+    """The records of a small run in *tmp_path*: the parent delegates, the child globs and answers, the parent ends."""
+    model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "look"})),
+                           tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("child done"),
+                           text_reply("all done")])
+    agent = Agent(model, str(tmp_path))
+    records: list[Transition] = []
+    agent.subscribe(records.append)
+    agent.run("go")
+    return records

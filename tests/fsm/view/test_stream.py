@@ -6,10 +6,10 @@ import io
 import json
 from pathlib import Path
 
-from fsm.core.agent import Agent
 from fsm.core.records import Reply, Transition, Usage
-from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from fsm.testing import tool_use
 from fsm.view.stream import CONTENT_CUT, StreamWriter, event_of
+from tests.fsm.session.journal_support import delegating_run
 from tools import ToolOutput
 
 KEYS = ["type", "seq", "agent", "parent", "depth", "source", "trigger", "dest", "turn", "tool_call", "tool_result",
@@ -20,17 +20,6 @@ def _tool_record(text: str = "a.py") -> Transition:
     return Transition(seq=4, agent="ab.1", parent="ab", depth=1, source="executing_tools", trigger="tool_ran",
                       dest="executing_tools", turn=1, tool_call=tool_use("glob", {"pattern": "*.py"}, id="t1"),
                       tool_result=ToolOutput(text), notes=("glob(*.py)",), duration_ms=1.23456)
-
-
-def _delegating_run(tmp_path: Path) -> list[Transition]:
-    model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "look"})),
-                           tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("child done"),
-                           text_reply("all done")])
-    agent = Agent(model, str(tmp_path))
-    records: list[Transition] = []
-    agent.subscribe(records.append)
-    agent.run("go")
-    return records
 
 
 class TestEventOf:
@@ -65,7 +54,7 @@ class TestEventOf:
 
     def test_every_event_of_a_run_has_every_key_and_is_json(self, tmp_path: Path) -> None:
         """Events of a real delegating run all have the same keys and survive a JSON round trip."""
-        for record in _delegating_run(tmp_path):
+        for record in delegating_run(tmp_path):
             event = event_of(record)
             assert list(event) == KEYS
             assert json.loads(json.dumps(event)) == event
@@ -76,7 +65,7 @@ class TestStreamWriter:
         """Each record becomes one JSON line, in seq order."""
         out = io.StringIO()
         writer = StreamWriter(out)
-        records = _delegating_run(tmp_path)
+        records = delegating_run(tmp_path)
         for record in records:
             writer(record)
         lines = out.getvalue().splitlines()
