@@ -287,7 +287,7 @@ class TestLooking:
         output = session(make(tmp_path, SUBAGENT), "s", "s", "s", "diagram", f"diagram {tmp_path / 'd.mmd'}")
         moves = replies(output)
         assert "  class sub_idle current\n" in moves[3]
-        assert "executing_tools --> executing_tools: tool_ran<br/>subagent_spawned (last step)<br/>" in moves[3]
+        assert "    [*] --> sub_idle: subagent_spawned (last step)\n" in moves[3]
         assert moves[4].startswith(f"Wrote {tmp_path / 'd.mmd'}\n")
         assert "  class sub_idle current" in (tmp_path / "d.mmd").read_text()
 

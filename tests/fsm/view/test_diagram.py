@@ -1,8 +1,8 @@
-"""Tests for fsm.view.diagram: every state and transition of the table is drawn, highlighting, guards, drift."""
+"""Tests for fsm.view.diagram: the mermaid draws every transition some run takes, highlighting, the committed
+diagrams/ (drift, legibility)."""
 
 from __future__ import annotations
 
-import html
 import re
 import subprocess
 import sys
@@ -11,24 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from fsm.core.checker import Bounds, explore, moves
-from fsm.core.machine import STATES, TRANSITIONS, unless
-from fsm.core.machine import conditions as if_
+from fsm.core.machine import STATES
 from fsm.errors import ConfigError
-from fsm.view import diagram
-from fsm.view.diagram import CHILD, INSTALL_HINT, NODES, REGENERATE, edges, mermaid
+from fsm.view.diagram import CHILD, MERMAID_INIT, NODES, REGENERATE, mermaid
+from tests.fsm.view.diagram_support import HAVE_PYGRAPHVIZ, LEGIBLE, legibility, table_edges
 
 ROOT = Path(__file__).resolve().parents[3]
 COMMITTED = ROOT / "diagrams"
-EDGE = re.compile(r"^\s*(\w+) --> (\w+): (.+)$")
-
-try:
-    import pygraphviz  # noqa: F401
-
-    HAVE_PYGRAPHVIZ = True
-except ImportError:
-    HAVE_PYGRAPHVIZ = False
-needs_pygraphviz = pytest.mark.skipif(not HAVE_PYGRAPHVIZ, reason="pygraphviz not installed (agentfsm[diagrams])")
+EDGE = re.compile(r"^\s*(\[\*\]|\w+) --> (\[\*\]|\w+): (.+)$")
+INTO_CHILD = {"subagent_spawned": ("[*]", f"{CHILD}idle"), "subagent_returned": (f"{CHILD}idle", "[*]")}
+"""Where mermaid draws the parent's spawn and return: into the child machine's start and out of its idle."""
 
 
 def parse(text: str) -> list[tuple[str, str, str]]:
@@ -41,37 +33,14 @@ def parse(text: str) -> list[tuple[str, str, str]]:
     return out
 
 
-def taken() -> set[tuple[str, str, str]]:
-    """(prefix, source, trigger) of every edge some run takes, asked of the checker without fsm.view.diagram."""
-    b = Bounds(3, 2, 4, exact_budget=True)
-    return {(CHILD if depth else "", source, trigger)
-            for config in explore(b)[0] for _, made, _ in moves(config, b) for depth, source, trigger, _ in made}
-
-
-def table_edges(prefix: str = "", *, conditions: bool = False) -> list[tuple[str, str, str]]:
-    """What the table says should be drawn (the edges some run takes), computed without fsm.view.diagram."""
-    out = []
-    reached = taken()
-    for row in TRANSITIONS:
-        for source in [row["source"]] if isinstance(row["source"], str) else row["source"]:
-            if (prefix, source, row["trigger"]) not in reached:
-                continue
-            label = row["trigger"]
-            guards = [f"{word} {' or '.join(names)}" for word, names in (("if", if_(row)), ("unless", unless(row)))
-                      if names]
-            if conditions and guards:
-                label += f" [{', '.join(guards)}]"
-            out.append((prefix + source, prefix + (row["dest"] or source), label))
-    return out
-
-
 class TestMermaid:
     def test_is_a_state_diagram(self):
-        """The text is a stateDiagram-v2 whose initial state is idle, in both machines."""
+        """The text is a stateDiagram-v2 after its font line, whose initial state is idle, in both machines."""
         text = mermaid()
-        assert text.startswith("stateDiagram-v2\n")
+        assert text.startswith(f"{MERMAID_INIT}\nstateDiagram-v2\n")
+        assert '"fontSize": "24px"' in MERMAID_INIT
         assert "  [*] --> idle" in text.splitlines()
-        assert f"    [*] --> {CHILD}idle" in text.splitlines()
+        assert f"    [*] --> {CHILD}idle: subagent_spawned" in text.splitlines()
 
     def test_every_state_declared_once(self):
         """Each state of the table is declared once for the parent and once, prefixed, for the child."""
@@ -83,8 +52,9 @@ class TestMermaid:
     def test_every_transition_drawn_and_nothing_else(self, conditions):
         """The drawn edges are exactly the table's rows, one per source, for parent and child."""
         drawn = Counter(parse(mermaid(conditions=conditions)))
-        expected = Counter(table_edges(conditions=conditions) + table_edges(CHILD, conditions=conditions))
-        assert drawn == expected
+        parent = [(*INTO_CHILD.get(label.split(" ")[0], (s, d)), label)
+                  for s, d, label in table_edges(conditions=conditions)]
+        assert drawn == Counter(parent + table_edges(CHILD, conditions=conditions))
 
     def test_child_is_nested_in_executing_tools(self):
         """The child's states and transitions are inside the executing_tools composite state, the parent's outside."""
@@ -92,16 +62,24 @@ class TestMermaid:
         start = lines.index('  state "executing_tools" as executing_tools {')
         end = lines.index("  }", start)
         inside, outside = "\n".join(lines[start + 1:end]), "\n".join(lines[:start] + lines[end + 1:])
-        assert {s for s, _, _ in parse(inside)} == {CHILD + s for s in STATES}
+        assert {s for s, _, _ in parse(inside)} == {CHILD + s for s in STATES} | {"[*]"}
         assert {s for s, _, _ in parse(outside)} == set(STATES)
         assert 'state "subagent awaiting_model" as sub_awaiting_model' in inside
 
     def test_internal_transitions_are_self_loops(self):
         """A row with dest None is drawn from its state back to it."""
         drawn = parse(mermaid())
-        for trigger in ("tool_ran", "subagent_spawned", "subagent_returned"):
-            assert ("executing_tools", "executing_tools", trigger) in drawn
+        assert ("executing_tools", "executing_tools", "tool_ran") in drawn
         assert ("sub_executing_tools", "sub_executing_tools", "tool_ran") in drawn
+
+    def test_spawn_enters_the_child_machine(self):
+        """The parent's subagent_spawned is the child machine's start arrow, its subagent_returned leaves the
+        child's idle for the child's end: inside executing_tools, not self-loops of it."""
+        lines = mermaid(conditions=True).splitlines()
+        assert "    [*] --> sub_idle: subagent_spawned [if can_spawn]" in lines
+        assert "    sub_idle --> [*]: subagent_returned" in lines
+        loops = [line for line in lines if line.startswith("  executing_tools --> executing_tools")]
+        assert loops == ["  executing_tools --> executing_tools: tool_ran"]
 
     def test_edges_no_run_takes_are_left_out(self):
         """The subagent's spawn and return and the root's budget_spent from idle are not drawn, and are named."""
@@ -111,8 +89,6 @@ class TestMermaid:
                      ("idle", "stopping", "budget_spent")]:
             assert edge not in drawn
         assert ("sub_idle", "sub_stopping", "budget_spent") in drawn
-        assert diagram.never_taken() == {("", "idle", "budget_spent"), (CHILD, "executing_tools", "subagent_spawned"),
-                                         (CHILD, "executing_tools", "subagent_returned")}
         assert ("%% left out, as no run takes them (agentfsm check): the root's budget_spent from idle; the "
                 "subagent's subagent_returned from executing_tools; the subagent's subagent_spawned from "
                 "executing_tools") in mermaid()
@@ -144,6 +120,9 @@ class TestMermaid:
         drawn = parse(mermaid(last=("sub_awaiting_model", "replied_final")))
         marked = [edge for edge in drawn if "(last step)" in edge[2]]
         assert marked == [("sub_awaiting_model", "sub_stopping", "replied_final (last step)")]
+        drawn = parse(mermaid(last=("executing_tools", "subagent_spawned")))
+        marked = [edge for edge in drawn if "(last step)" in edge[2]]
+        assert marked == [("[*]", "sub_idle", "subagent_spawned (last step)")]
 
     def test_unknown_highlight_is_one_line_error(self):
         """Highlighting a state the table lacks raises ConfigError naming the choices."""
@@ -156,65 +135,6 @@ class TestMermaid:
         """A last transition the table lacks is refused."""
         with pytest.raises(ConfigError, match=r"^no transition 'prompt' leaves 'stopping' in the table$"):
             mermaid(last=("stopping", "prompt"))
-
-
-class TestEdges:
-    def test_rows_expand_per_source(self):
-        """edges() has one entry per (row, source) and keeps each row's doc."""
-        assert len(edges()) == sum(1 if isinstance(r["source"], str) else len(r["source"]) for r in TRANSITIONS)
-        assert all(e.doc for e in edges())
-        assert edges(CHILD)[0].source.startswith(CHILD)
-
-
-@needs_pygraphviz
-class TestSvg:
-    def titles(self, text: str) -> Counter:
-        found = [html.unescape(t) for t in re.findall(r"<title>(.*?)</title>", text)]
-        return Counter(re.sub(r":w(?=->)", "", t) for t in found if "->" in t)
-
-    def test_every_state_and_transition_drawn(self):
-        """The SVG has a node per state (both machines) and an edge per table row and source."""
-        text = diagram.svg(conditions=True)
-        for node in NODES:
-            assert f"<title>{node}</title>" in text
-        # transitions between one pair of states share a drawn edge (interrupted ones apart); the parent's spawn
-        # and return are drawn into and out of the child machine; the start arrows are extra
-        pairs = {(s, d, label.split(" ")[0] == "interrupted") for s, d, label in table_edges() + table_edges(CHILD)}
-        expected = Counter(f"{s}->{d}" for s, d, _ in pairs)
-        expected -= Counter({"executing_tools->executing_tools": 1})
-        expected += Counter({"start->idle": 1, f"{CHILD}start->{CHILD}idle": 1, "executing_tools->executing_tools": 1,
-                             f"executing_tools->{CHILD}start": 1, f"{CHILD}idle->executing_tools": 1})
-        assert self.titles(text) == expected
-        labels = Counter(html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", text))
-        for _, _, label in table_edges(conditions=True):
-            assert labels[label.split(" [")[0]] >= 1, label
-
-    def test_highlight_and_last(self):
-        """The highlighted node is filled, the last transition drawn in red."""
-        text = diagram.svg("sub_idle", last=("idle", "prompt"))
-        node = text[text.index("<title>sub_idle</title>"):][:600]
-        assert 'fill="#ffe082"' in node
-        edge = text[text.index("<title>idle&#45;&gt;awaiting_model</title>"):][:600]
-        assert 'stroke="#d32f2f"' in edge and "prompt (last step)" in edge
-
-    def test_deterministic(self):
-        """Two renders are byte-identical (no Graphviz version comment)."""
-        assert diagram.svg() == diagram.svg()
-        assert "Generated by graphviz" not in diagram.svg()
-
-    def test_png(self):
-        """png() returns PNG bytes."""
-        assert diagram.png().startswith(b"\x89PNG")
-
-
-class TestMissingPygraphviz:
-    def test_svg_says_the_install_command(self, monkeypatch):
-        """Without pygraphviz, svg() raises one line with the pip command."""
-        monkeypatch.setitem(sys.modules, "pygraphviz", None)
-        with pytest.raises(ConfigError) as info:
-            diagram.svg()
-        assert str(info.value) == "SVG and PNG need pygraphviz: pip install 'agentfsm[diagrams]'"
-        assert str(info.value) == INSTALL_HINT
 
 
 class TestCommittedDiagrams:
@@ -233,10 +153,19 @@ class TestCommittedDiagrams:
         assert f"```mermaid\n{(COMMITTED / 'agent.mmd').read_text()}```" in readme
         assert REGENERATE in readme
 
-    def test_committed_mermaid_has_guards(self):
-        """The committed diagram is the --conditions one."""
-        assert (COMMITTED / "agent.mmd").read_text() == mermaid(conditions=True)
+    def test_committed_mermaid_is_the_default(self):
+        """The committed mermaid is what `agentfsm diagram` prints; its README lists the guards."""
+        assert (COMMITTED / "agent.mmd").read_text() == mermaid()
+        readme = (COMMITTED / "README.md").read_text()
+        assert "| `paused`, `tools_done`, `continue_forced` | `unless out_of_turns or out_of_model_calls` |" in readme
+        assert "| `budget_spent` from `idle` | `if out_of_model_calls` |" in readme
 
     def test_svg_committed(self):
         """diagrams/agent.svg exists and is an SVG (its content is checked above when pygraphviz is installed)."""
         assert (COMMITTED / "agent.svg").read_text().lstrip().startswith("<?xml")
+
+    def test_committed_svg_legible_at_readme_width(self):
+        """README shows diagrams/agent.svg scaled to 880 px: each font size times 880 / the SVG's width is at
+        least LEGIBLE px, for node, edge, cluster and legend text alike."""
+        sizes = legibility((COMMITTED / "agent.svg").read_text())
+        assert min(sizes.values()) >= LEGIBLE, f"labels of {min(sizes.values()):.1f} px at 880 px wide: {sizes}"

@@ -1,0 +1,59 @@
+"""Tests for fsm.view.drawn: the table's edges, the ones no run takes (asked of the checker), guards in words."""
+
+from __future__ import annotations
+
+from fsm.core.machine import TRANSITIONS, sources
+from fsm.view import drawn
+from fsm.view.drawn import CHILD, edges
+from tests.fsm.view.diagram_support import table_edges, taken
+
+
+class TestEdges:
+    def test_rows_expand_per_source(self):
+        """edges() has one entry per (row, source) and keeps each row's doc."""
+        assert len(edges()) == sum(len(sources(r)) for r in TRANSITIONS)
+        assert all(e.doc for e in edges())
+        assert edges(CHILD)[0].source.startswith(CHILD)
+
+
+class TestNeverTaken:
+    def test_is_what_the_checker_never_takes(self):
+        """never_taken() is exactly the table's edges that no move of the checker's exploration makes."""
+        assert drawn.never_taken() == {(prefix, e.source[len(prefix):], e.trigger) for prefix in ("", CHILD)
+                                       for e in edges(prefix)} - taken()
+
+    def test_today(self):
+        """Today: the subagent's spawn and return (it never spawns), the root's budget_spent from idle."""
+        assert drawn.never_taken() == {("", "idle", "budget_spent"), (CHILD, "executing_tools", "subagent_spawned"),
+                                       (CHILD, "executing_tools", "subagent_returned")}
+        assert drawn.left_out() == ["the root's budget_spent from idle",
+                                    "the subagent's subagent_returned from executing_tools",
+                                    "the subagent's subagent_spawned from executing_tools"]
+        assert drawn.left_out("`")[0] == "the root's `budget_spent` from `idle`"
+
+    def test_drawn_edges_are_the_rest(self):
+        """drawn_edges() is edges() less never_taken(), in table order, per machine."""
+        for prefix in ("", CHILD):
+            assert [(e.source, e.dest, e.trigger) for e in drawn.drawn_edges(prefix)] == [
+                (s, d, label) for s, d, label in table_edges(prefix)]
+
+
+class TestGuards:
+    def test_every_guarded_drawn_row_once(self):
+        """Each drawn transition with a guard is listed once, under its row's guard."""
+        listed = [(trigger, guard) for who, guard in drawn.guards() for trigger, _ in who]
+        expected = {(e.trigger, e.guard) for prefix in ("", CHILD) for e in drawn.drawn_edges(prefix) if e.guard}
+        assert sorted(set(listed)) == sorted(expected)
+        assert len(listed) == len(set(listed))
+
+    def test_today(self):
+        """Today's table in words; budget_spent, guarded two ways, is named with its sources."""
+        assert [(drawn.named(who), guard) for who, guard in drawn.guards()] == [
+            ("prompt", "unless out_of_model_calls"),
+            ("budget_spent from idle", "if out_of_model_calls"),
+            ("paused, tools_done, continue_forced", "unless out_of_turns or out_of_model_calls"),
+            ("turn_limit", "if out_of_turns"),
+            ("budget_spent from awaiting_model, executing_tools", "if out_of_model_calls, unless out_of_turns"),
+            ("subagent_spawned", "if can_spawn"),
+        ]
+        assert drawn.named([("budget_spent", ["idle"])], "`") == "`budget_spent` from `idle`"
