@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 import pytest
@@ -25,11 +26,12 @@ except ImportError:
 needs_pygraphviz = pytest.mark.skipif(not HAVE_PYGRAPHVIZ, reason="pygraphviz not installed (agentfsm[diagrams])")
 
 
-def taken() -> set[tuple[str, str, str]]:
+@functools.cache
+def taken() -> frozenset[tuple[str, str, str]]:
     """(prefix, source, trigger) of every edge some run takes, asked of the checker without fsm.view."""
     b = Bounds(3, 2, 4, exact_budget=True)
-    return {(CHILD if depth else "", source, trigger)
-            for config in explore(b)[0] for _, made, _ in moves(config, b) for depth, source, trigger, _ in made}
+    return frozenset((CHILD if depth else "", source, trigger) for config in explore(b)[0]
+                     for _, made, _ in moves(config, b) for depth, source, trigger, _ in made)
 
 
 def legibility(text: str) -> dict[float, float]:
