@@ -70,7 +70,7 @@ _BREAK = "<br/>"
 _CLASSES = (
     "  classDef current fill:#ffe082,stroke:#e65100,stroke-width:3px,color:#000\n"
 )
-MERMAID_INIT = '%%{init: {"themeVariables": {"fontSize": "24px"}, "state": {"nodeSpacing": 20, "rankSpacing": 30}}}%%'
+MERMAID_INIT = '%%{init: {"themeVariables": {"fontSize": "24px"}, "state": {"nodeSpacing": 20, "rankSpacing": 50}}}%%'
 """The first line of :func:`mermaid`: a larger font and tighter spacing keep the labels readable when a page
 scales the drawing down to its width."""
 
