@@ -26,6 +26,7 @@ from fsm.core.model import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT, 
 from fsm.core.modes import ALIASES, MODES, resolve_mode
 from fsm.core.permissions import Approver, Remember, default_hooks, deny_unattended
 from fsm.core.policy import Policy
+from fsm.core.pricing import unpriced
 from fsm.core.prompts import compose, parent_system
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
@@ -71,6 +72,20 @@ def _int_flag(flag: str, low: int, high: int | None = None) -> Callable[[str], i
     return parse
 
 
+def _dollars(text: str) -> float:
+    """An argparse ``type`` for ``--max-budget-usd``: a positive, finite number of dollars."""
+    try:
+        value = float(text.strip().removeprefix("$"))
+    except ValueError:
+        value = float("nan")
+    if not 0 < value < float("inf"):
+        raise argparse.ArgumentTypeError(f"--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got {text!r})")
+    return value
+
+
+_dollars.__name__ = "--max-budget-usd"
+
+
 def _seconds_flag(flag: str) -> Callable[[str], float]:
     """An argparse ``type`` that accepts a positive number of seconds."""
 
@@ -102,6 +117,12 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument("--max-model-calls", type=_int_flag("--max-model-calls", 1), default=None, metavar="N",
                        help=f"model calls allowed per run, all subagents included (default {MAX_MODEL_CALLS})"
                             f"{resumed}"),
+    group.add_argument("--max-budget-usd", type=_dollars, default=None, metavar="USD",
+                       help="dollars one run may spend on model calls, all subagents included, priced by genai-prices "
+                            "from each reply's usage (every model used needs a known price); checked after each "
+                            "call: once the cost reaches it no call starts, but the calls in flight then (one per "
+                            "agent at most) finish and count, so a run may end above it (default: no budget)"
+                            f"{resumed}")
     group.add_argument("--max-tokens", type=_int_flag("--max-tokens", 1), default=DEFAULT_MAX_TOKENS,
                        metavar="N", help=f"max_tokens of each model call (default {DEFAULT_MAX_TOKENS})")
     group.add_argument("--model", metavar="ID",
@@ -314,6 +335,7 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
     """
     max_turns = _check_int("--max-turns", _given(args, "max_turns", MAX_TURNS), 1, MAX_TURNS)
     max_model_calls = _check_int("--max-model-calls", _given(args, "max_model_calls", MAX_MODEL_CALLS), 1)
+    max_budget_usd = getattr(args, "max_budget_usd", None)
     max_tokens = _check_int("--max-tokens", getattr(args, "max_tokens", DEFAULT_MAX_TOKENS), 1)
     max_parallel = _check_int("--max-parallel", _given(args, "max_parallel", 4), 1, MAX_PARALLEL)
     cwd = getattr(args, "cwd", None)
@@ -339,9 +361,14 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
                                max_retries=getattr(args, "max_retries", DEFAULT_MAX_RETRIES),
                                credentials=credentials)
     context, agents = project_from_args(args, workdir)
+    if max_budget_usd is not None and (name := unpriced([getattr(model, "model", None),
+                                                         *(d.model for d in agents.values())])) is not None:
+        raise ConfigError(f"--max-budget-usd needs the price of model {name!r}, and genai-prices has none; "
+                          "use a model it prices, or drop --max-budget-usd")
     return Agent(model, str(workdir), max_turns, hooks, approver, tools=tools, max_tokens=max_tokens,
                  max_model_calls=max_model_calls, permissions=policy, system=system_prompt(args, workdir),
-                 sandbox=sandbox, context=context, agents=agents, max_parallel=max_parallel)
+                 sandbox=sandbox, context=context, agents=agents, max_parallel=max_parallel,
+                 max_budget_usd=max_budget_usd)
 
 
 def sandbox_from(settings: Settings, *, flag: bool | None) -> Sandbox | None:
@@ -366,8 +393,8 @@ def _given(args: argparse.Namespace, name: str, default: int) -> object:
     return default if value is None else value
 
 
-def limits_given(args: argparse.Namespace) -> dict[str, int]:
-    """The run limits set on the command line (``--max-turns``, ``--max-model-calls``, ``--max-parallel``), as
-    ``Agent()`` keywords."""
-    return {name: value for name in ("max_turns", "max_model_calls", "max_parallel")
+def limits_given(args: argparse.Namespace) -> dict[str, int | float]:
+    """The run limits set on the command line (``--max-turns``, ``--max-model-calls``, ``--max-budget-usd``,
+    ``--max-parallel``), as ``Agent()`` keywords."""
+    return {name: value for name in ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
             if (value := getattr(args, name, None)) is not None}

@@ -19,7 +19,7 @@ import attrs
 from attrs import Factory, frozen
 
 from fsm.cli.signals import signal_name
-from fsm.core.pricing import price_of
+from fsm.core.pricing import budget_spent, price_of
 from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS, Transition, Usage
 from fsm.core.reducer import made_model_call
 from fsm.core.rules import claude_name
@@ -33,6 +33,7 @@ SUBTYPES = {
     "end_turn": "success",
     "max_turns": "error_max_turns",
     "max_model_calls": "error_max_turns",  # Claude Code's set has no other limit of calls; the outcome says which
+    "max_budget_usd": "error_max_budget_usd",
     "model_error": "error_during_execution",
     "refusal": "error_during_execution",
     "max_tokens": "error_during_execution",
@@ -186,7 +187,7 @@ def run_headless(agent: Agent, prompt: str | None, *, session_id: str | None = N
     root_replies = [r.reply for r in records if r.reply is not None and r.depth == 0]
     problem = error_line(outcome, result_text, max_turns=agent.max_turns, max_tokens=agent.max_tokens,
                          max_model_calls=agent.max_model_calls, signal=interrupted,
-                         session_id=session_id)
+                         session_id=session_id, max_budget_usd=agent.max_budget_usd, run_cost_usd=agent.run_cost_usd)
     return RunResult(
         subtype=SUBTYPES.get(outcome, "error_during_execution"),
         terminal_reason=outcome,
@@ -215,17 +216,18 @@ def _result_text(agent: Agent) -> str:
 
 
 def _model_usage(records: list[Transition], *, default: str) -> dict[str, ModelUsage]:
-    per_model: dict[str, Usage] = {}
+    """Each model's tokens and cost. Each reply is priced on its own, as it was billed (a long-context tier
+    applies per request), as a USD budget counts it."""
+    per_model: dict[str, tuple[Usage, float | None, int | None]] = {}
     for record in records:
-        if record.reply is not None:
-            name = record.reply.model or default
-            per_model[name] = per_model.get(name, Usage()) + record.reply.usage
-    result = {}
-    for name, usage in per_model.items():
-        price = price_of(name, usage)
-        result[name] = ModelUsage(usage, None, None) if price is None else ModelUsage(usage, price.usd,
-                                                                                       price.context_window)
-    return result
+        if record.reply is None:
+            continue
+        name = record.reply.model or default
+        price = price_of(name, record.reply.usage)
+        usage, cost, window = per_model.get(name, (Usage(), 0.0, None))
+        per_model[name] = (usage + record.reply.usage, None if cost is None or price is None else cost + price.usd,
+                           window if price is None else price.context_window)
+    return {name: ModelUsage(usage, cost, window) for name, (usage, cost, window) in per_model.items()}
 
 
 _ERRORS = frozenset({"model_error", "context_window"})
@@ -234,7 +236,8 @@ _ERRORS = frozenset({"model_error", "context_window"})
 
 def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int,
                max_model_calls: int = MAX_MODEL_CALLS, signal: str | None = None,
-               session_id: str | None = None) -> str | None:
+               session_id: str | None = None, max_budget_usd: float | None = None,
+               run_cost_usd: float | None = None) -> str | None:
     """The one line for stderr that says what went wrong and what to do, or None on success."""
     match outcome:
         case "end_turn":
@@ -248,6 +251,8 @@ def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int,
         case "max_model_calls":
             return (f"stopped: the run's budget of {max_model_calls} model calls is spent; "
                     "raise --max-model-calls or narrow the prompt")
+        case "max_budget_usd":
+            return f"stopped: {budget_spent(max_budget_usd, run_cost_usd)}; raise --max-budget-usd or narrow the prompt"
         case "model_error":
             return result
         case "context_window":

@@ -33,6 +33,7 @@ _FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
 _OUTCOME_LINES = {
     "max_turns": "[stopped: the turn limit was reached without a final answer]",
     "max_model_calls": "[stopped: the run's budget of model calls is spent]",
+    "max_budget_usd": "[stopped: the run's budget in dollars is spent]",
     "refusal": "[the model refused]",
     "max_tokens": "[the reply was cut at the max_tokens limit]",
     "interrupted": "[interrupted]",

@@ -269,7 +269,8 @@ def _workspace(agent: Agent) -> str:
 def _options(args: argparse.Namespace, agent: Agent) -> dict[str, Any]:
     """*agent*'s options for a rebuilt one; the run limits only where the command line set them (else the
     session's own apply to the next run)."""
-    options = {k: v for k, v in agent.options().items() if k not in ("max_turns", "max_model_calls", "max_parallel")}
+    limits = ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
+    options = {k: v for k, v in agent.options().items() if k not in limits}
     return {**options, **limits_given(args)}
 
 
@@ -288,8 +289,8 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
     workspace, hooks, approver, tools), with an in-flight tool call answered as interrupted (its processes,
     if the journal shows them still running, killed first, with one line on stderr each); it may be in
     the middle of a run (``agent.state != "idle"``): step it to idle before sending a new prompt. A run
-    under way finishes under its own limits; ``--max-turns`` / ``--max-model-calls`` apply to the runs
-    the next prompts start (without them, the session's last limits do).
+    under way finishes under its own limits; ``--max-turns`` / ``--max-model-calls`` / ``--max-budget-usd``
+    apply to the runs the next prompts start (without them, the session's last limits do).
     ``--no-session`` returns *agent* and None.
 
     Raises:

@@ -17,7 +17,12 @@ it is re-raised; a call it cut short counts too).
 Limits. ``max_turns`` bounds each agent's model calls per run; ``max_model_calls`` bounds the calls of one run
 of the root, subagents included: the root's ``data.run_calls`` counts them (through ``reduce``). Both are
 guards on every edge into ``awaiting_model``, and ``out_of_model_calls`` counts the other agents already in
-``awaiting_model`` as spent, so being in ``awaiting_model`` *is* holding one granted call. For concurrent
+``awaiting_model`` as spent, so being in ``awaiting_model`` *is* holding one granted call. ``max_budget_usd``
+(optional) bounds what one run's replies cost: each reply is priced when it comes (``fsm.core.pricing``, with
+the model that answered), the price travels on the step, and the root's ``data.run_cost_usd`` sums them; the
+guard ``out_of_budget_usd`` on the same edges stops every call that would start once the sum has reached the
+budget. A call's price is known only when it answers, so the calls already in flight at that moment may still
+add theirs (Claude Code's ``--max-budget-usd`` also checks after each call). For concurrent
 subagents: every check of a guard and the trigger that depends on it run under the tree's one lock
 (``_tree_lock``, an RLock that ``_fire`` takes too), so "take one call from the budget" is the atomic
 transition into ``awaiting_model``; the model call itself runs outside the lock. Depth is a fact of the tree
@@ -39,10 +44,12 @@ from __future__ import annotations
 
 import functools
 import itertools
+import math
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterable, Iterator, Mapping
+from types import EllipsisType
 from typing import Any
 
 import attrs
@@ -50,6 +57,7 @@ from transitions import EventData
 
 from fsm.core.guards import Facts
 from fsm.core.guards import can_spawn as _can_spawn
+from fsm.core.guards import out_of_budget_usd as _out_of_budget_usd
 from fsm.core.guards import out_of_model_calls as _out_of_model_calls
 from fsm.core.guards import out_of_turns as _out_of_turns
 from fsm.core.hooks import Ask, Deny, HookEvent, Hooks
@@ -60,6 +68,7 @@ from fsm.core.model import Model
 from fsm.core.parallel import Abandoned, run_children
 from fsm.core.permissions import Approver, Permit, Remember, default_hooks, deny_unattended, permit
 from fsm.core.policy import Policy
+from fsm.core.pricing import budget_spent, price_of, unpriced
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
 from fsm.core.records import (
     DEFAULT_MAX_TOKENS,
@@ -69,6 +78,7 @@ from fsm.core.records import (
     AgentState,
     Denial,
     Message,
+    Reply,
     Transition,
     tool_result_block,
 )
@@ -125,6 +135,9 @@ class Agent:
         max_turns: model calls allowed per agent per run, 1..``MAX_TURNS`` (30); each run takes it when its prompt
             is sent.
         max_model_calls: model calls allowed per run of this (root) agent, its subagents' included, at least 1.
+        max_budget_usd: US dollars one run of this (root) agent may spend on model calls, its subagents' included:
+            once the replies' cost reaches it no call starts (None: no such budget). Each run takes it when its
+            prompt is sent. Every model it may call must have a price in ``genai-prices``.
         hooks: the hook registry (``default_hooks()`` when None); shared with subagents.
         approver: answers ``Ask`` decisions (``deny_unattended`` when None); shared with subagents.
         permissions: the mode and rules every tool call is judged by (``Policy()``: ``default`` mode, no
@@ -141,7 +154,8 @@ class Agent:
         max_parallel: subagents run at once, 1..``MAX_PARALLEL`` (8); 4 when None (or, with *data*, its own).
 
     Raises:
-        ConfigError: a bad setting, or *data* outside the invariant (the message names the field and the value).
+        ConfigError: a bad setting, a budget with a model that has no known price, or *data* outside the invariant
+            (the message names the field and the value).
     """
 
     def __init__(self, model: Model, workdir: str = ".", max_turns: int = MAX_TURNS, hooks: Hooks | None = None,
@@ -150,10 +164,10 @@ class Agent:
                  data: AgentState | None = None, max_model_calls: int = MAX_MODEL_CALLS,
                  permissions: Policy | None = None, sandbox: Sandbox | None = None, context: str = "",
                  agents: Mapping[str, AgentDefinition] | None = None, max_parallel: int | None = None,
-                 _parent: Agent | None = None) -> None:
-        self._limits = (MAX_TURNS, MAX_MODEL_CALLS)
-        """What the runs that later prompts start take: (max_turns, max_model_calls)."""
-        self.set_limits(max_turns, max_model_calls)
+                 max_budget_usd: float | None = None, _parent: Agent | None = None) -> None:
+        self._limits: tuple[int, int, float | None] = (MAX_TURNS, MAX_MODEL_CALLS, None)
+        """What the runs that later prompts start take: (max_turns, max_model_calls, max_budget_usd)."""
+        self.set_limits(max_turns, max_model_calls, max_budget_usd=max_budget_usd)
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1 (got {max_tokens!r})")
         if max_parallel is not None and (isinstance(max_parallel, bool) or not isinstance(max_parallel, int)
@@ -176,6 +190,8 @@ class Agent:
         self.approver: Approver = approver or deny_unattended
         self.permissions = policy
         self.agents: dict[str, AgentDefinition] = dict(agents or {})
+        if max_budget_usd is not None:
+            self._check_priced()
         types = [(d.name, d.description) for d in self.agents.values()]
         self._tools: tuple[Tool, ...] = tuple(task_tool(types) if t.name == "task" else t for t in toolset(names))
         self._schemas = [t.schema for t in self._tools]
@@ -190,7 +206,7 @@ class Agent:
             data = AgentState(
                 agent_id=str(uuid.uuid4()) if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
                 parent_id=None if _parent is None else _parent.agent_id, depth=depth, max_turns=max_turns,
-                max_model_calls=max_model_calls)
+                max_model_calls=max_model_calls, max_budget_usd=max_budget_usd)
         if max_parallel is not None:
             data.max_parallel = max_parallel
         if _parent is None:
@@ -230,15 +246,16 @@ class Agent:
             children: the data of the subagents that were running, in order.
             next_seq: the ``seq`` of the next Transition, so a journalled session numbers on without a gap.
             options: as for ``Agent()`` (hooks, approver, permissions, tools, max_tokens, system, bash_timeout);
-                ``max_turns`` and ``max_model_calls`` apply to the runs that later prompts start (the data's by
-                default).
+                ``max_turns``, ``max_model_calls`` and ``max_budget_usd`` apply to the runs that later prompts
+                start (the data's by default).
 
         Raises:
             ConfigError: the data is outside the invariant (the message names the field and the value).
         """
         children = list(children)
         check_tree(data, children)
-        limits = {"max_turns": data.max_turns, "max_model_calls": data.max_model_calls, **options}
+        limits = {"max_turns": data.max_turns, "max_model_calls": data.max_model_calls,
+                  "max_budget_usd": data.max_budget_usd, **options}
         agent = cls(model, workdir, data=data, **limits)
         agent._seq = itertools.count(next_seq)
         agent.children.extend(agent._new_child(child) for child in children)
@@ -282,6 +299,17 @@ class Agent:
         """Model calls the whole tree has made in the root's current run."""
         return self._root.data.run_calls
 
+    @property
+    def max_budget_usd(self) -> float | None:
+        """The USD budget of the root's current run, subagents included (None: none)."""
+        return self._root.data.max_budget_usd
+
+    @property
+    def run_cost_usd(self) -> float | None:
+        """What the replies of the root's current run cost, in USD, when it has a USD budget (0 without one);
+        None when a reply came from a model without a known price."""
+        return self._root.data.run_cost_usd
+
     messages = property(lambda self: self.data.messages, doc="The conversation, in Messages API wire shape.")
     turn = property(lambda self: self.data.turn, doc="Model calls in the current run.")
     max_turns = property(lambda self: self.data.max_turns, doc="Model calls allowed per run.")
@@ -307,7 +335,8 @@ class Agent:
         """The options this agent was built with, as ``Agent()`` keywords, to build another like it."""
         return {"hooks": self.hooks, "approver": self.approver, "tools": [t.name for t in self.tools],
                 "max_tokens": self.max_tokens, "system": self._system, "bash_timeout": self.workspace.bash_timeout,
-                "max_turns": self._limits[0], "max_model_calls": self._limits[1], "permissions": self.permissions,
+                "max_turns": self._limits[0], "max_model_calls": self._limits[1], "max_budget_usd": self._limits[2],
+                "permissions": self.permissions,
                 "sandbox": self.workspace.sandbox, "context": self.context, "agents": self.agents,
                 "max_parallel": self.data.max_parallel}
 
@@ -319,16 +348,20 @@ class Agent:
 
     # -- guards: yes/no questions the table asks ---------------------------------------------------------
 
-    def facts(self, *, after_call: bool = False) -> Facts:
-        """What the guards know about this agent and its tree now (*after_call*: once the call now made counts)."""
+    def facts(self, *, after_call: bool = False, cost_usd: float | None = None) -> Facts:
+        """What the guards know about this agent and its tree now (*after_call*: once the call now made counts,
+        with its reply's price *cost_usd*)."""
         root, extra = self._root, int(after_call)
         awaiting = int(root is not self and root.data.state == "awaiting_model")
         for child in root.children:
             awaiting += child is not self and child.data.state == "awaiting_model"
+        budget, cost = root.data.max_budget_usd, root.data.run_cost_usd
+        if after_call and budget is not None and cost is not None:
+            cost = None if cost_usd is None else cost + cost_usd
         return Facts(turn=self.data.turn + extra, max_turns=self.data.max_turns, depth=self.depth,
                      active_children=len(self.children), max_parallel=self.data.max_parallel,
                      run_calls=root.data.run_calls + extra, others_awaiting=awaiting,
-                     max_model_calls=root.data.max_model_calls)
+                     max_model_calls=root.data.max_model_calls, run_cost_usd=cost, max_budget_usd=budget)
 
     def out_of_turns(self, event: EventData | None = None) -> bool:
         """Whether this agent has used every model call its run allows."""
@@ -337,6 +370,10 @@ class Agent:
     def out_of_model_calls(self, event: EventData | None = None) -> bool:
         """Whether the run's budget of model calls is spent (calls granted to agents in awaiting_model count)."""
         return _out_of_model_calls(self.facts())
+
+    def out_of_budget_usd(self, event: EventData | None = None) -> bool:
+        """Whether the run's cost has reached its USD budget (or is unknown, with a budget set)."""
+        return _out_of_budget_usd(self.facts())
 
     def can_spawn(self, event: EventData | None = None) -> bool:
         """Whether this agent may start a subagent now: it is the root and fewer than MAX_PARALLEL run."""
@@ -374,19 +411,36 @@ class Agent:
             raise ValueError(f"prompt must be a non-empty string (got {prompt!r})")
         self.data.inbox = prompt
 
-    def set_limits(self, max_turns: int | None = None, max_model_calls: int | None = None) -> None:
-        """Set the limits that the runs started by later prompts take (a run under way keeps its own).
+    def set_limits(self, max_turns: int | None = None, max_model_calls: int | None = None, *,
+                   max_budget_usd: float | EllipsisType | None = ...) -> None:
+        """Set the limits that the runs started by later prompts take (a run under way keeps its own); a limit
+        left out keeps its value (``max_budget_usd=None`` removes the USD budget).
 
         Raises:
-            ConfigError: a value out of range (max_turns 1..30, max_model_calls >= 1).
+            ConfigError: a value out of range (max_turns 1..30, max_model_calls >= 1, max_budget_usd > 0), or a
+                USD budget with a model that has no known price.
         """
         turns = self._limits[0] if max_turns is None else max_turns
         calls = self._limits[1] if max_model_calls is None else max_model_calls
+        budget = self._limits[2] if max_budget_usd is ... else max_budget_usd
         if isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= MAX_TURNS:
             raise ConfigError(f"max_turns must be 1..{MAX_TURNS} (got {turns!r})")
         if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
             raise ConfigError(f"max_model_calls must be an integer >= 1 (got {calls!r})")
-        self._limits = (turns, calls)
+        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float)
+                                   or not 0 < budget < math.inf):
+            raise ConfigError(f"max_budget_usd must be a number of dollars > 0, or None (got {budget!r})")
+        self._limits = (turns, calls, None if budget is None else float(budget))
+        if budget is not None and hasattr(self, "agents"):  # in __init__, checked once the model is known
+            self._check_priced()
+
+    def _check_priced(self) -> None:
+        """Refuse a USD budget when a model this agent or a custom subagent type names has no known price: its
+        calls' cost could not be counted (a model without a name is priced by each reply's ``model``)."""
+        name = unpriced([getattr(self.model, "model", None), *(d.model for d in self.agents.values())])
+        if name is not None:
+            raise ConfigError(f"max_budget_usd needs the price of model {name!r}, and genai-prices has none; "
+                              "use a model it prices, or set no USD budget")
 
     def step(self, *, child: str | None = None) -> Transition:
         """Perform exactly one transition (of this agent, or of a running subagent) and return its record.
@@ -485,11 +539,14 @@ class Agent:
         content: Any = prompt if not isinstance(extra, str) else [
             {"type": "text", "text": prompt}, {"type": "text", "text": extra}]
         appended = ({"role": "user", "content": content},)
-        if self._parent is None:  # the root's prompt starts a new run: new limits, a fresh budget
-            return self._fire("prompt", appended=appended, notes=tuple(notes), run_limits=self._limits)
+        if self._parent is None:  # the root's prompt starts a new run: new limits, fresh budgets
+            return self._fire("prompt", appended=appended, notes=tuple(notes), run_limits=self._limits[:2],
+                              max_budget_usd=self._limits[2])
         with self._tree_lock:
             if self.out_of_model_calls():
                 return self._fire("budget_spent", notes=tuple(notes), outcome="max_model_calls")
+            if self.out_of_budget_usd():
+                return self._fire("budget_spent", notes=tuple(notes), outcome="max_budget_usd")
             return self._fire("prompt", appended=appended, notes=tuple(notes))
 
     def _step_awaiting_model(self) -> Transition:
@@ -510,18 +567,30 @@ class Agent:
         reply, renamed = reply.with_unique_ids(taken)
         appended: tuple[Message, ...] = (
             ({"role": "assistant", "content": list(reply.content)},) if reply.content else ())
+        cost = self._price(reply) if self.max_budget_usd is not None else None
         if reply.tool_uses:
-            return self._fire("replied_with_tools", reply=reply, appended=appended, notes=tuple(renamed))
+            return self._fire("replied_with_tools", reply=reply, appended=appended, notes=tuple(renamed),
+                              cost_usd=cost)
         if reply.stop_reason == "pause_turn":
             with self._tree_lock:  # the guards judge the data after this call counts
-                after = self.facts(after_call=True)
+                after = self.facts(after_call=True, cost_usd=cost)
                 if _out_of_turns(after):
-                    return self._fire("turn_limit", reply=reply, appended=appended, outcome="max_turns")
+                    return self._fire("turn_limit", reply=reply, appended=appended, outcome="max_turns", cost_usd=cost)
                 if _out_of_model_calls(after):
-                    return self._fire("budget_spent", reply=reply, appended=appended, outcome="max_model_calls")
-                return self._fire("paused", reply=reply, appended=appended)
+                    return self._fire("budget_spent", reply=reply, appended=appended, outcome="max_model_calls",
+                                      cost_usd=cost)
+                if _out_of_budget_usd(after):
+                    return self._fire("budget_spent", reply=reply, appended=appended, outcome="max_budget_usd",
+                                      cost_usd=cost)
+                return self._fire("paused", reply=reply, appended=appended, cost_usd=cost)
         outcome = _FINAL_OUTCOMES.get(reply.stop_reason or "", "end_turn")
-        return self._fire("replied_final", reply=reply, appended=appended, outcome=outcome)
+        return self._fire("replied_final", reply=reply, appended=appended, outcome=outcome, cost_usd=cost)
+
+    def _price(self, reply: Reply) -> float | None:
+        """*reply*'s price in USD, by the model that answered (else the one asked); None when it has none."""
+        name = reply.model or getattr(self.model, "model", None)
+        price = price_of(name, reply.usage) if isinstance(name, str) else None
+        return None if price is None else price.usd
 
     def _plan(self) -> tuple[str, Any]:
         """What the next step in ``executing_tools`` does, by the scheduling rule (see the module docstring):
@@ -561,6 +630,8 @@ class Agent:
                 return self._fire("turn_limit", appended=results, outcome="max_turns")
             if self.out_of_model_calls():
                 return self._fire("budget_spent", appended=results, outcome="max_model_calls")
+            if self.out_of_budget_usd():
+                return self._fire("budget_spent", appended=results, outcome="max_budget_usd")
             return self._fire("tools_done", appended=results)
 
     def _run_call(self, call: dict[str, Any]) -> Transition:
@@ -587,6 +658,8 @@ class Agent:
                     return self._fire("stopped", notes=tuple(notes), outcome="max_turns")
                 if self.out_of_model_calls():
                     return self._fire("stopped", notes=tuple(notes), outcome="max_model_calls")
+                if self.out_of_budget_usd():
+                    return self._fire("stopped", notes=tuple(notes), outcome="max_budget_usd")
                 return self._fire("continue_forced", appended=({"role": "user", "content": more},),
                                   notes=tuple(notes))
         return self._fire("stopped", notes=tuple(notes), outcome=self.outcome)
@@ -626,7 +699,7 @@ class Agent:
 
     def _new_child(self, data: AgentState | None = None) -> Agent:
         """A subagent sharing this agent's model, workspace, hooks, approver and settings (fresh, or from *data*)."""
-        skip = ("system", "max_turns", "max_model_calls", "max_parallel")  # its own prompt; this run's limits
+        skip = ("system", "max_turns", "max_model_calls", "max_budget_usd", "max_parallel")  # its prompt; run limits
         options = {k: v for k, v in self.options().items() if k not in skip}
         model, turns = self.model, self.data.max_turns
         definition = self.agents.get(data.subagent_type or "") if data is not None else None
@@ -668,6 +741,8 @@ class Agent:
             return ToolOutput(f"Subagent stopped after {self.max_turns} turns without a final answer.")
         if outcome == "max_model_calls":
             return ToolOutput(f"Subagent stopped: the run's budget of {self.max_model_calls} model calls is spent.")
+        if outcome == "max_budget_usd":
+            return ToolOutput(f"Subagent stopped: {budget_spent(self.max_budget_usd, self.run_cost_usd)}.")
         if outcome == "model_error":
             return ToolOutput(f"Error: the subagent's model call failed: {self.data.error}", is_error=True)
         if outcome == "refusal":
@@ -787,7 +862,8 @@ class Agent:
             next(self._seq), data.agent_id, data.parent_id, self.depth, step.source, step.trigger, data.state,
             data.turn, step.reply, step.tool_call, step.tool_result, step.error, step.outcome,
             step.child, step.appended, event.kwargs["notes"], self._step_started,
-            (time.time() - self._step_started) * 1000, step.model_called, step.run_limits, step.denial)
+            (time.time() - self._step_started) * 1000, step.model_called, step.run_limits, step.denial,
+            step.max_budget_usd, step.cost_usd)
         event.kwargs["made"].append(record)
         agent: Agent | None = self
         while agent is not None:

@@ -12,7 +12,7 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-__all__ = ["GUARD_FUNCTIONS", "Facts", "can_spawn", "out_of_model_calls", "out_of_turns"]
+__all__ = ["GUARD_FUNCTIONS", "Facts", "can_spawn", "out_of_budget_usd", "out_of_model_calls", "out_of_turns"]
 
 
 @frozen
@@ -34,6 +34,11 @@ class Facts:
     """Other agents of the tree in ``awaiting_model``: calls already granted, made or about to be."""
     max_model_calls: int
     """The run's budget of model calls, shared by the whole tree."""
+    run_cost_usd: float | None = 0.0
+    """What the whole tree's replies in the root's current run cost, in USD; None when it is unknown (a reply came
+    from a model without a known price). Counted when a reply comes, so calls in flight are not in it."""
+    max_budget_usd: float | None = None
+    """The run's budget in USD, shared by the whole tree; None: the run has none."""
 
 
 def out_of_turns(f: Facts) -> bool:
@@ -46,6 +51,15 @@ def out_of_model_calls(f: Facts) -> bool:
     return f.run_calls + f.others_awaiting >= f.max_model_calls
 
 
+def out_of_budget_usd(f: Facts) -> bool:
+    """Whether the run has a USD budget and its cost has reached it, or is unknown (a price we lack counts as spent).
+
+    Unlike ``out_of_model_calls`` nothing is reserved for the calls in flight (their price is known only when
+    they answer): the check comes after each call, as Claude Code's ``--max-budget-usd`` does.
+    """
+    return f.max_budget_usd is not None and (f.run_cost_usd is None or f.run_cost_usd >= f.max_budget_usd)
+
+
 def can_spawn(f: Facts) -> bool:
     """Whether the agent may start a subagent now: it is the root and fewer than ``max_parallel`` run."""
     return f.depth == 0 and f.active_children < f.max_parallel
@@ -54,6 +68,7 @@ def can_spawn(f: Facts) -> bool:
 GUARD_FUNCTIONS: dict[str, Callable[[Facts], bool]] = {
     "out_of_turns": out_of_turns,
     "out_of_model_calls": out_of_model_calls,
+    "out_of_budget_usd": out_of_budget_usd,
     "can_spawn": can_spawn,
 }
 """Every guard name the table may use, and the function that answers it."""

@@ -7,6 +7,7 @@ naming the field and the value, in the shape ``'turn' must be 0..30 (got -70)``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 from fsm.core.machine import STATES
@@ -18,6 +19,11 @@ __all__ = ["check_tree"]
 
 def _int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _number(value: object) -> bool:
+    """A finite int or float, not a bool."""
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
 
 
 def _check_one(data: AgentState, who: str, *, parent: AgentState | None) -> None:
@@ -34,14 +40,18 @@ def _check_one(data: AgentState, who: str, *, parent: AgentState | None) -> None
         raise fail("turn", f"below max_turns ({data.max_turns}) in awaiting_model", data.turn)
     if not _int(data.max_model_calls) or data.max_model_calls < 1:
         raise fail("max_model_calls", "an integer >= 1", data.max_model_calls)
+    if data.max_budget_usd is not None and not (_number(data.max_budget_usd) and data.max_budget_usd > 0):
+        raise fail("max_budget_usd", "a number of dollars > 0, or None", data.max_budget_usd)
+    if data.run_cost_usd is not None and not (_number(data.run_cost_usd) and data.run_cost_usd >= 0):
+        raise fail("run_cost_usd", "a number of dollars >= 0, or None (unknown)", data.run_cost_usd)
     depth = 0 if parent is None else parent.depth + 1
     if data.depth != depth:
         raise fail("depth", f"{depth}, as its parentage says", data.depth)
     if parent is not None:
         if data.parent_id != parent.agent_id:
             raise fail("parent_id", repr(parent.agent_id), data.parent_id)
-        if data.spawned or data.run_calls:
-            field = "spawned" if data.spawned else "run_calls"
+        if data.spawned or data.run_calls or data.run_cost_usd != 0:
+            field = "spawned" if data.spawned else "run_calls" if data.run_calls else "run_cost_usd"
             raise fail(field, "0 for a subagent (it never spawns; the root counts the run)", getattr(data, field))
     elif data.parent_id is not None:
         raise fail("parent_id", "None for the root agent", data.parent_id)

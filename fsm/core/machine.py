@@ -4,9 +4,11 @@ Every agent (root or subagent) runs on one ``transitions.Machine`` built from th
 :func:`build_machine` (one machine serves them all: each agent is passed to the trigger it fires).
 The driver (``fsm.core.agent.Agent``) does a step's I/O, then fires exactly one trigger; guards are yes/no
 questions answered by the pure functions of ``fsm.core.guards`` (``out_of_turns``, ``out_of_model_calls``,
-``can_spawn``), which the agent and the model checker (``fsm.core.checker``) both call. The per-agent turn
-limit and the run-wide budget guard every edge into ``awaiting_model``, so an agent in ``awaiting_model``
-always holds a granted call: that is what makes the budget exact when several agents run. A row with ``dest: None`` is
+``out_of_budget_usd``, ``can_spawn``), which the agent and the model checker (``fsm.core.checker``) both call.
+The per-agent turn limit and the run-wide budgets guard every edge into ``awaiting_model``, so an agent in
+``awaiting_model`` always holds a granted call: that is what makes the budget of model calls exact when several
+agents run. The USD budget is judged on the cost of the replies already in, so it stops every call that would
+start once it is reached, and only the calls already in flight then can add to it. A row with ``dest: None`` is
 an internal transition: the agent stays where it is (one tool ran, a subagent was spawned or returned).
 Each row's ``doc`` says in words when it fires; it is stripped before the row reaches ``transitions``.
 
@@ -38,21 +40,26 @@ STATE_DOCS: dict[str, str] = {
 STATES: list[str] = list(STATE_DOCS)
 
 TRANSITIONS: list[dict[str, Any]] = [
-    {"trigger": "prompt", "source": "idle", "dest": "awaiting_model", "unless": "out_of_model_calls",
-     "doc": "the queued prompt becomes a user message (the root's starts a new run and budget)"},
+    {"trigger": "prompt", "source": "idle", "dest": "awaiting_model",
+     "unless": ["out_of_model_calls", "out_of_budget_usd"],
+     "doc": "the queued prompt becomes a user message (the root's starts a new run and budgets)"},
     {"trigger": "budget_spent", "source": "idle", "dest": "stopping", "conditions": "out_of_model_calls",
      "doc": "a subagent starts when the run's budget is spent: it stops without a call"},
+    {"trigger": "budget_spent", "source": "idle", "dest": "stopping", "conditions": "out_of_budget_usd",
+     "doc": "a subagent starts when the run's USD budget is spent: it stops without a call"},
     {"trigger": "replied_with_tools", "source": "awaiting_model", "dest": "executing_tools",
      "doc": "the reply holds tool_use blocks (whatever its stop_reason)"},
     {"trigger": "replied_final", "source": "awaiting_model", "dest": "stopping",
      "doc": "the reply holds no tool_use: end_turn, stop_sequence, max_tokens or refusal"},
     {"trigger": "paused", "source": "awaiting_model", "dest": "awaiting_model",
-     "unless": ["out_of_turns", "out_of_model_calls"],
+     "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
      "doc": "pause_turn: the reply is kept and the model is called again"},
     {"trigger": "turn_limit", "source": "awaiting_model", "dest": "stopping", "conditions": "out_of_turns",
      "doc": "pause_turn on the last allowed turn"},
     {"trigger": "budget_spent", "source": "awaiting_model", "dest": "stopping", "conditions": "out_of_model_calls",
      "unless": "out_of_turns", "doc": "pause_turn when the run's budget of model calls is spent"},
+    {"trigger": "budget_spent", "source": "awaiting_model", "dest": "stopping", "conditions": "out_of_budget_usd",
+     "unless": "out_of_turns", "doc": "pause_turn when the run's cost has reached its USD budget"},
     {"trigger": "model_failed", "source": "awaiting_model", "dest": "stopping",
      "doc": "the call raised (a ModelError after its retries, or anything else), or the reply was malformed"},
     {"trigger": "tool_ran", "source": "executing_tools", "dest": None,
@@ -62,14 +69,16 @@ TRANSITIONS: list[dict[str, Any]] = [
     {"trigger": "subagent_returned", "source": "executing_tools", "dest": None,
      "doc": "the idle child's final text answers the task call"},
     {"trigger": "tools_done", "source": "executing_tools", "dest": "awaiting_model",
-     "unless": ["out_of_turns", "out_of_model_calls"],
+     "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
      "doc": "every tool_use answered; the results go back in one user message"},
     {"trigger": "turn_limit", "source": "executing_tools", "dest": "stopping", "conditions": "out_of_turns",
      "doc": "every tool_use answered, but the agent has used max_turns model calls"},
     {"trigger": "budget_spent", "source": "executing_tools", "dest": "stopping", "conditions": "out_of_model_calls",
      "unless": "out_of_turns", "doc": "every tool_use answered, but the run's budget of model calls is spent"},
+    {"trigger": "budget_spent", "source": "executing_tools", "dest": "stopping", "conditions": "out_of_budget_usd",
+     "unless": "out_of_turns", "doc": "every tool_use answered, but the run's cost has reached its USD budget"},
     {"trigger": "continue_forced", "source": "stopping", "dest": "awaiting_model",
-     "unless": ["out_of_turns", "out_of_model_calls"],
+     "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
      "doc": "a Stop hook returned text: it is sent as a user message"},
     {"trigger": "stopped", "source": "stopping", "dest": "idle",
      "doc": "the run is over; its outcome is on the agent"},

@@ -1,17 +1,20 @@
 """What model calls cost, in US dollars, from ``genai-prices``' maintained price table (never typed by hand).
 
 :func:`price_of` prices one model's token counts; an unknown model costs ``None`` (its price is not known,
-which is not the same as free). The table ships with the library (no network): upgrading ``genai-prices``
-updates the prices. ``genai_prices`` is imported on first use, so a run that never prices pays nothing.
+which is not the same as free). :func:`usd` and :func:`budget_spent` put dollars and a spent USD budget in
+words, for the agent's and the CLI's messages alike. The table ships with the library (no network): upgrading
+``genai-prices`` updates the prices. ``genai_prices`` is imported on first use, so a run that never prices pays nothing.
 """
 
 from __future__ import annotations
+
+from collections.abc import Iterable
 
 from attrs import frozen
 
 from fsm.core.records import Usage
 
-__all__ = ["Price", "price_of"]
+__all__ = ["Price", "budget_spent", "price_of", "unpriced", "usd"]
 
 
 @frozen
@@ -40,3 +43,25 @@ def price_of(model: str, usage: Usage) -> Price | None:
     except LookupError:
         return None
     return Price(float(calc.total_price), calc.model.context_window, calc.model.id)
+
+
+def unpriced(models: Iterable[object]) -> str | None:
+    """The first of *models* (ids; anything else, such as None for a model without a name, is skipped) with no
+    known price."""
+    return next((m for m in models if isinstance(m, str) and price_of(m, Usage()) is None), None)
+
+
+def usd(value: float) -> str:
+    """*value* as dollars for a message: at least two decimals, at most six, ``$0.50``, ``$0.0042``, ``$3.00``."""
+    whole, _, cents = f"{value:.6f}".rstrip("0").partition(".")
+    return f"${whole}.{cents.ljust(2, '0')}"
+
+
+def budget_spent(budget: float | None, cost: float | None) -> str:
+    """Why a run stopped at its USD *budget*: ``the run's budget of $1.00 is spent ($1.02 used)``, or, when its
+    *cost* is unknown (None), that it cannot be counted."""
+    limit = "" if budget is None else f" of {usd(budget)}"
+    if cost is None:
+        return (f"the run's budget{limit} is taken as spent: a reply came from a model with no known price "
+                "(genai-prices), so the run's cost is unknown")
+    return f"the run's budget{limit} is spent ({usd(cost)} used)"

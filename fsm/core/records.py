@@ -32,8 +32,8 @@ MAX_MODEL_CALLS = 200
 """Default budget of model calls per run of the root agent, its subagents included."""
 
 
-OUTCOMES = ("end_turn", "max_turns", "max_model_calls", "model_error", "refusal", "max_tokens", "interrupted",
-            "context_window")
+OUTCOMES = ("end_turn", "max_turns", "max_model_calls", "max_budget_usd", "model_error", "refusal", "max_tokens",
+            "interrupted", "context_window")
 """How a run can end; ``AgentState.outcome`` holds one of these once the agent stops."""
 
 Message = dict[str, Any]
@@ -243,6 +243,12 @@ class Transition:
     """On the root's ``prompt``: ``(max_turns, max_model_calls)`` of the run it starts."""
     denial: Denial | None = None
     """Set when the permission chain refused the tool call this step answered."""
+    max_budget_usd: float | None = None
+    """On the root's ``prompt``: the USD budget of the run it starts (None: the run has none)."""
+    cost_usd: float | None = None
+    """On a step that followed a model call with a reply, in a run with a USD budget: the reply's price in USD
+    (``fsm.core.pricing``). None otherwise; in a budgeted run, None for a reply means no price is known for the
+    model that answered, and the run's cost becomes unknown."""
 
 
 @define
@@ -258,6 +264,11 @@ class AgentState:
     """The budget of model calls of the root's current run, shared by the whole tree."""
     run_calls: int = 0
     """On the root: model calls the whole tree has made in the current run (a subagent's stays 0)."""
+    max_budget_usd: float | None = None
+    """The USD budget of the root's current run, shared by the whole tree (None: no budget)."""
+    run_cost_usd: float | None = 0.0
+    """On the root, in a run with a USD budget: what the whole tree's replies cost so far, in USD (a subagent's
+    stays 0); None when a reply came from a model whose price is unknown (the budget then counts as spent)."""
     state: str = "idle"
     messages: list[Message] = Factory(list)
     turn: int = 0

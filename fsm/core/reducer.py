@@ -2,9 +2,11 @@
 
 The machine owns one field, ``state`` (the state name), which it sets after the reducer has run.
 
-One counter belongs to the tree, not to the agent that moves: the root's ``run_calls``, the model calls
-of the root's current run, subagents included. ``reduce`` takes the root's data as *run* and counts every
-model call there too, so the budget guard reads one number and restore rebuilds it from the same records.
+Two counters belong to the tree, not to the agent that moves: the root's ``run_calls``, the model calls
+of the root's current run, subagents included, and, in a run with a USD budget, its ``run_cost_usd``, the sum
+of the prices the steps carry (``cost_usd``, priced by the agent when the reply came, so a journal replays the
+very numbers the live run added, in the same order). ``reduce`` takes the root's data as *run* and counts every
+model call there too, so the budget guards read one number each and restore rebuilds them from the same records.
 
 A step does its I/O (a model call, a tool, a hook), then describes what happened as a :class:`Step`: the
 trigger and what it carries (the reply, the tool call and its result, the messages it appends, the
@@ -58,6 +60,10 @@ class Change(Protocol):
     def denial(self) -> Denial | None: ...
     @property
     def child(self) -> str | None: ...
+    @property
+    def max_budget_usd(self) -> float | None: ...
+    @property
+    def cost_usd(self) -> float | None: ...
 
 
 @frozen
@@ -76,6 +82,8 @@ class Step:
     run_limits: tuple[int, int] | None = None
     denial: Denial | None = None
     child: str | None = None
+    max_budget_usd: float | None = None
+    cost_usd: float | None = None
 
 
 def made_model_call(change: Change) -> bool:
@@ -98,6 +106,8 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         run.run_calls += 1
         if change.reply is not None:
             s.usage += change.reply.usage
+            if run.max_budget_usd is not None and run.run_cost_usd is not None:  # None: unknown, and it stays so
+                run.run_cost_usd = None if change.cost_usd is None else run.run_cost_usd + change.cost_usd
     s.messages.extend(change.appended)
     if change.reply is not None:
         s.final_text = change.reply.text
@@ -106,8 +116,9 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             s.inbox, s.turn, s.outcome, s.error, s.final_text = None, 0, None, None, ""
             if change.run_limits is not None:
                 s.max_turns, s.max_model_calls = change.run_limits
+                s.max_budget_usd = change.max_budget_usd
             if run is s:
-                s.run_calls = 0
+                s.run_calls, s.run_cost_usd = 0, 0.0
         case "replied_with_tools":
             assert change.reply is not None
             s.pending, s.results, s.unrunnable = list(change.reply.tool_uses), [], change.reply.unrunnable
@@ -167,4 +178,5 @@ def child_state(parent: AgentState, call: dict[str, Any], child_id: str, *, suba
     *subagent_type* may cap its turns at *max_turns*)."""
     return AgentState(agent_id=child_id, parent_id=parent.agent_id, depth=parent.depth + 1,
                       max_turns=max_turns or parent.max_turns, max_model_calls=parent.max_model_calls,
+                      max_budget_usd=parent.max_budget_usd,
                       inbox=call["input"]["prompt"], parent_tool_use_id=call["id"], subagent_type=subagent_type)

@@ -160,7 +160,7 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
         idle = not agent.busy
         if expected.trigger == "prompt" and expected.agent == agent.agent_id and idle:
             if expected.run_limits is not None:
-                agent.set_limits(*expected.run_limits)
+                agent.set_limits(*expected.run_limits, max_budget_usd=expected.max_budget_usd)
             agent.send(_prompt_of(expected))
         start = len(produced)
         try:

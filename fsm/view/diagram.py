@@ -95,7 +95,9 @@ def mermaid(highlight: str | None = None, *, last: Last | None = None, condition
             if last is not None and (edge.source, edge.trigger) == tuple(last):
                 label += " (last step)"
             ends = {SPAWN: ("[*]", f"{CHILD}idle"), RETURN: (f"{CHILD}idle", "[*]")} if edge.source == HOST else {}
-            pairs.setdefault(ends.get(edge.trigger, (edge.source, edge.dest)), []).append(label)
+            labels = pairs.setdefault(ends.get(edge.trigger, (edge.source, edge.dest)), [])
+            if label not in labels:  # two rows of one trigger with different guards are one edge unguarded
+                labels.append(label)
         return [f"{indent}{source} --> {dest}: {_BREAK.join(labels)}" for (source, dest), labels in pairs.items()]
 
     parent = drawn_edges()

@@ -70,6 +70,11 @@ class TestAddAgentFlags:
         (["--max-retries", "11"], "--max-retries must be 0..10 (got 11)"),
         (["--timeout", "0"], "--timeout must be a number of seconds > 0 (got '0')"),
         (["--timeout", "soon"], "--timeout must be a number of seconds > 0 (got 'soon')"),
+        (["--max-budget-usd", "0"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got '0')"),
+        (["--max-budget-usd", "-1"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got '-1')"),
+        (["--max-budget-usd", "lots"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'lots')"),
+        (["--max-budget-usd", "nan"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'nan')"),
+        (["--max-budget-usd", "inf"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'inf')"),
     ])
     def test_bad_integers(self, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
         """An integer flag out of range or not a number is a usage error naming the flag and the value."""
@@ -109,6 +114,21 @@ class TestAgentFromArgs:
         with pytest.raises(ConfigError) as info:
             agent_from_args(parse("--allowedTools", "Bash(git diff:*"), model=ScriptedModel(), interactive=False)
         assert str(info.value) == "--allowedTools: rule 'Bash(git diff:*' has no closing ')'"
+
+    def test_max_budget_usd(self, clean_env: Path) -> None:
+        """--max-budget-usd takes dollars (a leading $ too) into the agent's runs; none by default."""
+        assert agent_from_args(parse(), model=ScriptedModel(), interactive=False).options()["max_budget_usd"] is None
+        args = parse("--max-budget-usd", "$0.25")
+        assert agent_from_args(args, model=ScriptedModel(), interactive=False).options()["max_budget_usd"] == 0.25
+
+    def test_max_budget_usd_needs_priced_models(self, clean_env: Path) -> None:
+        """With --max-budget-usd a model genai-prices lacks is refused before any call, in the flag's words."""
+        model = ScriptedModel()
+        model.model = "no-such-model"  # type: ignore[attr-defined]
+        with pytest.raises(ConfigError) as info:
+            agent_from_args(parse("--max-budget-usd", "1"), model=model, interactive=False)
+        assert str(info.value) == ("--max-budget-usd needs the price of model 'no-such-model', and genai-prices has "
+                                   "none; use a model it prices, or drop --max-budget-usd")
 
     def test_unknown_tool(self, clean_env: Path) -> None:
         """An unknown tool name in --tools is refused with the list of tools there are."""

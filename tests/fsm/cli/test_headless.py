@@ -129,6 +129,26 @@ class TestRunHeadless:
         assert list(result.model_usage) == ["claude-sonnet-4-5"]
         assert result.to_json()["modelUsage"]["claude-sonnet-4-5"]["contextWindow"] == 200_000
 
+    def test_each_reply_is_priced_on_its_own(self, tmp_path: Path) -> None:
+        """Sonnet 4.5's long-context rate applies per request: three calls of 150k input tokens cost three times
+        one (not the price of 450k tokens at once), and the result agrees with what a USD budget counted."""
+        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}), usage=(150_000, 0))] * 2
+                              + [text_reply("done", usage=(150_000, 0))])
+        model.model = "claude-sonnet-4-5"  # type: ignore[attr-defined]
+        agent = Agent(model, str(tmp_path), max_budget_usd=100)
+        result = run_headless(agent, "go")
+        assert result.total_cost_usd == pytest.approx(3 * 0.45) and agent.run_cost_usd == pytest.approx(3 * 0.45)
+
+    def test_usd_budget_result(self, tmp_path: Path) -> None:
+        """A spent USD budget is Claude Code's error_max_budget_usd, exit 1, with the line naming the flag."""
+        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}), usage=(1_000_000, 0))] * 3)
+        model.model = "claude-haiku-4-5"  # type: ignore[attr-defined]
+        result = run_headless(Agent(model, str(tmp_path), max_budget_usd=1.5), "go")
+        assert (result.subtype, result.terminal_reason, result.exit_code, result.total_cost_usd) == (
+            "error_max_budget_usd", "max_budget_usd", 1, 2.0)
+        assert result.errors == ["stopped: the run's budget of $1.50 is spent ($2.00 used); raise --max-budget-usd "
+                                 "or narrow the prompt"]
+
     def test_unknown_model_costs_null_with_a_note(self, tmp_path: Path) -> None:
         """A model the price table lacks makes total_cost_usd null, and cost_note says why."""
         model = ScriptedModel([text_reply("hi", usage=(10, 1))])
@@ -159,6 +179,14 @@ class TestErrorLine:
     def test_lines(self, outcome: str, line: str | None) -> None:
         """Each error outcome has one line that says what to do."""
         assert error_line(outcome, "the message", max_turns=4, max_tokens=100) == line
+
+    def test_usd_budget(self) -> None:
+        """A spent USD budget names the budget, the cost and the flag; an unknown cost says why."""
+        assert error_line("max_budget_usd", "", max_turns=4, max_tokens=100, max_budget_usd=0.5,
+                          run_cost_usd=0.75) == ("stopped: the run's budget of $0.50 is spent ($0.75 used); raise "
+                                                 "--max-budget-usd or narrow the prompt")
+        assert error_line("max_budget_usd", "", max_turns=4, max_tokens=100, max_budget_usd=0.5,
+                          run_cost_usd=None).startswith("stopped: the run's budget of $0.50 is taken as spent: a reply")
 
     def test_turn_limit_at_the_ceiling_gives_advice_that_can_be_followed(self) -> None:
         """At max_turns 30 the line does not tell the user to raise --max-turns."""

@@ -33,7 +33,8 @@ class TestTable:
     def test_guards_resolve_on_agent(self, tmp_path):
         """Every guard named in the table is a method of Agent."""
         agent = Agent(model=ScriptedModel(), workdir=str(tmp_path))
-        assert {"out_of_turns", "out_of_model_calls", "can_spawn"} == GUARDS == set(GUARD_FUNCTIONS)
+        names = {"out_of_turns", "out_of_model_calls", "out_of_budget_usd", "can_spawn"}
+        assert names == GUARDS == set(GUARD_FUNCTIONS)
         for guard in GUARDS:
             assert callable(getattr(agent, guard))
 
@@ -90,7 +91,8 @@ class TestBuildMachine:
         class Bare:
             pass
 
-        with pytest.raises(TypeError, match=r"guard method\(s\) \['can_spawn', 'out_of_model_calls', 'out_of_turns'\]"):
+        with pytest.raises(TypeError, match=r"guard method\(s\) \['can_spawn', 'out_of_budget_usd', "
+                                            r"'out_of_model_calls', 'out_of_turns'\]"):
             build_machine(Bare())
 
     def test_no_auto_transitions(self, tmp_path):

@@ -284,11 +284,15 @@ class TestWriting:
 @given(data=st.data(), max_turns=st.integers(1, 4), forced=st.integers(0, 2), prompts=st.integers(1, 2))
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_rebuilding_at_every_seq_gives_the_live_state(data, max_turns, forced, prompts):
-    """For arbitrary runs, the journal rebuilt at each seq equals what the live agents held right after it."""
+    """For arbitrary runs, the journal rebuilt at each seq equals what the live agents held right after it, the
+    USD budget's cost included (a drawn reply costs about $0.00001 on claude-haiku-4-5)."""
     with tempfile.TemporaryDirectory() as tmp:
         ws = Path(tmp) / "ws"
         ws.mkdir()
-        agent = Agent(DrawnModel(data.draw), str(ws), max_turns, stop_hooks(forced), deny_all)
+        model = DrawnModel(data.draw)
+        model.model = "claude-haiku-4-5"  # type: ignore[attr-defined]
+        budget = data.draw(st.sampled_from([None, 0.00002, 0.00005]), label="max_budget_usd")
+        agent = Agent(model, str(ws), max_turns, stop_hooks(forced), deny_all, max_budget_usd=budget)
         journal = Journal(Path(tmp) / "j.db")
         session = journal.start(agent)
         live = LiveRecorder(agent)

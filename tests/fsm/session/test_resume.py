@@ -389,6 +389,28 @@ class TestLimitsOnResume:
         session.close()
         assert (agent.turn, agent.max_turns, len(model.requests)) == (3, 3, 3)
 
+    def test_a_usd_budget_given_applies_to_the_next_run(self, tmp_path):
+        """--max-budget-usd with --continue is the budget of the run the next prompt starts, counted from $0 (the
+        first run's cost is not carried over); without it the session keeps the budget it had."""
+        haiku = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}), usage=(1_000_000, 0))] * 9)
+        haiku.model = "claude-haiku-4-5"  # type: ignore[attr-defined]
+        first = Agent(haiku, str(tmp_path), max_budget_usd=2)
+        with Journal(default_path(tmp_path)) as journal:
+            journal.start(first)
+            first.run("first")
+        assert (first.run_cost_usd, first.outcome, len(haiku.requests)) == (2, "max_budget_usd", 2)
+        agent, session = session_from_args(parse_run("--continue", "--max-budget-usd", "1"),
+                                           Agent(haiku, str(tmp_path)))
+        assert agent.run_cost_usd == 2  # the session's last run, restored as it was
+        agent.run("second")
+        session.close()
+        assert (agent.max_budget_usd, agent.run_cost_usd, agent.outcome, len(haiku.requests)) == (
+            1, 1, "max_budget_usd", 3)
+        agent, session = session_from_args(parse_run("--continue"), Agent(haiku, str(tmp_path)))
+        agent.run("third")
+        session.close()
+        assert (agent.max_budget_usd, agent.run_cost_usd, len(haiku.requests)) == (1, 1, 4)
+
     def test_an_edited_journal_is_refused(self, tmp_path):
         """A journal whose starting data was edited to turn=-97 is refused on resume, naming the field."""
         session = self.session_at(tmp_path, 30)

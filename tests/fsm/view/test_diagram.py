@@ -102,7 +102,8 @@ class TestMermaid:
     def test_conditions_show_guards(self):
         """With conditions every guard appears after its trigger; without, none does."""
         shown = mermaid(conditions=True)
-        assert "executing_tools --> awaiting_model: tools_done [unless out_of_turns or out_of_model_calls]" in shown
+        assert ("executing_tools --> awaiting_model: tools_done [unless out_of_turns or out_of_model_calls or "
+                "out_of_budget_usd]") in shown
         assert "subagent_spawned [if can_spawn]" in shown
         assert "turn_limit [if out_of_turns]" in shown
         assert "[" not in mermaid().replace("[*]", "")
