@@ -3,6 +3,7 @@ the subagent's stop, the overshoot bound with calls in flight, and models withou
 
 from __future__ import annotations
 
+import re
 import threading
 from pathlib import Path
 from typing import Any
@@ -138,8 +139,9 @@ class TestSubagents:
         agent.run("go")
         assert len(model.requests) == 1 + n and cost_at_start == [0.0] * n
         assert (agent.run_cost_usd, agent.outcome) == (n * 1.0, "max_budget_usd")
-        assert [r.tool_result.text for r in agent.history if r.trigger == "subagent_returned"] == [
-            f"Subagent stopped: the run's budget of $1.00 is spent (${n}.00 used)."] * n
+        texts = [r.tool_result.text for r in agent.history if r.trigger == "subagent_returned"]
+        assert len(texts) == n and all(re.fullmatch(r"Subagent stopped: the run's budget of \$1\.00 is spent "
+                                                    rf"\(\$[1-{n}]\.00 used\)\.", t) for t in texts), texts
 
 
 class TestRuns:
