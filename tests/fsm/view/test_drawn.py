@@ -49,11 +49,13 @@ class TestGuards:
     def test_today(self):
         """Today's table in words; budget_spent, guarded two ways, is named with its sources."""
         assert [(drawn.named(who), guard) for who, guard in drawn.guards()] == [
-            ("prompt", "unless out_of_model_calls"),
+            ("prompt", "unless out_of_model_calls or out_of_budget_usd"),
             ("budget_spent from idle", "if out_of_model_calls"),
-            ("paused, tools_done, continue_forced", "unless out_of_turns or out_of_model_calls"),
+            ("budget_spent from idle", "if out_of_budget_usd"),
+            ("paused, tools_done, continue_forced", "unless out_of_turns or out_of_model_calls or out_of_budget_usd"),
             ("turn_limit", "if out_of_turns"),
             ("budget_spent from awaiting_model, executing_tools", "if out_of_model_calls, unless out_of_turns"),
+            ("budget_spent from awaiting_model, executing_tools", "if out_of_budget_usd, unless out_of_turns"),
             ("subagent_spawned", "if can_spawn"),
         ]
         assert drawn.named([("budget_spent", ["idle"])], "`") == "`budget_spent` from `idle`"
