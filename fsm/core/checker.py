@@ -16,14 +16,47 @@ subagents answer the first pending calls, all ``task`` calls, at most ``max_para
 may move next, in any order, as threads of ``Agent.run()`` interleave: each busy child's choices are moves
 (labelled ``@i``), and so are the parent's own (``return i`` for an idle child, ``run`` for a spawn the rule
 allows). ``Agent.step(child=…)`` can make every one of these moves, which the refinement test checks.
-The remaining budget is exact up to ``cap`` and "more" above it (:data:`PLENTY`): guards only compare it
-with the number of agents in ``awaiting_model``, so this abstraction is exact for every guard, and a call
-made with PLENTY left may leave PLENTY or ``cap``. Safety proved on it holds for the real counts.
+
+**The exact system** (:func:`moves`; ``Bounds(reduce=False)``, and always with ``exact_budget``) shares the
+budget: exact up to ``cap`` and "more" above it (:data:`PLENTY`). Guards only compare it with the number of
+agents in ``awaiting_model``, so this is exact for every guard, and a call made with PLENTY left may leave
+PLENTY or ``cap``. Its size is the product of the subagents' states: out of reach at the defaults.
+
+**The reduced search** (the default) checks a modular over-approximation with persistent sets. Call
+``free = max_model_calls - run_calls - others_awaiting`` (neither made nor granted: an agent in
+``awaiting_model`` holds one granted call); the budget guard compares exactly this with 0.
+
+1. *The budget per agent.* Whenever an agent's guards are asked, the run may have a call free or none,
+   whatever came before: the guards are judged on every :class:`Facts` of that class, the agent's own fields
+   exact, ``others_awaiting`` up to the agents that may wait beside it and ``run_calls`` over the rest
+   (:func:`_vectors`), and each outcome is a move (the root's prompt starts the budget: a call is free). Every
+   exact run is a run of this system. Only a move into ``awaiting_model``, or staying there after a call
+   (:func:`_takes_a_call`, from the row's source and dest and ``made_model_call``), lowers ``free``; ``free``
+   starts at ``max_model_calls`` and ``run_calls <= max_model_calls - free``. So "such a move with none free"
+   (:data:`OVERDRAWN`) is the budget's violation: without one, the run total is within the budget.
+2. *Agents share only the tree.* A subagent's moves read and write its node alone (:func:`_local`); the
+   root's spawn and returns touch its pending calls and the list of subagents, and the subagents answer a run
+   of ``task`` calls that all look alike, so moves of different agents commute and none disables another.
+   A subagent's pending calls are kept as ``tool`` when a ``task`` call does the same for it (checked, at its
+   depth and turn: :func:`_canonical`).
+3. *Persistent sets* (:func:`_persistent`): the return of an idle subagent; else the spawn; else every move of
+   the first busy subagent with moves in both budget classes; else every move. Every Ctrl-C is taken too: it
+   ends the run, and its outcome depends on the root's node alone.
+
+With the reduced graph acyclic (checked: termination), the standard arguments (the first move of the chosen
+agent in any run commutes to the front; a run without one commutes with it) give: a violation -- of an agent's
+turns or depth, or a call taken with none free, which other agents' moves do not undo -- reachable in the
+modular system is reachable in the reduced graph; so is a busy configuration where, in one class, no agent
+has a move but Ctrl-C (a deadlock); an infinite run gives a cycle; and the longest run in which a call is
+always free keeps its calls. ``tests/fsm/core/test_checker.py`` checks at small bounds that the reduced graph
+reaches every agent state the modular one does, and that both agree with the exact system on the table and
+on its mutants. A counterexample of the reduced search is a run of the modular system.
 
 :func:`check` proves for the bounds given: depth <= 1; turns <= max_turns for every agent; run total <=
-max_model_calls; no deadlock (every busy configuration has a move); idle reachable from every configuration;
-every run terminates (the graph is acyclic). :func:`check_inductive` checks, over every well-formed
-configuration within the bounds, reachable or not, that the invariant :func:`invariant` is kept by every move.
+max_model_calls; no deadlock (every busy configuration has a move besides Ctrl-C); idle reachable from
+every configuration; every run terminates (the graph is acyclic). :func:`check_inductive` checks, over every
+well-formed configuration of the exact system within the bounds, reachable or not, that the invariant
+:func:`invariant` is kept by every move.
 """
 
 from __future__ import annotations
@@ -39,11 +72,11 @@ from attrs import frozen
 
 from fsm.core.guards import GUARD_FUNCTIONS, Facts
 from fsm.core.machine import TRANSITIONS, conditions, sources, unless
-from fsm.core.records import MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
+from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS
 from fsm.core.reducer import Step, made_model_call
 
-__all__ = ["CHOICES", "EFFECTS", "PLENTY", "Bounds", "Config", "Edge", "Move", "Node", "Report", "check",
-           "check_inductive", "initial", "invariant", "moves"]
+__all__ = ["CHOICES", "EFFECTS", "OVERDRAWN", "PLENTY", "Bounds", "Config", "Edge", "Move", "Node", "Report",
+           "check", "check_inductive", "explore", "initial", "invariant", "moves"]
 
 Node = tuple[str, int, tuple[str, ...], bool, tuple[Any, ...]]
 """``(state, turn, pending kinds, inbox, children)`` of one agent; children are Nodes too."""
@@ -53,9 +86,14 @@ Move = tuple[tuple[int, str, str, str], ...]
 """The transitions one step makes, each ``(depth, source, trigger, dest)``; Ctrl-C in a subagent makes two."""
 Edge = tuple[Config, Move, Config]
 PLENTY = 1 << 62
-"""The remaining budget is above ``cap`` (larger than any count it is compared with)."""
+"""The remaining budget is above ``cap`` (larger than any count it is compared with); in the reduced search,
+where the budget is not tracked, every configuration carries it (or :data:`OVERDRAWN`)."""
+OVERDRAWN = -1
+"""The reduced search's budget after a call was taken with none free: a violation."""
 
 KINDS = ("tool", "task")
+FREE, SPENT = "a call free", "none free"
+"""The two classes of the budget an agent's guards may see in the reduced search."""
 
 CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
     "idle": {"prompt": ("prompt", "budget_spent"), "interrupt": ()},
@@ -78,19 +116,28 @@ EFFECTS: dict[str, str] = {
     "subagent_spawned": "a child joins the tree: idle, turn 0, prompt queued",
     "interrupted": "no pending calls; no children",
 }
-"""What each trigger does besides the model call it may follow (:func:`_apply` is the code; this, the words)."""
+"""What each trigger does besides the model call it may follow (:func:`_effect` is the code; this, the words)."""
 
 
-@frozen
+@frozen(cache_hash=True)
 class Bounds:
     """The bounds of one check."""
 
     max_turns: int = MAX_TURNS
     tools_per_reply: int = 3
     max_model_calls: int = MAX_MODEL_CALLS
-    max_parallel: int = MAX_PARALLEL
+    max_parallel: int = 4
+    """Subagents at once (the agent's default); with K calls per reply no more than K run."""
     exact_budget: bool = False
     """Track the remaining budget exactly (small bounds, the refinement test) instead of up to ``cap``."""
+    reduce: bool = True
+    """Search the modular system with persistent sets (the module's docstring); False, or ``exact_budget``:
+    every interleaving of the exact system."""
+
+    @property
+    def reduced(self) -> bool:
+        """Whether :func:`explore` runs the reduced search."""
+        return self.reduce and not self.exact_budget
 
     @property
     def cap(self) -> int:
@@ -103,6 +150,8 @@ class Bounds:
 
     def full(self) -> int:
         """The budget a run starts with, abstracted."""
+        if self.reduced:
+            return PLENTY
         return self.max_model_calls if self.max_model_calls <= self.cap else PLENTY
 
 
@@ -125,8 +174,14 @@ def _call(trigger: str, state: str, model_called: bool) -> bool:
     return made_model_call(Step(trigger, state, model_called=model_called))
 
 
-_VERDICTS: dict[tuple[Any, ...], bool] = {}
-"""Guard verdicts by (facts, row guards, bounds); cleared when an exploration starts (tests swap guards)."""
+_VERDICTS: dict[tuple[Any, ...], Any] = {}
+"""Guard verdicts and outcomes by facts and bounds; cleared when an exploration starts (tests swap guards)."""
+
+
+def _clear() -> None:
+    _VERDICTS.clear()
+    _rows.cache_clear()
+    _call.cache_clear()
 
 
 def _passes(ifs: tuple[str, ...], nots: tuple[str, ...], facts: Facts) -> bool:
@@ -182,37 +237,50 @@ def _get(root: Node, path: tuple[int, ...]) -> Node:
     return root
 
 
-def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
-          replies: tuple[tuple[str, ...], ...] = ((),), model_called: bool = False, child: int = 0,
-          ) -> list[tuple[Config, tuple[int, str, str, str], tuple[str, ...]]]:
-    """The configurations after the agent at *path* fires *trigger*, when a row of the table lets it, one per
-    reply in *replies* (the kinds of a ``replied_with_tools`` reply's calls; the guards do not read them);
-    *child*: the index of the subagent ``subagent_returned`` returns, which answers ``pending[child]``."""
-    root, budget = config
-    state, turn, pending, inbox, children = node = _get(root, path)
-    depth = len(path)
-    call = _call(trigger, state, model_called)
-    if call:
-        turn += 1
-    budgets = _spend(budget, b) if call else [budget]
+def _effect(node: Node, trigger: str, dest: str, turn: int, kinds: tuple[str, ...], child: int) -> Node:
+    """*node* after *trigger* took it to *dest* (*turn*: after the call it may follow; *kinds*: a
+    ``replied_with_tools`` reply's calls; *child*: the index of the subagent ``subagent_returned`` returns)."""
+    state, _, pending, inbox, children = node
     if trigger == "prompt" or (trigger == "budget_spent" and state == "idle"):
         inbox, turn = False, 0
-        if trigger == "prompt" and not path:
-            budgets = [b.full()]
     elif trigger == "tool_ran":
         pending = pending[1:]
     elif trigger == "subagent_returned":
         pending = pending[:child] + pending[child + 1:]
+        children = children[:child] + children[child + 1:]
     elif trigger == "interrupted":
-        pending = ()
+        pending, children = (), ()
+    elif trigger == "replied_with_tools":
+        pending = kinds
+    elif trigger == "subagent_spawned":
+        children = (*children, ("idle", 0, (), True, ()))
+    return dest, turn, pending, inbox, children
+
+
+def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
+          replies: tuple[tuple[str, ...], ...] = ((),), model_called: bool = False, child: int = 0,
+          ) -> list[tuple[Config, tuple[int, str, str, str], tuple[str, ...]]]:
+    """The configurations of the exact system after the agent at *path* fires *trigger*, when a row of the
+    table lets it, one per reply in *replies* (the kinds of a ``replied_with_tools`` reply's calls; the guards
+    do not read them); *child*: the index of the subagent ``subagent_returned`` returns. In the reduced
+    search only unguarded rows come here (Ctrl-C), and the budget is left as it is."""
+    root, budget = config
+    node = _get(root, path)
+    state, turn, _, _, children = node
+    depth = len(path)
+    call = _call(trigger, state, model_called)
+    if call:
+        turn += 1
+    budgets = _spend(budget, b) if call and not b.reduced else [budget]
+    if trigger == "prompt" and not path:
+        budgets = [b.full()]
     out = []
     for left in budgets:
         others = _awaiting(root) - (state == "awaiting_model")
         run_calls = b.max_model_calls - (left if left != PLENTY else b.cap + 1)
         dest = None
         for to, ifs, nots in _rows(trigger, state):
-            key = (turn, depth, len(children), run_calls, others, ifs, nots, b.max_turns, b.max_model_calls,
-                   b.max_parallel)
+            key = (turn, depth, len(children), run_calls, others, ifs, nots, b)
             verdict = _VERDICTS.get(key)
             if verdict is None:
                 facts = Facts(turn=turn, max_turns=b.max_turns, depth=depth, active_children=len(children),
@@ -224,17 +292,9 @@ def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
                 break
         if dest is None:
             continue
-        kids = children
-        if trigger == "subagent_spawned":
-            kids = (*children, ("idle", 0, (), True, ()))
-        elif trigger == "subagent_returned":
-            kids = children[:child] + children[child + 1:]
-        elif trigger == "interrupted":
-            kids = ()
         for kinds in replies:
-            new = (dest, turn, kinds if trigger == "replied_with_tools" else pending, inbox, kids)
+            new = _effect(node, trigger, dest, turn, kinds, child)
             out.append(((_replace(root, path, new), left), (depth, state, trigger, dest), kinds))
-    del node
     return out
 
 
@@ -243,7 +303,7 @@ def _busy(node: Node) -> bool:
 
 
 def moves(config: Config, b: Bounds) -> Iterator[tuple[str, Move, Config]]:
-    """Every step from *config*: ``(choice, transitions made, next configuration)``."""
+    """Every step of the exact system from *config*: ``(choice, transitions made, next configuration)``."""
     root = config[0]
     if not _busy(root):
         return
@@ -263,9 +323,7 @@ def _moves_of(config: Config, path: tuple[int, ...], b: Bounds) -> Iterator[tupl
     prefix = "".join(f"@{i} " for i in path)
     for choice in CHOICES[node[0]]:
         if choice == "interrupt":
-            if not path or node[0] == "awaiting_model":
-                for label, steps, after in _interrupt(config, path, b, during_call=node[0] == "awaiting_model"):
-                    yield prefix + label, steps, after
+            yield from _interrupts_of(config, path, b)
             continue
         replies = _replies(b.tools_per_reply) if choice == "tools" else ((),)
         for trigger in _tries(node, choice, b):
@@ -274,6 +332,14 @@ def _moves_of(config: Config, path: tuple[int, ...], b: Bounds) -> Iterator[tupl
                 for after, made, kinds in done:
                     yield prefix + (f"tools {'+'.join(kinds)}" if kinds else choice), (made,), after
                 break
+
+
+def _interrupts_of(config: Config, path: tuple[int, ...], b: Bounds) -> Iterator[tuple[str, Move, Config]]:
+    node = _get(config[0], path)
+    if not path or node[0] == "awaiting_model":
+        prefix = "".join(f"@{i} " for i in path)
+        for label, steps, after in _interrupt(config, path, b, during_call=node[0] == "awaiting_model"):
+            yield prefix + label, steps, after
 
 
 @functools.cache
@@ -304,6 +370,160 @@ def _interrupt(config: Config, path: tuple[int, ...], b: Bounds, *, during_call:
             yield "interrupt", made, after
 
 
+# -- the reduced search: the modular system, persistent sets --------------------------------------------------
+
+_Option = tuple[str, Move, Config, frozenset[str]]
+"""A move of the modular system: ``(choice, transitions, next configuration, the budget classes it occurs in)``."""
+
+
+def _vectors(turn: int, depth: int, children: int, klass: str, b: Bounds) -> tuple[tuple[bool, ...], ...]:
+    """The verdicts of every guard (sorted by name) on every Facts of budget class *klass*, in one order, the
+    agent's own fields given: ``others_awaiting`` up to the agents that may await a call beside it (none beside
+    the root alone, cap beside the root with subagents, cap - 1 beside a subagent) and ``run_calls`` such that ``free``
+    (``max_model_calls - run_calls - others_awaiting``) is >= 1 (:data:`FREE`) or 0 (:data:`SPENT`)."""
+    key = ("vectors", turn, depth, children, klass, b)
+    found = _VERDICTS.get(key)
+    if found is None:
+        functions = [GUARD_FUNCTIONS[name] for name in sorted(GUARD_FUNCTIONS)]
+        # others in awaiting_model: a subagent's siblings (at most cap run), or the root's running subagents
+        most = b.cap - 1 if depth else b.cap if children else 0
+        cells = [(run_calls, others) for others in range(most + 1) for run_calls in
+                 ([b.max_model_calls - others] if klass == SPENT else range(b.max_model_calls - others))
+                 if run_calls >= 0]
+        facts = [Facts(turn=turn, max_turns=b.max_turns, depth=depth, active_children=children,
+                       max_parallel=b.max_parallel, run_calls=run_calls, others_awaiting=others,
+                       max_model_calls=b.max_model_calls) for run_calls, others in cells]
+        found = _VERDICTS[key] = tuple(tuple(f(one) for f in functions) for one in facts)
+    return found
+
+
+def _outcomes(node: Node, tries: tuple[str, ...], depth: int, klass: str, b: Bounds) -> frozenset[tuple[str, str]]:
+    """``(trigger, dest)`` the driver may take trying *tries* from *node*'s state when its guards see budget
+    class *klass*: for each Facts of the class, the first trigger with a row whose guards pass (judged after
+    the call the trigger follows, if any)."""
+    state, turn, _, _, children = node
+    key = ("outcomes", state, tries, turn, depth, len(children), klass, b)
+    found = _VERDICTS.get(key)
+    if found is None:
+        names = sorted(GUARD_FUNCTIONS)
+        seen = set()
+        before, after = (_vectors(t, depth, len(children), klass, b) for t in (turn, turn + 1))
+        for vectors in set(zip(before, after, strict=True)):
+            verdicts = [dict(zip(names, vector, strict=True)) for vector in vectors]
+            seen.add(next(((trigger, to) for trigger in tries for to, ifs, nots in _rows(trigger, state)
+                           for verdict in [verdicts[_call(trigger, state, False)]]
+                           if all(verdict[g] for g in ifs) and not any(verdict[g] for g in nots)), None))
+        found = _VERDICTS[key] = frozenset(seen - {None})
+    return found
+
+
+def _canonical(node: Node, depth: int, b: Bounds) -> Node:
+    """A subagent's node with its pending calls all ``tool`` when, at its depth and turn, the table does the
+    same with a ``task`` call as with a ``tool`` call in both budget classes (nothing else reads the kinds), so
+    the two nodes have the same runs; else *node*."""
+    state, turn, pending, inbox, children = node
+    if not depth or state != "executing_tools" or children or "task" not in pending:
+        return node
+    probe = (state, turn, ("task",), inbox, ())
+    same = all(_outcomes(probe, _tries(probe, "run", b), depth, klass, b)
+               == _outcomes(probe, ("tool_ran",), depth, klass, b) for klass in (FREE, SPENT))
+    return (state, turn, ("tool",) * len(pending), inbox, children) if same else node
+
+
+def _takes_a_call(trigger: str, source: str, dest: str) -> bool:
+    """Whether the transition lowers ``free``: it enters ``awaiting_model`` (a call granted), or stays there
+    after a call (the call spent, another granted)."""
+    return dest == "awaiting_model" and (source != "awaiting_model" or _call(trigger, source, False))
+
+
+_Local = tuple[str, tuple[int, str, str, str], Node, bool, frozenset[str]]
+"""One move of an agent, seen from its node: ``(choice, transition, its node after, whether it took a call with
+none free, the budget classes it occurs in)``."""
+
+
+def _local(node: Node, depth: int, b: Bounds) -> tuple[_Local, ...]:
+    """The modular system's moves of an agent with *node* at *depth*, Ctrl-C aside (for the root with children:
+    its spawn and its returns). They read nothing but the node: cached by it (a subagent's node has no
+    children)."""
+    key = ("local", node, depth, b)
+    found = _VERDICTS.get(key)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    # the root's prompt starts the run and its budget: it sees a call free whatever the class
+    fixed = node[0] == "idle" and not depth
+    wanted: list[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...], int]] = [
+        (f"return {i}", ("subagent_returned",), ((),), i) for i, kid in enumerate(node[4]) if not _busy(kid)]
+    for choice in CHOICES[node[0]]:
+        if choice != "interrupt":
+            replies = _replies(b.tools_per_reply) if choice == "tools" else ((),)
+            wanted.append((choice, _tries(node, choice, b), replies, 0))
+    seen: dict[tuple[tuple[int, str, str, str], Node, bool], set[str]] = {}
+    names: dict[tuple[tuple[int, str, str, str], Node, bool], str] = {}
+    for label, tries, replies, child in wanted:
+        for klass in (FREE,) if fixed else (FREE, SPENT):
+            for trigger, dest in _outcomes(node, tries, depth, klass, b):
+                state, turn = node[0], node[1] + _call(trigger, node[0], False)
+                overdrawn = klass == SPENT and _takes_a_call(trigger, state, dest)
+                for kinds in replies:
+                    new = _canonical(_effect(node, trigger, dest, turn, kinds, child), depth, b)
+                    name = f"tools {'+'.join(kinds)}" if kinds else label
+                    step = (depth, state, trigger, dest)
+                    names.setdefault((step, new, overdrawn), name)
+                    seen.setdefault((step, new, overdrawn), set()).update((FREE, SPENT) if fixed else (klass,))
+    found = tuple((names[move], *move, frozenset(classes)) for move, classes in seen.items())
+    if not node[4]:
+        _VERDICTS[key] = found
+    return found
+
+
+def _agent_steps(config: Config, path: tuple[int, ...], b: Bounds) -> list[_Option]:
+    """The modular system's moves the agent at *path* makes, Ctrl-C aside, as moves of *config*."""
+    root, budget = config
+    prefix = "".join(f"@{i} " for i in path)
+    return [(prefix + label, (step,), (_replace(root, path, new), OVERDRAWN if overdrawn else budget), classes)
+            for label, step, new, overdrawn, classes in _local(_get(root, path), len(path), b)]
+
+
+def _ctrl_c(config: Config, b: Bounds) -> list[_Option]:
+    """Every Ctrl-C from *config* in the modular system (the budget is not tracked). With the ``interrupted``
+    rows unguarded, what one does depends only on the agents' states and the root's turn: cached by those."""
+    root, budget = config
+    plain = all(not ifs and not nots for state in ("awaiting_model", "executing_tools", "stopping")
+                for _, ifs, nots in _rows("interrupted", state))
+    key = ("ctrl-c", root[:2], root[3], tuple(kid[0] for kid in root[4]) if plain else root[4], budget, b)
+    found = _VERDICTS.get(key)
+    if found is None:
+        every = frozenset((FREE, SPENT))
+        found = _VERDICTS[key] = [(label, made, after, every) for path in [(), *((i,) for i in range(len(root[4])))]
+                                  for label, made, after in _interrupts_of(config, path, b)]
+    return found
+
+
+def _both(steps: list[_Option]) -> bool:
+    return any(FREE in c for *_, c in steps) and any(SPENT in c for *_, c in steps)
+
+
+def _persistent(config: Config, b: Bounds, *, reduce: bool = True) -> tuple[list[_Option], bool]:
+    """The moves the reduced search takes from *config* (a persistent set, and every Ctrl-C), and whether some
+    budget class leaves no agent a move besides Ctrl-C (a deadlock). ``reduce=False``: every move."""
+    root = config[0]
+    if not _busy(root):
+        return [], False
+    own = _agent_steps(config, (), b)
+    if reduce and root[4]:
+        idle = next((f"return {i}" for i, kid in enumerate(root[4]) if not _busy(kid)), None)
+        group = [s for s in own if s[0] == idle] if idle else [s for s in own if not s[0].startswith("return ")]
+        if _both(group):
+            return group + _ctrl_c(config, b), False
+        for i, kid in enumerate(root[4]):
+            if _busy(kid):
+                steps = _agent_steps(config, (i,), b)
+                if _both(steps):
+                    return steps + _ctrl_c(config, b), False
+    every = own + [s for i, kid in enumerate(root[4]) if _busy(kid) for s in _agent_steps(config, (i,), b)]
+    return every + _ctrl_c(config, b), not _both(every)
+
+
 # -- the properties ------------------------------------------------------------------------------------------
 
 def _agents(node: Node, depth: int = 0) -> Iterator[tuple[Node, int]]:
@@ -320,6 +540,9 @@ def violation(config: Config, b: Bounds) -> str | None:
             return f"depth {depth} > 1"
         if node[1] > b.max_turns:
             return f"an agent at depth {depth} made {node[1]} model calls > max_turns {b.max_turns}"
+    if budget < 0 and b.reduced:
+        return (f"a model call taken with none of the run's budget free: the run can exceed max_model_calls "
+                f"{b.max_model_calls}")
     if budget < 0:
         return f"the run made {b.max_model_calls - budget} model calls > max_model_calls {b.max_model_calls}"
     return None
@@ -340,7 +563,7 @@ class Report:
     problem: str | None = None
     """The property that failed, or None when all six are proved."""
     counterexample: tuple[Move, ...] = ()
-    """The shortest path from the start to the violation, as the steps' transitions."""
+    """The shortest path (in the graph searched) from the start to the violation, as the steps' transitions."""
 
     @property
     def proved(self) -> bool:
@@ -358,58 +581,96 @@ def _path(parents: dict[Config, tuple[Config, Move] | None], config: Config) -> 
     return tuple(reversed(steps))
 
 
-def explore(b: Bounds) -> tuple[dict[Config, list[tuple[Move, Config]]], dict[Config, tuple[Config, Move] | None],
-                                 Config | None]:
-    """Breadth-first over every configuration reachable from :func:`initial`: the graph, BFS parents, and the
-    first configuration that breaks a safety property (not expanded)."""
-    _VERDICTS.clear()  # the bounds (and, in tests, the guards) may differ from the last exploration's
+@frozen
+class _Search:
+    graph: dict[Config, list[tuple[Move, Config]]]
+    parents: dict[Config, tuple[Config, Move] | None]
+    bad: Config | None
+    """The first configuration found that breaks a safety property (not expanded)."""
+    stuck: Config | None
+    """The first busy configuration found without a move besides Ctrl-C (in the reduced search: in one class)."""
+    free_only: frozenset[tuple[Config, int]]
+    """``(configuration, index in graph[configuration])`` of the edges that occur only with no call free."""
+
+
+def _search(b: Bounds, *, reduce: bool = True) -> _Search:
+    """Breadth-first from :func:`initial`: the exact system's every interleaving, or (``b.reduced``) the
+    modular system, with persistent sets unless ``reduce=False``."""
+    _clear()  # the bounds (and, in tests, the table or the guards) may differ from the last exploration's
     start = initial(b)
     graph: dict[Config, list[tuple[Move, Config]]] = {}
     parents: dict[Config, tuple[Config, Move] | None] = {start: None}
+    spent: set[tuple[Config, int]] = set()
     queue = deque([start])
     bad: Config | None = None
+    stuck: Config | None = None
     while queue:
         config = queue.popleft()
-        if violation(config, b) is not None:
-            bad = bad or config
+        if violation(config, b) is not None:  # the first in breadth-first order: a shortest path leads here
+            bad = config
             graph[config] = []
-            continue
+            break
         out = graph[config] = []
-        for _, made, after in moves(config, b):
-            out.append((made, after))
+        if b.reduced:
+            steps, blocked = _persistent(config, b, reduce=reduce)
+            for _, made, after, classes in steps:
+                if FREE not in classes:
+                    spent.add((config, len(out)))
+                out.append((made, after))
+        else:
+            steps_ = list(moves(config, b))
+            out += [(made, after) for _, made, after in steps_]
+            blocked = _busy(config[0]) and all(made[0][2] == "interrupted" for made, _ in out)
+        if blocked and stuck is None:
+            stuck = config
+        for made, after in out:
             if after not in parents:
                 parents[after] = (config, made)
                 queue.append(after)
-    return graph, parents, bad
+    return _Search(graph, parents, bad, stuck, frozenset(spent))
+
+
+def explore(b: Bounds) -> tuple[dict[Config, list[tuple[Move, Config]]], dict[Config, tuple[Config, Move] | None],
+                                 Config | None]:
+    """Breadth-first over every configuration the search reaches from :func:`initial` (see :class:`Bounds`):
+    the graph, BFS parents, and the first configuration that breaks a safety property (not expanded)."""
+    found = _search(b)
+    return found.graph, found.parents, found.bad
 
 
 def check(b: Bounds) -> Report:
-    """Prove the six properties for bounds *b*, or find the shortest counterexample.
+    """Prove the six properties for bounds *b*, or find a counterexample (shortest in the graph searched).
 
     ``worst_case`` is the longest run in model calls: exact with ``exact_budget``; otherwise the longest run
-    of the table when the budget never binds, capped at ``max_model_calls`` (run total <= max_model_calls is
-    proved, and a run whose calls reach the budget is stopped by it exactly there).
+    of the table when the budget never binds (``unbudgeted``; in the reduced search, the longest run in which
+    every guard saw a call free), capped at ``max_model_calls`` (run total <= max_model_calls is proved, and a
+    run whose calls reach the budget is stopped by it exactly there).
     """
+    return _check(b)
+
+
+def _check(b: Bounds, *, reduce: bool = True) -> Report:
     started = time.perf_counter()
-    graph, parents, bad = explore(b)
+    found = _search(b, reduce=reduce)
+    graph = found.graph
     edges = sum(len(out) for out in graph.values())
 
     def report(problem: str | None, at: Config | None, worst: int = 0, unbudgeted: int = 0) -> Report:
-        path = _path(parents, at) if at is not None else ()
+        path = _path(found.parents, at) if at is not None else ()
         return Report(b, len(graph), edges, time.perf_counter() - started, worst, unbudgeted, problem, path)
 
-    if bad is not None:
-        return report(violation(bad, b), bad)
-    stuck = next((c for c, out in graph.items() if not out and _busy(c[0])), None)
-    if stuck is not None:
-        return report("deadlock: a busy configuration has no move", stuck)
+    if found.bad is not None:
+        return report(violation(found.bad, b), found.bad)
+    if found.stuck is not None:
+        return report("deadlock: a busy configuration has no move but Ctrl-C", found.stuck)
     order, cyclic = _topological(graph)
     if cyclic is not None:
         return report("a run that never terminates (a cycle of configurations)", cyclic)
     longest: dict[Config, int] = {}
     for config in reversed(order):
         longest[config] = max((sum(_call(t, s, t == "interrupted") for _, s, t, _ in made) + longest[after]
-                               for made, after in graph[config]), default=0)
+                               for i, (made, after) in enumerate(graph[config])
+                               if (config, i) not in found.free_only), default=0)
     # idle is reachable from everywhere: every configuration reaches one without moves, which is never busy.
     unbudgeted = longest[initial(b)]
     worst = unbudgeted if b.exact_budget else min(unbudgeted, b.max_model_calls)
@@ -439,7 +700,8 @@ def _topological(graph: dict[Config, list[tuple[Move, Config]]]) -> tuple[list[C
 # -- the inductive check -------------------------------------------------------------------------------------
 
 def invariant(config: Config, b: Bounds) -> bool:
-    """The inductive invariant: the safety properties, strengthened so that one move always keeps it."""
+    """The inductive invariant of the exact system: the safety properties, strengthened so that one move always
+    keeps it."""
     if violation(config, b) is not None:
         return False
     root, budget = config
@@ -477,10 +739,13 @@ def _nodes(b: Bounds, *, child: bool) -> Iterator[Node]:
 
 
 def check_inductive(b: Bounds) -> tuple[int, str | None, float]:
-    """Check that every move from every configuration satisfying :func:`invariant` within the bounds (reachable
-    or not) keeps it: ``(configurations checked, the first broken move in words or None, seconds)``."""
+    """Check that every move of the exact system from every configuration satisfying :func:`invariant` within
+    the bounds (reachable or not) keeps it: ``(configurations checked, the first broken move in words or None,
+    seconds)``. It grows as the product of the children's states: seconds at small bounds, hours at the
+    defaults."""
     started = time.perf_counter()
-    _VERDICTS.clear()
+    b = Bounds(b.max_turns, b.tools_per_reply, b.max_model_calls, b.max_parallel, b.exact_budget, reduce=False)
+    _clear()
     budgets = [PLENTY, *range(b.cap + 1)] if b.full() == PLENTY else list(range(b.max_model_calls + 1))
     count = 0
     for root in _nodes(b, child=False):

@@ -14,7 +14,7 @@ def table(monkeypatch):
     """Edit a row of the table (or a guard) for one test; the checker's row cache is cleared around it."""
     checker._rows.cache_clear()
 
-    def edit(trigger: str, source: str, **changes) -> None:
+    def edit(trigger: str, source: str, /, **changes) -> None:
         row = next(r for r in machine.TRANSITIONS if r["trigger"] == trigger and source in machine.sources(r))
         new = {k: v for k, v in {**row, **changes}.items() if v is not None}
         index = machine.TRANSITIONS.index(row)
@@ -27,14 +27,89 @@ def table(monkeypatch):
     checker._rows.cache_clear()
 
 
+def _successful_calls_only(change) -> bool:
+    """made_model_call mutated: a turn counted only when the call succeeded (not on model_failed)."""
+    return change.source == "awaiting_model" and change.trigger not in ("model_failed", "interrupted")
+
+
+MUTANTS = {
+    "a turn guard removed from one row": lambda table, mp: table("tools_done", "executing_tools",
+                                                                 unless="out_of_model_calls"),
+    ">= turned into > in the turn guard": lambda table, mp: mp.setitem(
+        guards.GUARD_FUNCTIONS, "out_of_turns", lambda f: f.turn > f.max_turns),
+    "a turn counted only on a successful call": lambda table, mp: mp.setattr(
+        checker, "made_model_call", _successful_calls_only),
+    "can_spawn ignoring depth": lambda table, mp: mp.setitem(
+        guards.GUARD_FUNCTIONS, "can_spawn", lambda f: f.active_children < f.max_parallel),
+    "the budget guard removed": lambda table, mp: table("tools_done", "executing_tools", unless="out_of_turns"),
+}
+"""The five mutants of issue 10, as the checker sees them."""
+
+
+def kind(problem: str | None) -> str | None:
+    """The property a problem breaks, in one word (the two searches word the budget's differently)."""
+    if problem is None:
+        return None
+    return next(word for key, word in (("max_turns", "turns"), ("depth", "depth"), ("max_model_calls", "budget"),
+                                       ("deadlock", "deadlock"), ("terminates", "termination")) if key in problem)
+
+
+def local_states(graph) -> set:
+    """Every agent's own state the search reached: the root's node without its subagents, each subagent's node."""
+    return {(root[:4], len(root[4])) for root, _ in graph} | {kid for root, _ in graph for kid in root[4]}
+
+
+class TestReduction:
+    @pytest.mark.parametrize("mutant", [None, *MUTANTS])
+    @pytest.mark.parametrize(("turns", "k", "budget"), [(2, 2, 3), (3, 2, 4)])
+    def test_finds_a_violation_exactly_when_every_interleaving_does(self, table, monkeypatch, mutant, turns, k,
+                                                                    budget):
+        """For the table and each mutant, the reduced search, every interleaving (budget up to cap) and the exact
+        budget agree: all proved, or all find the same property broken."""
+        if mutant:
+            MUTANTS[mutant](table, monkeypatch)
+        reports = [check(Bounds(turns, k, budget, 2, **kw)) for kw in ({}, {"reduce": False},
+                                                                        {"exact_budget": True})]
+        assert [r.proved for r in reports] == [mutant is None] * 3
+        assert len({kind(r.problem) for r in reports}) == 1, [r.problem for r in reports]
+        assert reports[0].configurations < reports[1].configurations
+
+    @pytest.mark.parametrize(("turns", "k", "budget", "parallel"), [(3, 2, 4, 2), (2, 3, 5, 3), (2, 3, 5, 2)])
+    def test_persistent_sets_keep_every_agent_state(self, turns, k, budget, parallel):
+        """The reduced search reaches every state of every agent that the modular search without persistent sets
+        reaches, with the same longest run, over far fewer configurations."""
+        b = Bounds(turns, k, budget, parallel)
+        reduced, full = checker._search(b), checker._search(b, reduce=False)
+        assert local_states(reduced.graph) == local_states(full.graph)
+        assert len(reduced.graph) * 3 < len(full.graph)
+        assert checker._check(b).unbudgeted == checker._check(b, reduce=False).unbudgeted == turns + turns * turns * k
+
+    def test_a_call_taken_with_none_free_is_the_budget_violation(self, table):
+        """Without the budget guard on tools_done, the reduced search shows the call taken with the budget spent."""
+        table("tools_done", "executing_tools", unless="out_of_turns")
+        report = check(Bounds(3, 1, 2))
+        assert report.problem == ("a model call taken with none of the run's budget free: the run can exceed "
+                                  "max_model_calls 2")
+        assert report.counterexample[-1] == ((0, "executing_tools", "tools_done", "awaiting_model"),)
+        assert check(Bounds(3, 1, 2, reduce=False)).problem == "the run made 3 model calls > max_model_calls 2"
+
+    def test_a_guard_that_ignores_calls_granted_to_others(self, monkeypatch):
+        """A budget guard that forgets the calls granted to agents in awaiting_model overspends when two subagents
+        race for the last call; the reduced search judges guards on every split of the count, so it finds it."""
+        monkeypatch.setitem(guards.GUARD_FUNCTIONS, "out_of_model_calls", lambda f: f.run_calls >= f.max_model_calls)
+        assert kind(check(Bounds(2, 2, 3)).problem) == kind(check(Bounds(2, 2, 3, exact_budget=True)).problem) \
+            == "budget"
+
+
 class TestCheck:
     @pytest.mark.parametrize(("turns", "k", "budget"), [(1, 1, 3), (2, 2, 5), (3, 2, 10), (4, 1, 200)])
     def test_the_table_is_proved(self, turns, k, budget):
         """All six properties hold, and the longest run without the budget is T + T*T*K calls."""
-        report = check(Bounds(turns, k, budget))
-        assert report.proved, report.problem
-        assert report.unbudgeted == turns + turns * turns * k
-        assert report.worst_case == min(budget, report.unbudgeted)
+        for b in (Bounds(turns, k, budget), Bounds(turns, k, budget, reduce=False)):
+            report = check(b)
+            assert report.proved, report.problem
+            assert report.unbudgeted == turns + turns * turns * k
+            assert report.worst_case == min(budget, report.unbudgeted)
 
     def test_exact_budget_agrees(self):
         """With the budget tracked exactly, the worst case is the budget when the table allows more."""
@@ -44,7 +119,12 @@ class TestCheck:
     def test_inductive(self):
         """Every move from every configuration satisfying the invariant keeps it, reachable or not."""
         count, problem, _ = check_inductive(Bounds(3, 2, 10))
-        assert problem is None and count > check(Bounds(3, 2, 10)).configurations / 2
+        assert problem is None and count > check(Bounds(3, 2, 10, reduce=False)).configurations / 2
+
+    def test_inductive_finds_a_broken_move(self, table):
+        """Without the budget guard on tools_done, some configuration satisfying the invariant leaves it."""
+        table("tools_done", "executing_tools", unless="out_of_turns")
+        assert check_inductive(Bounds(2, 1, 3))[1] is not None
 
     def test_turn_guard_removed_from_a_row(self, table):
         """tools_done without 'unless out_of_turns' lets an agent exceed max_turns: shortest counterexample."""
@@ -53,12 +133,6 @@ class TestCheck:
         assert report.problem.startswith("an agent at depth 0 made 3 model calls > max_turns 2")
         assert report.counterexample[-1][-1][2] in ("replied_final", "replied_with_tools", "paused", "model_failed",
                                                     "turn_limit", "interrupted", "budget_spent")
-
-    def test_budget_guard_removed(self, table):
-        """tools_done without 'unless out_of_model_calls' lets the run exceed its budget."""
-        table("tools_done", "executing_tools", unless="out_of_turns")
-        report = check(Bounds(3, 1, 2))
-        assert report.problem == "the run made 3 model calls > max_model_calls 2"
 
     def test_off_by_one_turn_guard(self, monkeypatch):
         """out_of_turns with > instead of >= is caught."""
@@ -70,24 +144,52 @@ class TestCheck:
         monkeypatch.setitem(guards.GUARD_FUNCTIONS, "can_spawn", lambda f: f.active_children < f.max_parallel)
         assert check(Bounds(2, 1, 50)).problem == "depth 2 > 1"
 
+    def test_turn_counted_only_on_success_never_terminates(self, monkeypatch):
+        """With a failed call not counted, a Stop hook can force turns forever: a cycle."""
+        monkeypatch.setattr(checker, "made_model_call", _successful_calls_only)
+        assert check(Bounds(2, 1, 50)).problem == "a run that never terminates (a cycle of configurations)"
+
     def test_stop_hook_loop_is_a_non_terminating_run(self, table):
         """continue_forced with no guard at all loops once the budget is spent: the run never terminates."""
         table("continue_forced", "stopping", unless=None)
         report = check(Bounds(2, 1, 1))
         assert not report.proved
 
+    def test_a_state_with_no_move_is_a_deadlock(self, table):
+        """Without budget_spent from executing_tools, an agent whose tools are done and whose budget is spent has
+        no move but Ctrl-C."""
+        table("budget_spent", "executing_tools", trigger="never_fired")
+        assert check(Bounds(2, 1, 3)).problem == "deadlock: a busy configuration has no move but Ctrl-C"
+        assert check(Bounds(2, 1, 3, exact_budget=True)).problem == ("deadlock: a busy configuration has no move "
+                                                                     "but Ctrl-C")
+
 
 class TestCommand:
-    def test_prints_the_figures_and_proved(self, capsys):
-        """agentfsm check prints configurations, edges, time, the worst case and proved; exit 0."""
-        assert main(["check", "--max-turns", "3", "--tools-per-reply", "2", "--max-model-calls", "10",
-                     "--inductive"]) == 0
+    def test_the_defaults_are_proved_in_seconds(self, capsys):
+        """`agentfsm check` at the defaults (max_turns 30, three calls per reply, budget 200, four subagents at
+        once) proves all six properties and prints the figures; the worst case is the budget, where the table
+        alone allows 30 + 30 * 30 * 3; exit 0."""
+        assert main(["check"]) == 0
         out = capsys.readouterr().out
+        assert out.startswith("bounds: max_turns 30, tools per reply 3, max_model_calls 200, max_parallel 4; search: "
+                              "reduced (budget per agent, persistent sets)\n")
+        assert "configurations: 45,391  edges: 147,778  time: " in out
+        assert "worst case: 200 model calls per run (without the budget the table allows 2,730)" in out
+        assert out.endswith("proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no deadlock; idle "
+                            "reachable from every configuration; every run terminates\n")
+
+    def test_every_interleaving_and_inductive(self, capsys):
+        """--no-reduction explores the exact system's every interleaving, --inductive checks the invariant over
+        every configuration; exit 0."""
+        assert main(["check", "--max-turns", "3", "--tools-per-reply", "2", "--max-model-calls", "10",
+                     "--no-reduction", "--inductive"]) == 0
+        out = capsys.readouterr().out
+        assert "search: every interleaving\n" in out
         assert "configurations: 12,474  edges: 60,567  time: " in out  # two subagents at once, any order
         assert "worst case: 10 model calls per run (without the budget the table allows 21)" in out
         assert ("proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no deadlock; idle reachable from "
                 "every configuration; every run terminates\n") in out
-        assert "inductive: " in out
+        assert "inductive: 26,693 configurations (reachable or not), every move keeps the invariant (" in out
 
     def test_a_mutated_table_prints_a_counterexample(self, table, capsys):
         """With a guard removed from the table, check prints the violation and the path to it; exit 1."""
@@ -97,11 +199,12 @@ class TestCommand:
         assert "VIOLATION: an agent at depth 0 made 3 model calls > max_turns 2" in out
         assert "counterexample (" in out and "depth 0: idle --prompt--> awaiting_model" in out
 
-
-def test_defaults_with_one_call_per_reply_are_proved():
-    """At max_turns 30, one call per reply, budget 200: proved over 15,955 configurations; worst case 200 of 930."""
-    report = check(Bounds(30, 1, 200))
-    assert report.proved
-    # 49,364 edges: with subagents, Ctrl-C between steps (at the root) is a move of its own, besides one in a
-    # subagent's model call
-    assert (report.configurations, report.edges, report.worst_case, report.unbudgeted) == (15_955, 49_364, 200, 930)
+    def test_the_budget_mutant_at_the_defaults(self, table, capsys):
+        """Without the budget guard on tools_done, `agentfsm check` at the defaults prints the call taken with none
+        of the budget free, after the path to it; exit 1."""
+        table("tools_done", "executing_tools", unless="out_of_turns")
+        assert main(["check"]) == 1
+        out = capsys.readouterr().out
+        assert ("VIOLATION: a model call taken with none of the run's budget free: the run can exceed max_model_calls "
+                "200\n") in out
+        assert "depth 0: executing_tools --tools_done--> awaiting_model\n  (a run of the reduced search" in out
