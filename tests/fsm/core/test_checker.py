@@ -1,18 +1,18 @@
-"""Tests for fsm.core.checker: it proves the table at small bounds; a broken table or guard gives a counterexample."""
+"""Tests for fsm.core.checker, fsm.core.configs and fsm.core.reduction: the table is proved, at the defaults too; the
+reduced search agrees with the exact system; a broken table or guard gives a counterexample."""
 
 from __future__ import annotations
 
 import pytest
 
 from fsm.cli.app import main
-from fsm.core import checker, guards, machine
+from fsm.core import checker, configs, guards, machine
 from fsm.core.checker import Bounds, check, check_inductive
 
 
 @pytest.fixture
 def table(monkeypatch):
-    """Edit a row of the table (or a guard) for one test; the checker's row cache is cleared around it."""
-    checker._rows.cache_clear()
+    """Edit a row of the table for one test (each search starts with the checker's caches cleared)."""
 
     def edit(trigger: str, source: str, /, **changes) -> None:
         row = next(r for r in machine.TRANSITIONS if r["trigger"] == trigger and source in machine.sources(r))
@@ -20,11 +20,10 @@ def table(monkeypatch):
         index = machine.TRANSITIONS.index(row)
         rows = [*machine.TRANSITIONS[:index], new, *machine.TRANSITIONS[index + 1:]]
         monkeypatch.setattr(machine, "TRANSITIONS", rows)
-        monkeypatch.setattr(checker, "TRANSITIONS", machine.TRANSITIONS)
-        checker._rows.cache_clear()
+        monkeypatch.setattr(configs, "TRANSITIONS", machine.TRANSITIONS)
 
     yield edit
-    checker._rows.cache_clear()
+    configs.clear_cache()
 
 
 def _successful_calls_only(change) -> bool:
@@ -38,7 +37,7 @@ MUTANTS = {
     ">= turned into > in the turn guard": lambda table, mp: mp.setitem(
         guards.GUARD_FUNCTIONS, "out_of_turns", lambda f: f.turn > f.max_turns),
     "a turn counted only on a successful call": lambda table, mp: mp.setattr(
-        checker, "made_model_call", _successful_calls_only),
+        configs, "made_model_call", _successful_calls_only),
     "can_spawn ignoring depth": lambda table, mp: mp.setitem(
         guards.GUARD_FUNCTIONS, "can_spawn", lambda f: f.active_children < f.max_parallel),
     "the budget guard removed": lambda table, mp: table("tools_done", "executing_tools", unless="out_of_turns"),
@@ -146,7 +145,7 @@ class TestCheck:
 
     def test_turn_counted_only_on_success_never_terminates(self, monkeypatch):
         """With a failed call not counted, a Stop hook can force turns forever: a cycle."""
-        monkeypatch.setattr(checker, "made_model_call", _successful_calls_only)
+        monkeypatch.setattr(configs, "made_model_call", _successful_calls_only)
         assert check(Bounds(2, 1, 50)).problem == "a run that never terminates (a cycle of configurations)"
 
     def test_stop_hook_loop_is_a_non_terminating_run(self, table):

@@ -1,0 +1,336 @@
+"""The configuration space of one run, read from the table, and one step of the exact system.
+
+A model checker built from the table: every reachable configuration of a run, explored breadth-first.
+
+The checker restates no edge. For the agent that moves, it asks the table (``TRANSITIONS``) which rows leave
+its state and judges their guards with the same functions the live agent calls (``fsm.core.guards``), on
+:class:`~fsm.core.guards.Facts` built from the abstract configuration. What it adds is the environment and
+the driver's part, declared in :data:`CHOICES`: what may happen in each state (the model replies final, with
+K tool calls of each kind, pause_turn, an error, or Ctrl-C comes; a Stop hook forces a turn or not), and
+which triggers the driver tries for it, in order (the first whose row passes its guards wins, as in the
+driver). What a trigger does to the counters is :func:`~fsm.core.reducer.made_model_call` (a call: turn
+and run total +1) plus :data:`EFFECTS` (the pending calls and the subagent tree).
+
+A configuration is the root :data:`Node` and the run's remaining budget. A node is ``(state, turn, pending,
+inbox, children)``: ``pending`` the kinds (``tool``/``task``) of the unanswered calls, ``children`` the running
+subagents' nodes, child ``i`` answering ``pending[i]`` (the scheduling rule of ``fsm.core.agent``: running
+subagents answer the first pending calls, all ``task`` calls, at most ``max_parallel`` of them). Any of them
+may move next, in any order, as threads of ``Agent.run()`` interleave: each busy child's choices are moves
+(labelled ``@i``), and so are the parent's own (``return i`` for an idle child, ``run`` for a spawn the rule
+allows). ``Agent.step(child=…)`` can make every one of these moves, which the refinement test checks.
+
+**The exact system** (:func:`moves`; ``Bounds(reduce=False)``, and always with ``exact_budget``) shares the
+budget: exact up to ``cap`` and "more" above it (:data:`PLENTY`). Guards only compare it with the number of
+agents in ``awaiting_model``, so this is exact for every guard, and a call made with PLENTY left may leave
+PLENTY or ``cap``. Its size is the product of the subagents' states: out of reach at the defaults.
+
+The reduced search over the same configurations is :mod:`fsm.core.reduction`; what is proved on them and
+how, :mod:`fsm.core.checker`.
+"""
+
+from __future__ import annotations
+
+import functools
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+from attrs import frozen
+
+from fsm.core.guards import GUARD_FUNCTIONS, Facts
+from fsm.core.machine import TRANSITIONS, conditions, sources, unless
+from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS
+from fsm.core.reducer import Step, made_model_call
+
+__all__ = ["CACHE", "CHOICES", "EFFECTS", "KINDS", "OVERDRAWN", "PLENTY", "Bounds", "Config", "Edge", "Move", "Node",
+           "awaiting", "busy", "clear_cache", "effect", "initial", "interrupts_of", "made_call", "moves", "node_at",
+           "replace_node", "reply_kinds", "rows", "triggers_for"]
+
+Node = tuple[str, int, tuple[str, ...], bool, tuple[Any, ...]]
+"""``(state, turn, pending kinds, inbox, children)`` of one agent; children are Nodes too."""
+Config = tuple[Node, int]
+"""The root's node and the run's remaining budget (:data:`PLENTY`: more than ``cap``)."""
+Move = tuple[tuple[int, str, str, str], ...]
+"""The transitions one step makes, each ``(depth, source, trigger, dest)``; Ctrl-C in a subagent makes two."""
+Edge = tuple[Config, Move, Config]
+PLENTY = 1 << 62
+"""The remaining budget is above ``cap`` (larger than any count it is compared with); in the reduced search,
+where the budget is not tracked, every configuration carries it (or :data:`OVERDRAWN`)."""
+OVERDRAWN = -1
+"""The reduced search's budget after a call was taken with none free: a violation."""
+
+KINDS = ("tool", "task")
+
+CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
+    "idle": {"prompt": ("prompt", "budget_spent"), "interrupt": ()},
+    "awaiting_model": {"final": ("replied_final",), "tools": ("replied_with_tools",),
+                       "pause": ("paused", "turn_limit", "budget_spent"), "error": ("model_failed",),
+                       "interrupt": ("interrupted",)},
+    "executing_tools": {"run": (), "interrupt": ("interrupted",)},
+    "stopping": {"stop": ("stopped",), "force": ("continue_forced", "stopped"), "interrupt": ("interrupted",)},
+}
+"""Per state, what may happen in a step, and the triggers the driver tries for it in order. ``tools`` stands
+for every reply of 1..K calls of each kind; in ``executing_tools`` what ``run`` tries depends on the data
+(:func:`triggers_for`). An interrupt also stops every busy agent above the one it hits."""
+
+EFFECTS: dict[str, str] = {
+    "prompt": "inbox taken; turn 0; the root's prompt resets the budget",
+    "budget_spent": "from idle: inbox taken, turn 0",
+    "replied_with_tools": "pending = the reply's calls",
+    "tool_ran": "first pending call answered",
+    "subagent_returned": "first pending call answered; the child leaves the tree",
+    "subagent_spawned": "a child joins the tree: idle, turn 0, prompt queued",
+    "interrupted": "no pending calls; no children",
+}
+"""What each trigger does besides the model call it may follow (:func:`effect` is the code; this, the words)."""
+
+
+@frozen(cache_hash=True)
+class Bounds:
+    """The bounds of one check."""
+
+    max_turns: int = MAX_TURNS
+    tools_per_reply: int = 3
+    max_model_calls: int = MAX_MODEL_CALLS
+    max_parallel: int = 4
+    """Subagents at once (the agent's default); with K calls per reply no more than K run."""
+    exact_budget: bool = False
+    """Track the remaining budget exactly (small bounds, the refinement test) instead of up to ``cap``."""
+    reduce: bool = True
+    """Search the modular system with persistent sets (the module's docstring); False, or ``exact_budget``:
+    every interleaving of the exact system."""
+
+    @property
+    def reduced(self) -> bool:
+        """Whether :func:`explore` runs the reduced search."""
+        return self.reduce and not self.exact_budget
+
+    @property
+    def cap(self) -> int:
+        """Up to this many remaining calls the budget is exact; above, it is PLENTY."""
+        # At most max_parallel agents are in awaiting_model at once (a parent waits in executing_tools while its
+        # subagents run), and no more subagents run than a reply has calls, so every guard and the invariant
+        # compare the budget with numbers <= min(max_parallel, tools_per_reply).
+        awaiting = max(1, min(self.max_parallel, self.tools_per_reply))
+        return self.max_model_calls if self.exact_budget else min(self.max_model_calls, awaiting)
+
+    def full(self) -> int:
+        """The budget a run starts with, abstracted."""
+        if self.reduced:
+            return PLENTY
+        return self.max_model_calls if self.max_model_calls <= self.cap else PLENTY
+
+
+def initial(b: Bounds) -> Config:
+    """A run's start: the root idle with its prompt queued."""
+    return ("idle", 0, (), True, ()), b.full()
+
+
+# -- one step ------------------------------------------------------------------------------------------------
+
+@functools.cache
+def rows(trigger: str, state: str) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
+    """The rows *trigger* may take from *state*, in table order, as ``(dest, conditions, unless)``."""
+    return tuple((r["dest"] or state, tuple(conditions(r)), tuple(unless(r)))
+                 for r in TRANSITIONS if r["trigger"] == trigger and state in sources(r))
+
+
+@functools.cache
+def made_call(trigger: str, state: str, model_called: bool) -> bool:
+    return made_model_call(Step(trigger, state, model_called=model_called))
+
+
+CACHE: dict[tuple[Any, ...], Any] = {}
+"""Guard verdicts and outcomes by facts and bounds; cleared when an exploration starts (tests swap guards)."""
+
+
+def clear_cache() -> None:
+    CACHE.clear()
+    rows.cache_clear()
+    made_call.cache_clear()
+
+
+def _passes(ifs: tuple[str, ...], nots: tuple[str, ...], facts: Facts) -> bool:
+    for name in ifs:
+        if not GUARD_FUNCTIONS[name](facts):
+            return False
+    return not any(GUARD_FUNCTIONS[name](facts) for name in nots)
+
+
+def awaiting(node: Node) -> int:
+    count = int(node[0] == "awaiting_model")
+    for child in node[4]:
+        count += awaiting(child) if child[4] else child[0] == "awaiting_model"
+    return count
+
+
+def _spend(budget: int, b: Bounds) -> list[int]:
+    if budget == PLENTY:
+        return [PLENTY, b.cap] if b.cap < b.max_model_calls else [b.cap]
+    return [budget - 1]
+
+
+def triggers_for(node: Node, choice: str, b: Bounds) -> tuple[str, ...]:
+    state, _, pending, _, children = node
+    if state == "executing_tools" and choice == "run":
+        if children:  # the parent's own move: a spawn, when the next call may start (returns are ``return i``)
+            started = len(children)
+            spawn = len(pending) > started and pending[started] == "task" and started < b.max_parallel
+            return ("subagent_spawned",) if spawn else ()
+        if not pending:
+            return ("tools_done", "turn_limit", "budget_spent")
+        return ("subagent_spawned", "tool_ran") if pending[0] == "task" else ("tool_ran",)
+    return CHOICES[state][choice]
+
+
+def replace_node(root: Node, path: tuple[int, ...], new: Node | None) -> Node:
+    """*root* with the node at *path* replaced by *new* (None: removed from its parent's children)."""
+    if not path:
+        assert new is not None
+        return new
+    kids = list(root[4])
+    index = path[0]
+    if len(path) == 1 and new is None:
+        del kids[index]
+    else:
+        kids[index] = replace_node(kids[index], path[1:], new)
+    return (*root[:4], tuple(kids))
+
+
+def node_at(root: Node, path: tuple[int, ...]) -> Node:
+    for index in path:
+        root = root[4][index]
+    return root
+
+
+def effect(node: Node, trigger: str, dest: str, turn: int, kinds: tuple[str, ...], child: int) -> Node:
+    """*node* after *trigger* took it to *dest* (*turn*: after the call it may follow; *kinds*: a
+    ``replied_with_tools`` reply's calls; *child*: the index of the subagent ``subagent_returned`` returns)."""
+    state, _, pending, inbox, children = node
+    if trigger == "prompt" or (trigger == "budget_spent" and state == "idle"):
+        inbox, turn = False, 0
+    elif trigger == "tool_ran":
+        pending = pending[1:]
+    elif trigger == "subagent_returned":
+        pending = pending[:child] + pending[child + 1:]
+        children = children[:child] + children[child + 1:]
+    elif trigger == "interrupted":
+        pending, children = (), ()
+    elif trigger == "replied_with_tools":
+        pending = kinds
+    elif trigger == "subagent_spawned":
+        children = (*children, ("idle", 0, (), True, ()))
+    return dest, turn, pending, inbox, children
+
+
+def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
+          replies: tuple[tuple[str, ...], ...] = ((),), model_called: bool = False, child: int = 0,
+          ) -> list[tuple[Config, tuple[int, str, str, str], tuple[str, ...]]]:
+    """The configurations of the exact system after the agent at *path* fires *trigger*, when a row of the
+    table lets it, one per reply in *replies* (the kinds of a ``replied_with_tools`` reply's calls; the guards
+    do not read them); *child*: the index of the subagent ``subagent_returned`` returns. In the reduced
+    search only unguarded rows come here (Ctrl-C), and the budget is left as it is."""
+    root, budget = config
+    node = node_at(root, path)
+    state, turn, _, _, children = node
+    depth = len(path)
+    call = made_call(trigger, state, model_called)
+    if call:
+        turn += 1
+    budgets = _spend(budget, b) if call and not b.reduced else [budget]
+    if trigger == "prompt" and not path:
+        budgets = [b.full()]
+    out = []
+    for left in budgets:
+        others = awaiting(root) - (state == "awaiting_model")
+        run_calls = b.max_model_calls - (left if left != PLENTY else b.cap + 1)
+        dest = None
+        for to, ifs, nots in rows(trigger, state):
+            key = (turn, depth, len(children), run_calls, others, ifs, nots, b)
+            verdict = CACHE.get(key)
+            if verdict is None:
+                facts = Facts(turn=turn, max_turns=b.max_turns, depth=depth, active_children=len(children),
+                              max_parallel=b.max_parallel, run_calls=run_calls, others_awaiting=others,
+                              max_model_calls=b.max_model_calls)
+                verdict = CACHE[key] = _passes(ifs, nots, facts)
+            if verdict:
+                dest = to
+                break
+        if dest is None:
+            continue
+        for kinds in replies:
+            new = effect(node, trigger, dest, turn, kinds, child)
+            out.append(((replace_node(root, path, new), left), (depth, state, trigger, dest), kinds))
+    return out
+
+
+def busy(node: Node) -> bool:
+    return node[0] != "idle" or node[3]
+
+
+def moves(config: Config, b: Bounds) -> Iterator[tuple[str, Move, Config]]:
+    """Every step of the exact system from *config*: ``(choice, transitions made, next configuration)``."""
+    root = config[0]
+    if not busy(root):
+        return
+    yield from _moves_of(config, (), b)
+    for i, child in enumerate(root[4]):
+        if busy(child):
+            yield from _moves_of(config, (i,), b)
+        else:  # an idle subagent: its parent returns it
+            for after, made, _ in _fire(config, (), "subagent_returned", b, child=i):
+                yield f"return {i}", (made,), after
+
+
+def _moves_of(config: Config, path: tuple[int, ...], b: Bounds) -> Iterator[tuple[str, Move, Config]]:
+    """The moves the agent at *path* makes itself (a Ctrl-C only: at the root, between steps; in a subagent,
+    during its model call)."""
+    node = node_at(config[0], path)
+    prefix = "".join(f"@{i} " for i in path)
+    for choice in CHOICES[node[0]]:
+        if choice == "interrupt":
+            yield from interrupts_of(config, path, b)
+            continue
+        replies = reply_kinds(b.tools_per_reply) if choice == "tools" else ((),)
+        for trigger in triggers_for(node, choice, b):
+            done = _fire(config, path, trigger, b, replies=replies)
+            if done:
+                for after, made, kinds in done:
+                    yield prefix + (f"tools {'+'.join(kinds)}" if kinds else choice), (made,), after
+                break
+
+
+def interrupts_of(config: Config, path: tuple[int, ...], b: Bounds) -> Iterator[tuple[str, Move, Config]]:
+    node = node_at(config[0], path)
+    if not path or node[0] == "awaiting_model":
+        prefix = "".join(f"@{i} " for i in path)
+        for label, steps, after in _interrupt(config, path, b, during_call=node[0] == "awaiting_model"):
+            yield prefix + label, steps, after
+
+
+@functools.cache
+def reply_kinds(k: int) -> tuple[tuple[str, ...], ...]:
+    """Every reply of 1..k tool calls, each a ``tool`` or a ``task``, as the kinds in order."""
+    return tuple(kinds for n in range(1, k + 1) for kinds in itertools.product(KINDS, repeat=n))
+
+
+def _interrupt(config: Config, path: tuple[int, ...], b: Bounds, *, during_call: bool) -> Iterator[tuple[str, Move,
+                                                                                                        Config]]:
+    """Ctrl-C: the agent at *path* takes ``interrupted``, then every other busy subagent of the root (in order:
+    the root's interruption ends them, ``PARENT_INTERRUPTED``), then the root."""
+    frontier: list[tuple[Config, Move]] = [(config, ())]
+    order = [path] if path else []
+    order += [(i,) for i in range(len(config[0][4])) if (i,) != path] + [()]
+    for at in order:
+        nxt = []
+        for current, made in frontier:
+            node = node_at(current[0], at)
+            if node[0] == "idle":
+                nxt.append((current, made))
+                continue
+            for after, step, _ in _fire(current, at, "interrupted", b, model_called=during_call and at == path):
+                nxt.append((after, (*made, step)))
+        frontier = nxt
+    for after, made in frontier:
+        if made:
+            yield "interrupt", made, after

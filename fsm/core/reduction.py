@@ -1,0 +1,211 @@
+"""The reduced search: a modular over-approximation of the exact system (:mod:`fsm.core.configs`), explored
+with persistent sets, which proves the checker's properties at the defaults in seconds.
+
+**The reduced search** (the default) checks a modular over-approximation with persistent sets. Call
+``free = max_model_calls - run_calls - others_awaiting`` (neither made nor granted: an agent in
+``awaiting_model`` holds one granted call); the budget guard compares exactly this with 0.
+
+1. *The budget per agent.* Whenever an agent's guards are asked, the run may have a call free or none,
+   whatever came before: the guards are judged on every :class:`Facts` of that class, the agent's own fields
+   exact, ``others_awaiting`` up to the agents that may wait beside it and ``run_calls`` over the rest
+   (:func:`_vectors`), and each outcome is a move (the root's prompt starts the budget: a call is free). Every
+   exact run is a run of this system. Only a move into ``awaiting_model``, or staying there after a call
+   (:func:`_takes_a_call`, from the row's source and dest and ``made_model_call``), lowers ``free``; ``free``
+   starts at ``max_model_calls`` and ``run_calls <= max_model_calls - free``. So "such a move with none free"
+   (:data:`OVERDRAWN`) is the budget's violation: without one, the run total is within the budget.
+2. *Agents share only the tree.* A subagent's moves read and write its node alone (:func:`_local`); the
+   root's spawn and returns touch its pending calls and the list of subagents, and the subagents answer a run
+   of ``task`` calls that all look alike, so moves of different agents commute and none disables another.
+   A subagent's pending calls are kept as ``tool`` when a ``task`` call does the same for it (checked, at its
+   depth and turn: :func:`_canonical`).
+3. *Persistent sets* (:func:`_persistent`): the return of an idle subagent; else the spawn; else every move of
+   the first busy subagent with moves in both budget classes; else every move. Every Ctrl-C is taken too: it
+   ends the run, and its outcome depends on the root's node alone.
+
+With the reduced graph acyclic (checked: termination), the standard arguments (the first move of the chosen
+agent in any run commutes to the front; a run without one commutes with it) give: a violation -- of an agent's
+turns or depth, or a call taken with none free, which other agents' moves do not undo -- reachable in the
+modular system is reachable in the reduced graph; so is a busy configuration where, in one class, no agent
+has a move but Ctrl-C (a deadlock); an infinite run gives a cycle; and the longest run in which a call is
+always free keeps its calls. ``tests/fsm/core/test_checker.py`` checks at small bounds that the reduced graph
+reaches every agent state the modular one does, and that both agree with the exact system on the table and
+on its mutants. A counterexample of the reduced search is a run of the modular system.
+"""
+
+from __future__ import annotations
+
+from fsm.core.configs import (
+    CACHE,
+    CHOICES,
+    OVERDRAWN,
+    Bounds,
+    Config,
+    Move,
+    Node,
+    busy,
+    effect,
+    interrupts_of,
+    made_call,
+    node_at,
+    replace_node,
+    reply_kinds,
+    rows,
+    triggers_for,
+)
+from fsm.core.guards import GUARD_FUNCTIONS, Facts
+
+__all__ = ["FREE", "SPENT", "Option", "persistent_moves"]
+
+FREE, SPENT = "a call free", "none free"
+"""The two classes of the budget an agent's guards may see."""
+
+Option = tuple[str, Move, Config, frozenset[str]]
+"""A move of the modular system: ``(choice, transitions, next configuration, the budget classes it occurs in)``."""
+
+
+def _vectors(turn: int, depth: int, children: int, klass: str, b: Bounds) -> tuple[tuple[bool, ...], ...]:
+    """The verdicts of every guard (sorted by name) on every Facts of budget class *klass*, in one order, the
+    agent's own fields given: ``others_awaiting`` up to the agents that may await a call beside it (none beside
+    the root alone, cap beside the root with subagents, cap - 1 beside a subagent) and ``run_calls`` such that ``free``
+    (``max_model_calls - run_calls - others_awaiting``) is >= 1 (:data:`FREE`) or 0 (:data:`SPENT`)."""
+    key = ("vectors", turn, depth, children, klass, b)
+    found = CACHE.get(key)
+    if found is None:
+        functions = [GUARD_FUNCTIONS[name] for name in sorted(GUARD_FUNCTIONS)]
+        # others in awaiting_model: a subagent's siblings (at most cap run), or the root's running subagents
+        most = b.cap - 1 if depth else b.cap if children else 0
+        cells = [(run_calls, others) for others in range(most + 1) for run_calls in
+                 ([b.max_model_calls - others] if klass == SPENT else range(b.max_model_calls - others))
+                 if run_calls >= 0]
+        facts = [Facts(turn=turn, max_turns=b.max_turns, depth=depth, active_children=children,
+                       max_parallel=b.max_parallel, run_calls=run_calls, others_awaiting=others,
+                       max_model_calls=b.max_model_calls) for run_calls, others in cells]
+        found = CACHE[key] = tuple(tuple(f(one) for f in functions) for one in facts)
+    return found
+
+
+def _outcomes(node: Node, tries: tuple[str, ...], depth: int, klass: str, b: Bounds) -> frozenset[tuple[str, str]]:
+    """``(trigger, dest)`` the driver may take trying *tries* from *node*'s state when its guards see budget
+    class *klass*: for each Facts of the class, the first trigger with a row whose guards pass (judged after
+    the call the trigger follows, if any)."""
+    state, turn, _, _, children = node
+    key = ("outcomes", state, tries, turn, depth, len(children), klass, b)
+    found = CACHE.get(key)
+    if found is None:
+        names = sorted(GUARD_FUNCTIONS)
+        seen = set()
+        before, after = (_vectors(t, depth, len(children), klass, b) for t in (turn, turn + 1))
+        for vectors in set(zip(before, after, strict=True)):
+            verdicts = [dict(zip(names, vector, strict=True)) for vector in vectors]
+            seen.add(next(((trigger, to) for trigger in tries for to, ifs, nots in rows(trigger, state)
+                           for verdict in [verdicts[made_call(trigger, state, False)]]
+                           if all(verdict[g] for g in ifs) and not any(verdict[g] for g in nots)), None))
+        found = CACHE[key] = frozenset(seen - {None})
+    return found
+
+
+def _canonical(node: Node, depth: int, b: Bounds) -> Node:
+    """A subagent's node with its pending calls all ``tool`` when, at its depth and turn, the table does the
+    same with a ``task`` call as with a ``tool`` call in both budget classes (nothing else reads the kinds), so
+    the two nodes have the same runs; else *node*."""
+    state, turn, pending, inbox, children = node
+    if not depth or state != "executing_tools" or children or "task" not in pending:
+        return node
+    probe = (state, turn, ("task",), inbox, ())
+    same = all(_outcomes(probe, triggers_for(probe, "run", b), depth, klass, b)
+               == _outcomes(probe, ("tool_ran",), depth, klass, b) for klass in (FREE, SPENT))
+    return (state, turn, ("tool",) * len(pending), inbox, children) if same else node
+
+
+def _takes_a_call(trigger: str, source: str, dest: str) -> bool:
+    """Whether the transition lowers ``free``: it enters ``awaiting_model`` (a call granted), or stays there
+    after a call (the call spent, another granted)."""
+    return dest == "awaiting_model" and (source != "awaiting_model" or made_call(trigger, source, False))
+
+
+_Local = tuple[str, tuple[int, str, str, str], Node, bool, frozenset[str]]
+"""One move of an agent, seen from its node: ``(choice, transition, its node after, whether it took a call with
+none free, the budget classes it occurs in)``."""
+
+
+def _local(node: Node, depth: int, b: Bounds) -> tuple[_Local, ...]:
+    """The modular system's moves of an agent with *node* at *depth*, Ctrl-C aside (for the root with children:
+    its spawn and its returns). They read nothing but the node: cached by it (a subagent's node has no
+    children)."""
+    key = ("local", node, depth, b)
+    found = CACHE.get(key)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    # the root's prompt starts the run and its budget: it sees a call free whatever the class
+    fixed = node[0] == "idle" and not depth
+    wanted: list[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...], int]] = [
+        (f"return {i}", ("subagent_returned",), ((),), i) for i, kid in enumerate(node[4]) if not busy(kid)]
+    for choice in CHOICES[node[0]]:
+        if choice != "interrupt":
+            replies = reply_kinds(b.tools_per_reply) if choice == "tools" else ((),)
+            wanted.append((choice, triggers_for(node, choice, b), replies, 0))
+    seen: dict[tuple[tuple[int, str, str, str], Node, bool], set[str]] = {}
+    names: dict[tuple[tuple[int, str, str, str], Node, bool], str] = {}
+    for label, tries, replies, child in wanted:
+        for klass in (FREE,) if fixed else (FREE, SPENT):
+            for trigger, dest in _outcomes(node, tries, depth, klass, b):
+                state, turn = node[0], node[1] + made_call(trigger, node[0], False)
+                overdrawn = klass == SPENT and _takes_a_call(trigger, state, dest)
+                for kinds in replies:
+                    new = _canonical(effect(node, trigger, dest, turn, kinds, child), depth, b)
+                    name = f"tools {'+'.join(kinds)}" if kinds else label
+                    step = (depth, state, trigger, dest)
+                    names.setdefault((step, new, overdrawn), name)
+                    seen.setdefault((step, new, overdrawn), set()).update((FREE, SPENT) if fixed else (klass,))
+    found = tuple((names[move], *move, frozenset(classes)) for move, classes in seen.items())
+    if not node[4]:
+        CACHE[key] = found
+    return found
+
+
+def _agent_steps(config: Config, path: tuple[int, ...], b: Bounds) -> list[Option]:
+    """The modular system's moves the agent at *path* makes, Ctrl-C aside, as moves of *config*."""
+    root, budget = config
+    prefix = "".join(f"@{i} " for i in path)
+    return [(prefix + label, (step,), (replace_node(root, path, new), OVERDRAWN if overdrawn else budget), classes)
+            for label, step, new, overdrawn, classes in _local(node_at(root, path), len(path), b)]
+
+
+def _ctrl_c(config: Config, b: Bounds) -> list[Option]:
+    """Every Ctrl-C from *config* in the modular system (the budget is not tracked). With the ``interrupted``
+    rows unguarded, what one does depends only on the agents' states and the root's turn: cached by those."""
+    root, budget = config
+    plain = all(not ifs and not nots for state in ("awaiting_model", "executing_tools", "stopping")
+                for _, ifs, nots in rows("interrupted", state))
+    key = ("ctrl-c", root[:2], root[3], tuple(kid[0] for kid in root[4]) if plain else root[4], budget, b)
+    found = CACHE.get(key)
+    if found is None:
+        every = frozenset((FREE, SPENT))
+        found = CACHE[key] = [(label, made, after, every) for path in [(), *((i,) for i in range(len(root[4])))]
+                                  for label, made, after in interrupts_of(config, path, b)]
+    return found
+
+
+def _both(steps: list[Option]) -> bool:
+    return any(FREE in c for *_, c in steps) and any(SPENT in c for *_, c in steps)
+
+
+def persistent_moves(config: Config, b: Bounds, *, reduce: bool = True) -> tuple[list[Option], bool]:
+    """The moves the reduced search takes from *config* (a persistent set, and every Ctrl-C), and whether some
+    budget class leaves no agent a move besides Ctrl-C (a deadlock). ``reduce=False``: every move."""
+    root = config[0]
+    if not busy(root):
+        return [], False
+    own = _agent_steps(config, (), b)
+    if reduce and root[4]:
+        idle = next((f"return {i}" for i, kid in enumerate(root[4]) if not busy(kid)), None)
+        group = [s for s in own if s[0] == idle] if idle else [s for s in own if not s[0].startswith("return ")]
+        if _both(group):
+            return group + _ctrl_c(config, b), False
+        for i, kid in enumerate(root[4]):
+            if busy(kid):
+                steps = _agent_steps(config, (i,), b)
+                if _both(steps):
+                    return steps + _ctrl_c(config, b), False
+    every = own + [s for i, kid in enumerate(root[4]) if busy(kid) for s in _agent_steps(config, (i,), b)]
+    return every + _ctrl_c(config, b), not _both(every)
