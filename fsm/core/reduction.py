@@ -66,8 +66,8 @@ Option = tuple[str, Move, Config, frozenset[str]]
 def _vectors(turn: int, depth: int, children: int, klass: str, b: Bounds) -> tuple[tuple[bool, ...], ...]:
     """The verdicts of every guard (sorted by name) on every Facts of budget class *klass*, in one order, the
     agent's own fields given: ``others_awaiting`` up to the agents that may await a call beside it (none beside
-    the root alone, cap beside the root with subagents, cap - 1 beside a subagent) and ``run_calls`` such that ``free``
-    (``max_model_calls - run_calls - others_awaiting``) is >= 1 (:data:`FREE`) or 0 (:data:`SPENT`)."""
+    the root alone, cap beside the root with subagents, cap - 1 beside a subagent), and every ``run_calls``
+    with ``free`` (``max_model_calls - run_calls - others_awaiting``) >= 1 (:data:`FREE`) or = 0 (:data:`SPENT`)."""
     key = ("vectors", turn, depth, children, klass, b)
     found = CACHE.get(key)
     if found is None:
@@ -181,8 +181,9 @@ def _ctrl_c(config: Config, b: Bounds) -> list[Option]:
     found = CACHE.get(key)
     if found is None:
         every = frozenset((FREE, SPENT))
-        found = CACHE[key] = [(label, made, after, every) for path in [(), *((i,) for i in range(len(root[4])))]
-                                  for label, made, after in interrupts_of(config, path, b)]
+        paths = [(), *((i,) for i in range(len(root[4])))]
+        found = CACHE[key] = [(label, made, after, every) for path in paths
+                              for label, made, after in interrupts_of(config, path, b)]
     return found
 
 
