@@ -73,7 +73,8 @@ def edges(prefix: str = "") -> list[Edge]:
 
 
 PROOF_BOUNDS = Bounds(max_turns=3, tools_per_reply=2, max_model_calls=4, exact_budget=True)
-"""The bounds at which :func:`never_taken` asks the checker: small, and large enough to take every guard both ways."""
+"""The bounds at which :func:`never_taken` asks the checker: small, large enough to take every guard both ways, and
+with the exact budget, so the checker explores its exact system (every move of every reachable configuration)."""
 
 
 @functools.cache

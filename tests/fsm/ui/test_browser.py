@@ -157,7 +157,7 @@ class TestSessionPage:
         session = delegating_session(journal, tmp_path / "ws")
         page.goto(ui(journal)(f"/session/{session}#seq=3"))
         page.wait_for_selector('.tl-row[data-seq="3"].sel')
-        assert page.locator("#diagram g.edge.last").count() == 1  # the self-loop drawn for three triggers
+        assert page.locator("#diagram g.edge.last").count() == 1  # the spawn, drawn into the child machine
         assert "tr_executing_tools__subagent_spawned" in _selected_nodes(page)["last"]
 
     def test_journal_text_is_shown_as_text_never_run(self, tmp_path, ui, page):
