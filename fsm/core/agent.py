@@ -230,6 +230,8 @@ class Agent:
         self._process_listeners: list[ProcessListener] = [] if _parent is None else _parent._process_listeners
         self._seq: Iterator[int] = itertools.count(1) if _parent is None else _parent._seq
         self._step_started = 0.0
+        self._ids_seen: tuple[list[Message] | None, int, Message | None, set[str]] = (None, 0, None, set())
+        """What ``_tool_use_ids`` read last: (the message list, its length and last message then, the ids)."""
         self._machine = _machine()
         self._events = self._machine.events
         self._steps: dict[str, Callable[[], Transition]] = {name: getattr(self, f"_step_{name}") for name in STATES}
@@ -363,13 +365,23 @@ class Agent:
                      run_calls=root.data.run_calls + extra, others_awaiting=awaiting,
                      max_model_calls=root.data.max_model_calls, run_cost_usd=cost, max_budget_usd=budget)
 
+    def _judged(self, event: EventData | None) -> Facts:
+        """The facts a guard of the table judges: built once per event, since nothing changes the data while
+        the machine asks an event's guards (under the tree's lock, after ``reduce``); now, without an event."""
+        if event is None:
+            return self.facts()
+        facts: Facts | None = event.kwargs.get("facts")
+        if facts is None:
+            facts = event.kwargs["facts"] = self.facts()
+        return facts
+
     def out_of_turns(self, event: EventData | None = None) -> bool:
         """Whether this agent has used every model call its run allows."""
-        return _out_of_turns(self.facts())
+        return _out_of_turns(self._judged(event))
 
     def out_of_model_calls(self, event: EventData | None = None) -> bool:
         """Whether the run's budget of model calls is spent (calls granted to agents in awaiting_model count)."""
-        return _out_of_model_calls(self.facts())
+        return _out_of_model_calls(self._judged(event))
 
     def out_of_budget_usd(self, event: EventData | None = None) -> bool:
         """Whether the run's cost has reached its USD budget (or is unknown, with a budget set)."""
@@ -377,7 +389,7 @@ class Agent:
 
     def can_spawn(self, event: EventData | None = None) -> bool:
         """Whether this agent may start a subagent now: it is the root and fewer than MAX_PARALLEL run."""
-        return _can_spawn(self.facts())
+        return _can_spawn(self._judged(event))
 
     def _offers(self, name: str) -> bool:
         return any(t.name == name for t in self._tools)
@@ -562,9 +574,7 @@ class Agent:
         except KeyboardInterrupt:
             self.interrupt(model_called=True)
             raise
-        taken = {b["id"] for m in self.data.messages if m["role"] == "assistant" and isinstance(m["content"], list)
-                 for b in m["content"] if b.get("type") == "tool_use"}
-        reply, renamed = reply.with_unique_ids(taken)
+        reply, renamed = reply.with_unique_ids(self._tool_use_ids())
         appended: tuple[Message, ...] = (
             ({"role": "assistant", "content": list(reply.content)},) if reply.content else ())
         cost = self._price(reply) if self.max_budget_usd is not None else None
@@ -591,6 +601,20 @@ class Agent:
         name = reply.model or getattr(self.model, "model", None)
         price = price_of(name, reply.usage) if isinstance(name, str) else None
         return None if price is None else price.usd
+
+    def _tool_use_ids(self) -> set[str]:
+        """Every tool_use id the conversation holds (the API refuses a repeated one), read from the messages
+        appended since the last call: a message list is only ever extended, and one replaced, cut or changed at
+        its end is read again in full."""
+        messages = self.data.messages
+        seen, count, last, ids = self._ids_seen
+        if seen is not messages or not 0 < count <= len(messages) or messages[count - 1] is not last:
+            count, ids = 0, set()
+        for message in messages[count:]:
+            if message["role"] == "assistant" and isinstance(message["content"], list):
+                ids.update(b["id"] for b in message["content"] if b.get("type") == "tool_use")
+        self._ids_seen = (messages, len(messages), messages[-1] if messages else None, ids)
+        return ids
 
     def _plan(self) -> tuple[str, Any]:
         """What the next step in ``executing_tools`` does, by the scheduling rule (see the module docstring):
@@ -626,9 +650,10 @@ class Agent:
             return self._run_call(target)
         results: tuple[Message, ...] = ({"role": "user", "content": list(self.data.results)},)
         with self._tree_lock:
-            if self.out_of_turns():
+            facts = self.facts()
+            if _out_of_turns(facts):
                 return self._fire("turn_limit", appended=results, outcome="max_turns")
-            if self.out_of_model_calls():
+            if _out_of_model_calls(facts):
                 return self._fire("budget_spent", appended=results, outcome="max_model_calls")
             if self.out_of_budget_usd():
                 return self._fire("budget_spent", appended=results, outcome="max_budget_usd")
@@ -654,9 +679,10 @@ class Agent:
                                                   stop_hook_active=self._forced_this_run()))
         if isinstance(more, str) and more.strip():
             with self._tree_lock:
-                if self.out_of_turns():
+                facts = self.facts()
+                if _out_of_turns(facts):
                     return self._fire("stopped", notes=tuple(notes), outcome="max_turns")
-                if self.out_of_model_calls():
+                if _out_of_model_calls(facts):
                     return self._fire("stopped", notes=tuple(notes), outcome="max_model_calls")
                 if self.out_of_budget_usd():
                     return self._fire("stopped", notes=tuple(notes), outcome="max_budget_usd")

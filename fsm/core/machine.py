@@ -20,11 +20,11 @@ straight to ``idle``: after Ctrl-C no Stop hook runs and no turn is spent; the a
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Mapping
 from typing import Any
 
 from transitions import Event, EventData, Machine, Transition
+from transitions.core import Condition
 
 from fsm.core.guards import GUARD_FUNCTIONS
 
@@ -140,36 +140,82 @@ _check_table()
 
 
 class _Trigger(Event):
-    """``transitions``' Event, fired directly: the machine's event queue is off (``queued=False``), so the
-    detour through ``Machine._process`` only costs."""
+    """``transitions``' Event, fired directly and without its logging: the machine's event queue is off
+    (``queued=False``), so the detour through ``Machine._process`` only costs. Same order as
+    ``Event._trigger``: the source state is checked (a trigger fired in the wrong state raises
+    ``MachineError``), the machine's ``prepare_event`` callbacks run, then the candidate transitions are tried
+    in table order until one passes; ``on_exception`` and ``finalize_event`` are honoured as there."""
 
     def trigger(self, model: object, *args: Any, **kwargs: Any) -> bool:
-        return bool(self._trigger(EventData(None, self, self.machine, model, args=args, kwargs=kwargs)))
+        machine = self.machine
+        state = machine.states[getattr(model, machine.model_attribute)]
+        candidates = self.transitions.get(state.name)
+        if candidates is None:
+            self._is_valid_source(state)  # raises MachineError, unless invalid triggers are ignored
+            return False
+        event_data = EventData(state, self, machine, model, args=args, kwargs=kwargs)
+        try:
+            if machine.prepare_event:
+                machine.callbacks(machine.prepare_event, event_data)
+            for edge in candidates:
+                event_data.transition = edge
+                if edge.execute(event_data):
+                    event_data.result = True
+                    break
+        except BaseException as err:
+            event_data.error = err  # type: ignore[assignment]  # transitions keeps any BaseException here
+            if not machine.on_exception:
+                raise
+            machine.callbacks(machine.on_exception, event_data)
+        finally:
+            if machine.finalize_event:
+                machine.callbacks(machine.finalize_event, event_data)
+        return bool(event_data.result)
+
+
+class _Guard(Condition):
+    """A guard of the table: a name asked of the model the event is fired for (``send_event=True``), without
+    ``resolve_callable``'s fallback to an import path (``build_machine`` checks that every name resolves)."""
+
+    def check(self, event_data: EventData) -> bool:
+        func = self.func
+        predicate = getattr(event_data.model, func) if isinstance(func, str) else func
+        return bool(predicate(event_data) == self.target)
 
 
 class _Edge(Transition):
     """``transitions``' Transition without its debug logging (eight logger calls per step, states' enter and
-    exit included, cost more than the rest of a commit). Same order: conditions, before, exit, the state
-    change, enter, after."""
+    exit included, cost more than the rest of a commit), and skipping callback lists that are empty. Same
+    order: prepare, conditions, before, exit, the state change, enter, after."""
+
+    condition_cls = _Guard
 
     def execute(self, event_data: EventData) -> bool:
         machine = event_data.machine
-        machine.callbacks(self.prepare, event_data)
-        if not all(cond.check(event_data) for cond in self.conditions):
-            return False
-        machine.callbacks(itertools.chain(machine.before_state_change, self.before), event_data)
+        if self.prepare:
+            machine.callbacks(self.prepare, event_data)
+        for condition in self.conditions:
+            if not condition.check(event_data):
+                return False
+        machine.callbacks(machine.before_state_change, event_data)
+        if self.before:
+            machine.callbacks(self.before, event_data)
         if self.dest:  # None: an internal transition, no state change
             self._change_state(event_data)
-        machine.callbacks(itertools.chain(self.after, machine.after_state_change), event_data)
+        if self.after:
+            machine.callbacks(self.after, event_data)
+        machine.callbacks(machine.after_state_change, event_data)
         return True
 
     def _change_state(self, event_data: EventData) -> None:
-        machine, target = event_data.machine, str(self.dest)
-        machine.callbacks(machine.get_state(self.source).on_exit, event_data)
-        machine.set_state(target, event_data.model)
-        event_data.update(getattr(event_data.model, machine.model_attribute))
-        dest = machine.get_state(target)
-        machine.callbacks(dest.on_enter, event_data)
+        machine = event_data.machine
+        source, dest = machine.states[self.source], machine.states[str(self.dest)]
+        if source.on_exit:
+            machine.callbacks(source.on_exit, event_data)
+        setattr(event_data.model, machine.model_attribute, dest.value)
+        event_data.state = dest
+        if dest.on_enter:
+            machine.callbacks(dest.on_enter, event_data)
         if dest.final:
             machine.callbacks(machine.on_final, event_data)
 

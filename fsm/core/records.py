@@ -178,13 +178,15 @@ class Reply:
     def with_unique_ids(self, taken: set[str]) -> tuple[Reply, list[str]]:
         """This reply with each tool_use id that is in *taken* or repeats an earlier one renamed (``ID_2``…),
         and a note per renaming; the API refuses a conversation whose tool_use ids repeat."""
-        seen, content, notes = set(taken), [], []
+        seen: set[str] = set()  # this reply's ids so far (*taken* is not copied: it may be large)
+        content, notes = [], []
         for block in self.content:
-            if block["type"] == "tool_use" and block["id"] in seen:
-                new = next(f"{block['id']}_{n}" for n in itertools.count(2) if f"{block['id']}_{n}" not in seen)
-                notes.append(f"renamed duplicate tool_use id {block['id']} to {new}")
-                block = {**block, "id": new}
             if block["type"] == "tool_use":
+                if block["id"] in taken or block["id"] in seen:
+                    new = next(f"{block['id']}_{n}" for n in itertools.count(2)
+                               if f"{block['id']}_{n}" not in taken and f"{block['id']}_{n}" not in seen)
+                    notes.append(f"renamed duplicate tool_use id {block['id']} to {new}")
+                    block = {**block, "id": new}
                 seen.add(block["id"])
             content.append(block)
         return (attrs.evolve(self, content=tuple(content)), notes) if notes else (self, [])
