@@ -74,6 +74,10 @@ def hook_input(event: HookEvent) -> dict[str, Any]:
 class CommandHook:
     """One command of a settings file's ``hooks``, callable as a hook of its event."""
 
+    thread_safe = True
+    """Called without the registry's lock (``fsm.core.hooks``): it keeps no state, and its command runs in a
+    process of its own, so subagents running at once may run their commands at once."""
+
     def __init__(self, spec: HookCommand, *, project: str | os.PathLike[str]) -> None:
         self.spec = spec
         self.project = str(Path(project).resolve())

@@ -15,11 +15,20 @@ Every callback registered for an event runs, in registration order; none is skip
 - ``SubagentStart``: notices only.
 
 Outside ``PreToolUse`` a callback that raises does not break the run: its error becomes a notice.
+
+Threads. Subagents that run at once (``Agent.run``, ``fsm.core.parallel``) fire hooks from several threads, so
+a registry calls its Python callbacks **one at a time**: each call holds the registry's lock (re-entrant, so a
+callback that fires hooks itself does not deadlock), and a callback never needs a lock of its own, even one that
+keeps state across calls. The events of one tool call still come in order (PreToolUse, then PostToolUse); calls
+of different subagents interleave. A callback whose ``thread_safe`` attribute is true when it is registered is
+called without the lock: command hooks are (each runs its command in a process of its own, so the commands of
+several subagents may run at once, as Claude Code runs matching hooks in parallel).
 """
 
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -116,10 +125,12 @@ class PreToolVerdict:
 
 
 class Hooks:
-    """A registry of callbacks per event."""
+    """A registry of callbacks per event; its Python callbacks are called one at a time (see the module docstring)."""
 
     def __init__(self) -> None:
-        self._callbacks: dict[str, list[Hook]] = {name: [] for name in EVENTS}
+        self._callbacks: dict[str, list[tuple[Hook, str, bool]]] = {name: [] for name in EVENTS}
+        """Per event, in order: (callback, its name for notices, whether it is called without the lock)."""
+        self._lock = threading.RLock()
 
     def on(self, event: str, callback: Hook | None = None) -> Any:
         """Register *callback* for *event*; without a callback, return a decorator that does."""
@@ -127,12 +138,18 @@ class Hooks:
             raise ValueError(f"unknown hook event {event!r} (expected one of {', '.join(EVENTS)})")
         if callback is None:
             return lambda cb: self.on(event, cb)
-        self._callbacks[event].append(callback)
+        self._callbacks[event].append((callback, hook_name(callback), bool(getattr(callback, "thread_safe", False))))
         return callback
 
     def callbacks(self, event: str) -> list[Hook]:
         """The callbacks registered for *event*, in order."""
-        return list(self._callbacks[event])
+        return [callback for callback, _, _ in self._callbacks[event]]
+
+    def _call(self, callback: Hook, thread_safe: bool, event: HookEvent) -> Decision:
+        if thread_safe:
+            return callback(event)
+        with self._lock:
+            return callback(event)
 
     def fire(self, event: HookEvent) -> tuple[str | None, list[str]]:
         """Run every callback of *event* (not ``PreToolUse``); return their strings joined, and the notices."""
@@ -140,12 +157,12 @@ class Hooks:
             raise ValueError("PreToolUse hooks decide: use pre_tool_use()")
         notes: list[str] = []
         texts: list[str] = []
-        for callback in self._callbacks[event.name]:
+        for callback, name, thread_safe in self._callbacks[event.name]:
             try:
-                result = callback(event)
+                result = self._call(callback, thread_safe, event)
             except Exception as exc:
                 log.debug("hook %r raised", callback, exc_info=True)
-                notes.append(f"{event.name} hook {hook_name(callback)} failed: {exc}")
+                notes.append(f"{event.name} hook {name} failed: {exc}")
                 continue
             if isinstance(result, Notice):
                 notes.append(result.text)
@@ -158,10 +175,9 @@ class Hooks:
         notes: list[str] = []
         best: Deny | Ask | Allow | None = None
         by: str | None = None
-        for callback in self._callbacks["PreToolUse"]:
-            name = hook_name(callback)
+        for callback, name, thread_safe in self._callbacks["PreToolUse"]:
             try:
-                result = callback(event)
+                result = self._call(callback, thread_safe, event)
             except Exception as exc:
                 log.debug("hook %r raised", callback, exc_info=True)
                 result = Deny(f"Permission denied: PreToolUse hook {name} failed ({exc}), so the call is blocked")

@@ -148,12 +148,12 @@ class _Trigger(Event):
 
     def trigger(self, model: object, *args: Any, **kwargs: Any) -> bool:
         machine = self.machine
-        state = machine.states[getattr(model, machine.model_attribute)]
-        candidates = self.transitions.get(state.name)
+        name = getattr(model, machine.model_attribute)
+        candidates = self.transitions.get(name)
         if candidates is None:
-            self._is_valid_source(state)  # raises MachineError, unless invalid triggers are ignored
+            self._is_valid_source(machine.get_state(name))  # raises MachineError, unless invalid triggers are ignored
             return False
-        event_data = EventData(state, self, machine, model, args=args, kwargs=kwargs)
+        event_data = EventData(machine.states[name], self, machine, model, args=args, kwargs=kwargs)
         try:
             if machine.prepare_event:
                 machine.callbacks(machine.prepare_event, event_data)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import threading
 import time
 from pathlib import Path
 
@@ -105,6 +106,30 @@ class TestInput:
         data = json.loads(out.read_text())
         assert (data["session_id"], data["agent_id"], data["tool_response"]) == (
             "a1", "a1.1", {"content": "x.py", "is_error": False})
+
+
+class TestThreads:
+    def test_a_command_hook_runs_while_a_python_hook_holds_the_lock(self, tmp_path):
+        """Command hooks are called without the registry's lock, so subagents' commands may run at once."""
+        hooks, entered, release = Hooks(), threading.Event(), threading.Event()
+        def hold(e):
+            entered.set()
+            release.wait(10)
+
+        hooks.on("Stop", hold)
+        hooks.on("PreToolUse", hook(tmp_path, 'echo \'{"systemMessage": "ran"}\''))
+        first = threading.Thread(target=hooks.fire, args=(HookEvent("Stop", "a1", 0, Workspace(tmp_path)),))
+        first.start()
+        assert entered.wait(10)
+        verdicts: list[object] = []
+        second = threading.Thread(target=lambda: verdicts.append(hooks.pre_tool_use(pre(tmp_path))))
+        second.start()
+        second.join(5)
+        finished_meanwhile = not second.is_alive()
+        release.set()
+        first.join(10)
+        second.join(10)
+        assert finished_meanwhile and verdicts[0].notes[0].endswith(": ran")
 
 
 class TestInAgent:

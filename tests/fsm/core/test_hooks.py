@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+
 import pytest
 
 from fsm import Agent, Allow, Ask, Deny, HookEvent, Hooks, Notice, default_hooks
@@ -92,6 +94,67 @@ class TestOtherEvents:
         hooks.on("Stop", broken)
         hooks.on("Stop", lambda e: "later")
         assert hooks.fire(event(tmp_path, "Stop")) == ("later", ["Stop hook broken failed: oops"])
+
+
+class TestThreads:
+    def test_python_callbacks_hold_the_registry_lock(self, tmp_path):
+        """While one thread is inside a Python callback, another thread's callback waits for it."""
+        hooks, entered, release, order = Hooks(), threading.Event(), threading.Event(), []
+
+        def slow(e):
+            entered.set()
+            release.wait(10)
+            order.append("slow")
+
+        hooks.on("Stop", slow)
+        hooks.on("SubagentStop", lambda e: order.append("other"))
+        first = threading.Thread(target=hooks.fire, args=(event(tmp_path, "Stop"),))
+        first.start()
+        assert entered.wait(10)
+        second = threading.Thread(target=hooks.fire, args=(event(tmp_path, "SubagentStop"),))
+        second.start()
+        second.join(0.2)
+        assert second.is_alive() and order == []  # waiting for the lock
+        release.set()
+        first.join(10)
+        second.join(10)
+        assert order == ["slow", "other"]
+
+    def test_a_thread_safe_callback_skips_the_lock(self, tmp_path):
+        """A callback marked thread_safe when registered runs while another thread holds the lock."""
+        hooks, entered, release = Hooks(), threading.Event(), threading.Event()
+        def hold(e):
+            entered.set()
+            release.wait(10)
+
+        hooks.on("Stop", hold)
+
+        class Free:
+            thread_safe = True
+
+            def __call__(self, e):
+                return Notice("ran")
+
+        hooks.on("SubagentStop", Free())
+        first = threading.Thread(target=hooks.fire, args=(event(tmp_path, "Stop"),))
+        first.start()
+        assert entered.wait(10)
+        answers: list[object] = []
+        second = threading.Thread(target=lambda: answers.append(hooks.fire(event(tmp_path, "SubagentStop"))))
+        second.start()
+        second.join(5)
+        finished_meanwhile = not second.is_alive()
+        release.set()
+        first.join(10)
+        second.join(10)
+        assert finished_meanwhile and answers == [(None, ["ran"])]
+
+    def test_a_callback_may_fire_hooks_itself(self, tmp_path):
+        """The lock is re-entrant: a callback that fires the registry's hooks does not deadlock."""
+        hooks = Hooks()
+        hooks.on("SubagentStop", lambda e: "inner")
+        hooks.on("Stop", lambda e: hooks.fire(event(tmp_path, "SubagentStop"))[0])
+        assert hooks.fire(event(tmp_path, "Stop")) == ("inner", [])
 
 
 class TestDefaultHooks:

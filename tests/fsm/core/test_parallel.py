@@ -15,7 +15,7 @@ import pytest
 
 from fsm import Agent, ModelError, Reply
 from fsm.core.agent import INTERRUPTED
-from fsm.core.hooks import Ask
+from fsm.core.hooks import Ask, HookEvent, Hooks
 from fsm.core.policy import Policy
 from fsm.core.reducer import PARENT_INTERRUPTED
 from fsm.testing import text_reply, tool_reply, tool_use
@@ -171,3 +171,47 @@ class TestRunChildren:
         with pytest.raises(RuntimeError, match="listener broke"):
             agent.run("go")
         assert not any(c._in_thread for c in agent.children)
+
+
+class TestHooksFromThreads:
+    def test_python_hooks_are_called_one_at_a_time_while_children_run_at_once(self, tmp_path):
+        """Four children run at once (their model calls meet at a barrier) and each runs a tool call, yet a hook
+        that counts who is inside it, with no lock of its own, never sees two callers at once."""
+        barrier = threading.Barrier(4, timeout=20)
+        inside, most, seen = [0], [0], []
+
+        def hook(event: HookEvent) -> None:
+            inside[0] += 1
+            most[0] = max(most[0], inside[0])
+            time.sleep(0.02)  # long enough that callers arriving together would overlap here
+            seen.append((event.name, event.agent_id))
+            inside[0] -= 1
+
+        hooks = Hooks()
+        for name in ("PreToolUse", "PostToolUse", "SubagentStart", "SubagentStop"):
+            hooks.on(name, hook)
+        agent = Agent(Children(NAMES, lambda name: barrier.wait(), child_tools=True), str(tmp_path), hooks=hooks)
+        assert agent.run("go") == "all done"
+        children = [f"{agent.agent_id}.{i}" for i in range(1, 5)]
+        assert most[0] == 1
+        assert sorted(a for n, a in seen if n == "PreToolUse" and a != agent.agent_id) == children  # one bash each
+        assert sum(n == "SubagentStop" for n, _ in seen) == 4
+
+    def test_a_thread_safe_hook_is_entered_by_several_children_at_once(self, tmp_path):
+        """A hook marked ``thread_safe`` is called without the lock: the four children's PreToolUse calls meet
+        at a barrier inside it, which they could not pass one at a time."""
+        barrier = threading.Barrier(4, timeout=20)
+
+        class Meet:
+            thread_safe = True
+
+            def __call__(self, event: HookEvent) -> None:
+                if event.depth == 1:
+                    barrier.wait()
+
+        hooks = Hooks()
+        hooks.on("PreToolUse", Meet())
+        agent = Agent(Children(NAMES, lambda name: None, child_tools=True), str(tmp_path), hooks=hooks)
+        assert agent.run("go") == "all done"
+        assert not any(d.by.startswith("hook") for d in agent.data.denials)
+        assert not barrier.broken
