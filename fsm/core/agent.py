@@ -126,6 +126,21 @@ INTERRUPTED_MARKER = "[Request interrupted by user]"
 """The user text an interruption leaves in the conversation, as Claude Code does, so the model sees it."""
 
 
+class _Commit:
+    """What one ``_fire`` hands the machine's callbacks (the event's ``commit``), and what they leave on it."""
+
+    __slots__ = ("adopt", "facts", "notes", "record", "release", "release_all", "step")
+
+    def __init__(self, step: Step, notes: tuple[str, ...], adopt: Agent | None, release: Agent | None,
+                 release_all: bool) -> None:
+        self.step, self.notes = step, notes
+        self.adopt, self.release, self.release_all = adopt, release, release_all
+        self.facts: Facts | None = None
+        """What the guards judge, built when the first one is asked."""
+        self.record: Transition | None = None
+        """The Transition, once the machine has made the transition."""
+
+
 class Agent:
     """One agent: its machine, its data (``data``), its tools and its active subagents.
 
@@ -370,10 +385,10 @@ class Agent:
         the machine asks an event's guards (under the tree's lock, after ``reduce``); now, without an event."""
         if event is None:
             return self.facts()
-        facts: Facts | None = event.kwargs.get("facts")
-        if facts is None:
-            facts = event.kwargs["facts"] = self.facts()
-        return facts
+        commit: _Commit = event.kwargs["commit"]
+        if commit.facts is None:
+            commit.facts = self.facts()
+        return commit.facts
 
     def out_of_turns(self, event: EventData | None = None) -> bool:
         """Whether this agent has used every model call its run allows."""
@@ -850,7 +865,8 @@ class Agent:
     # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
     def _event(self, name: str, **fields: Any) -> HookEvent:
-        return HookEvent(name, self.agent_id, self.depth, self.workspace, tool_calls=self.data.tool_calls,
+        data = self.data
+        return HookEvent(name, data.agent_id, self.depth, self.workspace, tool_calls=data.tool_calls,
                          permission_mode=self.permissions.mode, **fields)
 
     def _fire(self, trigger: str, *, notes: tuple[str, ...] = (), child: str | None = None,
@@ -858,42 +874,41 @@ class Agent:
               **fields: Any) -> Transition:
         """Fire *trigger* carrying the step's result (*fields*: a Step's; *notes* and *child* go on the record);
         the subagent tree changes with it (*adopt* a new child, *release* a returned one, or all on interruption)."""
-        made: list[Transition] = []
         with self._tree_lock:
             if self._cancelled and trigger != "interrupted":
                 raise Abandoned(f"{self.agent_id} was interrupted while this step ran; {trigger} is dropped")
-            if not self._events[trigger].trigger(self, step=Step(trigger, self.data.state, child=child, **fields),
-                                                 notes=notes, adopt=adopt, release=release, release_all=release_all,
-                                                 made=made):
+            commit = _Commit(Step(trigger, self.data.state, child=child, **fields), notes, adopt, release,
+                             release_all)
+            if not self._events[trigger].trigger(self, commit=commit) or commit.record is None:
                 raise AssertionError(f"the table refused {trigger!r} in {self.state}: a guard disagrees with the "
                                      "driver")
-        return made[0]
+        return commit.record
 
     def _commit(self, event: EventData) -> None:
-        reduce(self.data, event.kwargs["step"], self._root.data)
+        reduce(self.data, event.kwargs["commit"].step, self._root.data)
 
     def _regraft(self, event: EventData) -> None:
         """The subagent tree changes once the guards have passed: a child adopted, released, or all of them."""
-        if event.kwargs["adopt"] is not None:
-            self.children.append(event.kwargs["adopt"])
-        if event.kwargs["release"] is not None:
-            self.children.remove(event.kwargs["release"])
-        if event.kwargs["release_all"]:
+        commit: _Commit = event.kwargs["commit"]
+        if commit.adopt is not None:
+            self.children.append(commit.adopt)
+        if commit.release is not None:
+            self.children.remove(commit.release)
+        if commit.release_all:
             self.children.clear()
 
     def _record(self, event: EventData) -> None:
-        step: Step = event.kwargs["step"]
-        data = self.data
-        record = Transition(
+        commit: _Commit = event.kwargs["commit"]
+        step, data, started = commit.step, self.data, self._step_started
+        record = commit.record = Transition(
             next(self._seq), data.agent_id, data.parent_id, self.depth, step.source, step.trigger, data.state,
             data.turn, step.reply, step.tool_call, step.tool_result, step.error, step.outcome,
-            step.child, step.appended, event.kwargs["notes"], self._step_started,
-            (time.time() - self._step_started) * 1000, step.model_called, step.run_limits, step.denial,
-            step.max_budget_usd, step.cost_usd)
-        event.kwargs["made"].append(record)
+            step.child, step.appended, commit.notes, started, (time.time() - started) * 1000, step.model_called,
+            step.run_limits, step.denial, step.max_budget_usd, step.cost_usd)
         agent: Agent | None = self
         while agent is not None:
             agent.history.append(record)
-            agent = agent.parent
-        for listener in list(self._listeners):
-            listener(record)
+            agent = agent._parent
+        if self._listeners:
+            for listener in tuple(self._listeners):  # a listener may unsubscribe itself
+                listener(record)

@@ -21,10 +21,9 @@ straight to ``idle``: after Ctrl-C no Stop hook runs and no turn is spent; the a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
-from transitions import Event, EventData, Machine, Transition
-from transitions.core import Condition
+from transitions import Event, EventData, Machine
 
 from fsm.core.guards import GUARD_FUNCTIONS
 
@@ -140,99 +139,58 @@ _check_table()
 
 
 class _Trigger(Event):
-    """``transitions``' Event, fired directly and without its logging: the machine's event queue is off
-    (``queued=False``), so the detour through ``Machine._process`` only costs. Same order as
-    ``Event._trigger``: the source state is checked (a trigger fired in the wrong state raises
-    ``MachineError``), the machine's ``prepare_event`` callbacks run, then the candidate transitions are tried
-    in table order until one passes; ``on_exception`` and ``finalize_event`` are honoured as there."""
+    """``transitions``' Event, fired in one short loop. The machine's event queue is off (``queued=False``) and
+    it has none of the callbacks the library's general path looks for at every step (``build_machine`` takes
+    only ``prepare_event``, ``before_state_change`` and ``after_state_change``; the table's rows and states
+    have none), so that path (``Machine._process``, ``Event._trigger``, ``Transition.execute``, a logger call
+    at each stage and ``resolve_callable`` per name) would only cost, more than the rest of a commit. The
+    order is the library's: the source state is checked (a trigger fired in the wrong state raises
+    ``MachineError``), ``prepare_event`` runs, then the rows for the source are tried in table order; the
+    first whose conditions all pass runs ``before_state_change``, sets the model's state (unless the row is
+    internal, ``dest`` None) and runs ``after_state_change``."""
 
     def trigger(self, model: object, *args: Any, **kwargs: Any) -> bool:
-        machine = self.machine
-        name = getattr(model, machine.model_attribute)
-        candidates = self.transitions.get(name)
-        if candidates is None:
-            self._is_valid_source(machine.get_state(name))  # raises MachineError, unless invalid triggers are ignored
+        machine = cast(_Machine, self.machine)
+        source = getattr(model, machine.model_attribute)
+        rows = self.transitions.get(source)
+        if rows is None:
+            self._is_valid_source(machine.get_state(source))  # raises MachineError, unless invalid triggers are ignored
             return False
-        event_data = EventData(machine.states[name], self, machine, model, args=args, kwargs=kwargs)
-        try:
-            if machine.prepare_event:
-                machine.callbacks(machine.prepare_event, event_data)
-            for edge in candidates:
-                event_data.transition = edge
-                if edge.execute(event_data):
-                    event_data.result = True
+        event_data = EventData(machine.states[source], self, machine, model, args=args, kwargs=kwargs)
+        for name in machine.prepare_names:
+            getattr(model, name)(event_data)
+        for row in rows:
+            for condition in row.conditions:  # "conditions" must hold (target True), "unless" must not
+                if bool(getattr(model, cast(str, condition.func))(event_data)) != condition.target:
                     break
-        except BaseException as err:
-            event_data.error = err  # type: ignore[assignment]  # transitions keeps any BaseException here
-            if not machine.on_exception:
-                raise
-            machine.callbacks(machine.on_exception, event_data)
-        finally:
-            if machine.finalize_event:
-                machine.callbacks(machine.finalize_event, event_data)
-        return bool(event_data.result)
-
-
-class _Guard(Condition):
-    """A guard of the table: a name asked of the model the event is fired for (``send_event=True``), without
-    ``resolve_callable``'s fallback to an import path (``build_machine`` checks that every name resolves)."""
-
-    def check(self, event_data: EventData) -> bool:
-        func = self.func
-        predicate = getattr(event_data.model, func) if isinstance(func, str) else func
-        return bool(predicate(event_data) == self.target)
-
-
-class _Edge(Transition):
-    """``transitions``' Transition without its debug logging (eight logger calls per step, states' enter and
-    exit included, cost more than the rest of a commit), and skipping callback lists that are empty. Same
-    order: prepare, conditions, before, exit, the state change, enter, after."""
-
-    condition_cls = _Guard
-
-    def execute(self, event_data: EventData) -> bool:
-        machine = event_data.machine
-        if self.prepare:
-            machine.callbacks(self.prepare, event_data)
-        for condition in self.conditions:
-            if not condition.check(event_data):
-                return False
-        machine.callbacks(machine.before_state_change, event_data)
-        if self.before:
-            machine.callbacks(self.before, event_data)
-        if self.dest:  # None: an internal transition, no state change
-            self._change_state(event_data)
-        if self.after:
-            machine.callbacks(self.after, event_data)
-        machine.callbacks(machine.after_state_change, event_data)
-        return True
-
-    def _change_state(self, event_data: EventData) -> None:
-        machine = event_data.machine
-        source, dest = machine.states[self.source], machine.states[str(self.dest)]
-        if source.on_exit:
-            machine.callbacks(source.on_exit, event_data)
-        setattr(event_data.model, machine.model_attribute, dest.value)
-        event_data.state = dest
-        if dest.on_enter:
-            machine.callbacks(dest.on_enter, event_data)
-        if dest.final:
-            machine.callbacks(machine.on_final, event_data)
+            else:
+                event_data.transition = row
+                for name in machine.before_names:
+                    getattr(model, name)(event_data)
+                if row.dest is not None:
+                    setattr(model, machine.model_attribute, row.dest)
+                    event_data.state = machine.states[row.dest]
+                for name in machine.after_names:
+                    getattr(model, name)(event_data)
+                event_data.result = True
+                return True
+        return False
 
 
 class _Machine(Machine):
-    """``transitions``' Machine with a callback loop that logs nothing (it logs at INFO once per callback) and
-    resolves a callback's name on the model, the only kind of name the table and the agent use."""
+    """``transitions``' Machine whose events fire through :class:`_Trigger`, which calls these callbacks (names
+    of the model's methods) itself."""
 
-    transition_cls = _Edge
     event_cls = _Trigger
 
-    def callbacks(self, funcs: Any, event_data: EventData) -> None:
-        for func in funcs:
-            (getattr(event_data.model, func) if isinstance(func, str) else func)(event_data)
+    def __init__(self, *, prepare: str | None, before: str | None, after: str | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.prepare_names, self.before_names, self.after_names = (
+            () if name is None else (name,) for name in (prepare, before, after))
 
 
-def build_machine(model: object, *, initial: str = "idle", bind: bool = True, **callbacks: Any) -> Machine:
+def build_machine(model: object, *, initial: str = "idle", bind: bool = True, prepare_event: str | None = None,
+                  before_state_change: str | None = None, after_state_change: str | None = None) -> Machine:
     """A new machine built from the table, for *model*, which must answer every guard in ``GUARDS``.
 
     With ``bind=False`` the machine binds nothing (*model* may be a class): it serves every model passed to
@@ -240,12 +198,23 @@ def build_machine(model: object, *, initial: str = "idle", bind: bool = True, **
     resolving callback and guard names on it. That is how one machine serves every agent: building one
     costs far more than a whole turn of the harness.
 
-    *callbacks* go to ``Machine`` as they are (``before_state_change=…``, ``after_state_change=…``).
+    The callbacks, each the name of a method of *model* that takes the event (``send_event=True``):
+    *prepare_event* before the guards are asked, *before_state_change* once a row's guards pass,
+    *after_state_change* once the state is set.
+
+    Raises:
+        TypeError: *model* lacks a guard or a callback the machine would call.
     """
     missing = [g for g in sorted(GUARDS) if not callable(getattr(model, g, None))]
     if missing:
         name = model.__name__ if isinstance(model, type) else type(model).__name__
         raise TypeError(f"{name} must define guard method(s) {missing} used by TRANSITIONS")
+    absent = [c for c in (prepare_event, before_state_change, after_state_change)
+              if c is not None and not callable(getattr(model, c, None))]
+    if absent:
+        name = model.__name__ if isinstance(model, type) else type(model).__name__
+        raise TypeError(f"{name} must define callback method(s) {absent}")
     rows = [{k: v for k, v in row.items() if k != "doc"} for row in TRANSITIONS]
     return _Machine(model=model if bind else None, states=STATES, transitions=rows, initial=initial,
-                   auto_transitions=False, send_event=True, queued=False, **callbacks)
+                   auto_transitions=False, send_event=True, queued=False, prepare=prepare_event,
+                   before=before_state_change, after=after_state_change)

@@ -53,6 +53,10 @@ class Verdict:
     """The call names paths outside the workspace (an allowed file tool then runs unconfined)."""
 
 
+_ALLOW = Verdict("allow")
+"""The verdict of a call nothing rules on (shared: a Verdict never changes)."""
+
+
 @define
 class Policy:
     """A permission mode and rules; mutable only by :meth:`remember` (rules added for the session)."""
@@ -109,10 +113,10 @@ class Policy:
         """Judge the tool_use block *call* run in *workspace*."""
         name, tool_input = call.get("name", ""), call.get("input")
         if not isinstance(tool_input, dict):
-            return Verdict("allow")  # the tool's own input check answers it
+            return _ALLOW  # the tool's own input check answers it
         if name == "bash":
             command = tool_input.get("command")
-            return self._bash(command, workspace) if isinstance(command, str) else Verdict("allow")
+            return self._bash(command, workspace) if isinstance(command, str) else _ALLOW
         tool = REGISTRY.get(name)
         path = tool_input.get(tool.path_param) if tool is not None and tool.path_param else None
         if isinstance(path, str):
@@ -142,7 +146,7 @@ class Policy:
         if allowed is not None:
             return Verdict("allow", rule=_named(allowed), outside=outside)
         if not outside and (not edit or self.mode == "acceptEdits"):
-            return Verdict("allow")
+            return _ALLOW
         where = "outside the workspace" if outside else "inside the workspace"
         rel = resolved if outside else os.path.relpath(resolved, workspace.root)
         tool = "Edit" if edit else claude_name(name)  # an Edit rule covers every editing tool, as in Claude Code
@@ -159,7 +163,7 @@ class Policy:
                     reason = f"{name} is denied by rule {_named(rule)}" if kind == "deny" else (
                         f"{name} matches ask rule {_named(rule)}")
                     return Verdict(kind, reason, _named(rule), forced=kind == "ask")
-        return Verdict("allow")
+        return _ALLOW
 
     def _allow_rules(self) -> Iterable[Rule]:
         yield from self.allow
@@ -214,7 +218,7 @@ class Policy:
         if self.mode == "bypassPermissions":
             return Verdict("allow", rule="bypassPermissions mode")
         if not asks:
-            return Verdict("allow")
+            return _ALLOW
         reason = "; ".join(dict.fromkeys(r for r, _ in asks))
         suggestions = tuple(dict.fromkeys(s for _, s in asks if s))
         if any(s is None for _, s in asks):
