@@ -138,14 +138,19 @@ class ScriptedByPrompt:
         return item if isinstance(item, Reply) else Reply.from_wire(item)
 
 
+_LEAVES = frozenset({str, int, float, bool, type(None)})
+"""Types whose values are shared, not copied (immutable): most of a message is these, so they are not recursed into."""
+
+
 def _copied(value: Any) -> Any:
     """A deep copy of JSON-shaped data (dicts, lists and tuples of them); anything else is shared, not copied."""
-    if isinstance(value, dict):
-        return {key: _copied(item) for key, item in value.items()}
-    if isinstance(value, list):
-        return [_copied(item) for item in value]
-    if isinstance(value, tuple):
-        return tuple([_copied(item) for item in value])
+    kind = type(value)
+    if kind is dict or (kind not in _LEAVES and isinstance(value, dict)):
+        return {key: item if type(item) in _LEAVES else _copied(item) for key, item in value.items()}
+    if kind is list or (kind not in _LEAVES and isinstance(value, list)):
+        return [item if type(item) in _LEAVES else _copied(item) for item in value]
+    if kind is tuple or (kind not in _LEAVES and isinstance(value, tuple)):
+        return tuple([item if type(item) in _LEAVES else _copied(item) for item in value])
     return value
 
 

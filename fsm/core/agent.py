@@ -217,6 +217,8 @@ class Agent:
         self.system = compose(system or (parent_system if depth == 0 else child_system)(workspace), context)
         """What every model call sends as the system prompt."""
         self._parent = _parent
+        self._depth = depth
+        """Counted along the parents (fixed at construction, as ``parent`` is)."""
         if data is None:
             data = AgentState(
                 agent_id=str(uuid.uuid4()) if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
@@ -299,7 +301,7 @@ class Agent:
     @property
     def depth(self) -> int:
         """0 for the root agent, 1 for a subagent: counted along ``parent``, whatever the data says."""
-        return 0 if self._parent is None else self._parent.depth + 1
+        return self._depth
 
     @property
     def tools(self) -> tuple[Tool, ...]:
@@ -335,7 +337,8 @@ class Agent:
     @property
     def busy(self) -> bool:
         """Whether a step would move this agent: it is not idle, or a prompt is queued."""
-        return self.state != "idle" or self.data.inbox is not None
+        data = self.data
+        return data.state != "idle" or data.inbox is not None
 
     @property
     def deepest_busy(self) -> Agent:
@@ -375,7 +378,7 @@ class Agent:
         budget, cost = root.data.max_budget_usd, root.data.run_cost_usd
         if after_call and budget is not None and cost is not None:
             cost = None if cost_usd is None else cost + cost_usd
-        return Facts(turn=self.data.turn + extra, max_turns=self.data.max_turns, depth=self.depth,
+        return Facts(turn=self.data.turn + extra, max_turns=self.data.max_turns, depth=self._depth,
                      active_children=len(self.children), max_parallel=self.data.max_parallel,
                      run_calls=root.data.run_calls + extra, others_awaiting=awaiting,
                      max_model_calls=root.data.max_model_calls, run_cost_usd=cost, max_budget_usd=budget)
@@ -679,14 +682,14 @@ class Agent:
         if call["id"] in self.data.unrunnable:  # cut at max_tokens, or an input that is not an object
             output = ToolOutput(self.data.unrunnable[call["id"]], is_error=True)
             return self._fire("tool_ran", tool_call=call, tool_result=output)
-        notes: list[str]
+        notes: tuple[str, ...] = ()
         denial: Denial | None = None
-        if call["name"] == "task" and self.depth > 0:
-            output, notes = ToolOutput("Error: a subagent cannot delegate: task is only available to the root "
-                                       "agent; do the work yourself with the other tools", is_error=True), []
+        if call["name"] == "task" and self._depth > 0:
+            output = ToolOutput("Error: a subagent cannot delegate: task is only available to the root agent; do "
+                                "the work yourself with the other tools", is_error=True)
         else:
             output, notes, denial = self._run_tool(call)
-        return self._fire("tool_ran", tool_call=call, tool_result=output, notes=tuple(notes), denial=denial)
+        return self._fire("tool_ran", tool_call=call, tool_result=output, notes=notes, denial=denial)
 
     def _step_stopping(self) -> Transition:
         name = "Stop" if self.depth == 0 else "SubagentStop"
@@ -807,7 +810,7 @@ class Agent:
         with self._approver_lock:
             return self.approver(call, asking)
 
-    def _run_tool(self, call: dict[str, Any]) -> tuple[ToolOutput, list[str], Denial | None]:
+    def _run_tool(self, call: dict[str, Any]) -> tuple[ToolOutput, tuple[str, ...], Denial | None]:
         allowed = self._permit(call)
         if allowed.denial is not None:
             output = ToolOutput(allowed.denial.reason, is_error=True)
@@ -818,7 +821,7 @@ class Agent:
                                          process_listener=functools.partial(self._tell_processes, call["id"]))
             output = run_tool(self.tools, call["name"], workspace, call["input"])
         output, post = self._post_tool_use(call, output)
-        return output, [*allowed.notes, *post], allowed.denial
+        return output, (*allowed.notes, *post), allowed.denial
 
     def _post_tool_use(self, call: dict[str, Any], output: ToolOutput) -> tuple[ToolOutput, list[str]]:
         """Run the PostToolUse hooks; what they say for the model is added to the result."""
@@ -866,7 +869,7 @@ class Agent:
 
     def _event(self, name: str, **fields: Any) -> HookEvent:
         data = self.data
-        return HookEvent(name, data.agent_id, self.depth, self.workspace, tool_calls=data.tool_calls,
+        return HookEvent(name, data.agent_id, self._depth, self.workspace, tool_calls=data.tool_calls,
                          permission_mode=self.permissions.mode, **fields)
 
     def _fire(self, trigger: str, *, notes: tuple[str, ...] = (), child: str | None = None,
@@ -901,7 +904,7 @@ class Agent:
         commit: _Commit = event.kwargs["commit"]
         step, data, started = commit.step, self.data, self._step_started
         record = commit.record = Transition(
-            next(self._seq), data.agent_id, data.parent_id, self.depth, step.source, step.trigger, data.state,
+            next(self._seq), data.agent_id, data.parent_id, self._depth, step.source, step.trigger, data.state,
             data.turn, step.reply, step.tool_call, step.tool_result, step.error, step.outcome,
             step.child, step.appended, commit.notes, started, (time.time() - started) * 1000, step.model_called,
             step.run_limits, step.denial, step.max_budget_usd, step.cost_usd)

@@ -145,12 +145,6 @@ class Hooks:
         """The callbacks registered for *event*, in order."""
         return [callback for callback, _, _ in self._callbacks[event]]
 
-    def _call(self, callback: Hook, thread_safe: bool, event: HookEvent) -> Decision:
-        if thread_safe:
-            return callback(event)
-        with self._lock:
-            return callback(event)
-
     def fire(self, event: HookEvent) -> tuple[str | None, list[str]]:
         """Run every callback of *event* (not ``PreToolUse``); return their strings joined, and the notices."""
         if event.name == "PreToolUse":
@@ -159,7 +153,11 @@ class Hooks:
         texts: list[str] = []
         for callback, name, thread_safe in self._callbacks[event.name]:
             try:
-                result = self._call(callback, thread_safe, event)
+                if thread_safe:
+                    result = callback(event)
+                else:
+                    with self._lock:
+                        result = callback(event)
             except Exception as exc:
                 log.debug("hook %r raised", callback, exc_info=True)
                 notes.append(f"{event.name} hook {name} failed: {exc}")
@@ -177,7 +175,11 @@ class Hooks:
         by: str | None = None
         for callback, name, thread_safe in self._callbacks["PreToolUse"]:
             try:
-                result = self._call(callback, thread_safe, event)
+                if thread_safe:
+                    result = callback(event)
+                else:
+                    with self._lock:
+                        result = callback(event)
             except Exception as exc:
                 log.debug("hook %r raised", callback, exc_info=True)
                 result = Deny(f"Permission denied: PreToolUse hook {name} failed ({exc}), so the call is blocked")

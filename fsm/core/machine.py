@@ -21,9 +21,9 @@ straight to ``idle``: after Ctrl-C no Stop hook runs and no turn is spent; the a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
-from transitions import Event, EventData, Machine
+from transitions import Event, EventData, Machine, Transition
 
 from fsm.core.guards import GUARD_FUNCTIONS
 
@@ -150,9 +150,9 @@ class _Trigger(Event):
     internal, ``dest`` None) and runs ``after_state_change``."""
 
     def trigger(self, model: object, *args: Any, **kwargs: Any) -> bool:
-        machine = cast(_Machine, self.machine)
+        machine: _Machine = self.machine  # type: ignore[assignment]  # an event of a _Machine
         source = getattr(model, machine.model_attribute)
-        rows = self.transitions.get(source)
+        rows: list[_Row] | None = self.transitions.get(source)  # type: ignore[assignment]  # its transition_cls
         if rows is None:
             self._is_valid_source(machine.get_state(source))  # raises MachineError, unless invalid triggers are ignored
             return False
@@ -160,8 +160,8 @@ class _Trigger(Event):
         for name in machine.prepare_names:
             getattr(model, name)(event_data)
         for row in rows:
-            for condition in row.conditions:  # "conditions" must hold (target True), "unless" must not
-                if bool(getattr(model, cast(str, condition.func))(event_data)) != condition.target:
+            for guard, target in row.guards:
+                if bool(getattr(model, guard)(event_data)) != target:
                     break
             else:
                 event_data.transition = row
@@ -177,11 +177,21 @@ class _Trigger(Event):
         return False
 
 
+class _Row(Transition):
+    """A row of the table as ``transitions`` holds it, with its guards ready to ask."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.guards = tuple((str(c.func), c.target) for c in self.conditions)
+        """(guard name, whether it must hold): ``conditions`` must, ``unless`` must not."""
+
+
 class _Machine(Machine):
     """``transitions``' Machine whose events fire through :class:`_Trigger`, which calls these callbacks (names
     of the model's methods) itself."""
 
     event_cls = _Trigger
+    transition_cls = _Row
 
     def __init__(self, *, prepare: str | None, before: str | None, after: str | None, **kwargs: Any) -> None:
         super().__init__(**kwargs)

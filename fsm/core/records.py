@@ -72,7 +72,7 @@ class Usage:
         if not isinstance(data, dict):
             raise _malformed(f"usage must be an object (got {_show(data)})")
         counts = {}
-        for name in (f.name for f in attrs.fields(cls)):
+        for name in _USAGE_FIELDS:
             value = data.get(name)
             if value is None:
                 value = 0
@@ -80,6 +80,9 @@ class Usage:
                 raise _malformed(f"usage.{name} must be a non-negative integer (got {_show(value)})")
             counts[name] = value
         return cls(**counts)
+
+
+_USAGE_FIELDS = tuple(f.name for f in attrs.fields(Usage))
 
 
 def _show(value: object, width: int = 60) -> str:
@@ -164,7 +167,7 @@ class Reply:
     @property
     def text(self) -> str:
         """The text blocks joined: what a person reads."""
-        return "".join(b["text"] for b in self.content if b["type"] == "text")
+        return "".join([b["text"] for b in self.content if b["type"] == "text"])
 
     @property
     def unrunnable(self) -> dict[str, str]:

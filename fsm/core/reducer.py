@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any, Protocol
 
-from attrs import frozen
+from attrs import define
 
 from fsm.core.records import AgentState, Denial, Message, Reply, tool_result_block
 from tools import ToolOutput
@@ -66,9 +66,11 @@ class Change(Protocol):
     def cost_usd(self) -> float | None: ...
 
 
-@frozen
+@define
 class Step:
-    """The result of one step, before it becomes a numbered ``Transition`` record."""
+    """The result of one step, before it becomes a numbered ``Transition`` record. Nothing changes it once
+    made; it is not frozen only because it is made on every commit, and a frozen class's ``__init__`` costs
+    three times as much (it lives for that one commit)."""
 
     trigger: str
     source: str

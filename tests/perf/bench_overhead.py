@@ -1,7 +1,8 @@
 """Benchmark: what the harness costs per turn, against plain agent loops doing the same work, in one process.
 
 Workload: 30 model turns with a zero-latency model, each of the first 29 asking for one ``glob`` call, the
-last answering. Rows, each the fastest of many runs taken in turn:
+last answering. Rows, each the fastest and the median of many runs taken in turn (a ratio compares like with
+like: fastest with fastest, median with median):
 
 - raw plain loop: the reference harness's ``while`` loop calling Python's ``glob`` directly;
 - same-tools plain loop: the same loop calling our tools through ``run_tool`` (schema check, workspace);
@@ -21,6 +22,7 @@ from __future__ import annotations
 
 import glob as _glob
 import os
+import statistics
 import tempfile
 import time
 import warnings
@@ -135,8 +137,9 @@ def langgraph_run() -> Callable[[str], int] | str:
     return run
 
 
-def best(fns: list[Callable[[str], int]], workdir: str, rounds: int = ROUNDS) -> list[float]:
-    """The fastest of *rounds* runs of each of *fns*, run in turn so that load on a shared machine hits all alike."""
+def measure(fns: list[Callable[[str], int]], workdir: str, rounds: int = ROUNDS) -> list[tuple[float, float]]:
+    """(fastest, median) of *rounds* runs of each of *fns*, run in turn so that load on a shared machine hits all
+    alike."""
     samples: list[list[float]] = [[] for _ in fns]
     for fn in fns:
         fn(workdir)  # warm up
@@ -145,7 +148,7 @@ def best(fns: list[Callable[[str], int]], workdir: str, rounds: int = ROUNDS) ->
             start = time.perf_counter()
             fn(workdir)
             times.append(time.perf_counter() - start)
-    return [min(times) for times in samples]
+    return [(min(times), statistics.median(times)) for times in samples]
 
 
 def main() -> None:
@@ -154,20 +157,22 @@ def main() -> None:
             Path(workdir, name).write_text("hello\n")
         names = ["raw plain loop (Python glob)", "same-tools plain loop (baseline)", "Agent.run, non-recording model",
                  "Agent.run, ScriptedModel"]
-        rows: list[tuple[str, float | str]] = list(zip(names, best([raw_loop, tools_loop, harness, harness_scripted],
-                                                                   workdir), strict=True))
+        rows: list[tuple[str, tuple[float, float] | str]] = list(zip(
+            names, measure([raw_loop, tools_loop, harness, harness_scripted], workdir), strict=True))
         lg = langgraph_run()
-        rows.append(("LangGraph create_react_agent", lg if isinstance(lg, str) else best([lg], workdir, 11)[0]))
+        rows.append(("LangGraph create_react_agent", lg if isinstance(lg, str) else measure([lg], workdir, 11)[0]))
     base = rows[1][1]
-    assert isinstance(base, float)
-    print(f"workload: {TURNS} model turns, {TURNS - 1} glob calls, zero-latency model; "
-          f"best of {ROUNDS} runs, run in turn")
-    print(f"{'loop':<36}{'run (ms)':>10}{'per turn (µs)':>16}{'ratio':>8}")
-    for name, seconds in rows:
-        if isinstance(seconds, str):
-            print(f"{name:<36}{seconds}")
+    assert not isinstance(base, str)
+    print(f"workload: {TURNS} model turns, {TURNS - 1} glob calls, zero-latency model; {ROUNDS} runs of each, "
+          "run in turn; per turn = run / turns")
+    print(f"{'loop':<36}{'best (ms)':>10}{'median':>8}{'best/turn (µs)':>16}{'ratio best':>12}{'ratio median':>14}")
+    for name, value in rows:
+        if isinstance(value, str):
+            print(f"{name:<36}{value}")
             continue
-        print(f"{name:<36}{seconds * 1e3:>10.2f}{seconds / TURNS * 1e6:>16.1f}{seconds / base:>8.2f}")
+        fastest, median = value
+        print(f"{name:<36}{fastest * 1e3:>10.2f}{median * 1e3:>8.2f}{fastest / TURNS * 1e6:>16.1f}"
+              f"{fastest / base[0]:>12.2f}{median / base[1]:>14.2f}")
 
 
 if __name__ == "__main__":
