@@ -37,7 +37,8 @@ tool_use, whatever order the subagents finish in.
 
 Threads: every transition commits under the tree's lock, which also numbers the record and hands it to
 the listeners, so ``seq`` has no gaps or duplicates and listeners get records one at a time, in ``seq``
-order; the approver is asked under one lock of the tree's, one call at a time.
+order; the approver is asked under one lock of the tree's, one call at a time, and a ``Hooks`` registry
+calls its Python callbacks one at a time too (``fsm.core.hooks``; command hooks may run at once).
 """
 
 from __future__ import annotations

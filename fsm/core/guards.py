@@ -15,7 +15,7 @@ from attrs import frozen
 __all__ = ["GUARD_FUNCTIONS", "Facts", "can_spawn", "out_of_budget_usd", "out_of_model_calls", "out_of_turns"]
 
 
-@frozen
+@frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much
 class Facts:
     """What a guard may know about the agent that moves and its tree, at the moment the guard is asked."""
 

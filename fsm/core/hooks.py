@@ -69,14 +69,14 @@ class Ask:
     """The subagent asking (its id), set by the agent before the approver sees it; None for the root agent."""
 
 
-@frozen
+@frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much
 class Notice:
     """Something worth showing; not a decision."""
 
     text: str
 
 
-@frozen
+@frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much
 class HookEvent:
     """What a hook callback is told."""
 
@@ -114,7 +114,7 @@ def hook_name(callback: object) -> str:
     return str(getattr(callback, "hook_name", None) or getattr(callback, "__name__", None) or callback)
 
 
-@frozen
+@frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much
 class PreToolVerdict:
     """What every PreToolUse hook said, combined: the strictest decision, who made it, and the notices."""
 

@@ -38,7 +38,7 @@ Approver = Callable[[dict[str, Any], Ask], "bool | Deny | Remember"]
 """Answers an Ask for one tool_use block (see the module docstring)."""
 
 
-@frozen
+@frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much
 class Permit:
     """The chain's answer for one call."""
 

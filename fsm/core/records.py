@@ -46,7 +46,7 @@ def tool_result_block(call: Block, output: ToolOutput) -> Block:
     return {**block, "is_error": True} if output.is_error else block
 
 
-@frozen
+@frozen(slots=False)  # made at every model call: a frozen slotted class's __init__ costs about twice as much
 class Usage:
     """Token counts as the Messages API reports them; ``+`` adds them up."""
 
@@ -71,15 +71,15 @@ class Usage:
             return cls()
         if not isinstance(data, dict):
             raise _malformed(f"usage must be an object (got {_show(data)})")
-        counts = {}
+        counts = []
         for name in _USAGE_FIELDS:
             value = data.get(name)
             if value is None:
                 value = 0
-            if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            elif isinstance(value, bool) or not isinstance(value, int) or value < 0:
                 raise _malformed(f"usage.{name} must be a non-negative integer (got {_show(value)})")
-            counts[name] = value
-        return cls(**counts)
+            counts.append(value)
+        return cls(*counts)
 
 
 _USAGE_FIELDS = tuple(f.name for f in attrs.fields(Usage))
@@ -113,7 +113,7 @@ def _check_block(index: int, block: object) -> tuple[Block, str | None]:
         if not isinstance(block.get("input"), dict):
             bad_input = "no input" if "input" not in block else _show(block["input"])
             block = {**block, "input": {}}
-    return {k: v for k, v in block.items() if v is not None}, bad_input
+    return (dict(block) if None not in block.values() else {k: v for k, v in block.items() if v is not None}), bad_input
 
 
 CUT_CALL = ("Error: this tool call was cut off at the max_tokens limit before it was complete, so it was not "
@@ -121,7 +121,7 @@ CUT_CALL = ("Error: this tool call was cut off at the max_tokens limit before it
 """The tool_result of every tool_use in a reply that stopped at ``max_tokens``."""
 
 
-@frozen
+@frozen(slots=False)  # made at every model call: a frozen slotted class's __init__ costs about twice as much
 class Reply:
     """One model reply: content blocks (wire-shape dicts), the stop reason and the tokens it cost."""
 
@@ -150,14 +150,18 @@ class Reply:
             raise _malformed(f"the body is an error, not a message ({_show(data['error'].get('message'), 120)})")
         if not isinstance(data.get("content"), list):
             raise _malformed(f"expected an object with a content list (got content {_show(data.get('content'))})")
-        checked = [_check_block(i, b) for i, b in enumerate(data["content"])]
+        blocks, bad_inputs = [], []
+        for i, item in enumerate(data["content"]):
+            block, bad = _check_block(i, item)
+            blocks.append(block)
+            if bad is not None:
+                bad_inputs.append((i, bad))
         stop = data.get("stop_reason")
         if stop is not None and not isinstance(stop, str):
             raise _malformed(f"stop_reason must be a string (got {_show(stop)})")
         model, message_id = data.get("model"), data.get("id")
-        return cls(tuple(block for block, _ in checked), stop, Usage.from_wire(data.get("usage")),
-                   model if isinstance(model, str) else None, message_id if isinstance(message_id, str) else None,
-                   tuple((i, bad) for i, (_, bad) in enumerate(checked) if bad is not None))
+        return cls(tuple(blocks), stop, Usage.from_wire(data.get("usage")), model if isinstance(model, str) else None,
+                   message_id if isinstance(message_id, str) else None, tuple(bad_inputs))
 
     @property
     def tool_uses(self) -> list[Block]:
@@ -214,7 +218,7 @@ class Denial:
                 "reason": self.reason, "by": self.by}
 
 
-@frozen
+@frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much
 class Transition:
     """The record of one step: which agent moved, along which edge, and what happened on the way."""
 
