@@ -404,7 +404,7 @@ class Agent:
 
     def out_of_budget_usd(self, event: EventData | None = None) -> bool:
         """Whether the run's cost has reached its USD budget (or is unknown, with a budget set)."""
-        return _out_of_budget_usd(self.facts())
+        return _out_of_budget_usd(self._judged(event))
 
     def can_spawn(self, event: EventData | None = None) -> bool:
         """Whether this agent may start a subagent now: it is the root and fewer than MAX_PARALLEL run."""
@@ -574,9 +574,10 @@ class Agent:
             return self._fire("prompt", appended=appended, notes=tuple(notes), run_limits=self._limits[:2],
                               max_budget_usd=self._limits[2])
         with self._tree_lock:
-            if self.out_of_model_calls():
+            facts = self.facts()
+            if _out_of_model_calls(facts):
                 return self._fire("budget_spent", notes=tuple(notes), outcome="max_model_calls")
-            if self.out_of_budget_usd():
+            if _out_of_budget_usd(facts):
                 return self._fire("budget_spent", notes=tuple(notes), outcome="max_budget_usd")
             return self._fire("prompt", appended=appended, notes=tuple(notes))
 
@@ -674,7 +675,7 @@ class Agent:
                 return self._fire("turn_limit", appended=results, outcome="max_turns")
             if _out_of_model_calls(facts):
                 return self._fire("budget_spent", appended=results, outcome="max_model_calls")
-            if self.out_of_budget_usd():
+            if _out_of_budget_usd(facts):
                 return self._fire("budget_spent", appended=results, outcome="max_budget_usd")
             return self._fire("tools_done", appended=results)
 
@@ -703,7 +704,7 @@ class Agent:
                     return self._fire("stopped", notes=tuple(notes), outcome="max_turns")
                 if _out_of_model_calls(facts):
                     return self._fire("stopped", notes=tuple(notes), outcome="max_model_calls")
-                if self.out_of_budget_usd():
+                if _out_of_budget_usd(facts):
                     return self._fire("stopped", notes=tuple(notes), outcome="max_budget_usd")
                 return self._fire("continue_forced", appended=({"role": "user", "content": more},),
                                   notes=tuple(notes))
