@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from fsm import Agent, ConfigError, Hooks, Reply, Transition
+from fsm import Agent, ConfigError, Hooks, ModelError, Reply, Transition
 from fsm.cli.sessions import (
     add_session_flags,
     add_time_travel_flags,
@@ -221,6 +221,24 @@ class TestTimeTravel:
         assert str(caught.value) == f"at must be 0..4 for session {session} (got 5)"
 
 
+def assert_steps_on_alike(journal: Journal, session: str, agent: Agent, live: LiveRecorder,
+                          served: list[Reply | BaseException], seq: int, *, forced: int,
+                          prompts: list[str]) -> None:
+    """Restored at *seq* and fed the replies served after it, the agents make the live run's transitions."""
+    again = restore_at(journal, session, seq, ScriptedModel(served[sum(_served(r) for r in live.records[:seq]):]),
+                       hooks=stop_hooks(forced), approver=deny_all)
+    try:
+        while again.state != "idle":
+            again.step()
+    except KeyboardInterrupt:
+        pass
+    sent = sum(r.trigger == "prompt" and r.depth == 0 for r in live.records[:seq])
+    run_prompts(again, prompts[sent:])
+    fork = journal.records(journal.session_of(again))
+    assert [without_timing(r) for r in fork] == [without_timing(r) for r in live.records], f"forked at {seq}"
+    assert again.data == agent.data
+
+
 @given(data=st.data(), max_turns=st.integers(1, 3), forced=st.integers(0, 1), at=st.floats(0, 1))
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_stepping_on_from_any_seq_repeats_the_run(data, max_turns, forced, at):
@@ -229,26 +247,35 @@ def test_stepping_on_from_any_seq_repeats_the_run(data, max_turns, forced, at):
         ws = Path(tmp)
         drawn = DrawnModel(data.draw)
         agent = Agent(drawn, str(ws), max_turns, stop_hooks(forced), deny_all)
-        journal = Journal(ws / "j.db")
+        with Journal(ws / "j.db") as journal:
+            session = journal.start(agent)
+            live = LiveRecorder(agent)
+            agent.subscribe(live)
+            prompts = ["first", "second"]
+            run_prompts(agent, prompts)
+            assert_steps_on_alike(journal, session, agent, live, drawn.served, round(at * len(live.records)),
+                                  forced=forced, prompts=prompts)
+
+
+@pytest.mark.parametrize("max_turns", [1, 3])
+def test_ctrl_c_in_a_childs_model_call_then_a_model_error_repeats_from_every_seq(tmp_path, max_turns):
+    """The example Hypothesis once saved: two subagents, Ctrl-C in the first one's model call, then a model
+    error on the next prompt; a fork from any seq makes the same transitions (it diverged before the
+    interruption of several subagents was one transition per agent)."""
+    tasks = [tool_use("task", {"prompt": f"subtask {i}"}, id=f"p_1_{i}") for i in range(2)]
+    script: list[Any] = [tool_reply(*tasks), KeyboardInterrupt(), ModelError("drawn failure")]
+    served = [item if isinstance(item, BaseException) else Reply.from_wire(item) for item in script]
+    agent = Agent(ScriptedModel(script), str(tmp_path), max_turns, stop_hooks(0), deny_all)
+    with Journal(tmp_path / "j.db") as journal:
         session = journal.start(agent)
         live = LiveRecorder(agent)
         agent.subscribe(live)
-        prompts = ["first", "second"]
-        run_prompts(agent, prompts)
-        seq = round(at * len(live.records))
-        served: list[Reply | BaseException] = drawn.served[sum(_served(r) for r in live.records[:seq]):]
-        again = restore_at(journal, session, seq, ScriptedModel(served), hooks=stop_hooks(forced), approver=deny_all)
-        try:
-            while again.state != "idle":
-                again.step()
-        except KeyboardInterrupt:
-            pass
-        sent = sum(r.trigger == "prompt" and r.depth == 0 for r in live.records[:seq])
-        run_prompts(again, prompts[sent:])
-        fork = journal.records(journal.session_of(again))
-        assert [without_timing(r) for r in fork] == [without_timing(r) for r in live.records]
-        assert again.data == agent.data
-        journal.close()
+        run_prompts(agent, ["first", "second"])
+        assert [r.trigger for r in live.records] == [
+            "prompt", "replied_with_tools", "subagent_spawned", "subagent_spawned", "prompt", "prompt",
+            "interrupted", "interrupted", "interrupted", "prompt", "model_failed", "stopped"]
+        for seq in range(len(live.records) + 1):
+            assert_steps_on_alike(journal, session, agent, live, served, seq, forced=0, prompts=["first", "second"])
 
 
 def parse(*argv: str, time_travel: bool = False) -> argparse.Namespace:
