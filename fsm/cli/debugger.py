@@ -13,6 +13,13 @@ inside a subagent ``next`` is ``step``, and stops when the subagent's run is ove
 current agent's run ends. ``continue`` runs until a breakpoint or idle; ``until SPEC`` until a one-off
 breakpoint. Breakpoints (``fsm.cli.breakpoints``) stop every multi-step move, never its first step. Ctrl-C
 during a move brings the agent to idle (outcome ``interrupted``) and returns to the prompt.
+
+Sessions: ``agentfsm debug [PROMPT]`` journals its steps into a new session like any run (``--no-session``:
+not at all; ``--demo`` never, like ``agentfsm demo``), and ``--session ID --at SEQ`` into a new session forked
+from ID. The debugger names that session when it starts (a fork's id also heads every ``>`` line, since its
+agents keep the ids they had) and when it ends. A session is written with its first step, so one left
+without a step leaves nothing in the journal. In a fork, ``history`` and the ``print`` views see the
+restored transitions first, then a ``--- forked here ---`` line.
 """
 
 from __future__ import annotations
@@ -25,7 +32,7 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from fsm.cli.breakpoints import Breakpoint, BreakpointError
 from fsm.cli.diagram import format_for
@@ -37,6 +44,9 @@ from fsm.errors import AgentfsmError, ConfigError
 from fsm.view import debugtext
 from fsm.view.debugtext import location
 from fsm.view.diagram import CHILD, INSTALL_HINT, mermaid, render, write_atomic
+
+if TYPE_CHECKING:
+    from fsm.cli.sessions import Session
 
 __all__ = ["HELP", "Debugger", "command", "configure"]
 
@@ -69,17 +79,21 @@ class Debugger(cmd.Cmd):
     Args:
         watch: a file rewritten after every transition with the highlighted diagram: SVG or PNG by its
             suffix (needs pygraphviz), mermaid otherwise.
+        session: the journal session the steps go to (a fork's: with the transitions it was restored from).
     """
 
     prompt = "(afsm) "
     intro = "agentfsm debugger: type help for the commands, quit to leave."
 
     def __init__(self, agent: Agent, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
-                 watch: Path | None = None) -> None:
+                 watch: Path | None = None, session: Session | None = None) -> None:
         super().__init__(stdin=stdin, stdout=stdout)
         self.use_rawinput = stdin is None or stdin is sys.stdin
         self.agent = agent
         self.watch = watch
+        self.session = session
+        self.restored: list[Transition] = session.restored() if session is not None else []
+        """A fork's transitions up to where it was restored (they are not in ``agent.history``)."""
         self.breakpoints: list[Breakpoint] = []
         self._numbers = 0
         self._interrupted = False
@@ -92,6 +106,39 @@ class Debugger(cmd.Cmd):
         self.stdout.write(text + "\n")
         self.stdout.flush()
 
+    @property
+    def history(self) -> list[Transition]:
+        """Every transition so far: a fork's restored ones, then the agent's own."""
+        return [*self.restored, *self.agent.history]
+
+    def _here(self) -> str:
+        """The ``>`` line's text: where the agent that moves next is (headed by a fork's session id)."""
+        fork = self.session is not None and self.session.forked_from is not None
+        return (f"session {self.session.id}  " if fork and self.session else "") + location(self.agent.deepest_busy)
+
+    def _opening(self) -> str | None:
+        """The line that names the session the steps go to (none without one: --no-session, --demo, or a
+        caller that journals the agent itself)."""
+        if self.session is None:
+            return None
+        if self.session.forked_from is not None:
+            return (f"New session {self.session.id}: a fork of session {self.session.forked_from} as it was after "
+                    f"transition {self.session.forked_at}; history shows those {len(self.restored)} transitions, and "
+                    "the steps from here are journalled in the new session (written with its first step).")
+        return (f"Session {self.session.id}: every step is journalled (written with the first one; agentfsm "
+                f"sessions show {self.session.id}).")
+
+    def _closing(self) -> str | None:
+        """What the journal holds of this debugging session, said when it ends."""
+        if self.session is None:
+            return None
+        if not self.agent.history:
+            return f"No step was made, so session {self.session.id} was not written to the journal."
+        steps = len(self.agent.history)
+        more = (f"; agentfsm -p --resume {self.session.id} finishes its run" if self.agent.busy
+                else f"; agentfsm sessions show {self.session.id}")
+        return f"Session {self.session.id}: {steps} step{'s' if steps != 1 else ''} journalled{more}."
+
     def _on_transition(self, record: Transition) -> None:
         self._interrupted |= record.trigger == "interrupted"
         self._say(describe(record))
@@ -100,7 +147,8 @@ class Debugger(cmd.Cmd):
     def _highlight(self) -> tuple[str, tuple[str, str] | None]:
         agent = self.agent.deepest_busy
         prefix = CHILD if agent.depth else ""
-        last = self.agent.history[-1] if self.agent.history else None
+        history = self.history
+        last = history[-1] if history else None
         edge = (("" if last.depth == 0 else CHILD) + last.source, last.trigger) if last else None
         return prefix + agent.state, edge
 
@@ -119,7 +167,9 @@ class Debugger(cmd.Cmd):
     def run(self) -> int:
         """Read and run commands until ``quit`` or end of input; Ctrl-C at the prompt does not leave."""
         self._say(self.intro)
-        self._say("> " + location(self.agent.deepest_busy))
+        if (opening := self._opening()) is not None:
+            self._say(opening)
+        self._say("> " + self._here())
         while True:
             try:
                 self.cmdloop(intro="")
@@ -129,14 +179,16 @@ class Debugger(cmd.Cmd):
                     raise
                 rearm()
                 self._say("\n--KeyboardInterrupt-- (quit to leave)")
-                self._say("> " + location(self.agent.deepest_busy))
+                self._say("> " + self._here())
         self._unsubscribe()
+        if (closing := self._closing()) is not None:
+            self._say(closing)
         return 0
 
     def postcmd(self, stop: bool, line: str) -> bool:
         name = line.strip().split(" ", 1)[0]
         if not stop and _ALIASES.get(name, name) != "where":  # where has just shown it
-            self._say("> " + location(self.agent.deepest_busy))
+            self._say("> " + self._here())
         return stop
 
     def emptyline(self) -> bool:
@@ -275,6 +327,10 @@ class Debugger(cmd.Cmd):
     def do_where(self, arg: str) -> None:
         """where (w): the agent, then every running subagent; > marks the agent whose transition comes next."""
         here = self.agent.deepest_busy
+        if self.session is not None:
+            fork = (f" (a fork of {self.session.forked_from} at {self.session.forked_at})"
+                    if self.session.forked_from is not None else "")
+            self._say(f"  session {self.session.id}{fork}")
         for agent in (self.agent, *self.agent.children):
             self._say(("> " if agent is here else "  ") + location(agent))
 
@@ -286,15 +342,21 @@ class Debugger(cmd.Cmd):
         if what == "messages" and rest.strip() and not rest.strip().isdigit():
             return self._say(f"*** messages N needs a number (got {rest.strip()!r})")
         view = debugtext.VIEWS[what]
-        lines = view(self.agent, self.agent.deepest_busy, int(rest) if rest.strip() else 10)
+        lines = view(self.agent, self.agent.deepest_busy, int(rest) if rest.strip() else 10, self.history)
         self._say("\n".join(lines))
 
     def do_history(self, arg: str) -> None:
-        """history (h) [N]: the last N transitions, the subagent's included (all by default)."""
+        """history (h) [N]: the last N transitions, the subagent's included (all by default); in a fork, the
+        restored ones first, then a line where it forked."""
         if arg.strip() and not arg.strip().isdigit():
             return self._say(f"*** history N needs a number (got {arg.strip()!r})")
-        records = self.agent.history[-int(arg):] if arg.strip() and int(arg) else self.agent.history
-        self._say("\n".join(describe(r) for r in records) or "No transitions yet.")
+        records = self.history[-int(arg):] if arg.strip() and int(arg) else self.history
+        lines = [describe(r) for r in records]
+        restored = len(records) - len(self.agent.history)  # how many of them a fork was restored from
+        if self.session is not None and self.session.forked_from is not None and restored > 0:
+            lines.insert(restored, f"--- forked here: session {self.session.forked_from} after transition "
+                                   f"{self.session.forked_at}; the steps below are session {self.session.id}'s ---")
+        self._say("\n".join(lines) or "No transitions yet.")
 
     def do_diagram(self, arg: str) -> None:
         """diagram [FILE]: the mermaid diagram, current state highlighted; FILE (.mmd, .svg, .png) to write it."""
@@ -343,7 +405,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--watch", metavar="FILE", help="rewrite FILE with the highlighted diagram after "
                         "every step: SVG/PNG by suffix (needs pygraphviz), mermaid otherwise")
     parser.add_argument("--demo", action="store_true", help="offline: debug the first `agentfsm demo` prompt, "
-                        "a scripted model delegating to a subagent over a sample project in a temporary directory")
+                        "a scripted model delegating to a subagent over a sample project in a temporary directory "
+                        "(not journalled)")
+    parser.add_argument("--no-session", action="store_true", help="do not journal the steps")
     add_agent_flags(parser)
     add_time_travel_flags(parser)
 
@@ -367,7 +431,7 @@ def command(args: argparse.Namespace, *, model: Any = None) -> int:
         ConfigError: a bad flag or prompt (the CLI prints it in one line and exits 2).
     """
     from fsm.cli.flags import agent_from_args
-    from fsm.cli.sessions import recorded_model_from_args, time_travel_from_args
+    from fsm.cli.sessions import recorded_model_from_args, session_from_args, time_travel_from_args
 
     session = None
     with tempfile.TemporaryDirectory(prefix="agentfsm-debug-") as scratch:
@@ -376,19 +440,20 @@ def command(args: argparse.Namespace, *, model: Any = None) -> int:
             raise ConfigError(f"--watch {watch}: {INSTALL_HINT} (or watch a .mmd file)")
         if args.demo and args.prompt:
             raise ConfigError("--demo plays its own prompt: drop PROMPT, or drop --demo")
+        if args.demo and args.session:
+            raise ConfigError("--demo plays its own prompt: drop --session, or drop --demo")
         if args.prompt is not None and not args.prompt.strip():
             raise ConfigError("the prompt is empty; give a non-empty PROMPT, or none")
         if args.demo:
-            agent = _demo_agent(Path(scratch))
+            agent = _demo_agent(Path(scratch))  # a scratch workspace, gone when the debugger ends: not journalled
         else:
             agent = agent_from_args(args, model=model or recorded_model_from_args(args), interactive=True)
             travelled = time_travel_from_args(args, agent)  # --session ID --at SEQ: a fork of that moment
-            if travelled:
-                agent, session = travelled
+            agent, session = travelled if travelled else session_from_args(args, agent)
         try:
             if args.prompt:
                 agent.send(args.prompt)
-            return Debugger(agent, watch=watch).run()
+            return Debugger(agent, watch=watch, session=session).run()
         finally:
             if session is not None:
                 session.close()

@@ -223,6 +223,15 @@ class Session:
     id: str
     resumed: bool
     """Whether the session existed before (``--resume``, ``--continue``)."""
+    forked_from: str | None = None
+    """For a fork (time travel): the session it was restored from, as it was after seq :attr:`forked_at`."""
+    forked_at: int | None = None
+
+    def restored(self) -> list[Transition]:
+        """A fork's transitions up to where it was restored (its origin's, oldest first); none otherwise."""
+        if self.forked_from is None:
+            return []
+        return self.journal.records(self.forked_from, upto=self.forked_at)
 
     def close(self) -> None:
         """Close the journal (every transition is committed already)."""
@@ -274,11 +283,12 @@ def _options(args: argparse.Namespace, agent: Agent) -> dict[str, Any]:
     return {**options, **limits_given(args)}
 
 
-def _session_of(journal: Journal, agent: Agent, *, resumed: bool) -> Session:
+def _session_of(journal: Journal, agent: Agent, *, resumed: bool, forked_from: str | None = None,
+                forked_at: int | None = None) -> Session:
     """The open session *agent* (just rebuilt from *journal*) journals into."""
     session_id = journal.session_of(agent)
     assert session_id is not None, "restore attaches the rebuilt agent to a session"
-    return Session(journal, session_id, resumed=resumed)
+    return Session(journal, session_id, resumed=resumed, forked_from=forked_from, forked_at=forked_at)
 
 
 def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Session | None]:
@@ -382,16 +392,20 @@ def recorded_model_from_args(args: argparse.Namespace) -> Model | None:
 
 def time_travel_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Session] | None:
     """With ``--session ID [--at SEQ]``: that session's agents after SEQ, built like *agent*, journalling
-    into a new session forked from it (the original is untouched); None without ``--session``.
+    into a new session forked from it (the original is untouched; the fork is written with its first step);
+    None without ``--session``.
 
     Raises:
-        ConfigError: ``--at`` without ``--session``, an unknown session, or SEQ out of range.
+        ConfigError: ``--at`` without ``--session``, an unknown session, SEQ out of range, or
+            ``--no-session`` (a fork is journalled).
     """
     session_id, at = getattr(args, "session", None), getattr(args, "at", None)
     if session_id is None:
         if at is not None:
             raise ConfigError("--at needs --session ID")
         return None
+    if getattr(args, "no_session", False):
+        raise ConfigError("--no-session cannot be used with --session: time travel journals the fork it makes")
     path = journal_path(args, _workspace(agent))
     if not path.exists():
         raise ConfigError(f"no session {session_id!r}: {path} does not exist yet")
@@ -403,7 +417,7 @@ def time_travel_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent
         seq = info.last_seq if at is None else at
         forked = restore_at(journal, session_id, seq, agent.model, workdir=_workspace(agent),
                             **_options(args, agent))
-        return forked, _session_of(journal, forked, resumed=False)
+        return forked, _session_of(journal, forked, resumed=False, forked_from=info.id, forked_at=seq)
     except BaseException:
         journal.close()
         raise

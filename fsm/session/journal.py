@@ -6,7 +6,9 @@ workspace, where no repository command reaches it; :func:`locate` still finds an
 reader in another process (``Journal(path, readonly=True)``, e.g. the web view) sees each row as soon as it
 is committed, and :meth:`Journal.follow` hands it only the rows it has not read yet.
 A session is one root agent's life, named by its id (a fork, by a fresh one): its transitions and its
-subagents' (own agent id, parent link), in ``seq`` order. Each transition is one row, committed (and
+subagents' (own agent id, parent link), in ``seq`` order. Its ``sessions`` row is written with its first
+transition (:meth:`Journal.start`), so a session opened and left without a step (a fork never stepped, a
+debugger quit at once) leaves nothing behind. Each transition is one row, committed (and
 fsynced) before the step returns, so a crash loses at most the transition in flight and never leaves the
 file unreadable; after a failed write the session takes no more rows, so it never holds a gap.
 
@@ -207,14 +209,34 @@ class RecordedProcess:
     process: ToolProcess
 
 
+class _Opening:
+    """A new session's ``sessions`` row, written in the transaction of the session's first row of any kind
+    (a transition, or a tool process started before one), so a session nothing was written for leaves
+    nothing behind."""
+
+    def __init__(self, row: tuple[Any, ...] | None) -> None:
+        self.row = row
+        """The row still to write (None once written, or for a session that exists already)."""
+
+    def write(self, db: sqlite3.Connection) -> None:
+        """Insert the row inside the caller's transaction, once."""
+        if self.row is not None:
+            db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)", self.row)
+
+    def done(self) -> None:
+        """The caller's transaction committed: the row is written."""
+        self.row = None
+
+
 class _ProcessWriter:
     """The process listener that records one agent tree's tool processes in one session."""
 
-    def __init__(self, journal: Journal, session_id: str) -> None:
-        self.journal, self.session_id = journal, session_id
+    def __init__(self, journal: Journal, session_id: str, opening: _Opening) -> None:
+        self.journal, self.session_id, self.opening = journal, session_id, opening
 
     def __call__(self, agent: str, tool_use_id: str, process: ToolProcess, running: bool) -> None:
         with self.journal._transaction("write to") as db:
+            self.opening.write(db)
             if running:
                 db.execute("INSERT INTO tool_processes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
                            (self.session_id, agent, tool_use_id, process.pid, process.start_ticks, process.boot_id,
@@ -222,13 +244,16 @@ class _ProcessWriter:
             else:
                 db.execute("UPDATE tool_processes SET ended_at = ? WHERE session_id = ? AND tag = ?",
                            (time.time(), self.session_id, process.tag))
+        self.opening.done()
 
 
 class _Writer:
     """The listener that appends one agent's transitions to one session."""
 
-    def __init__(self, journal: Journal, session_id: str, root: str, codec: Codec, *, needs_prompt: bool) -> None:
+    def __init__(self, journal: Journal, session_id: str, root: str, codec: Codec, opening: _Opening, *,
+                 needs_prompt: bool) -> None:
         self.journal, self.session_id, self.root, self.codec = journal, session_id, root, codec
+        self.opening = opening
         self.needs_prompt = needs_prompt
         self.failed_at: int | None = None
         """The seq whose write failed: later rows would not rebuild, so none is written after it."""
@@ -256,9 +281,11 @@ class _Writer:
                usage.input_tokens if usage else 0, usage.output_tokens if usage else 0,
                record.started_at, record.duration_ms, record_json, appended_json)
         with self.journal._transaction("write to") as db:
+            self.opening.write(db)
             db.execute("INSERT INTO transitions VALUES (" + ", ".join("?" * len(row)) + ")", row)
             if prompt is not None:
                 db.execute("UPDATE sessions SET prompt = ? WHERE id = ?", (prompt, self.session_id))
+        self.opening.done()
 
 
 def _prompt_text(record: Transition) -> str | None:
@@ -293,6 +320,8 @@ class Journal:
         self._lock = threading.RLock()
         self._sessions: weakref.WeakKeyDictionary[Agent, str] = weakref.WeakKeyDictionary()
         self._claims: list[str] = []
+        self._opened: set[str] = set()
+        """The ids of the sessions :meth:`start` opened here (written or not yet), so none is handed out twice."""
         if readonly and not self.path.is_file():
             raise JournalError(f"session journal {self.path} does not exist", path=str(self.path))
         if not readonly:
@@ -426,7 +455,9 @@ class Journal:
         """Open a new session for *agent* and journal its transitions from now on; returns the session id.
 
         The id is the root agent's (one id names the run everywhere), or a fresh one when that is taken
-        (a fork, whose agents keep their ids).
+        (a fork, whose agents keep their ids). The session is written with its first transition: until
+        then :meth:`find` does not know it, and one that never makes a step (a debugger left at once, a
+        fork never stepped) leaves nothing behind.
 
         Without *forked_from*, the session starts from *agent*'s current data (normally a fresh agent). A
         fork (time travel) starts from session *forked_from*'s state after seq *forked_at* instead.
@@ -447,27 +478,27 @@ class Journal:
         options = agent.options()
         settings = {**{k: options[k] for k in RECORDED_OPTIONS}, "max_turns": agent.max_turns,
                     "model": getattr(agent.model, "model", None), "permissions": agent.permissions.to_json()}
-        with self._transaction("write to") as db:
-            session_id = agent.agent_id if forked_from is None else self.new_id()
-            while db.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchone():
-                session_id = self.new_id()
-            db.execute("INSERT INTO sessions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                       (session_id, self.clock(), str(agent.workspace.root), agent.agent_id, initial,
-                        forked_from, forked_at, prompt, dumps(settings)))
-        self._subscribe(agent, session_id, codec, needs_prompt=prompt is None)
+        session_id = agent.agent_id if forked_from is None else self.new_id()
+        while self._query("SELECT 1 FROM sessions WHERE id = ?", (session_id,)) or session_id in self._opened:
+            session_id = self.new_id()
+        self._opened.add(session_id)
+        opening = _Opening((session_id, self.clock(), str(agent.workspace.root), agent.agent_id, initial,
+                            forked_from, forked_at, prompt, dumps(settings)))
+        self._subscribe(agent, session_id, codec, opening, needs_prompt=prompt is None)
         return session_id
 
     def attach(self, agent: Agent, session_id: str) -> str:
         """Journal *agent*'s transitions into the existing session *session_id* (after a resume)."""
         info = self.find(session_id)
         _, codec = self._lineage(info.id)
-        self._subscribe(agent, info.id, codec, needs_prompt=info.prompt is None)
+        self._subscribe(agent, info.id, codec, _Opening(None), needs_prompt=info.prompt is None)
         return info.id
 
-    def _subscribe(self, agent: Agent, session_id: str, codec: Codec, *, needs_prompt: bool) -> None:
+    def _subscribe(self, agent: Agent, session_id: str, codec: Codec, opening: _Opening, *,
+                   needs_prompt: bool) -> None:
         self.claim(session_id)
-        agent.subscribe(_Writer(self, session_id, agent.agent_id, codec, needs_prompt=needs_prompt))
-        agent.watch_processes(_ProcessWriter(self, session_id))
+        agent.subscribe(_Writer(self, session_id, agent.agent_id, codec, opening, needs_prompt=needs_prompt))
+        agent.watch_processes(_ProcessWriter(self, session_id, opening))
         self._sessions[agent] = session_id
 
     def running_processes(self, session_id: str) -> list[RecordedProcess]:

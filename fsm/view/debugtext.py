@@ -2,21 +2,22 @@
 
 A transition's line is :func:`fsm.core.lines.describe`, shared with every other view.
 
-Every function here reads an ``Agent`` (its ``data``, ``history`` and ``children``) and returns text;
-nothing prints and nothing moves the agent, so the same views serve the ``(afsm)`` prompt, tests and pdb.
+Every function here reads an ``Agent`` (its ``data`` and ``children``) and the transitions so far (the
+agent's ``history``, after those a fork was restored from) and returns text; nothing prints and nothing
+moves the agent, so the same views serve the ``(afsm)`` prompt, tests and pdb.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import attrs
 
 from fsm.core.agent import Agent
 from fsm.core.lines import short
-from fsm.core.records import Usage
+from fsm.core.records import Transition, Usage
 
 __all__ = ["VIEWS", "block", "location", "usage_line"]
 
@@ -46,9 +47,12 @@ def block(content: dict[str, Any]) -> str:
     return f"{kind} {short(content, 200)}"
 
 
-# -- the `print` views: (root, the current agent, N) -> lines ---------------------------------------------
+# -- the `print` views: (root, the current agent, N, the transitions so far) -> lines ---------------------
 
-def _state(root: Agent, agent: Agent, count: int) -> list[str]:
+History = Sequence[Transition]
+
+
+def _state(root: Agent, agent: Agent, count: int, history: History) -> list[str]:
     lines = [repr(agent)]
     for field in attrs.fields(type(agent.data)):
         value = getattr(agent.data, field.name)
@@ -56,7 +60,7 @@ def _state(root: Agent, agent: Agent, count: int) -> list[str]:
     return lines
 
 
-def _messages(root: Agent, agent: Agent, count: int) -> list[str]:
+def _messages(root: Agent, agent: Agent, count: int, history: History) -> list[str]:
     start = max(0, len(agent.messages) - count) if count else 0
     lines = []
     for index, message in enumerate(agent.messages[start:], start):
@@ -66,15 +70,15 @@ def _messages(root: Agent, agent: Agent, count: int) -> list[str]:
     return lines or ["No messages yet."]
 
 
-def _reply(root: Agent, agent: Agent, count: int) -> list[str]:
-    record = next((r for r in reversed(root.history) if r.agent == agent.agent_id and r.reply), None)
+def _reply(root: Agent, agent: Agent, count: int, history: History) -> list[str]:
+    record = next((r for r in reversed(history) if r.agent == agent.agent_id and r.reply), None)
     if record is None or record.reply is None:
         return [f"No reply yet from agent {agent.agent_id}."]
     return [f"stop_reason {record.reply.stop_reason}  usage {usage_line(record.reply.usage)}",
             *(f"    {block(b)}" for b in record.reply.content)]
 
 
-def _pending(root: Agent, agent: Agent, count: int) -> list[str]:
+def _pending(root: Agent, agent: Agent, count: int, history: History) -> list[str]:
     lines = [f"{n}. {call['id']} {call['name']} {json.dumps(call['input'], ensure_ascii=False)}"
              for n, call in enumerate(agent.data.pending, 1)] or ["No tool call is pending."]
     if agent.data.results:
@@ -82,7 +86,7 @@ def _pending(root: Agent, agent: Agent, count: int) -> list[str]:
     return lines
 
 
-def _child(root: Agent, agent: Agent, count: int) -> list[str]:
+def _child(root: Agent, agent: Agent, count: int, history: History) -> list[str]:
     if not root.children:
         return ["No subagent is running."]
     lines = []
@@ -92,9 +96,9 @@ def _child(root: Agent, agent: Agent, count: int) -> list[str]:
     return lines
 
 
-def _usage(root: Agent, agent: Agent, count: int) -> list[str]:
+def _usage(root: Agent, agent: Agent, count: int, history: History) -> list[str]:
     calls: dict[str, list[Usage]] = {}
-    for record in root.history:
+    for record in history:
         if record.source == "awaiting_model" and record.trigger != "interrupted":
             calls.setdefault(record.agent, []).append(record.reply.usage if record.reply else Usage())
     every = [u for usages in calls.values() for u in usages]
@@ -103,8 +107,8 @@ def _usage(root: Agent, agent: Agent, count: int) -> list[str]:
             f"total: {len(every)} model call(s), {usage_line(sum(every, Usage()))}"]
 
 
-VIEWS: dict[str, Callable[[Agent, Agent, int], list[str]]] = {
+VIEWS: dict[str, Callable[[Agent, Agent, int, History], list[str]]] = {
     "state": _state, "messages": _messages, "reply": _reply, "pending": _pending, "child": _child, "usage": _usage,
 }
-"""``print WHAT``: each view takes the root, the current agent and N (``messages N``: the last N, 10 by
-default, 0 for all)."""
+"""``print WHAT``: each view takes the root, the current agent, N (``messages N``: the last N, 10 by
+default, 0 for all) and the transitions so far (a fork's restored ones first)."""

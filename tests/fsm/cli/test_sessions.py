@@ -71,7 +71,8 @@ class TestList:
 
         _ws, path = two_sessions
         with Journal(path, clock=lambda: STARTED + 1200, new_id=lambda: "99ff0000") as journal:
-            restore_at(journal, "5d1c", 4, ScriptedModel())
+            fork = restore_at(journal, "5d1c", 4, ScriptedModel())
+            fork.step()  # a fork is written with its first step (the subagent sends its prompt)
             assert render_list(journal.sessions(), path).splitlines()[-1] == (
                 "99ff0000  2027-01-15 08:20      0        0  (executing_tools)  [fork of 5d1c9e2a at 4] tidy the "
                 "notes please")

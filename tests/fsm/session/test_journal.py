@@ -40,6 +40,14 @@ def journalled(tmp_path: Path, script: list, **options) -> tuple[Agent, Journal,
     return agent, journal, journal.start(agent)
 
 
+def started(journal: Journal, agent: Agent) -> str:
+    """Start a session for *agent* and make its first step (sending a prompt), which writes the session."""
+    session = journal.start(agent)
+    agent.send("hi")
+    agent.step()
+    return session
+
+
 class TestOpen:
     def test_default_path_is_under_the_state_home(self, tmp_path, state_home):
         """The default journal is outside the workspace, one per real path, under XDG_STATE_HOME/agentfsm."""
@@ -63,7 +71,7 @@ class TestOpen:
     def test_legacy_journal_keeps_being_read(self, tmp_path):
         """A WORKSPACE/.agentfsm/sessions.db is found while the new place is empty; once that exists, it wins."""
         with Journal(legacy_path(tmp_path)) as old:
-            old.start(Agent(ScriptedModel(), str(tmp_path)))
+            started(old, Agent(ScriptedModel(), str(tmp_path)))
         assert locate(tmp_path) == (legacy_path(tmp_path), legacy_path(tmp_path))
         with open_journal(tmp_path) as journal:
             assert journal.path == legacy_path(tmp_path) and len(journal.sessions()) == 1
@@ -259,18 +267,30 @@ class TestWriting:
 
     def test_session_id_is_the_root_agent_id(self, tmp_path):
         """A session takes its root agent's id; when that is taken, a fresh one."""
-        agent = Agent(ScriptedModel(), str(tmp_path), data=AgentState("cafe0001"))
         with Journal(tmp_path / "j.db", new_id=lambda: "beef0002") as journal:
-            assert journal.start(agent) == "cafe0001"
-            assert journal.start(agent) == "beef0002"
+            assert started(journal, Agent(ScriptedModel(), str(tmp_path), data=AgentState("cafe0001"))) == "cafe0001"
+            assert started(journal, Agent(ScriptedModel(), str(tmp_path), data=AgentState("cafe0001"))) == "beef0002"
             assert journal.find("beef").root_agent == "cafe0001"
+
+    def test_a_session_is_written_with_its_first_step(self, tmp_path):
+        """A started session is not in the journal until its first transition; one never stepped leaves nothing."""
+        with Journal(tmp_path / "j.db", new_id=lambda: "beef0002") as journal:
+            agent = Agent(ScriptedModel(), str(tmp_path), data=AgentState("cafe0001"))
+            assert journal.start(agent) == "cafe0001"
+            assert journal.start(Agent(ScriptedModel(), str(tmp_path), data=AgentState("cafe0001"))) == "beef0002"
+            assert journal.sessions() == []
+            with pytest.raises(ConfigError, match="no session 'cafe0001'"):
+                journal.find("cafe0001")
+            agent.send("hi")
+            agent.step()
+            assert [(s.id, s.prompt, s.transitions) for s in journal.sessions()] == [("cafe0001", "hi", 1)]
 
     def test_find_by_prefix(self, tmp_path):
         """A unique prefix finds a session; an unknown or ambiguous one is a one-line ConfigError."""
         (tmp_path / "ws").mkdir()
         with Journal(tmp_path / "j.db") as journal:
             for agent_id in ("aaaa1111", "aaaa2222"):
-                journal.start(Agent(ScriptedModel(), str(tmp_path / "ws"), data=AgentState(agent_id)))
+                started(journal, Agent(ScriptedModel(), str(tmp_path / "ws"), data=AgentState(agent_id)))
             assert journal.find("aaaa2").id == "aaaa2222"
             with pytest.raises(ConfigError) as caught:
                 journal.find("aaaa")
@@ -331,7 +351,7 @@ class TestReading:
         agent, journal, session = journalled(tmp_path, [text_reply("hi")])
         with Journal(tmp_path / "j.db", readonly=True) as reader:
             with pytest.raises(JournalError, match="attempt to write a readonly database"):
-                reader.start(Agent(ScriptedModel([]), str(tmp_path / "ws")))
+                started(reader, Agent(ScriptedModel([]), str(tmp_path / "ws")))
             agent.run("hello")
             assert len(reader.records(session)) == 3
         assert [s.id for s in journal.sessions()] == [session]
@@ -370,11 +390,13 @@ class TestReading:
         agent.run("second")
         fork = restore_at(journal, session, 3, ScriptedModel([text_reply("forked")]))
         fork_id = journal.session_of(fork)
+        fork.send("again")
+        fork.step()  # a fork is written with its first step
         with Journal(tmp_path / "j.db", readonly=True) as reader:
             follower = reader.follow(fork_id)
-            assert [r.seq for r in follower.poll()] == [1, 2, 3]
-            fork.run("again")
-            assert [r.seq for r in follower.poll()] == [4, 5, 6]
+            assert [r.seq for r in follower.poll()] == [1, 2, 3, 4]
+            fork.run()
+            assert [r.seq for r in follower.poll()] == [5, 6]
 
     def test_usage_adds_up_every_kind_of_token(self, tmp_path):
         """A session's usage sums every agent's input, output and cache tokens, as its replies reported them."""

@@ -41,7 +41,8 @@ class TestSessionsPage:
         second = xss_session(journal, tmp_path / "ws2")
         with Journal(journal) as j:
             fork = restore_at(j, first, 3, ScriptedModel([text_reply("forked")]))
-            fork_id = j.session_of(fork)  # left where transition 3 left it: a run stopped midway
+            fork_id = j.session_of(fork)
+            fork.step()  # written with its first step (the subagent's prompt), then left: a run stopped midway
         page.goto(ui(journal)())
         page.wait_for_selector(f'#rows tr[data-id="{fork_id}"]')
         assert _rows(page) == [fork_id, second, first]
