@@ -213,7 +213,7 @@ def _prompts(args: argparse.Namespace, prompt_arg: str) -> Iterator[str]:
 
 
 def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
-    from fsm.cli.headless import run_headless
+    from fsm.cli.headless import JOURNAL_ERROR, run_headless
     from fsm.core.lines import describe
     from fsm.view.console import ConsolePrinter
     from fsm.view.stream import StreamWriter
@@ -262,13 +262,17 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
             if output == "text":
                 if result.resumed is not None and result.resumed["result"]:
                     print(result.resumed["result"], flush=True)
-                if result.result and not (result.is_error and result.result == agent.data.error):  # on stderr
+                message = result.is_error and (result.result == agent.data.error
+                                               or result.terminal_reason == JOURNAL_ERROR)
+                if result.result and not message:  # an error's message goes to stderr only
                     print(result.result, flush=True)
             else:
                 writer.write(result.to_json())
             for problem in result.errors:
                 print(f"agentfsm: {problem}", file=sys.stderr, flush=True)
             status = max(status, result.exit_code)
+            if result.terminal_reason == JOURNAL_ERROR:  # later prompts could not be journalled either
+                break
     finally:
         if session:
             session.close()
@@ -327,8 +331,27 @@ def _journal_hint(exc: JournalError) -> str:
     return ""
 
 
+def _open_closed_streams() -> None:
+    """Give a standard stream that was closed when the process started (``>&-``; Python then sets it to None)
+    /dev/null, so output to it is dropped quietly, and so its descriptor is not reused by the next file
+    opened (the journal) for print() to write into."""
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        if getattr(sys, name) is not None:
+            continue
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        setattr(sys, name, open(fd, mode, encoding="utf-8", closefd=False))  # noqa: SIM115  # lives as long as sys
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Run the ``agentfsm`` command with *argv* (``sys.argv[1:]`` when None) and return its exit status."""
+    """Run the ``agentfsm`` command with *argv* (``sys.argv[1:]`` when None) and return its exit status.
+
+    A closed stdout (``>&-``) is /dev/null: the command runs and its output is dropped. A reader that leaves
+    early (``| head -c1``) ends the command quietly with status 1 (a run stops where it was, journalled so far).
+    """
+    _open_closed_streams()
     parser = build_parser()
     _Parser.argv = list(sys.argv[1:] if argv is None else argv)
     try:
@@ -357,7 +380,9 @@ def _flush_and_exit(status: int) -> NoReturn:
 
 def _main(args: argparse.Namespace) -> int:
     try:
-        return _dispatch(args)
+        status = _dispatch(args)
+        sys.stdout.flush()  # here, so a reader that has left is met below and not at exit
+        return status
     except UnknownSessionError as exc:
         hint = "" if "ambiguous" in str(exc) else "; see 'agentfsm sessions list'"
         print(f"agentfsm: {exc}{hint}", file=sys.stderr, flush=True)
@@ -375,8 +400,11 @@ def _main(args: argparse.Namespace) -> int:
         print(f"agentfsm: interrupted ({signal_name(exc)})", file=sys.stderr, flush=True)
         return 1
     except BrokenPipeError:  # `agentfsm -p ... | head`: the reader left; nothing more to say
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so the exit-time flush stays quiet
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, sys.stdout.fileno())  # so the exit-time flush stays quiet
+        os.close(null)
         return 1
+
 
 if __name__ == "__main__":
     sys.exit(main())

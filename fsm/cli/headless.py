@@ -23,11 +23,12 @@ from fsm.core.pricing import budget_spent, price_of
 from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS, Transition, Usage
 from fsm.core.reducer import made_model_call
 from fsm.core.rules import claude_name
+from fsm.errors import JournalError
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
-__all__ = ["SUBTYPES", "RunResult", "error_line", "permission_denials", "run_headless", "usage_json"]
+__all__ = ["JOURNAL_ERROR", "SUBTYPES", "RunResult", "error_line", "permission_denials", "run_headless", "usage_json"]
 
 SUBTYPES = {
     "end_turn": "success",
@@ -40,7 +41,12 @@ SUBTYPES = {
     "interrupted": "error_during_execution",
     "context_window": "error_during_execution",
 }
-"""The result subtype (Claude Code's set) of each outcome of the root agent (kept as ``terminal_reason``)."""
+"""The result subtype (Claude Code's set) of each outcome of the root agent (kept as ``terminal_reason``).
+A run stopped because its journal could not be written is ``error_during_execution`` with terminal_reason
+:data:`JOURNAL_ERROR`, not an outcome of the agent: it is left where that transition took it."""
+
+JOURNAL_ERROR = "journal_error"
+"""The terminal_reason of a run that stopped because its session journal could not be written."""
 
 
 @frozen
@@ -161,13 +167,17 @@ def run_headless(agent: Agent, prompt: str | None, *, session_id: str | None = N
 
     A KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP under :func:`fsm.cli.signals.signals_interrupt`) does not
     escape: the agent is left idle, the result's terminal_reason is ``interrupted`` and its ``signal`` says
-    which. *session_id* names the run in the result (the root agent's id when None).
+    which. Nor does a :class:`~fsm.errors.JournalError` (the journal cannot be written): the run stops at the
+    transition that could not be journalled, terminal_reason ``journal_error``, the result text its message.
+    *session_id* names the run in the result (the root agent's id when None).
     """
     started = time.monotonic()
     records: list[Transition] = list(earlier)
     unsubscribe = agent.subscribe(records.append)
     interrupted: str | None = None
+    journal_failed: JournalError | None = None
     resumed: dict[str, Any] | None = None
+    first = len(agent.history)
     try:
         finishing = agent.busy
         if finishing:  # a resumed run that stopped midway ends first
@@ -179,10 +189,14 @@ def run_headless(agent: Agent, prompt: str | None, *, session_id: str | None = N
     except KeyboardInterrupt as exc:  # inside a step the agent has settled already; between steps, settle it now
         interrupted = signal_name(exc)
         agent.interrupt()
+    except JournalError as exc:  # the journal cannot take the run's next transition: stop where it is
+        journal_failed = exc
+        seen = {r.seq for r in records}  # the journal's listener raised before ours got the transition: count it
+        records += [r for r in agent.history[first:] if r.seq not in seen]
     finally:
         unsubscribe()
-    outcome = "interrupted" if interrupted else agent.outcome or "end_turn"
-    result_text = _result_text(agent)
+    outcome = JOURNAL_ERROR if journal_failed else "interrupted" if interrupted else agent.outcome or "end_turn"
+    result_text = str(journal_failed) if journal_failed else _result_text(agent)
     model_calls = [r for r in records if made_model_call(r)]
     root_replies = [r.reply for r in records if r.reply is not None and r.depth == 0]
     problem = error_line(outcome, result_text, max_turns=agent.max_turns, max_tokens=agent.max_tokens,
@@ -267,4 +281,7 @@ def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int,
             return f"the reply was cut at the max_tokens limit ({max_tokens}); raise --max-tokens"
         case "interrupted":
             return f"interrupted ({signal})" if signal else "interrupted"
+        case "journal_error":  # JOURNAL_ERROR
+            where = f"agentfsm -p --resume {session_id}" if session_id else "agentfsm -p --continue"
+            return f"{result}; the run stopped there: once the journal can be written, go on with {where}"
     return outcome

@@ -265,6 +265,10 @@ class _Writer:
                                session_id=self.session_id)
         try:
             self._write(record)
+        except JournalError as exc:
+            self.failed_at = record.seq
+            raise JournalError(f"{exc}; session {self.session_id} is journalled up to the transition before "
+                               f"seq {record.seq}", session_id=self.session_id) from exc
         except BaseException:
             self.failed_at = record.seq
             raise

@@ -99,7 +99,10 @@ def test_legacy_journal_is_read_and_the_move_is_told(project, agentfsm):
     from fsm.testing import ScriptedModel
 
     with Journal(legacy_path(project)) as journal:
-        session = journal.start(Agent(ScriptedModel(), str(project)))
+        agent = Agent(ScriptedModel(), str(project))
+        session = journal.start(agent)
+        agent.send("hi")
+        agent.step()  # a session is written with its first step
     listing = agentfsm("sessions", "list")
     assert listing.code == 0 and listing.stdout.splitlines()[1].startswith(session)
     (line,) = listing.stderr.splitlines()

@@ -193,3 +193,34 @@ class TestErrorLine:
         assert error_line("max_turns", "", max_turns=30, max_tokens=100) == (
             "stopped after 30 turns without a final answer (30 is the most a run may take); narrow the prompt or "
             "split the task")
+
+
+class TestJournalError:
+    def test_a_journal_that_fails_mid_run_ends_it_with_a_result(self, tmp_path: Path) -> None:
+        """A transition the journal cannot write stops the run: terminal_reason journal_error, the message as
+        the result, the failed transition counted, and the journal holding every transition before it."""
+        import sqlite3
+
+        from fsm.session.journal import Journal
+
+        agent = _agent(tmp_path, tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("done"))
+        with Journal(tmp_path / "j.db") as journal:
+            session = journal.start(agent)
+            db = sqlite3.connect(tmp_path / "j.db")  # the write seam fails from seq 3 on, as a full disk would
+            db.execute("CREATE TRIGGER full BEFORE INSERT ON transitions WHEN NEW.seq >= 3 "
+                       "BEGIN SELECT RAISE(ABORT, 'database or disk is full'); END")
+            db.commit()
+            result = run_headless(agent, "go", session_id=session)
+            message = (f"cannot write to session journal {tmp_path / 'j.db'} (database or disk is full); session "
+                       f"{session} is journalled up to the transition before seq 3")
+            assert (result.subtype, result.terminal_reason, result.result, result.exit_code) == (
+                "error_during_execution", "journal_error", message, 1)
+            assert result.errors == [f"{message}; the run stopped there: once the journal can be written, go on "
+                                     f"with agentfsm -p --resume {session}"]
+            assert (result.transitions, result.model_calls, agent.state) == (3, 1, "executing_tools")
+            assert [r.seq for r in journal.records(session)] == [1, 2]
+            assert journal.snapshot(session).root_state.state == "executing_tools"
+            data = result.to_json()
+            assert (data["subtype"], data["terminal_reason"], data["is_error"]) == (
+                "error_during_execution", "journal_error", True)
+            db.close()
