@@ -226,6 +226,9 @@ class AgentMachine(RuleBasedStateMachine):
         """The process dies between steps; the agent is rebuilt from its journal and goes on in the same session."""
         if self.journal is None:
             return
+        if not self.journal.sessions():
+            event("killed before its first step: no session was written, nothing to resume")
+            return
         before = self.agent.data
         self.agent = resume(self.journal, self.session, self.model, **self.options)
         self.last_seq = self.agent.history[-1].seq if self.agent.history else self.last_seq
