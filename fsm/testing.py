@@ -33,7 +33,7 @@ __all__ = ["Request", "ScriptedByPrompt", "ScriptedModel", "text", "text_reply",
 _ids = itertools.count(1)
 
 
-@frozen
+@frozen(slots=False)  # made at every call: a frozen slotted class's __init__ costs about twice as much
 class Request:
     """One call a ScriptedModel received, copied so later changes to the agent's list do not alter it."""
 
