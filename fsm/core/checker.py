@@ -1,13 +1,14 @@
 """A model checker built from the table: every reachable configuration of a run, explored breadth-first, and the
-six properties proved on them.
+seven properties proved on them.
 
 The configurations and the exact system's moves are :mod:`fsm.core.configs` (read from ``TRANSITIONS`` and
 ``GUARDS``, restating no edge); the default, reduced search and why it is sound, :mod:`fsm.core.reduction`.
 :func:`check` proves for the bounds given: depth <= 1; turns <= max_turns for every agent; run total <=
-max_model_calls; no deadlock (every busy configuration has a move besides Ctrl-C); idle reachable from
-every configuration; every run terminates (the graph is acyclic). :func:`check_inductive` checks, over every
-well-formed configuration of the exact system within the bounds, reachable or not, that the invariant
-:func:`invariant` is kept by every move.
+max_model_calls; with ``budget_usd``, no model call starts where the USD budget is spent (whatever the replies
+cost: see :mod:`fsm.core.configs`); no deadlock (every busy configuration has a move besides Ctrl-C); idle
+reachable from every configuration; every run terminates (the graph is acyclic). :func:`check_inductive` checks,
+over every well-formed configuration of the exact system within the bounds, reachable or not, that the
+invariant :func:`invariant` is kept by every move.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from fsm.core.configs import (
     KINDS,
     OVERDRAWN,
     PLENTY,
+    USD_OVERDRAWN,
     Bounds,
     Config,
     Edge,
@@ -36,11 +38,12 @@ from fsm.core.configs import (
     initial,
     made_call,
     moves,
+    usd_views,
 )
 from fsm.core.reduction import FREE, persistent_moves
 
-__all__ = ["CHOICES", "EFFECTS", "OVERDRAWN", "PLENTY", "Bounds", "Config", "Edge", "Move", "Node", "Report",
-           "check", "check_inductive", "explore", "initial", "invariant", "moves", "violation"]
+__all__ = ["CHOICES", "EFFECTS", "OVERDRAWN", "PLENTY", "USD_OVERDRAWN", "Bounds", "Config", "Edge", "Move", "Node",
+           "Report", "check", "check_inductive", "explore", "initial", "invariant", "moves", "violation"]
 
 def _agents(node: Node, depth: int = 0) -> Iterator[tuple[Node, int]]:
     yield node, depth
@@ -49,8 +52,10 @@ def _agents(node: Node, depth: int = 0) -> Iterator[tuple[Node, int]]:
 
 
 def violation(config: Config, b: Bounds) -> str | None:
-    """Which safety property *config* breaks (depth, turns, run total), or None."""
+    """Which safety property *config* breaks (depth, turns, run total, the USD budget), or None."""
     root, budget = config
+    if budget == USD_OVERDRAWN:
+        return "a model call started with the run's USD budget spent: the run can spend past max_budget_usd"
     for node, depth in _agents(root):
         if depth > 1:
             return f"depth {depth} > 1"
@@ -77,7 +82,7 @@ class Report:
     unbudgeted: int
     """The most model calls a run of the table can make when the budget never binds."""
     problem: str | None = None
-    """The property that failed, or None when all six are proved."""
+    """The property that failed, or None when all of them are proved."""
     counterexample: tuple[Move, ...] = ()
     """The shortest path (in the graph searched) from the start to the violation, as the steps' transitions."""
 
@@ -136,7 +141,9 @@ def _search(b: Bounds, *, reduce: bool = True) -> _Search:
         else:
             steps_ = list(moves(config, b))
             out += [(made, after) for _, made, after in steps_]
-            blocked = busy(config[0]) and all(made[0][2] == "interrupted" for made, _ in out)
+            # stuck when, with the USD budget spent or not (as every guard sees it), no move is left but Ctrl-C
+            blocked = busy(config[0]) and any(all(made[0][2] == "interrupted" for _, made, _ in moves(config, b, usd=v))
+                                              for v in usd_views(b))
         if blocked and stuck is None:
             stuck = config
         for made, after in out:
@@ -155,7 +162,7 @@ def explore(b: Bounds) -> tuple[dict[Config, list[tuple[Move, Config]]], dict[Co
 
 
 def check(b: Bounds) -> Report:
-    """Prove the six properties for bounds *b*, or find a counterexample (shortest in the graph searched).
+    """Prove the properties for bounds *b*, or find a counterexample (shortest in the graph searched).
 
     ``worst_case`` is the longest run in model calls: exact with ``exact_budget``; otherwise the longest run
     of the table when the budget never binds (``unbudgeted``; in the reduced search, the longest run in which
@@ -260,7 +267,8 @@ def check_inductive(b: Bounds) -> tuple[int, str | None, float]:
     seconds)``. It grows as the product of the children's states: seconds at small bounds, hours at the
     defaults."""
     started = time.perf_counter()
-    b = Bounds(b.max_turns, b.tools_per_reply, b.max_model_calls, b.max_parallel, b.exact_budget, reduce=False)
+    b = Bounds(b.max_turns, b.tools_per_reply, b.max_model_calls, b.max_parallel, b.exact_budget, reduce=False,
+               budget_usd=b.budget_usd)
     clear_cache()
     budgets = [PLENTY, *range(b.cap + 1)] if b.full() == PLENTY else list(range(b.max_model_calls + 1))
     count = 0

@@ -24,6 +24,13 @@ budget: exact up to ``cap`` and "more" above it (:data:`PLENTY`). Guards only co
 agents in ``awaiting_model``, so this is exact for every guard, and a call made with PLENTY left may leave
 PLENTY or ``cap``. Its size is the product of the subagents' states: out of reach at the defaults.
 
+**The USD budget** (``Bounds(budget_usd=True)``, the default). Its guard, ``out_of_budget_usd``, reads the cost of
+the replies in, which the table cannot know: so wherever an agent's guards are asked, the budget may be spent or
+not (the Facts ``run_cost_usd`` 1.0 or 0.0 of a budget of 1.0), whatever came before, except at the root's prompt,
+which starts the run at $0. That over-approximates every run of every cost (a real cost only grows), so what is
+proved holds whatever the replies cost. A move that takes a call (:func:`takes_a_call`) where the guards saw it
+spent is the violation :data:`USD_OVERDRAWN`: a model call started with the USD budget spent.
+
 The reduced search over the same configurations is :mod:`fsm.core.reduction`; what is proved on them and
 how, :mod:`fsm.core.checker`.
 """
@@ -42,9 +49,10 @@ from fsm.core.machine import TRANSITIONS, conditions, sources, unless
 from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS
 from fsm.core.reducer import Step, made_model_call
 
-__all__ = ["CACHE", "CHOICES", "EFFECTS", "KINDS", "OVERDRAWN", "PLENTY", "Bounds", "Config", "Edge", "Move", "Node",
-           "awaiting", "busy", "clear_cache", "effect", "initial", "interrupts_of", "made_call", "moves", "node_at",
-           "replace_node", "reply_kinds", "rows", "triggers_for"]
+__all__ = ["CACHE", "CHOICES", "EFFECTS", "KINDS", "OVERDRAWN", "PLENTY", "USD_OVERDRAWN", "Bounds", "Config", "Edge",
+           "Move", "Node", "awaiting", "busy", "clear_cache", "effect", "initial", "interrupts_of", "made_call",
+           "moves", "node_at", "replace_node", "reply_kinds", "rows", "takes_a_call", "triggers_for", "usd_facts",
+           "usd_views"]
 
 Node = tuple[str, int, tuple[str, ...], bool, tuple[Any, ...]]
 """``(state, turn, pending kinds, inbox, children)`` of one agent; children are Nodes too."""
@@ -58,6 +66,8 @@ PLENTY = 1 << 62
 where the budget is not tracked, every configuration carries it (or :data:`OVERDRAWN`)."""
 OVERDRAWN = -1
 """The reduced search's budget after a call was taken with none free: a violation."""
+USD_OVERDRAWN = -(1 << 40)
+"""The budget after a call was taken where the guards saw the USD budget spent (either search): a violation."""
 
 KINDS = ("tool", "task")
 
@@ -99,6 +109,8 @@ class Bounds:
     reduce: bool = True
     """Search the modular system with persistent sets (the module's docstring); False, or ``exact_budget``:
     every interleaving of the exact system."""
+    budget_usd: bool = True
+    """The run has a USD budget, which any guard may see spent (the module's docstring); False: it has none."""
 
     @property
     def reduced(self) -> bool:
@@ -164,6 +176,23 @@ def awaiting(node: Node) -> int:
     return count
 
 
+def usd_views(b: Bounds, *, fixed: bool = False) -> tuple[bool, ...]:
+    """Whether the USD budget is spent, as an agent's guards may see it: either, with a budget (only unspent
+    when *fixed*: at the root's prompt, which starts the run at $0); never without one."""
+    return (False, True) if b.budget_usd and not fixed else (False,)
+
+
+def usd_facts(spent: bool, b: Bounds) -> tuple[float | None, float]:
+    """The Facts ``(max_budget_usd, run_cost_usd)``: a budget of 1.0, spent or not; none without ``budget_usd``."""
+    return (1.0, 1.0 if spent else 0.0) if b.budget_usd else (None, 0.0)
+
+
+def takes_a_call(trigger: str, source: str, dest: str) -> bool:
+    """Whether the transition takes a model call: it enters ``awaiting_model`` (a call granted), or stays there
+    after a call (the call spent, another granted)."""
+    return dest == "awaiting_model" and (source != "awaiting_model" or made_call(trigger, source, False))
+
+
 def _spend(budget: int, b: Bounds) -> list[int]:
     if budget == PLENTY:
         return [PLENTY, b.cap] if b.cap < b.max_model_calls else [b.cap]
@@ -225,11 +254,12 @@ def effect(node: Node, trigger: str, dest: str, turn: int, kinds: tuple[str, ...
 
 def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
           replies: tuple[tuple[str, ...], ...] = ((),), model_called: bool = False, child: int = 0,
-          ) -> list[tuple[Config, tuple[int, str, str, str], tuple[str, ...]]]:
+          usd: bool | None = None) -> list[tuple[Config, tuple[int, str, str, str], tuple[str, ...]]]:
     """The configurations of the exact system after the agent at *path* fires *trigger*, when a row of the
     table lets it, one per reply in *replies* (the kinds of a ``replied_with_tools`` reply's calls; the guards
-    do not read them); *child*: the index of the subagent ``subagent_returned`` returns. In the reduced
-    search only unguarded rows come here (Ctrl-C), and the budget is left as it is."""
+    do not read them); *child*: the index of the subagent ``subagent_returned`` returns; *usd*: the guards see
+    the USD budget spent (True) or not (False), both when None. In the reduced search only unguarded rows come
+    here (Ctrl-C), and the budget is left as it is."""
     root, budget = config
     node = node_at(root, path)
     state, turn, _, _, children = node
@@ -240,51 +270,58 @@ def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
     budgets = _spend(budget, b) if call and not b.reduced else [budget]
     if trigger == "prompt" and not path:
         budgets = [b.full()]
-    out = []
-    for left in budgets:
+    out: dict[tuple[Config, tuple[int, str, str, str], tuple[str, ...]], None] = {}
+    fixed = trigger == "prompt" and not path
+    views = usd_views(b, fixed=fixed) if usd is None else (usd and b.budget_usd and not fixed,)
+    for left, spent in itertools.product(budgets, views):
         others = awaiting(root) - (state == "awaiting_model")
         run_calls = b.max_model_calls - (left if left != PLENTY else b.cap + 1)
         dest = None
         for to, ifs, nots in rows(trigger, state):
-            key = (turn, depth, len(children), run_calls, others, ifs, nots, b)
+            key = (turn, depth, len(children), run_calls, others, spent, ifs, nots, b)
             verdict = CACHE.get(key)
             if verdict is None:
+                budget_usd, cost_usd = usd_facts(spent, b)
                 facts = Facts(turn=turn, max_turns=b.max_turns, depth=depth, active_children=len(children),
                               max_parallel=b.max_parallel, run_calls=run_calls, others_awaiting=others,
-                              max_model_calls=b.max_model_calls)
+                              max_model_calls=b.max_model_calls, max_budget_usd=budget_usd, run_cost_usd=cost_usd)
                 verdict = CACHE[key] = _passes(ifs, nots, facts)
             if verdict:
                 dest = to
                 break
         if dest is None:
             continue
+        after = USD_OVERDRAWN if spent and takes_a_call(trigger, state, dest) else left
         for kinds in replies:
             new = effect(node, trigger, dest, turn, kinds, child)
-            out.append(((replace_node(root, path, new), left), (depth, state, trigger, dest), kinds))
-    return out
+            out[((replace_node(root, path, new), after), (depth, state, trigger, dest), kinds)] = None
+    return list(out)
 
 
 def busy(node: Node) -> bool:
     return node[0] != "idle" or node[3]
 
 
-def moves(config: Config, b: Bounds) -> Iterator[tuple[str, Move, Config]]:
-    """Every step of the exact system from *config*: ``(choice, transitions made, next configuration)``."""
+def moves(config: Config, b: Bounds, *, usd: bool | None = None) -> Iterator[tuple[str, Move, Config]]:
+    """Every step of the exact system from *config*: ``(choice, transitions made, next configuration)``; with
+    *usd* given, only those where every guard sees the USD budget spent (True) or not (False)."""
     root = config[0]
     if not busy(root):
         return
-    yield from _moves_of(config, (), b)
+    yield from _moves_of(config, (), b, usd)
     for i, child in enumerate(root[4]):
         if busy(child):
-            yield from _moves_of(config, (i,), b)
+            yield from _moves_of(config, (i,), b, usd)
         else:  # an idle subagent: its parent returns it
-            for after, made, _ in _fire(config, (), "subagent_returned", b, child=i):
+            for after, made, _ in _fire(config, (), "subagent_returned", b, child=i, usd=usd):
                 yield f"return {i}", (made,), after
 
 
-def _moves_of(config: Config, path: tuple[int, ...], b: Bounds) -> Iterator[tuple[str, Move, Config]]:
+def _moves_of(config: Config, path: tuple[int, ...], b: Bounds, usd: bool | None = None,
+              ) -> Iterator[tuple[str, Move, Config]]:
     """The moves the agent at *path* makes itself (a Ctrl-C only: at the root, between steps; in a subagent,
-    during its model call)."""
+    during its model call). The driver takes the first trigger the table lets it, as its guards see the USD
+    budget: so each view of it (*usd*, or both) picks its own."""
     node = node_at(config[0], path)
     prefix = "".join(f"@{i} " for i in path)
     for choice in CHOICES[node[0]]:
@@ -292,12 +329,15 @@ def _moves_of(config: Config, path: tuple[int, ...], b: Bounds) -> Iterator[tupl
             yield from interrupts_of(config, path, b)
             continue
         replies = reply_kinds(b.tools_per_reply) if choice == "tools" else ((),)
-        for trigger in triggers_for(node, choice, b):
-            done = _fire(config, path, trigger, b, replies=replies)
-            if done:
-                for after, made, kinds in done:
-                    yield prefix + (f"tools {'+'.join(kinds)}" if kinds else choice), (made,), after
-                break
+        found: dict[tuple[str, Move, Config], None] = {}
+        for view in usd_views(b) if usd is None else (usd,):
+            for trigger in triggers_for(node, choice, b):
+                done = _fire(config, path, trigger, b, replies=replies, usd=view)
+                if done:
+                    for after, made, kinds in done:
+                        found[prefix + (f"tools {'+'.join(kinds)}" if kinds else choice), (made,), after] = None
+                    break
+        yield from found
 
 
 def interrupts_of(config: Config, path: tuple[int, ...], b: Bounds) -> Iterator[tuple[str, Move, Config]]:

@@ -19,8 +19,12 @@ with persistent sets, which proves the checker's properties at the defaults in s
    A subagent's pending calls are kept as ``tool`` when a ``task`` call does the same for it (checked, at its
    depth and turn: :func:`_canonical`).
 3. *Persistent sets* (:func:`_persistent`): the return of an idle subagent; else the spawn; else every move of
-   the first busy subagent with moves in both budget classes; else every move. Every Ctrl-C is taken too: it
+   the first busy subagent with moves in every budget class; else every move. Every Ctrl-C is taken too: it
    ends the run, and its outcome depends on the root's node alone.
+4. *The USD budget* (``Bounds.budget_usd``) is one more such choice, made the same way: whenever an agent's
+   guards are asked, the USD budget may be spent or not (:func:`fsm.core.configs.usd_views`), so there are four
+   classes (:func:`classes`), and a move that takes a call in a class where it is spent is the violation
+   :data:`~fsm.core.configs.USD_OVERDRAWN`. It reads nothing another agent writes, so 2. and 3. stand.
 
 With the reduced graph acyclic (checked: termination), the standard arguments (the first move of the chosen
 agent in any run commutes to the front; a run without one commutes with it) give: a violation -- of an agent's
@@ -38,6 +42,7 @@ from fsm.core.configs import (
     CACHE,
     CHOICES,
     OVERDRAWN,
+    USD_OVERDRAWN,
     Bounds,
     Config,
     Move,
@@ -50,14 +55,31 @@ from fsm.core.configs import (
     replace_node,
     reply_kinds,
     rows,
+    takes_a_call,
     triggers_for,
+    usd_facts,
 )
 from fsm.core.guards import GUARD_FUNCTIONS, Facts
 
-__all__ = ["FREE", "SPENT", "Option", "persistent_moves"]
+__all__ = ["FREE", "FREE_USD_SPENT", "SPENT", "SPENT_USD_SPENT", "Option", "classes", "persistent_moves"]
 
 FREE, SPENT = "a call free", "none free"
-"""The two classes of the budget an agent's guards may see."""
+"""The two classes of the budget of model calls an agent's guards may see (the USD budget not spent)."""
+FREE_USD_SPENT, SPENT_USD_SPENT = "a call free, the USD budget spent", "none free, the USD budget spent"
+"""The same two with the USD budget spent."""
+
+
+def classes(b: Bounds) -> tuple[str, ...]:
+    """The budget classes an agent's guards may see under bounds *b*."""
+    return (FREE, SPENT, FREE_USD_SPENT, SPENT_USD_SPENT) if b.budget_usd else (FREE, SPENT)
+
+
+def _none_free(klass: str) -> bool:
+    return klass in (SPENT, SPENT_USD_SPENT)
+
+
+def _usd_spent(klass: str) -> bool:
+    return klass in (FREE_USD_SPENT, SPENT_USD_SPENT)
 
 Option = tuple[str, Move, Config, frozenset[str]]
 """A move of the modular system: ``(choice, transitions, next configuration, the budget classes it occurs in)``."""
@@ -67,7 +89,8 @@ def _vectors(turn: int, depth: int, children: int, klass: str, b: Bounds) -> tup
     """The verdicts of every guard (sorted by name) on every Facts of budget class *klass*, in one order, the
     agent's own fields given: ``others_awaiting`` up to the agents that may await a call beside it (none beside
     the root alone, cap beside the root with subagents, cap - 1 beside a subagent), and every ``run_calls``
-    with ``free`` (``max_model_calls - run_calls - others_awaiting``) >= 1 (:data:`FREE`) or = 0 (:data:`SPENT`)."""
+    with ``free`` (``max_model_calls - run_calls - others_awaiting``) >= 1 (:data:`FREE`) or = 0 (:data:`SPENT`),
+    and the USD budget spent or not as the class says."""
     key = ("vectors", turn, depth, children, klass, b)
     found = CACHE.get(key)
     if found is None:
@@ -75,11 +98,13 @@ def _vectors(turn: int, depth: int, children: int, klass: str, b: Bounds) -> tup
         # others in awaiting_model: a subagent's siblings (at most cap run), or the root's running subagents
         most = b.cap - 1 if depth else b.cap if children else 0
         cells = [(run_calls, others) for others in range(most + 1) for run_calls in
-                 ([b.max_model_calls - others] if klass == SPENT else range(b.max_model_calls - others))
+                 ([b.max_model_calls - others] if _none_free(klass) else range(b.max_model_calls - others))
                  if run_calls >= 0]
+        budget_usd, cost_usd = usd_facts(_usd_spent(klass), b)
         facts = [Facts(turn=turn, max_turns=b.max_turns, depth=depth, active_children=children,
                        max_parallel=b.max_parallel, run_calls=run_calls, others_awaiting=others,
-                       max_model_calls=b.max_model_calls) for run_calls, others in cells]
+                       max_model_calls=b.max_model_calls, max_budget_usd=budget_usd, run_cost_usd=cost_usd)
+                 for run_calls, others in cells]
         found = CACHE[key] = tuple(tuple(f(one) for f in functions) for one in facts)
     return found
 
@@ -113,19 +138,14 @@ def _canonical(node: Node, depth: int, b: Bounds) -> Node:
         return node
     probe = (state, turn, ("task",), inbox, ())
     same = all(_outcomes(probe, triggers_for(probe, "run", b), depth, klass, b)
-               == _outcomes(probe, ("tool_ran",), depth, klass, b) for klass in (FREE, SPENT))
+               == _outcomes(probe, ("tool_ran",), depth, klass, b) for klass in classes(b))
     return (state, turn, ("tool",) * len(pending), inbox, children) if same else node
 
 
-def _takes_a_call(trigger: str, source: str, dest: str) -> bool:
-    """Whether the transition lowers ``free``: it enters ``awaiting_model`` (a call granted), or stays there
-    after a call (the call spent, another granted)."""
-    return dest == "awaiting_model" and (source != "awaiting_model" or made_call(trigger, source, False))
-
-
-_Local = tuple[str, tuple[int, str, str, str], Node, bool, frozenset[str]]
-"""One move of an agent, seen from its node: ``(choice, transition, its node after, whether it took a call with
-none free, the budget classes it occurs in)``."""
+_Local = tuple[str, tuple[int, str, str, str], Node, int | None, frozenset[str]]
+"""One move of an agent, seen from its node: ``(choice, transition, its node after, the violation it is when it
+took a call with none free (:data:`OVERDRAWN`) or with the USD budget spent (:data:`USD_OVERDRAWN`), or None,
+the budget classes it occurs in)``."""
 
 
 def _local(node: Node, depth: int, b: Bounds) -> tuple[_Local, ...]:
@@ -144,19 +164,21 @@ def _local(node: Node, depth: int, b: Bounds) -> tuple[_Local, ...]:
         if choice != "interrupt":
             replies = reply_kinds(b.tools_per_reply) if choice == "tools" else ((),)
             wanted.append((choice, triggers_for(node, choice, b), replies, 0))
-    seen: dict[tuple[tuple[int, str, str, str], Node, bool], set[str]] = {}
-    names: dict[tuple[tuple[int, str, str, str], Node, bool], str] = {}
+    seen: dict[tuple[tuple[int, str, str, str], Node, int | None], set[str]] = {}
+    names: dict[tuple[tuple[int, str, str, str], Node, int | None], str] = {}
     for label, tries, replies, child in wanted:
-        for klass in (FREE,) if fixed else (FREE, SPENT):
+        for klass in (FREE,) if fixed else classes(b):
             for trigger, dest in _outcomes(node, tries, depth, klass, b):
                 state, turn = node[0], node[1] + made_call(trigger, node[0], False)
-                overdrawn = klass == SPENT and _takes_a_call(trigger, state, dest)
+                call = takes_a_call(trigger, state, dest)
+                overdrawn = (OVERDRAWN if call and _none_free(klass) else USD_OVERDRAWN if call and _usd_spent(klass)
+                             else None)
                 for kinds in replies:
                     new = _canonical(effect(node, trigger, dest, turn, kinds, child), depth, b)
                     name = f"tools {'+'.join(kinds)}" if kinds else label
                     step = (depth, state, trigger, dest)
                     names.setdefault((step, new, overdrawn), name)
-                    seen.setdefault((step, new, overdrawn), set()).update((FREE, SPENT) if fixed else (klass,))
+                    seen.setdefault((step, new, overdrawn), set()).update(classes(b) if fixed else (klass,))
     found = tuple((names[move], *move, frozenset(classes)) for move, classes in seen.items())
     if not node[4]:
         CACHE[key] = found
@@ -167,8 +189,8 @@ def _agent_steps(config: Config, path: tuple[int, ...], b: Bounds) -> list[Optio
     """The modular system's moves the agent at *path* makes, Ctrl-C aside, as moves of *config*."""
     root, budget = config
     prefix = "".join(f"@{i} " for i in path)
-    return [(prefix + label, (step,), (replace_node(root, path, new), OVERDRAWN if overdrawn else budget), classes)
-            for label, step, new, overdrawn, classes in _local(node_at(root, path), len(path), b)]
+    return [(prefix + label, (step,), (replace_node(root, path, new), budget if overdrawn is None else overdrawn),
+             where) for label, step, new, overdrawn, where in _local(node_at(root, path), len(path), b)]
 
 
 def _ctrl_c(config: Config, b: Bounds) -> list[Option]:
@@ -180,15 +202,16 @@ def _ctrl_c(config: Config, b: Bounds) -> list[Option]:
     key = ("ctrl-c", root[:2], root[3], tuple(kid[0] for kid in root[4]) if plain else root[4], budget, b)
     found = CACHE.get(key)
     if found is None:
-        every = frozenset((FREE, SPENT))
+        every = frozenset(classes(b))
         paths = [(), *((i,) for i in range(len(root[4])))]
         found = CACHE[key] = [(label, made, after, every) for path in paths
                               for label, made, after in interrupts_of(config, path, b)]
     return found
 
 
-def _both(steps: list[Option]) -> bool:
-    return any(FREE in c for *_, c in steps) and any(SPENT in c for *_, c in steps)
+def _every_class(steps: list[Option], b: Bounds) -> bool:
+    """Whether *steps* hold a move in every budget class."""
+    return all(any(klass in where for *_, where in steps) for klass in classes(b))
 
 
 def persistent_moves(config: Config, b: Bounds, *, reduce: bool = True) -> tuple[list[Option], bool]:
@@ -201,12 +224,12 @@ def persistent_moves(config: Config, b: Bounds, *, reduce: bool = True) -> tuple
     if reduce and root[4]:
         idle = next((f"return {i}" for i, kid in enumerate(root[4]) if not busy(kid)), None)
         group = [s for s in own if s[0] == idle] if idle else [s for s in own if not s[0].startswith("return ")]
-        if _both(group):
+        if _every_class(group, b):
             return group + _ctrl_c(config, b), False
         for i, kid in enumerate(root[4]):
             if busy(kid):
                 steps = _agent_steps(config, (i,), b)
-                if _both(steps):
+                if _every_class(steps, b):
                     return steps + _ctrl_c(config, b), False
     every = own + [s for i, kid in enumerate(root[4]) if busy(kid) for s in _agent_steps(config, (i,), b)]
-    return every + _ctrl_c(config, b), not _both(every)
+    return every + _ctrl_c(config, b), not _every_class(every, b)

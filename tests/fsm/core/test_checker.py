@@ -14,8 +14,10 @@ from fsm.core.checker import Bounds, check, check_inductive
 def table(monkeypatch):
     """Edit a row of the table for one test (each search starts with the checker's caches cleared)."""
 
-    def edit(trigger: str, source: str, /, **changes) -> None:
-        row = next(r for r in machine.TRANSITIONS if r["trigger"] == trigger and source in machine.sources(r))
+    def edit(trigger: str, source: str, /, guarded_by: str | None = None, **changes) -> None:
+        """Change the first row of *trigger* from *source* (whose conditions name *guarded_by*, when given)."""
+        row = next(r for r in machine.TRANSITIONS if r["trigger"] == trigger and source in machine.sources(r)
+                   and (guarded_by is None or guarded_by in machine.conditions(r)))
         new = {k: v for k, v in {**row, **changes}.items() if v is not None}
         index = machine.TRANSITIONS.index(row)
         rows = [*machine.TRANSITIONS[:index], new, *machine.TRANSITIONS[index + 1:]]
@@ -33,16 +35,19 @@ def _successful_calls_only(change) -> bool:
 
 MUTANTS = {
     "a turn guard removed from one row": lambda table, mp: table("tools_done", "executing_tools",
-                                                                 unless="out_of_model_calls"),
+                                                                 unless=["out_of_model_calls", "out_of_budget_usd"]),
     ">= turned into > in the turn guard": lambda table, mp: mp.setitem(
         guards.GUARD_FUNCTIONS, "out_of_turns", lambda f: f.turn > f.max_turns),
     "a turn counted only on a successful call": lambda table, mp: mp.setattr(
         configs, "made_model_call", _successful_calls_only),
     "can_spawn ignoring depth": lambda table, mp: mp.setitem(
         guards.GUARD_FUNCTIONS, "can_spawn", lambda f: f.active_children < f.max_parallel),
-    "the budget guard removed": lambda table, mp: table("tools_done", "executing_tools", unless="out_of_turns"),
+    "the budget guard removed": lambda table, mp: table("tools_done", "executing_tools",
+                                                        unless=["out_of_turns", "out_of_budget_usd"]),
+    "the USD guard removed": lambda table, mp: table("tools_done", "executing_tools",
+                                                     unless=["out_of_turns", "out_of_model_calls"]),
 }
-"""The five mutants of issue 10, as the checker sees them."""
+"""The five mutants of issue 10, and the USD budget's guard removed, as the checker sees them."""
 
 
 def kind(problem: str | None) -> str | None:
@@ -50,7 +55,8 @@ def kind(problem: str | None) -> str | None:
     if problem is None:
         return None
     return next(word for key, word in (("max_turns", "turns"), ("depth", "depth"), ("max_model_calls", "budget"),
-                                       ("deadlock", "deadlock"), ("terminates", "termination")) if key in problem)
+                                       ("max_budget_usd", "usd"), ("deadlock", "deadlock"),
+                                       ("terminates", "termination")) if key in problem)
 
 
 def local_states(graph) -> set:
@@ -85,7 +91,7 @@ class TestReduction:
 
     def test_a_call_taken_with_none_free_is_the_budget_violation(self, table):
         """Without the budget guard on tools_done, the reduced search shows the call taken with the budget spent."""
-        table("tools_done", "executing_tools", unless="out_of_turns")
+        table("tools_done", "executing_tools", unless=["out_of_turns", "out_of_budget_usd"])
         report = check(Bounds(3, 1, 2))
         assert report.problem == ("a model call taken with none of the run's budget free: the run can exceed "
                                   "max_model_calls 2")
@@ -122,12 +128,12 @@ class TestCheck:
 
     def test_inductive_finds_a_broken_move(self, table):
         """Without the budget guard on tools_done, some configuration satisfying the invariant leaves it."""
-        table("tools_done", "executing_tools", unless="out_of_turns")
+        table("tools_done", "executing_tools", unless=["out_of_turns", "out_of_budget_usd"])
         assert check_inductive(Bounds(2, 1, 3))[1] is not None
 
     def test_turn_guard_removed_from_a_row(self, table):
         """tools_done without 'unless out_of_turns' lets an agent exceed max_turns: shortest counterexample."""
-        table("tools_done", "executing_tools", unless="out_of_model_calls")
+        table("tools_done", "executing_tools", unless=["out_of_model_calls", "out_of_budget_usd"])
         report = check(Bounds(2, 1, 50))
         assert report.problem.startswith("an agent at depth 0 made 3 model calls > max_turns 2")
         assert report.counterexample[-1][-1][2] in ("replied_final", "replied_with_tools", "paused", "model_failed",
@@ -163,6 +169,45 @@ class TestCheck:
                                                                      "but Ctrl-C")
 
 
+class TestUsdBudget:
+    @pytest.mark.parametrize(("trigger", "source", "others"), [
+        ("tools_done", "executing_tools", ["out_of_turns", "out_of_model_calls"]),
+        ("paused", "awaiting_model", ["out_of_turns", "out_of_model_calls"]),
+        ("continue_forced", "stopping", ["out_of_turns", "out_of_model_calls"]),
+        ("prompt", "idle", ["out_of_model_calls"]),  # a subagent's: the root's prompt starts the run at $0
+    ])
+    def test_each_edge_into_awaiting_model_needs_the_usd_guard(self, table, trigger, source, others):
+        """With out_of_budget_usd removed from any row into awaiting_model, every search finds a model call
+        started with the USD budget spent, the last step of the counterexample being that row."""
+        table(trigger, source, unless=others)
+        for b in (Bounds(2, 1, 50), Bounds(2, 1, 50, reduce=False), Bounds(2, 1, 50, exact_budget=True)):
+            report = check(b)
+            assert report.problem == ("a model call started with the run's USD budget spent: the run can spend past "
+                                      "max_budget_usd")
+            assert report.counterexample[-1][-1][1:3] == (source, trigger)
+
+    def test_without_the_usd_stop_a_spent_budget_deadlocks(self, table):
+        """Without the budget_spent row guarded by out_of_budget_usd from executing_tools, an agent whose tools are
+        done with the USD budget spent has no move: the stop is a row of the table, and it is needed."""
+        table("budget_spent", "executing_tools", guarded_by="out_of_budget_usd", trigger="never_fired")
+        for b in (Bounds(2, 1, 3), Bounds(2, 1, 3, exact_budget=True)):
+            assert check(b).problem == "deadlock: a busy configuration has no move but Ctrl-C"
+
+    def test_the_reduced_graph_is_the_same_with_a_usd_budget(self):
+        """A USD stop leads where a spent budget of calls does: the reduced graph is the same; the exact system's
+        grows by those stops."""
+        with_usd, without = check(Bounds(3, 2, 10)), check(Bounds(3, 2, 10, budget_usd=False))
+        assert (with_usd.configurations, with_usd.edges) == (without.configurations, without.edges)
+        exact = [check(Bounds(3, 2, 10, reduce=False, budget_usd=usd)) for usd in (True, False)]
+        assert exact[0].configurations > exact[1].configurations and all(r.proved for r in exact)
+
+    def test_without_a_usd_budget_the_guard_is_not_needed(self, table):
+        """budget_usd=False checks runs that have no USD budget: there the USD guard never binds."""
+        table("tools_done", "executing_tools", unless=["out_of_turns", "out_of_model_calls"])
+        assert check(Bounds(2, 1, 50, budget_usd=False)).proved
+        assert not check(Bounds(2, 1, 50)).proved
+
+
 class TestCommand:
     def test_the_defaults_are_proved_in_seconds(self, capsys):
         """`agentfsm check` at the defaults (max_turns 30, three calls per reply, budget 200, four subagents at
@@ -170,12 +215,14 @@ class TestCommand:
         alone allows 30 + 30 * 30 * 3; exit 0."""
         assert main(["check"]) == 0
         out = capsys.readouterr().out
-        assert out.startswith("bounds: max_turns 30, tools per reply 3, max_model_calls 200, max_parallel 4; search: "
-                              "reduced (budget per agent, persistent sets)\n")
+        assert out.startswith("bounds: max_turns 30, tools per reply 3, max_model_calls 200, max_parallel 4, a USD "
+                              "budget (spent or not at any guard); search: reduced (budget per agent, persistent "
+                              "sets)\n")
         assert "configurations: 45,391  edges: 147,778  time: " in out
         assert "worst case: 200 model calls per run (without the budget the table allows 2,730)" in out
-        assert out.endswith("proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no deadlock; idle "
-                            "reachable from every configuration; every run terminates\n")
+        assert out.endswith("proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call starts "
+                            "with the USD budget spent; no deadlock; idle reachable from every configuration; every "
+                            "run terminates\n")
 
     def test_every_interleaving_and_inductive(self, capsys):
         """--no-reduction explores the exact system's every interleaving, --inductive checks the invariant over
@@ -184,15 +231,15 @@ class TestCommand:
                      "--no-reduction", "--inductive"]) == 0
         out = capsys.readouterr().out
         assert "search: every interleaving\n" in out
-        assert "configurations: 12,474  edges: 60,567  time: " in out  # two subagents at once, any order
+        assert "configurations: 13,633  edges: 70,546  time: " in out  # two subagents at once, any order
         assert "worst case: 10 model calls per run (without the budget the table allows 21)" in out
-        assert ("proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no deadlock; idle reachable from "
-                "every configuration; every run terminates\n") in out
+        assert ("proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call starts with the USD "
+                "budget spent; no deadlock; idle reachable from every configuration; every run terminates\n") in out
         assert "inductive: 26,693 configurations (reachable or not), every move keeps the invariant (" in out
 
     def test_a_mutated_table_prints_a_counterexample(self, table, capsys):
         """With a guard removed from the table, check prints the violation and the path to it; exit 1."""
-        table("paused", "awaiting_model", unless="out_of_model_calls")
+        table("paused", "awaiting_model", unless=["out_of_model_calls", "out_of_budget_usd"])
         assert main(["check", "--max-turns", "2", "--tools-per-reply", "1"]) == 1
         out = capsys.readouterr().out
         assert "VIOLATION: an agent at depth 0 made 3 model calls > max_turns 2" in out
@@ -201,9 +248,29 @@ class TestCommand:
     def test_the_budget_mutant_at_the_defaults(self, table, capsys):
         """Without the budget guard on tools_done, `agentfsm check` at the defaults prints the call taken with none
         of the budget free, after the path to it; exit 1."""
-        table("tools_done", "executing_tools", unless="out_of_turns")
+        table("tools_done", "executing_tools", unless=["out_of_turns", "out_of_budget_usd"])
         assert main(["check"]) == 1
         out = capsys.readouterr().out
         assert ("VIOLATION: a model call taken with none of the run's budget free: the run can exceed max_model_calls "
                 "200\n") in out
+        assert "depth 0: executing_tools --tools_done--> awaiting_model\n  (a run of the reduced search" in out
+
+    def test_without_a_usd_budget(self, capsys):
+        """--no-budget-usd checks runs without a USD budget: fewer configurations of the exact system, and the
+        proof does not claim the USD property."""
+        assert main(["check", "--max-turns", "3", "--tools-per-reply", "2", "--max-model-calls", "10",
+                     "--no-reduction", "--no-budget-usd"]) == 0
+        out = capsys.readouterr().out
+        assert "max_parallel 4, no USD budget; search: every interleaving\n" in out
+        assert "configurations: 12,474  edges: 60,567  time: " in out
+        assert "USD" not in out.split("proved: ")[1]
+
+    def test_the_usd_mutant_at_the_defaults(self, table, capsys):
+        """Without the USD guard on tools_done, `agentfsm check` at the defaults prints the call started with the USD
+        budget spent, after the path to it; exit 1."""
+        table("tools_done", "executing_tools", unless=["out_of_turns", "out_of_model_calls"])
+        assert main(["check"]) == 1
+        out = capsys.readouterr().out
+        assert ("VIOLATION: a model call started with the run's USD budget spent: the run can spend past "
+                "max_budget_usd\n") in out
         assert "depth 0: executing_tools --tools_done--> awaiting_model\n  (a run of the reduced search" in out

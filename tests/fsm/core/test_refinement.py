@@ -105,7 +105,7 @@ def save(agent: Agent) -> tuple[Any, list[Any]]:
 @pytest.mark.parametrize(("max_turns", "k", "budget"), [(2, 2, 3), (3, 1, 5), (2, 1, 2)])
 def test_the_agent_reaches_what_the_checker_reaches(tmp_path, max_turns, k, budget):
     """Every configuration and every move of the checker is the real agent's, and nothing else is."""
-    b = Bounds(max_turns, k, budget, exact_budget=True)
+    b = Bounds(max_turns, k, budget, exact_budget=True, budget_usd=False)  # the agent here has no USD budget
     driver = Driver(tmp_path, b)
     start = driver.fresh()
     assert abstract(start, b) == initial(b)
