@@ -88,6 +88,9 @@ def _add_run_flags(parser: argparse.ArgumentParser) -> None:
                              "session (needs --output-format stream-json)")
     parser.add_argument("--no-transition-events", dest="transition_events", action="store_false", default=True,
                         help="stream-json without our {\"type\": \"transition\"} events")
+    parser.add_argument("--include-partial-messages", action="store_true", default=False,
+                        help="stream-json: also a stream_event line per raw API stream event (text deltas) as the "
+                             "model's reply arrives")
     add_agent_flags(parser)
     add_session_flags(parser)
 
@@ -228,11 +231,14 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
         except ConfigError as exc:  # resuming without a prompt: finish the run that was killed, and stop
             if not resuming or str(exc) not in (NO_PROMPT, EMPTY_PROMPT):
                 raise
-    agent, session = session_from_args(args, agent_from_args(args, interactive=True))
     output = args.output_format or "text"
+    if getattr(args, "include_partial_messages", False) and output != "stream-json":
+        raise ConfigError("--include-partial-messages needs --output-format stream-json")
+    agent, session = session_from_args(args, agent_from_args(args, interactive=True))
     late: list[Callable[[Transition], None]] = []  # listeners that also get what the resume did already
-    if args.verbose:
-        printer = ConsolePrinter(sys.stderr)
+    if args.verbose:  # the console lines on stderr, the model's text streamed among them
+        printer = ConsolePrinter(sys.stderr, text=True)
+        agent.watch_progress(printer.progress)
 
         def progress(record: Transition) -> None:
             printer(record)
@@ -290,6 +296,8 @@ def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWrite
     stream = ClaudeStream(writer.write, session_id=session_id,
                           model=getattr(agent.model, "model", None) or DEFAULT_MODEL,
                           transitions=args.transition_events)
+    if getattr(args, "include_partial_messages", False):
+        agent.watch_progress(stream.progress)  # watching makes the model stream
     key_source = getattr(agent.model, "key_source", "none")
     stream.init(agent, permission_mode=agent.permissions.mode,
                 agents=["general-purpose", *agent.agents], version=version("agentfsm"), api_key_source=key_source)

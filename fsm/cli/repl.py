@@ -3,10 +3,12 @@
 A banner, then a prompt read with readline (line editing, up-arrow history). A blank line is ignored;
 ``q``, ``exit`` or Ctrl-D quit. Ctrl-C during a run interrupts that run (the agent is left idle with
 consistent messages) and returns to the prompt; Ctrl-C at the prompt clears the line. SIGTERM and SIGHUP
-interrupt a run the same way and then end the REPL (exit status 1). The console lines
-(``[Subagent started]``, ``  [sub] …``, ``[HOOK] …``) come from the ConsolePrinter listener; while the
-model is thinking, a spinner turns on stderr (on a terminal only); the reply's text is printed after
-each run.
+interrupt a run the same way and then end the REPL (exit status 1). What a run shows comes from the
+ConsolePrinter, subscribed to the records and to the agent's progress: the model's text as it streams
+(watching progress makes an ``AnthropicModel`` stream), each tool call when it starts and when it ends, a
+subagent's lines indented under its ``task`` call, ``[HOOK] …`` notices. A spinner on stderr (on a terminal
+only) says what the run waits for: ``waiting for the model`` until its text comes, ``running bash(…)`` while a
+tool runs; it is hidden while anything is printed and while the approver asks.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ import signal
 import sys
 import threading
 import time
-from typing import TYPE_CHECKING, TextIO
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TextIO
 
 from fsm.cli.signals import ends_the_session, rearm
 from fsm.core.parallel import run_children
@@ -43,25 +46,70 @@ _OUTCOME_LINES = {
 
 
 class Spinner:
-    """A status line on *stream* that turns while the block it guards runs; nothing unless *enabled*."""
+    """A status line on *stream* that turns while a label is shown; nothing unless *enabled*.
 
-    def __init__(self, stream: TextIO, *, enabled: bool, label: str = "waiting for the model") -> None:
-        self.stream, self.enabled, self.label = stream, enabled, label
+    ``with spinner:`` runs its thread for a block (a run); inside, :meth:`show` sets the label (and restarts its
+    clock) and :meth:`hide` erases the line until the next ``show``. Every write takes one lock, so a line the
+    printer writes is never drawn over.
+    """
+
+    def __init__(self, stream: TextIO, *, enabled: bool) -> None:
+        self.stream, self.enabled = stream, enabled
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self._shown: str | None = None
+        """The label being drawn, or None while hidden."""
+        self._since = time.monotonic()
+        self._drawn = False
+        self._pauses = 0
+        """While above 0 (the approver asks), nothing is drawn."""
+
+    def show(self, label: str) -> None:
+        """Draw *label* with the seconds since it was shown, until :meth:`hide`."""
+        with self._lock:
+            self._shown, self._since = label, time.monotonic()
+
+    def hide(self) -> None:
+        """Erase the line (if drawn) and draw nothing until the next :meth:`show`."""
+        with self._lock:
+            self._shown = None
+            self._erase()
+
+    def paused(self, approver: Callable[..., Any]) -> Callable[..., Any]:
+        """*approver*, wrapped so the spinner is hidden and silent while it asks."""
+        def ask(*args: Any, **kwargs: Any) -> Any:
+            with self._lock:
+                self._pauses += 1
+                self._shown = None
+                self._erase()
+            try:
+                return approver(*args, **kwargs)
+            finally:
+                with self._lock:
+                    self._pauses -= 1
+        return ask
+
+    def _erase(self) -> None:
+        if self._drawn:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+            self._drawn = False
 
     def _spin(self) -> None:
         # Ctrl-C must reach the main thread: a SIGINT delivered here would leave it blocked in the model call.
         if hasattr(signal, "pthread_sigmask"):
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        started = time.monotonic()
         for frame in itertools.cycle(_FRAMES):
-            self.stream.write(f"\r{frame} {self.label} ({time.monotonic() - started:.0f}s)")
-            self.stream.flush()
+            with self._lock:
+                if self._shown is not None and not self._pauses:
+                    self.stream.write(f"\r{frame} {self._shown} ({time.monotonic() - self._since:.0f}s)")
+                    self.stream.flush()
+                    self._drawn = True
             if self._stop.wait(0.1):
                 break
-        self.stream.write("\r\033[K")
-        self.stream.flush()
+        with self._lock:
+            self._erase()
 
     def __enter__(self) -> Spinner:
         if self.enabled:
@@ -71,6 +119,7 @@ class Spinner:
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.hide()
         if self._thread is not None:
             self._stop.set()
             self._thread.join()
@@ -78,23 +127,21 @@ class Spinner:
 
 
 def run_prompt(agent: Agent, prompt: str, *, spinner: Spinner) -> None:
-    """Send *prompt* and step *agent* to idle, the spinner turning around each model call.
+    """Send *prompt* and step *agent* to idle, the spinner's thread running meanwhile (the printer shows it).
 
     Raises:
         KeyboardInterrupt: after the agent was left idle with outcome ``interrupted``.
     """
     agent.send(prompt)
     try:
-        while True:
-            if len(agent.children) > 1:
-                run_children(agent)  # the subagents at once; no spinner, their console lines go on meanwhile
-            elif agent.deepest_busy.state == "awaiting_model":
-                with spinner:
+        with spinner:
+            while True:
+                if len(agent.children) > 1:
+                    run_children(agent)  # the subagents at once, their lines interleaved
+                else:
                     agent.step()
-            else:
-                agent.step()
-            if agent.state == "idle":
-                return
+                if agent.state == "idle":
+                    return
     except KeyboardInterrupt:
         # Inside a step the agent has already settled; between two steps it has not, so settle it here.
         agent.interrupt()
@@ -118,8 +165,11 @@ def repl(agent: Agent, *, stdout: TextIO | None = None, stderr: TextIO | None = 
     out, err = stdout or sys.stdout, stderr or sys.stderr
     with contextlib.suppress(ImportError):  # readline is missing on some platforms; input() still works
         import readline  # noqa: F401  (importing it gives input() line editing and history)
-    agent.subscribe(ConsolePrinter(out))
     spinner = Spinner(err, enabled=err.isatty())
+    printer = ConsolePrinter(out, text=True, status=spinner)
+    agent.subscribe(printer)
+    agent.watch_progress(printer.progress)
+    agent.approver = spinner.paused(agent.approver)  # subagents take it from the root when they are spawned
     prompt = _prompt_text(use_color(out) and sys.stdin.isatty())
     print(_banner(agent), file=out, flush=True)
     while True:
@@ -151,10 +201,9 @@ def repl(agent: Agent, *, stdout: TextIO | None = None, stderr: TextIO | None = 
 
 
 def _print_reply(agent: Agent, out: TextIO) -> None:
+    """What the run ended with, beyond its text (which the printer showed): an error, or why it stopped."""
     if agent.outcome in ("model_error", "context_window") and agent.data.error:
         print(f"[error] {agent.data.error}", file=out)
-    elif agent.data.final_text:
-        print(agent.data.final_text, file=out)
     if agent.outcome in _OUTCOME_LINES:
         print(_OUTCOME_LINES[agent.outcome], file=out)
     print(file=out, flush=True)

@@ -39,6 +39,12 @@ Threads: every transition commits under the tree's lock, which also numbers the 
 the listeners, so ``seq`` has no gaps or duplicates and listeners get records one at a time, in ``seq``
 order; the approver is asked under one lock of the tree's, one call at a time, and a ``Hooks`` registry
 calls its Python callbacks one at a time too (``fsm.core.hooks``; command hooks may run at once).
+
+Progress (``fsm.core.progress``): while anyone watches (:meth:`Agent.watch_progress`), each step tells what
+starts inside it: a model call, each of its stream events (the call streams when the model can,
+``StreamingModel``; else ``create`` answers at once), a tool call. Progress goes to its listeners under the
+tree's lock too, so they get it one at a time, between records, and a reply's stream events before the record
+of the step that made the call. Nothing of it reaches the data: the records are the same either way.
 """
 
 from __future__ import annotations
@@ -65,11 +71,12 @@ from fsm.core.hooks import Ask, Deny, HookEvent, Hooks
 from fsm.core.invariants import check_tree
 from fsm.core.lines import short
 from fsm.core.machine import STATES, build_machine
-from fsm.core.model import Model
+from fsm.core.model import Model, StreamingModel
 from fsm.core.parallel import Abandoned, run_children
 from fsm.core.permissions import Approver, Permit, Remember, default_hooks, deny_unattended, permit
 from fsm.core.policy import Policy
 from fsm.core.pricing import budget_spent, price_of, unpriced
+from fsm.core.progress import Progress, ProgressListener
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
 from fsm.core.records import (
     DEFAULT_MAX_TOKENS,
@@ -246,6 +253,7 @@ class Agent:
         """Every Transition this agent's steps produced, its subagents' included."""
         self._listeners: list[Listener] = [] if _parent is None else _parent._listeners
         self._process_listeners: list[ProcessListener] = [] if _parent is None else _parent._process_listeners
+        self._progress_listeners: list[ProgressListener] = [] if _parent is None else _parent._progress_listeners
         self._seq: Iterator[int] = itertools.count(1) if _parent is None else _parent._seq
         self._step_started = 0.0
         self._ids_seen: tuple[list[Message] | None, int, Message | None, set[str]] = (None, 0, None, set())
@@ -427,6 +435,13 @@ class Agent:
         self._process_listeners.append(listener)
         return lambda: self._process_listeners.remove(listener)
 
+    def watch_progress(self, listener: ProgressListener) -> Callable[[], None]:
+        """Tell *listener* what starts inside each step (subagents' too): model calls, their stream events, tool
+        calls (``fsm.core.progress``); returns a function that unsubscribes. While any listener watches, model
+        calls stream when the model can."""
+        self._progress_listeners.append(listener)
+        return lambda: self._progress_listeners.remove(listener)
+
     def send(self, prompt: str) -> None:
         """Queue *prompt* as the next user message; the next step takes it.
 
@@ -583,8 +598,14 @@ class Agent:
 
     def _step_awaiting_model(self) -> Transition:
         try:
-            reply = self.model.create(system=self.system, messages=self.data.messages,
-                                      tools=self._schemas, max_tokens=self.max_tokens)
+            if self._progress_listeners:
+                self._tell("model_call")
+            if self._progress_listeners and isinstance(self.model, StreamingModel):
+                reply = self.model.stream(system=self.system, messages=self.data.messages, tools=self._schemas,
+                                          max_tokens=self.max_tokens, on_event=self._tell_event)
+            else:
+                reply = self.model.create(system=self.system, messages=self.data.messages,
+                                          tools=self._schemas, max_tokens=self.max_tokens)
         except ModelError as exc:
             outcome = "context_window" if exc.kind == "context_window" else "model_error"
             return self._fire("model_failed", error=str(exc), outcome=outcome)
@@ -821,6 +842,8 @@ class Agent:
             if self._process_listeners:
                 workspace = attrs.evolve(workspace,
                                          process_listener=functools.partial(self._tell_processes, call["id"]))
+            if self._progress_listeners:
+                self._tell("tool_call", tool_call=call)
             output = run_tool(self.tools, call["name"], workspace, call["input"])
         output, post = self._post_tool_use(call, output)
         return output, (*allowed.notes, *post), allowed.denial
@@ -831,6 +854,16 @@ class Agent:
         if extra:
             output = ToolOutput(f"{output.text}\n\n{extra}", is_error=output.is_error)
         return output, notes
+
+    def _tell(self, kind: str, **fields: Any) -> None:
+        """Hand a Progress of *kind* to the progress listeners, one at a time for the whole tree."""
+        progress = Progress(kind, self.data.agent_id, self._depth, **fields)
+        with self._tree_lock:
+            for listener in list(self._progress_listeners):
+                listener(progress)
+
+    def _tell_event(self, event: dict[str, Any]) -> None:
+        self._tell("stream", event=event)
 
     def _tell_processes(self, tool_use_id: str, process: ToolProcess, running: bool) -> None:
         for listener in list(self._process_listeners):
@@ -872,7 +905,8 @@ class Agent:
     def _event(self, name: str, **fields: Any) -> HookEvent:
         data = self.data
         return HookEvent(name, data.agent_id, self._depth, self.workspace, tool_calls=data.tool_calls,
-                         permission_mode=self.permissions.mode, **fields)
+                         run_tool_calls=self._root.data.run_tool_calls, permission_mode=self.permissions.mode,
+                         **fields)
 
     def _fire(self, trigger: str, *, notes: tuple[str, ...] = (), child: str | None = None,
               adopt: Agent | None = None, release: Agent | None = None, release_all: bool = False,

@@ -94,7 +94,9 @@ class HookEvent:
     messages: list[dict[str, Any]] = field(factory=list, repr=False)
     """Stop, SubagentStop: the agent's messages."""
     tool_calls: int = 0
-    """How many tool calls the agent has answered so far."""
+    """How many tool calls the agent has answered so far (over its whole life)."""
+    run_tool_calls: int = 0
+    """How many tool calls the root's current run has answered, its subagents' and ``task`` calls included."""
     outcome: str | None = None
     """Stop, SubagentStop: how the run ended."""
     permission_mode: str = "default"
@@ -214,5 +216,6 @@ def large_output_hook(event: HookEvent) -> Notice | None:
 
 
 def summary_hook(event: HookEvent) -> Notice:
-    """Stop: say how many tool calls the session used."""
-    return Notice(f"Stop: session used {event.tool_calls} tool calls")
+    """Stop: say how many tool calls this run used, the subagents' included (``1 tool call``, ``3 tool calls``)."""
+    count = event.run_tool_calls
+    return Notice(f"Stop: this run used {count} tool call{'' if count == 1 else 's'}")

@@ -11,23 +11,34 @@ that says what came back and what to check. Retries are ours, not the SDK's (it 
 ``max_retries=0``): 408, 409, 429, every 5xx, connection errors and timeouts are tried again up to
 ``max_retries`` times, waiting what ``retry-after`` asks for (at most :data:`RETRY_AFTER_CAP` seconds),
 else a short exponential backoff; a wait longer than :data:`QUIET_WAIT` is announced to ``on_retry``.
+
+Streaming (:meth:`AnthropicModel.stream`, the :class:`StreamingModel` protocol) asks the API for Server-Sent
+Events and hands each raw event (a dict in the API's shape: ``message_start``, ``content_block_delta`` …; never
+``ping``) to a callback as it arrives, while building the same message the non-streaming answer holds; that
+message goes through the same ``Reply.from_wire``, so both paths give equal Replies. The SDK frames the events
+(``anthropic.Stream.raw_events``); their JSON is read and checked here. A failure before the first event is
+retried as above; once an event has been handed on, nothing is retried (its text may be on a screen), and a
+stream cut midway, a stalled one, an ``error`` event or a malformed event is one ``ModelError`` line. An
+answer that is not an event stream (a proxy's HTML page, a plain message) is judged as ``create`` judges it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import email.utils
+import functools
 import json
 import random
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any, Protocol, runtime_checkable
 
 from fsm.core.records import Reply
 from fsm.errors import ModelError
 
 __all__ = ["DEFAULT_MAX_RETRIES", "DEFAULT_MODEL", "DEFAULT_TIMEOUT", "QUIET_WAIT", "RETRY_AFTER_CAP",
-           "AnthropicModel", "Model", "retry_wait", "with_cache_breakpoint"]
+           "AnthropicModel", "Model", "OnEvent", "StreamingModel", "retry_wait", "with_cache_breakpoint"]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 """Used when neither ``--model``, ``MODEL_ID`` nor ``ANTHROPIC_MODEL`` names one."""
@@ -42,6 +53,11 @@ QUIET_WAIT = 2.0
 
 _CACHE = {"type": "ephemeral"}
 _RETRIED_STATUSES = frozenset({408, 409, 429})
+_RETRIED_STREAM_ERRORS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429}
+"""A stream's ``error`` events that are tried again (when no event came before), as their statuses are."""
+
+OnEvent = Callable[[dict[str, Any]], None]
+"""Called with each raw API stream event, in order, as it arrives."""
 
 
 class Model(Protocol):
@@ -49,6 +65,18 @@ class Model(Protocol):
 
     def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
                max_tokens: int) -> Reply: ...
+
+
+@runtime_checkable
+class StreamingModel(Protocol):
+    """A Model that can also stream: ``stream`` returns what ``create`` would, each raw API stream event handed to
+    *on_event* on the way."""
+
+    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               max_tokens: int) -> Reply: ...
+
+    def stream(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               max_tokens: int, on_event: OnEvent) -> Reply: ...
 
 
 def with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -114,7 +142,8 @@ class _Failure(Exception):
 
 
 class AnthropicModel:
-    """A Model backed by the Anthropic Messages API (no streaming).
+    """A StreamingModel backed by the Anthropic Messages API: ``create`` asks for the whole message, ``stream``
+    for its Server-Sent Events.
 
     Args:
         model: the model id.
@@ -195,12 +224,30 @@ class AnthropicModel:
         Raises:
             ModelError: the call failed for good, or the reply is malformed; nothing else.
         """
-        request = {"model": self.model, "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
-                   "messages": with_cache_breakpoint(messages), "tools": tools, "max_tokens": max_tokens}
+        return self._call(self._request(system, messages, tools, max_tokens), self._attempt)
+
+    def stream(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+               max_tokens: int, on_event: OnEvent) -> Reply:
+        """As :meth:`create`, streaming: each raw event goes to *on_event* as it arrives (see the module docstring).
+
+        Raises:
+            ModelError: the call failed for good, the stream broke off, or the reply is malformed; nothing else
+                (what *on_event* raises passes through).
+        """
+        request = {**self._request(system, messages, tools, max_tokens), "stream": True}
+        return self._call(request, functools.partial(self._attempt_stream, on_event=on_event))
+
+    def _request(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
+                 max_tokens: int) -> dict[str, Any]:
+        return {"model": self.model, "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
+                "messages": with_cache_breakpoint(messages), "tools": tools, "max_tokens": max_tokens}
+
+    def _call(self, request: dict[str, Any], attempt_once: Callable[[dict[str, Any]], Reply]) -> Reply:
+        """*attempt_once* until it returns, fails for good, or the attempts are spent."""
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):
             try:
-                return self._attempt(request)
+                return attempt_once(request)
             except _Failure as failure:
                 if not failure.retry or attempt == attempts:
                     raise failure.error from failure.__cause__
@@ -222,6 +269,61 @@ class AnthropicModel:
             return _reply_of(body, kind)
         except ModelError as exc:
             raise _Failure(exc, retry=False) from exc
+
+    def _attempt_stream(self, request: dict[str, Any], *, on_event: OnEvent) -> Reply:
+        """One streamed request: the Reply, or a :class:`_Failure`."""
+        with contextlib.ExitStack() as opened:
+            try:
+                raw = opened.enter_context(self._sdk_client().messages.with_streaming_response.create(**request))
+                kind = raw.headers.get("content-type", "")
+                body = None if kind.startswith("text/event-stream") else raw.read()
+            except Exception as exc:  # nothing of the body has come: as for create
+                raise self._failure(exc) from exc
+            try:
+                return _reply_of(body, kind) if body is not None else self._read_stream(raw.http_response, on_event)
+            except ModelError as exc:
+                raise _Failure(exc, retry=False) from exc
+        raise AssertionError("unreachable: the stream returns or raises")
+
+    def _read_stream(self, response: Any, on_event: OnEvent) -> Reply:
+        """The Reply the event stream of *response* builds, each event handed to *on_event* on the way.
+
+        Raises:
+            _Failure: the stream broke off, stalled, or sent an ``error`` event (retried only before any event).
+            ModelError: an event is malformed, or the stream ended before ``message_stop``.
+        """
+        import anthropic
+
+        collector = _Collector()
+        events = iter(anthropic.Stream.raw_events(response))
+        while not collector.done:
+            try:
+                sse = next(events, None)
+            except Exception as exc:  # the connection broke, or the model stopped sending, midway
+                raise self._broken(exc, collector.handed) from exc
+            if sse is None:
+                raise ModelError(f"the model's reply stream ended after {collector.handed} events, before "
+                                 "message_stop; try again, or check ANTHROPIC_BASE_URL", kind="malformed")
+            event = _event_of(sse.event, sse.data)
+            if event is None:
+                continue
+            if event.get("type") == "error":
+                raise _stream_error(event, collector.handed)
+            collector.add(event)
+            on_event(event)
+        return Reply.from_wire(collector.message)
+
+    def _broken(self, exc: Exception, handed: int) -> _Failure:
+        """The failure of a stream that broke off after *handed* events (retried only when none came)."""
+        import httpx2
+
+        if isinstance(exc, httpx2.TimeoutException):
+            error = ModelError(f"the model stopped sending for {self.timeout:g} s in the middle of its reply; try "
+                               "again, or allow more time", kind="timeout")
+            return _Failure(error, retry=handed == 0, reason=f"the model stopped sending for {self.timeout:g} s")
+        error = ModelError(f"the model's reply broke off after {handed} stream events ({_clip(str(exc), 120)}); "
+                           "try again", kind="connection")
+        return _Failure(error, retry=handed == 0, reason="the model's reply broke off")
 
     def _failure(self, exc: Exception) -> _Failure:
         import anthropic
@@ -275,3 +377,100 @@ def _reply_of(body: bytes, content_type: str) -> Reply:
         raise ModelError(f"the model API answered 200 with JSON {_clip(json.dumps(data), 60)}, not a message "
                          f"object; {hint}", kind="malformed")
     return Reply.from_wire(data)
+
+
+def _event_of(name: str | None, data: str) -> dict[str, Any] | None:
+    """The raw event an SSE frame holds; None for a ``ping`` or a frame with no data.
+
+    Raises:
+        ModelError: the data is not a JSON object (kind ``malformed``).
+    """
+    if name == "ping" or not data.strip():
+        return None
+    try:
+        event = json.loads(data)
+    except ValueError:
+        event = None
+    if not isinstance(event, dict):
+        raise ModelError(f"the model API's stream held {_clip(data)!r}, not a JSON event; check ANTHROPIC_BASE_URL",
+                         kind="malformed")
+    return event
+
+
+def _stream_error(event: dict[str, Any], handed: int) -> _Failure:
+    """The failure an ``error`` event reports (retried as its status would be, when no event came before it)."""
+    error = event["error"] if isinstance(event.get("error"), dict) else {}
+    kind, message = str(error.get("type") or "error"), _clip(str(error.get("message") or "no message"), 200)
+    code = _RETRIED_STREAM_ERRORS.get(kind)
+    return _Failure(ModelError(f"the model API's stream failed ({kind}: {message})", status_code=code, kind="status"),
+                    retry=code is not None and handed == 0, reason=f"the model API's stream failed ({kind})")
+
+
+class _Collector:
+    """Builds, from a stream's raw events, the message the non-streaming answer would hold."""
+
+    def __init__(self) -> None:
+        self.message: dict[str, Any] = {}
+        self.blocks: dict[int, dict[str, Any]] = {}
+        self.inputs: dict[int, str] = {}
+        """A tool_use block's index → its input JSON so far."""
+        self.handed = 0
+        """Events taken so far."""
+        self.done = False
+        """Whether ``message_stop`` came."""
+
+    def add(self, event: dict[str, Any]) -> None:
+        """Take one event into the message.
+
+        Raises:
+            ModelError: the event does not fit the stream's shape (kind ``malformed``).
+        """
+        kind = event.get("type")
+        try:
+            self._add(kind, event)
+        except (KeyError, TypeError, AttributeError, ValueError, IndexError):
+            raise ModelError(f"the model API's stream held a malformed {kind} event ({_clip(json.dumps(event))!r}); "
+                             "check ANTHROPIC_BASE_URL", kind="malformed") from None
+        self.handed += 1
+
+    def _add(self, kind: Any, event: dict[str, Any]) -> None:
+        if kind == "message_start":
+            self.message = {**event["message"], "content": []}
+            return
+        if not self.message:
+            raise ValueError("an event before message_start")
+        if kind == "content_block_start":
+            index, block = event["index"], dict(event["content_block"])
+            self.blocks[index] = block
+            if block["type"] == "tool_use":
+                self.inputs[index] = ""
+        elif kind == "content_block_delta":
+            self._delta(self.blocks[event["index"]], event["index"], event["delta"])
+        elif kind == "content_block_stop":
+            index = event["index"]
+            if index in self.inputs:
+                text = self.inputs.pop(index)
+                try:  # input that is not JSON is kept as it came: Reply.from_wire answers that call with an error
+                    self.blocks[index]["input"] = json.loads(text) if text.strip() else {}
+                except ValueError:
+                    self.blocks[index]["input"] = text
+        elif kind == "message_delta":
+            self.message.update({k: v for k, v in event["delta"].items() if k in ("stop_reason", "stop_sequence")})
+            usage = {k: v for k, v in (event.get("usage") or {}).items() if v is not None}
+            self.message["usage"] = {**(self.message.get("usage") or {}), **usage}
+        elif kind == "message_stop":
+            self.message["content"] = [self.blocks[i] for i in sorted(self.blocks)]
+            self.done = True
+
+    def _delta(self, block: dict[str, Any], index: int, delta: dict[str, Any]) -> None:
+        match delta["type"]:
+            case "text_delta":
+                block["text"] = block.get("text", "") + delta["text"]
+            case "input_json_delta":
+                self.inputs[index] += delta["partial_json"]
+            case "thinking_delta":
+                block["thinking"] = block.get("thinking", "") + delta["thinking"]
+            case "signature_delta":
+                block["signature"] = delta["signature"]
+            case "citations_delta":
+                block["citations"] = [*(block.get("citations") or []), delta["citation"]]

@@ -18,7 +18,7 @@ from typing import Any
 
 from attrs import frozen
 
-from fsm.core.hooks import Allow, Ask, Deny, HookEvent, Hooks, large_output_hook, log_hook, summary_hook
+from fsm.core.hooks import Allow, Ask, Deny, HookEvent, Hooks, large_output_hook, summary_hook
 from fsm.core.policy import Policy, Verdict
 from fsm.core.records import Denial
 from fsm.core.rules import parse_rule
@@ -119,9 +119,9 @@ def _denial(call: dict[str, Any], reason: str, by: str) -> Denial:
 
 
 def default_hooks() -> Hooks:
-    """The hooks every agent gets unless it is given its own: log on PreToolUse, large output, summary."""
+    """The hooks every agent gets unless it is given its own: the large-output warning and the Stop summary.
+    (``log_hook``, which noted each call, is not among them: the console shows each call once when it starts.)"""
     hooks = Hooks()
-    hooks.on("PreToolUse", log_hook)
     hooks.on("PostToolUse", large_output_hook)
     hooks.on("Stop", summary_hook)
     return hooks

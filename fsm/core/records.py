@@ -278,6 +278,9 @@ class AgentState:
     run_cost_usd: float | None = 0.0
     """On the root, in a run with a USD budget: what the whole tree's replies cost so far, in USD (a subagent's
     stays 0); None when a reply came from a model whose price is unknown (the budget then counts as spent)."""
+    run_tool_calls: int = 0
+    """On the root: tool calls the whole tree has answered in the current run, ``task`` calls and the subagents'
+    calls included (a subagent's stays 0); the Stop summary's count."""
     state: str = "idle"
     messages: list[Message] = Factory(list)
     turn: int = 0

@@ -2,11 +2,13 @@
 
 The machine owns one field, ``state`` (the state name), which it sets after the reducer has run.
 
-Two counters belong to the tree, not to the agent that moves: the root's ``run_calls``, the model calls
-of the root's current run, subagents included, and, in a run with a USD budget, its ``run_cost_usd``, the sum
+Three counters belong to the tree, not to the agent that moves: the root's ``run_calls``, the model calls
+of the root's current run, subagents included; its ``run_tool_calls``, the tool calls answered in that run (the
+Stop summary's count); and, in a run with a USD budget, its ``run_cost_usd``, the sum
 of the prices the steps carry (``cost_usd``, priced by the agent when the reply came, so a journal replays the
 very numbers the live run added, in the same order). ``reduce`` takes the root's data as *run* and counts every
-model call there too, so the budget guards read one number each and restore rebuilds them from the same records.
+model call and tool call there too, so the budget guards read one number each and restore rebuilds them from the
+same records.
 
 A step does its I/O (a model call, a tool, a hook), then describes what happened as a :class:`Step`: the
 trigger and what it carries (the reply, the tool call and its result, the messages it appends, the
@@ -120,7 +122,7 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
                 s.max_turns, s.max_model_calls = change.run_limits
                 s.max_budget_usd = change.max_budget_usd
             if run is s:
-                s.run_calls, s.run_cost_usd = 0, 0.0
+                s.run_calls, s.run_cost_usd, s.run_tool_calls = 0, 0.0, 0
         case "replied_with_tools":
             assert change.reply is not None
             s.pending, s.results, s.unrunnable = list(change.reply.tool_uses), [], change.reply.unrunnable
@@ -131,6 +133,7 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         case "tool_ran" | "subagent_returned":
             assert change.tool_call is not None and change.tool_result is not None
             _answer(s, change.tool_call, tool_result_block(change.tool_call, change.tool_result))
+            run.run_tool_calls += 1
             if change.denial is not None:
                 s.denials.append(change.denial)
                 if run is not s:

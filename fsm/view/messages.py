@@ -12,6 +12,11 @@ each with ``session_id``, a fresh ``uuid``, and ``parent_tool_use_id``: null for
 ``task`` call's tool_use id for a subagent's messages. Then the transition's own event
 (``{"type": "transition", …}``, :func:`fsm.view.stream.event_of`) unless transition events are off: a
 consumer that switches on ``type`` (the Claude Agent SDK's parser skips unknown types) ignores them.
+
+With partial messages on (Claude Code's ``--include-partial-messages``: subscribe :meth:`ClaudeStream.progress`
+with ``agent.watch_progress``), each raw API stream event of a model call is written as it arrives, so before
+the ``assistant`` message of that reply, as the Agent SDK's ``StreamEvent``: ``{"type": "stream_event", "uuid",
+"session_id", "event", "parent_tool_use_id"}``.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ import uuid
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from fsm.core.progress import Progress
 from fsm.core.records import Message, Transition
 from fsm.view.stream import CONTENT_CUT, event_of
 
@@ -70,6 +76,12 @@ class ClaudeStream:
                     "model": getattr(agent.model, "model", None) or self.model, "permissionMode": permission_mode,
                     "slash_commands": [], "apiKeySource": api_key_source, "agents": agents,
                     "agentfsm_version": version, "uuid": str(uuid.uuid4())})
+
+    def progress(self, progress: Progress) -> None:
+        """A progress listener: each raw stream event as a ``stream_event`` message (other progress is not written)."""
+        if progress.kind == "stream" and progress.event is not None:
+            self.write({"type": "stream_event", "uuid": str(uuid.uuid4()), "session_id": self.session_id,
+                        "event": progress.event, "parent_tool_use_id": self.parent_tool_use_id(progress.agent)})
 
     def parent_tool_use_id(self, agent_id: str) -> str | None:
         """The ``task`` tool_use id a subagent answers; None for the root agent."""

@@ -5,7 +5,12 @@ The server answers ``POST /v1/messages`` from a script, one item per request: a 
 :class:`Status` (an error status with Anthropic's error JSON and ``retry-after-ms: 1`` so retries cost a
 millisecond, unless it gives its own headers), a :class:`Raw` body sent exactly as given (an HTML proxy
 page, an empty body, invalid JSON), :class:`Hang` (a server that never answers), or a callable of the
-request body returning any of these. A request past the end
+request body returning any of these. A request that asks for a stream (``"stream": true``) gets its reply as
+Server-Sent Events, the API's ``message_start``, ``content_block_start``/``delta``/``stop``, ``message_delta``
+and ``message_stop`` (:func:`stream_events`); a :class:`Streamed` item says how: text in chunks of so many
+characters, a delay before each chunk, an event to wait for after the first text chunk (so a test can see
+that text before the reply is over, with no timing race), or a connection cut after so many events.
+A request past the end
 of the script gets a 400 (not retried) whose message says so, so a test fails fast and clearly. With
 ``latency`` set, every request waits that many seconds before it is answered, as a model's would; requests
 are served in threads, so concurrent calls wait at the same time. Loopback only; Nagle is off, or each
@@ -25,7 +30,7 @@ from typing import Any
 
 from attrs import define, field, frozen
 
-__all__ = ["ERROR_TYPES", "FakeAnthropic", "Hang", "Raw", "Recorded", "Status"]
+__all__ = ["ERROR_TYPES", "FakeAnthropic", "Hang", "Raw", "Recorded", "Status", "Streamed", "sse", "stream_events"]
 
 ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
                404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
@@ -56,6 +61,24 @@ class Hang:
 
 
 @frozen
+class Streamed:
+    """A reply (a dict as for the script) and how to stream it when the request asks for a stream; a request
+    without ``stream`` gets the plain message."""
+
+    reply: dict[str, Any]
+    chunk: int = 0
+    """Characters per text delta (and per ``input_json_delta``); 0 sends each block in one delta."""
+    delay: float = 0.0
+    """Seconds before each event after ``message_start``."""
+    hold: threading.Event | None = None
+    """Set by the test: after the first text delta the stream waits until it is set (at most 10 s)."""
+    cut_after: int | None = None
+    """Send this many events, then drop the connection mid-body (an incomplete chunked body)."""
+    events: list[dict[str, Any]] | None = None
+    """Send exactly these events instead of the reply's (a malformed or an ``error`` stream)."""
+
+
+@frozen
 class Recorded:
     """One request the server received."""
 
@@ -81,7 +104,7 @@ class Recorded:
         return system if isinstance(system, str) else "".join(b.get("text", "") for b in system)
 
 
-Answer = dict[str, Any] | Status | Raw | Hang
+Answer = dict[str, Any] | Status | Raw | Hang | Streamed
 Item = Answer | Callable[[dict[str, Any]], Answer]
 
 
@@ -133,6 +156,9 @@ class FakeAnthropic:
                     fake._stopping.wait()
                     return
                 code, payload, extra = answer
+                if isinstance(payload, _Stream):
+                    self._stream(payload)
+                    return
                 if isinstance(payload, Raw):
                     data, kind = payload.body.encode(), payload.content_type
                 else:
@@ -146,6 +172,32 @@ class FakeAnthropic:
                 self.end_headers()
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client gave up (Ctrl-C)
                     self.wfile.write(data)
+
+            def _stream(self, stream: _Stream) -> None:
+                self.send_response(200)
+                self.send_header("content-type", "text/event-stream; charset=utf-8")
+                self.send_header("transfer-encoding", "chunked")
+                self.send_header("request-id", "req_fake_stream")
+                self.end_headers()
+                spec = stream.spec
+                try:
+                    for n, event in enumerate(stream.events):
+                        if spec.cut_after is not None and n >= spec.cut_after:
+                            self.wfile.write(b"5\r\nevent")  # half an event, then the connection drops
+                            self.wfile.flush()
+                            self.close_connection = True
+                            return
+                        if n and spec.delay:
+                            time.sleep(spec.delay)
+                        data = sse(event)
+                        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+                        self.wfile.flush()
+                        if spec.hold is not None and _first_text(stream.events, n):
+                            spec.hold.wait(10)
+                    self.wfile.write(b"0\r\n\r\n")
+                    self.wfile.flush()
+                except (BrokenPipeError, ConnectionResetError):  # the client gave up (Ctrl-C)
+                    self.close_connection = True
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
@@ -169,7 +221,7 @@ class FakeAnthropic:
         self.stop()
 
     def _answer(self, method: str, path: str, headers: dict[str, str],
-                body: dict[str, Any]) -> tuple[int, dict[str, Any] | Raw, dict[str, str]] | None:
+                body: dict[str, Any]) -> tuple[int, dict[str, Any] | Raw | _Stream, dict[str, str]] | None:
         with self._lock:
             self.requests.append(Recorded(method, path, {k.lower(): v for k, v in headers.items()}, body))
             index = len(self.messages_requests) - 1
@@ -189,8 +241,13 @@ class FakeAnthropic:
             return item.code, item, {}
         if isinstance(item, Hang):
             return None
+        spec = item if isinstance(item, Streamed) else Streamed(item)
         with self._lock:
-            return 200, self._message(item, body), {}
+            message = self._message(spec.reply, body)
+        if body.get("stream") is True:
+            events = spec.events if spec.events is not None else stream_events(message, spec.chunk)
+            return 200, _Stream(spec, events), {}
+        return 200, message, {}
 
     def _message(self, reply: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
         usage = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
@@ -205,3 +262,55 @@ def _error(status: Status) -> tuple[int, dict[str, Any], dict[str, str]]:
                                           "message": status.message}, "request_id": f"req_fake_{status.code}"}
     headers = dict(status.headers) if status.headers is not None else {"retry-after-ms": "1", "retry-after": "0"}
     return status.code, payload, headers
+
+
+@frozen
+class _Stream:
+    spec: Streamed
+    events: list[dict[str, Any]]
+
+
+def _first_text(events: list[dict[str, Any]], n: int) -> bool:
+    """Whether event *n* is the stream's first text delta."""
+    def is_text(event: dict[str, Any]) -> bool:
+        return event.get("type") == "content_block_delta" and event.get("delta", {}).get("type") == "text_delta"
+    return is_text(events[n]) and not any(is_text(e) for e in events[:n])
+
+
+def sse(event: dict[str, Any]) -> bytes:
+    """One Server-Sent Event as the API frames it: ``event: TYPE``, ``data: JSON``, a blank line."""
+    return f"event: {event.get('type', 'message')}\ndata: {json.dumps(event)}\n\n".encode()
+
+
+def _pieces(text: str, size: int) -> list[str]:
+    return [text[i:i + size] for i in range(0, len(text), size)] if size and text else [text]
+
+
+def stream_events(message: dict[str, Any], chunk: int = 0) -> list[dict[str, Any]]:
+    """The API's stream of *message*: ``message_start`` (empty content, the input-side usage), a ``ping``,
+    per block its start, deltas (text in *chunk*-character pieces; a tool's input as ``input_json_delta``)
+    and stop, then ``message_delta`` (stop reason, output tokens) and ``message_stop``."""
+    usage = dict(message["usage"])
+    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
+             "usage": {**usage, "output_tokens": 1}}
+    events: list[dict[str, Any]] = [{"type": "message_start", "message": start}, {"type": "ping"}]
+    for index, block in enumerate(message["content"]):
+        if block["type"] == "text":
+            events.append({"type": "content_block_start", "index": index,
+                           "content_block": {"type": "text", "text": ""}})
+            events += [{"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
+                       for piece in _pieces(block["text"], chunk)]
+        elif block["type"] == "tool_use":
+            events.append({"type": "content_block_start", "index": index,
+                           "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"],
+                                             "input": {}}})
+            events += [{"type": "content_block_delta", "index": index,
+                        "delta": {"type": "input_json_delta", "partial_json": piece}}
+                       for piece in _pieces(json.dumps(block["input"]), chunk)]
+        else:  # any other block arrives whole in its start event
+            events.append({"type": "content_block_start", "index": index, "content_block": block})
+        events.append({"type": "content_block_stop", "index": index})
+    events.append({"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+                   "usage": {"output_tokens": usage["output_tokens"]}})
+    events.append({"type": "message_stop"})
+    return events

@@ -148,7 +148,7 @@ class TestHeadless:
         assert cli.main(["-p", "q", "--verbose"]) == 0
         out, err = outputs(capsys)
         assert out == "ok\n"
-        assert "[HOOK] bash(echo hi)" in err
+        assert "● bash(echo hi)\n  ⎿  hi\n" in err
         assert "--tool_ran--> executing_tools (turn 1)  bash {\"command\": \"echo hi\"}  -> 'hi'" in err
 
     def test_ctrl_c(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:

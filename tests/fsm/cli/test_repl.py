@@ -7,13 +7,16 @@ import io
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from fsm.cli.repl import Spinner, repl, run_prompt
 from fsm.core.agent import Agent
+from fsm.core.records import Transition
 from fsm.errors import ModelError
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from fsm.view.console import ConsolePrinter
 
 
 def _agent(tmp_path: Path, *script: object) -> Agent:
@@ -45,14 +48,15 @@ class TestRepl:
         assert _run(monkeypatch, _agent(tmp_path), typed)[0] == 0
 
     def test_console_lines_and_outcomes(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-        """Hook notices are printed; a failed model call is shown as an error and the REPL goes on."""
+        """Tool calls and hook notices are printed; a failed model call is shown as an error and the REPL goes on."""
         agent = _agent(tmp_path, tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("done"),
                        ModelError("the model API answered 500: boom"), text_reply("back"))
         code, out = _run(monkeypatch, agent, "run it\nagain\nonce more\n")
         assert code == 0
-        assert "[HOOK] bash(echo hi)\n" in out
+        assert "● bash(echo hi)\n  ⎿  hi\ndone\n[HOOK] Stop: this run used 1 tool call\n" in out
         assert "[error] the model API answered 500: boom\n" in out
-        assert out.rstrip().endswith("back")
+        assert out.rstrip().endswith("back\n[HOOK] Stop: this run used 0 tool calls")
+        assert out.count("done") == 1  # the text is printed once, by the printer
 
     def test_ctrl_c_at_the_prompt_clears_the_line(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         """Ctrl-C while typing prints a hint and asks again."""
@@ -76,38 +80,52 @@ class TestRepl:
                        text_reply("fine"))
         code, out = _run(monkeypatch, agent, "start\nnext\nq\n")
         assert code == 0
-        assert "\n[interrupted]\n" in out and out.rstrip().endswith("fine")
+        assert "\n[interrupted]\n" in out and out.rstrip().endswith("fine\n[HOOK] Stop: this run used 0 tool calls")
         assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "user", "user", "assistant"]
         assert agent.messages[3]["content"] == [{"type": "text", "text": "[Request interrupted by user]"}]
 
 
 class TestRunPrompt:
-    def test_spinner_turns_only_around_model_calls(self, tmp_path: Path) -> None:
-        """The spinner is entered once per model call, the subagent's included."""
-        agent = _agent(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), text_reply("child"),
-                       text_reply("parent"))
+    def test_spinner_says_what_the_run_waits_for(self, tmp_path: Path) -> None:
+        """The spinner runs for the whole run, labelled by each model call and each tool while it runs."""
+        agent = _agent(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})),
+                       tool_reply(tool_use("glob", {"pattern": "*.md"})), text_reply("child"), text_reply("parent"))
+        labels: list[str] = []
 
-        class Counting(Spinner):
+        class Recording(Spinner):
             entered = 0
 
             def __enter__(self) -> Spinner:
-                Counting.entered += 1
-                assert agent.state in ("awaiting_model", "executing_tools")
+                Recording.entered += 1
                 return self
 
-        run_prompt(agent, "go", spinner=Counting(io.StringIO(), enabled=False))
-        assert Counting.entered == 3 and agent.data.final_text == "parent"
+            def show(self, label: str) -> None:
+                labels.append(label)
+
+        spinner = Recording(io.StringIO(), enabled=False)
+        printer = ConsolePrinter(io.StringIO(), status=spinner)
+        agent.subscribe(printer)
+        agent.watch_progress(printer.progress)
+        run_prompt(agent, "go", spinner=spinner)
+        assert Recording.entered == 1 and agent.data.final_text == "parent"
+        assert labels == ["waiting for the model", "subagent 1 waiting for the model", "running glob(*.md)",
+                          "subagent 1 waiting for the model", "waiting for the model"]
 
     def test_interrupt_between_steps_settles_the_agent(self, tmp_path: Path) -> None:
         """A Ctrl-C that lands outside a step still leaves the agent idle, interrupted, with answered tool calls."""
         agent = _agent(tmp_path, tool_reply(tool_use("bash", {"command": "echo x"})))
 
-        class Interrupting(Spinner):
-            def __exit__(self, *exc: object) -> None:
-                raise KeyboardInterrupt
+        step = agent.step
 
+        def interrupted_after(**options: Any) -> Transition:
+            record = step(**options)
+            if record.trigger == "replied_with_tools":
+                raise KeyboardInterrupt  # as if Ctrl-C came once this step was over
+            return record
+
+        agent.step = interrupted_after  # type: ignore[method-assign]
         with pytest.raises(KeyboardInterrupt):
-            run_prompt(agent, "go", spinner=Interrupting(io.StringIO(), enabled=False))
+            run_prompt(agent, "go", spinner=Spinner(io.StringIO(), enabled=False))
         assert (agent.state, agent.outcome) == ("idle", "interrupted")
         assert agent.messages[-1]["content"][0]["is_error"] is True
         agent.send("again")  # usable at once
@@ -122,8 +140,24 @@ class TestSpinner:
         assert out.getvalue() == ""
 
     def test_enabled_draws_then_clears(self) -> None:
-        """On, it draws a frame with the label and clears the line when the block ends."""
+        """On, it draws a frame with the label shown and clears the line when the block ends."""
         out = io.StringIO()
-        with Spinner(out, enabled=True, label="thinking"):
+        spinner = Spinner(out, enabled=True)
+        spinner.show("thinking")
+        with spinner:
             pass
         assert out.getvalue().startswith("\r⠋ thinking (0s)") and out.getvalue().endswith("\r\033[K")
+
+    def test_hidden_or_paused_draws_nothing(self) -> None:
+        """Nothing is drawn while hidden, nor while the wrapped approver asks (it is hidden then)."""
+        out = io.StringIO()
+        spinner = Spinner(out, enabled=True)
+        with spinner:
+            pass
+        assert out.getvalue() == ""
+        spinner.show("running bash(ls)")
+        asked = spinner.paused(lambda *args: out.getvalue())
+        with spinner:
+            assert asked("call", "ask") == out.getvalue()
+            spinner._stop.set()  # no further frame: the loop ends at its next wait
+        assert spinner._shown is None

@@ -105,25 +105,20 @@ Workdir: {ws}
 [2] tool_use bash {{"command": "echo one >> log.txt"}}
     tool_use task {{"prompt": "write the notes"}}
 [3] result of bash: (no output)
-    note: bash(echo one >> log.txt)
 [4] subagent 5d1c9e2a.1 started
-    note: task(write the notes)
     [5] user: write the notes
     [6] tool_use write_file {{"path": "notes.txt", "content": "{"n" * 50}"}}
         tool_use bash {{"command": "echo child >> log.txt"}}
     [7] result of write_file: Wrote 50 bytes to notes.txt
-        note: write_file(notes.txt, {"n" * 49})
     [8] result of bash: (no output)
-        note: bash(echo child >> log.txt)
     [10] assistant: notes written
     [11] stopped: end_turn
 [12] result of task: notes written
 [14] tool_use bash {{"command": "echo two >> log.txt"}}
 [15] result of bash: (no output)
-     note: bash(echo two >> log.txt)
 [17] assistant: all done
 [18] stopped: end_turn
-     note: Stop: session used 3 tool calls
+     note: Stop: this run used 5 tool calls
 """
 
     def test_long_text_is_clipped_unless_full(self, two_sessions, capsys):

@@ -159,9 +159,10 @@ class TestThreads:
 
 class TestDefaultHooks:
     def test_registered_in_reference_order(self):
-        """log on PreToolUse; large output on PostToolUse; summary on Stop (the policy is not a hook)."""
+        """Large output on PostToolUse; summary on Stop; no PreToolUse log (the console shows each call; the policy is
+        not a hook)."""
         hooks = default_hooks()
-        assert hooks.callbacks("PreToolUse") == [log_hook]
+        assert hooks.callbacks("PreToolUse") == []
         assert large_output_hook in hooks.callbacks("PostToolUse")
         assert len(hooks.callbacks("Stop")) == 1
 
@@ -179,12 +180,30 @@ class TestDefaultHooks:
         assert large_output_hook(small) is None
 
     def test_run_shows_hook_lines_as_notes(self, tmp_path):
-        """A run records the log and summary notices on its transitions."""
+        """A run records the log hook's (when added) and the summary's notices on its transitions."""
         model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.md"})), text_reply("none")])
-        agent = Agent(model=model, workdir=str(tmp_path))
+        hooks = default_hooks()
+        hooks.on("PreToolUse", log_hook)
+        agent = Agent(model=model, workdir=str(tmp_path), hooks=hooks)
         agent.run("x")
         notes = [n for r in agent.history for n in r.notes]
-        assert notes == ["glob(*.md)", "Stop: session used 1 tool calls"]
+        assert notes == ["glob(*.md)", "Stop: this run used 1 tool call"]
+
+    def test_summary_counts_this_run_with_its_subagents(self, tmp_path):
+        """The Stop summary counts the run's tool calls, the task call and the subagent's included, not earlier
+        runs', in grammatical English."""
+        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.md"}), tool_use("task", {"prompt": "p"})),
+                               tool_reply(tool_use("glob", {"pattern": "*.py"})), text_reply("child"),
+                               text_reply("done"), tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("again")])
+        agent = Agent(model=model, workdir=str(tmp_path))
+
+        def summaries() -> list[str]:
+            return [n for r in agent.history for n in r.notes if n.startswith("Stop:")]
+
+        agent.run("first")
+        assert summaries() == ["Stop: this run used 3 tool calls"]
+        agent.run("second")
+        assert summaries() == ["Stop: this run used 3 tool calls", "Stop: this run used 1 tool call"]
 
 
 class TestEventsInAgent:

@@ -63,7 +63,7 @@ class TestReplay:
             f"replayed session 5d1c9e2a in {tmp_path / 'scratch'}: diverged at seq 3 (state) after 2 matching "
             "transitions\n"
             "  recorded: #3 depth 0 5d1c9e2a: stopping --continue_forced--> awaiting_model (turn 1)\n"
-            "  replayed: #3 depth 0 5d1c9e2a: stopping --stopped--> idle (turn 1)  [Stop: session used 0 tool calls]"
+            "  replayed: #3 depth 0 5d1c9e2a: stopping --stopped--> idle (turn 1)  [Stop: this run used 0 tool calls]"
             "  outcome end_turn")
         assert replayed(path, session, tmp_path / "again", hooks=stop_hooks(1)).ok
 
@@ -81,7 +81,7 @@ class TestReplay:
                         "after 2 matching transitions")
         edge = ('#3 depth 0 5d1c9e2a: executing_tools --tool_ran--> executing_tools (turn 1)  '
                 'read_file {"path": "a.txt"}')
-        assert recorded == f"  recorded: {edge}  -> 'hello'  [read_file(a.txt)]  result 'hello'"
+        assert recorded == f"  recorded: {edge}  -> 'hello'  result 'hello'"
         assert again.startswith(f"  replayed: {edge}  -> 'Error: ")
         assert "  result 'Error: " in again
 
