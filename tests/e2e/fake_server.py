@@ -242,11 +242,12 @@ class FakeAnthropic:
         if isinstance(item, Hang):
             return None
         spec = item if isinstance(item, Streamed) else Streamed(item)
+        if body.get("stream") is True and spec.events is not None:
+            return 200, _Stream(spec, spec.events), {}
         with self._lock:
             message = self._message(spec.reply, body)
         if body.get("stream") is True:
-            events = spec.events if spec.events is not None else stream_events(message, spec.chunk)
-            return 200, _Stream(spec, events), {}
+            return 200, _Stream(spec, stream_events(message, spec.chunk)), {}
         return 200, message, {}
 
     def _message(self, reply: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:

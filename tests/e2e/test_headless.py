@@ -146,6 +146,49 @@ class TestDelegation:
         assert (result["stop_reason"], result["permission_denials"]) == ("end_turn", [])
         assert result["total_cost_usd"] > 0
 
+    def test_partial_messages_add_stream_events(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+        """--include-partial-messages adds the Agent SDK's StreamEvent lines: each reply's raw API events, root and
+        child (tagged with the task's tool_use id), just before that reply's assistant message; the rest of the
+        stream is as without the flag, and without it nothing streams."""
+        script = _delegation(project)
+        fake.script = script + script
+        plain = agentfsm("-p", PROMPT, "--output-format", "stream-json")
+        assert [r.body.get("stream") for r in fake.messages_requests] == [None] * 4
+        run = agentfsm("-p", PROMPT, "--output-format", "stream-json", "--include-partial-messages")
+        assert run.code == 0 and [r.body.get("stream") for r in fake.messages_requests[4:]] == [True] * 4
+        lines = run.json_lines()
+        parsed = [parse(line) for line in lines]
+        assert "stream_event" not in {line["type"] for line in plain.json_lines()}
+        assert [line["type"] for line in lines if line["type"] != "stream_event"] == [
+            line["type"] for line in plain.json_lines()]
+        replies: list[list[dict[str, Any]]] = [[]]
+        for p, line in zip(parsed, lines, strict=True):
+            if line["type"] == "stream_event":
+                assert p is not None and p.type == "stream_event"
+                assert p.fields["session_id"] == lines[0]["session_id"] and p.fields["uuid"]
+                replies[-1].append(line)
+            elif line["type"] == "assistant":
+                events = replies[-1]
+                assert [e["event"]["type"] for e in events][:2] == ["message_start", "content_block_start"]
+                assert events[-1]["event"] == {"type": "message_stop"} and events[-1] is lines[lines.index(line) - 1]
+                assert {e["parent_tool_use_id"] for e in events} == {line["parent_tool_use_id"]}
+                assert events[0]["event"]["message"]["id"] == line["message"]["id"]
+                said = "".join(e["event"]["delta"].get("text", "") for e in events
+                               if e["event"]["type"] == "content_block_delta")
+                assert said == "".join(b.get("text", "") for b in line["message"]["content"])
+                replies.append([])
+        assert [r[0]["parent_tool_use_id"] for r in replies[:-1]] == [None, "toolu_task", "toolu_task", None]
+        assert replies[-1] == []
+        usage = replies[0][-2]["event"]
+        assert (usage["type"], usage["delta"]["stop_reason"], usage["usage"]) == ("message_delta", "tool_use",
+                                                                                  {"output_tokens": 10})
+
+    def test_partial_messages_need_stream_json(self, agentfsm: Runner) -> None:
+        """--include-partial-messages without stream-json is a usage error, one line."""
+        run = agentfsm("-p", "hi", "--include-partial-messages")
+        assert (run.code, run.stdout, run.stderr) == (
+            2, "", "agentfsm: --include-partial-messages needs --output-format stream-json\n")
+
     def test_stream_json_transition_events(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
         """Our transition events: seq increases by one, subagent events name their parent; a flag drops them."""
         script = _delegation(project)

@@ -104,7 +104,7 @@ class TestRepl:
             child.expect_exact("(q, exit or Ctrl-D quits)")
             child.expect_exact(PROMPT)
             child.sendline("now quickly")
-            child.expect_exact("[HOOK] bash(echo hi)")
+            child.expect_exact("● bash(echo hi)")
             child.expect_exact("after")
             child.expect_exact(PROMPT)
             child.sendeof()
@@ -126,8 +126,7 @@ class TestDemo:
         assert (done.returncode, done.stderr) == (0, "")
         assert fake.requests == []
         out = done.stdout
-        assert out.count("[Subagent started") == 3 and out.count("[Subagent done]") == 3
-        assert "[Subagent started: test-finder]" in out
+        assert out.count("\n● task(") == 3 and out.count("\n● task(test-finder: ") == 1
         assert "--subagent_spawned--> executing_tools" in out
         assert "This project uses pytest." in out
         assert "- inventory/stock.py: Track how many of each item are in stock." in out

@@ -68,7 +68,7 @@ class TestPlayPrompt:
         out = io.StringIO()
         play_prompt(0, sample, out=out)
         text = out.getvalue()
-        assert "[Subagent started: test-finder]" in text and "[Subagent done]" in text and "  [sub] glob: " in text
+        assert "\n● task(test-finder: " in text and "\n  ● glob(**/test_*.py)\n    ⎿  tests/" in text
         assert re.search(r"^  #1 depth 0 [\w-]+: idle --prompt--> awaiting_model \(turn 0\)$", text, re.MULTILINE)
         assert re.search(r"^  #4 depth 1 [\w-]+\.1: idle --prompt--> awaiting_model \(turn 0\)$", text, re.MULTILINE)
 
@@ -79,7 +79,7 @@ class TestRunDemo:
         out = io.StringIO()
         assert run_demo(out=out) == 0
         text = out.getvalue()
-        assert text.count("[Subagent started]") == 2 and text.count("[Subagent started: test-finder]") == 1
+        assert text.count("\n● task(") == 3 and text.count("\n● task(test-finder: ") == 1
         tail = text[text.index("Parent context in bytes of JSON"):].splitlines()
         assert [line.split("  ")[1] for line in tail[2:]] == list(PROMPTS)
 

@@ -3,14 +3,18 @@
 from __future__ import annotations
 
 import json
+from typing import Any, ClassVar
 
 import anthropic
+import attrs
 import httpx2
 import pytest
 
 from fsm import ModelError, Reply, Usage
 from fsm.core.model import RETRY_AFTER_CAP, AnthropicModel, retry_wait, with_cache_breakpoint
 from fsm.core.records import CUT_CALL
+from fsm.testing import text, text_reply, tool_reply, tool_use
+from tests.e2e.fake_server import FakeAnthropic, Raw, Status, Streamed
 
 MESSAGE = {
     "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
@@ -279,3 +283,117 @@ class TestCacheBreakpoint:
     def test_empty_list(self):
         """No messages, nothing to mark."""
         assert with_cache_breakpoint([]) == []
+
+
+class TestStreaming:
+    """AnthropicModel.stream over the real SDK against the loopback fake server, which streams SSE."""
+
+    KW: ClassVar[dict[str, Any]] = {"system": "sys", "messages": [{"role": "user", "content": "hello"}], "tools": [],
+                                    "max_tokens": 100}
+
+    @staticmethod
+    def model(fake: FakeAnthropic, **options: Any) -> AnthropicModel:
+        options.setdefault("sleep", lambda seconds: None)
+        return AnthropicModel("claude-test", client=anthropic.Anthropic(api_key="test", base_url=fake.url), **options)
+
+    def test_same_reply_as_create_and_events_in_order(self) -> None:
+        """stream returns the Reply create returns; each raw event reaches on_event in order, never a ping."""
+        reply = tool_reply(text("Let me look."), tool_use("bash", {"command": "ls -la"}, id="toolu_1"),
+                           usage=(12, 7))
+        with FakeAnthropic([reply, Streamed(reply, chunk=3)]) as fake:
+            model = self.model(fake)
+            whole = model.create(**self.KW)
+            events: list[dict[str, Any]] = []
+            streamed = model.stream(**self.KW, on_event=events.append)
+            assert [r.body.get("stream") for r in fake.messages_requests] == [None, True]
+        assert attrs.evolve(streamed, id=whole.id) == whole and streamed.id == "msg_fake_0002"
+        kinds = [e["type"] for e in events]
+        assert kinds[0] == "message_start" and kinds[-2:] == ["message_delta", "message_stop"] and "ping" not in kinds
+        deltas = [e["delta"] for e in events if e["type"] == "content_block_delta"]
+        assert "".join(d["text"] for d in deltas if d["type"] == "text_delta") == "Let me look."
+        assert len(deltas) == 4 + 7  # 12 characters of text and 21 of input JSON, 3 a delta
+
+    def test_failure_before_the_stream_is_retried(self) -> None:
+        """A 529 before any event is retried as for create; only the answered attempt's events are handed on."""
+        with FakeAnthropic([Status(529), Streamed(text_reply("ok"))]) as fake:
+            events: list[dict[str, Any]] = []
+            assert self.model(fake, max_retries=1).stream(**self.KW, on_event=events.append).text == "ok"
+        assert [e["type"] for e in events].count("message_start") == 1
+
+    def test_stream_cut_midway_is_one_model_error_not_retried(self) -> None:
+        """A connection dropped after some events is a ModelError of kind connection, and is not retried."""
+        with FakeAnthropic([Streamed(text_reply("hello there"), cut_after=4), text_reply("never")]) as fake:
+            with pytest.raises(ModelError, match=r"^the model's reply broke off after 3 stream events \(.*\); try "
+                                                 r"again$") as info:
+                self.model(fake, max_retries=2).stream(**self.KW, on_event=lambda event: None)
+            assert len(fake.messages_requests) == 1
+        assert info.value.kind == "connection" and "\n" not in str(info.value)
+
+    def test_error_event(self) -> None:
+        """An error event is a ModelError; first in the stream an overloaded one is retried, later it is not."""
+        start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+                                                      "content": [], "usage": {}}}
+        overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+        script = [Streamed({}, events=[overloaded]), Streamed(text_reply("ok")),
+                  Streamed({}, events=[start, overloaded])]
+        with FakeAnthropic(script) as fake:
+            model = self.model(fake, max_retries=1)
+            assert model.stream(**self.KW, on_event=lambda event: None).text == "ok"
+            with pytest.raises(ModelError, match=r"^the model API's stream failed \(overloaded_error: Overloaded\)$"):
+                model.stream(**self.KW, on_event=lambda event: None)
+            assert len(fake.messages_requests) == 3
+
+    @pytest.mark.parametrize(("body", "message"), [
+        ("event: message_start\ndata: {oops\n\n", r"^the model API's stream held '\{oops', not a JSON event; check "
+                                                  r"ANTHROPIC_BASE_URL$"),
+        ('event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0}\n\n',
+         r"^the model API's stream held a malformed content_block_delta event .*; check ANTHROPIC_BASE_URL$"),
+        ('event: message_start\ndata: {"type": "message_start", "message": {"id": "m", "content": []}}\n\n',
+         r"^the model's reply stream ended after 1 events, before message_stop; try again, or check "
+         r"ANTHROPIC_BASE_URL$"),
+    ])
+    def test_malformed_stream(self, body: str, message: str) -> None:
+        """A stream that is not JSON, does not fit the events' shape, or stops short is one malformed line."""
+        with FakeAnthropic([Raw(body, content_type="text/event-stream")]) as fake, \
+                pytest.raises(ModelError, match=message) as info:
+            self.model(fake).stream(**self.KW, on_event=lambda event: None)
+        assert info.value.kind == "malformed"
+
+    def test_an_answer_that_is_not_a_stream_is_judged_as_create_judges_it(self) -> None:
+        """A proxy's HTML page says the same as without streaming; a plain JSON message is taken as it is."""
+        page = Raw("<html>proxy</html>", content_type="text/html")
+        with FakeAnthropic([page, page, Raw(json.dumps({**MESSAGE, "content": [{"type": "text", "text": "hi"}]}))]) \
+                as fake:
+            model = self.model(fake)
+            with pytest.raises(ModelError) as whole:
+                model.create(**self.KW)
+            with pytest.raises(ModelError) as streamed:
+                model.stream(**self.KW, on_event=lambda event: None)
+            assert model.stream(**self.KW, on_event=lambda event: None).text == "hi"
+        assert str(streamed.value) == str(whole.value)
+        assert str(whole.value).startswith("the model API answered 200 with text/html, not a message")
+
+    def test_tool_input_that_is_not_json_is_answered_as_a_bad_input(self) -> None:
+        """A tool_use whose streamed input is not JSON is kept, flagged, and answered with an error, never run."""
+        start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
+                                                      "content": [], "usage": {"input_tokens": 1}}}
+        events = [start, {"type": "content_block_start", "index": 0,
+                          "content_block": {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}},
+                  {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta",
+                                                                        "partial_json": '{"command": "l'}},
+                  {"type": "content_block_stop", "index": 0},
+                  {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}},
+                  {"type": "message_stop"}]
+        with FakeAnthropic([Streamed({}, events=events)]) as fake:
+            reply = self.model(fake).stream(**self.KW, on_event=lambda event: None)
+        assert reply.content[0]["input"] == {} and reply.usage == Usage(1, 3)
+        assert "toolu_1" in reply.unrunnable
+
+    def test_a_stalled_stream_times_out(self) -> None:
+        """A stream that stops sending for the timeout is a ModelError of kind timeout (not retried: events came)."""
+        with FakeAnthropic([Streamed(text_reply("slow"), delay=2.0)]) as fake:
+            with pytest.raises(ModelError, match=r"^the model stopped sending for 0.3 s in the middle of its reply; "
+                                                 r"try again, or allow more time$") as info:
+                self.model(fake, timeout=0.3, max_retries=2).stream(**self.KW, on_event=lambda event: None)
+            assert len(fake.messages_requests) == 1
+        assert info.value.kind == "timeout"

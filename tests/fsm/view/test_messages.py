@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from fsm.core.agent import Agent
+from fsm.core.progress import Progress
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from fsm.view.messages import ClaudeStream
 from tests.claude_parser import parse
@@ -59,3 +60,22 @@ class TestClaudeStream:
         parsed = [parse(o) for o in out[1:]]
         assert [(p.type, p.fields["parent_tool_use_id"]) for p in parsed if p][:2] == [
             ("user", "toolu_t"), ("assistant", "toolu_t")]
+
+    def test_stream_events_as_the_agent_sdk_reads_them(self, tmp_path: Path) -> None:
+        """progress writes each stream event as a StreamEvent (a subagent's naming its task call), nothing else."""
+        out: list[dict[str, Any]] = []
+        agent = _delegating(tmp_path)
+        stream = ClaudeStream(out.append, session_id="s", model="m", transitions=False)
+        agent.subscribe(stream)
+        event = {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "hi"}}
+        stream.progress(Progress("stream", agent.agent_id, 0, event=event))
+        stream.progress(Progress("model_call", agent.agent_id, 0))
+        stream.progress(Progress("tool_call", agent.agent_id, 0, tool_call={"id": "x", "name": "glob", "input": {}}))
+        agent.send("go")
+        for _ in range(3):  # the child is running
+            agent.step()
+        stream.progress(Progress("stream", f"{agent.agent_id}.1", 1, event={"type": "message_stop"}))
+        parsed = [parse(o) for o in out if o["type"] == "stream_event"]
+        assert [(p.fields["event"], p.fields["parent_tool_use_id"], p.fields["session_id"]) for p in parsed if p] == [
+            (event, None, "s"), ({"type": "message_stop"}, "toolu_t", "s")]
+        assert [o["type"] for o in out] == ["stream_event", "assistant", "stream_event"]
