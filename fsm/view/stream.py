@@ -11,7 +11,7 @@ step did not produce it, so a consumer never has to guess::
      "tool_call": {"id": "toolu_01", "name": "glob", "input": {"pattern": "**/*.py"}},
      "tool_result": {"content": "app.py", "is_error": false, "length": 6},
      "text": null, "stop_reason": null, "usage": null, "error": null, "outcome": null, "child": null,
-     "notes": ["glob(**/*.py)"], "duration_ms": 0.4}
+     "notes": [], "duration_ms": 0.4}
 
 A tool result's ``content`` is cut to :data:`CONTENT_CUT` characters; ``length`` is its full length.
 """

@@ -156,3 +156,17 @@ class TestCutStream:
             "message_start", "content_block_start", "content_block_delta", "content_block_delta"]
         assert (lines[-1]["subtype"], lines[-1]["terminal_reason"]) == ("error_during_execution", "model_error")
         assert len(fake.messages_requests) == 1
+
+
+class TestHeadlessText:
+    def test_plain_p_asks_for_whole_replies_and_verbose_streams_to_stderr(self, agentfsm: Runner,
+                                                                         fake: FakeAnthropic) -> None:
+        """``-p`` alone takes each reply whole; with --verbose the reply streams, its text among the console lines on
+        stderr, and stdout is the final text either way."""
+        fake.script = [Streamed(text_reply("The answer."), chunk=4)] * 2
+        plain = agentfsm("-p", "hello")
+        verbose = agentfsm("-p", "hello", "--verbose")
+        assert (plain.code, plain.stdout, plain.stderr) == (0, "The answer.\n", "")
+        assert (verbose.code, verbose.stdout) == (0, "The answer.\n")
+        assert [r.body.get("stream") for r in fake.messages_requests] == [None, True]
+        assert "The answer.\n#2 depth 0 " in verbose.stderr
