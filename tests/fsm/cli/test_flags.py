@@ -166,7 +166,8 @@ class TestAgentFromArgs:
         (clean_env / ".claude" / "settings.json").write_text(
             '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}')
         agent = agent_from_args(parse(), model=ScriptedModel(), interactive=False)
-        assert [getattr(h, "hook_name", None) for h in agent.hooks.callbacks("PreToolUse")] == [None, "true"]
+        assert [getattr(h, "hook_name", None) for h in agent.hooks.callbacks("PreToolUse")] == ["true"]
+        assert len(agent.hooks.callbacks("Stop")) == 1  # the default summary is kept
 
     def test_add_dir(self, clean_env: Path, tmp_path: Path) -> None:
         """--add-dir puts a directory inside the workspace boundary; a missing one is an error."""
