@@ -62,7 +62,7 @@ class TestDescribe:
         assert lines[1] == f"#2 depth 0 {root}: awaiting_model --replied_with_tools--> executing_tools (turn 1)  " \
                            "tool_use task"
         assert lines[2] == f"#3 depth 0 {root}: executing_tools --subagent_spawned--> executing_tools (turn 1)  " \
-                           f"child {root}.1 'look'  [task(look)]"
+                           f"child {root}.1 'look'"
         assert lines[-2] == f"#12 depth 0 {root}: awaiting_model --replied_final--> stopping (turn 2)  " \
                             "reply 'all done'  outcome end_turn"
         assert lines[-1].startswith(f"#13 depth 0 {root}: stopping --stopped--> idle (turn 2)")
