@@ -597,9 +597,9 @@ class Agent:
             return self._fire("prompt", appended=appended, notes=tuple(notes))
 
     def _step_awaiting_model(self) -> Transition:
+        if self._progress_listeners:  # before the call: what a listener raises here is no model failure
+            self._tell("model_call")
         try:
-            if self._progress_listeners:
-                self._tell("model_call")
             if self._progress_listeners and isinstance(self.model, StreamingModel):
                 reply = self.model.stream(system=self.system, messages=self.data.messages, tools=self._schemas,
                                           max_tokens=self.max_tokens, on_event=self._tell_event)
