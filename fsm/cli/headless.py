@@ -266,7 +266,9 @@ def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int,
             return (f"stopped: the run's budget of {max_model_calls} model calls is spent; "
                     "raise --max-model-calls or narrow the prompt")
         case "max_budget_usd":
-            return f"stopped: {budget_spent(max_budget_usd, run_cost_usd)}; raise --max-budget-usd or narrow the prompt"
+            advice = ("use models genai-prices knows, or drop --max-budget-usd" if run_cost_usd is None
+                      else "raise --max-budget-usd or narrow the prompt")
+            return f"stopped: {budget_spent(max_budget_usd, run_cost_usd)}; {advice}"
         case "model_error":
             return result
         case "context_window":

@@ -185,8 +185,9 @@ class TestErrorLine:
         assert error_line("max_budget_usd", "", max_turns=4, max_tokens=100, max_budget_usd=0.5,
                           run_cost_usd=0.75) == ("stopped: the run's budget of $0.50 is spent ($0.75 used); raise "
                                                  "--max-budget-usd or narrow the prompt")
-        assert error_line("max_budget_usd", "", max_turns=4, max_tokens=100, max_budget_usd=0.5,
-                          run_cost_usd=None).startswith("stopped: the run's budget of $0.50 is taken as spent: a reply")
+        assert error_line("max_budget_usd", "", max_turns=4, max_tokens=100, max_budget_usd=0.5, run_cost_usd=None) == (
+            "stopped: the run's budget of $0.50 is taken as spent: a reply came from a model with no known price "
+            "(genai-prices), so the run's cost is unknown; use models genai-prices knows, or drop --max-budget-usd")
 
     def test_turn_limit_at_the_ceiling_gives_advice_that_can_be_followed(self) -> None:
         """At max_turns 30 the line does not tell the user to raise --max-turns."""

@@ -4,7 +4,8 @@ Hypothesis plays the model. Every reply is drawn when the agent asks for it: any
 invalid tool calls, unknown tools, ``task`` from the parent and from the child, several ``task`` calls in one
 reply, every stop reason (``pause_turn`` often), model errors and other exceptions, Ctrl-C from the model,
 from a PreToolUse hook and from a tool; hooks and approvers that raise; Stop hooks that force the run to go
-on; small turn limits (a child at its own cap) and small budgets (the run's budget spent); and, at random
+on; small turn limits (a child at its own cap) and small budgets (the run's budget spent, of calls or of dollars:
+the model prices its own replies and checks that no call starts once they cost the budget); and, at random
 points, the process "dies" and the agent is rebuilt from its real journal (``resume``). The permission hook
 is on. After every step we check against facts, not the agent's own counters: the model's actual calls per
 agent per run and per run of the root, depth from the actual tree; and that the counters agree with them,
@@ -19,6 +20,7 @@ import shutil
 import tempfile
 from typing import Any
 
+import pytest
 from hypothesis import HealthCheck, event, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
@@ -26,6 +28,7 @@ from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, ru
 from fsm import Agent, ModelError, Reply
 from fsm.core.hooks import Notice
 from fsm.core.permissions import default_hooks
+from fsm.core.pricing import price_of
 from fsm.core.reducer import made_model_call
 from fsm.session.journal import Journal
 from fsm.session.restore import resume
@@ -34,10 +37,16 @@ from tests.strategies_fsm import replies
 
 
 class DrawnModel:
-    """A Model whose every reply hypothesis draws at the moment it is asked."""
+    """A Model whose every reply hypothesis draws at the moment it is asked; it prices what it replies."""
+
+    model = "claude-haiku-4-5"
+    """The model the agent prices the replies by (they name none): a drawn reply costs about $0.00001."""
 
     def __init__(self) -> None:
         self.draw: Any = None
+        self.budget_usd: float | None = None
+        self.run_cost = 0.0
+        """What the replies of the root's current run cost, by this model's own count."""
         self.calls = 0
         self.by_root = 0
         """Calls made by the root (it is offered task; a subagent never is)."""
@@ -45,6 +54,8 @@ class DrawnModel:
 
     def create(self, *, system: str, messages: list[dict], tools: list[dict], max_tokens: int) -> Reply:
         self.calls += 1
+        if self.budget_usd is not None:  # a fact: calls run one at a time here, so none is in flight
+            assert self.run_cost < self.budget_usd, "a model call started with the run's USD budget spent"
         is_child = "task" not in [t["name"] for t in tools]
         self.by_root += not is_child
         request = Request(system, messages, tools, max_tokens)
@@ -53,7 +64,11 @@ class DrawnModel:
         if isinstance(item, BaseException):
             raise item
         assert request.messages  # the agent never calls the model with no messages
-        return Reply.from_wire(item)
+        reply = Reply.from_wire(item)
+        price = price_of(self.model, reply.usage)
+        assert price is not None
+        self.run_cost += price.usd
+        return reply
 
 
 def tool_uses(message: dict) -> list[str]:
@@ -147,9 +162,10 @@ class AgentMachine(RuleBasedStateMachine):
 
     @initialize(data=st.data(), max_turns=st.one_of(st.integers(1, 4), st.just(30)),
                 max_model_calls=st.one_of(st.integers(1, 8), st.just(200)), max_parallel=st.sampled_from([1, 2, 4]),
-                force=st.sampled_from(["never", "sometimes"]), journalled=st.booleans())
-    def build(self, data, max_turns, max_model_calls, force, journalled, max_parallel):
-        self.model.draw = data.draw
+                force=st.sampled_from(["never", "sometimes"]), journalled=st.booleans(),
+                max_budget_usd=st.sampled_from([None, None, 0.00002, 0.0001]))
+    def build(self, data, max_turns, max_model_calls, force, journalled, max_parallel, max_budget_usd):
+        self.model.draw, self.model.budget_usd = data.draw, max_budget_usd
         hooks = default_hooks()  # the permission hook is on: the deny list holds
 
         def pre_tool(event):
@@ -172,6 +188,7 @@ class AgentMachine(RuleBasedStateMachine):
             return roll % 2 == 0
 
         self.options = {"hooks": hooks, "approver": approve}
+        self.options = {**self.options, "max_budget_usd": max_budget_usd}
         self.agent = Agent(model=self.model, workdir=self.dir, max_turns=max_turns, max_model_calls=max_model_calls,
                            max_parallel=max_parallel, **self.options)
         if journalled:
@@ -190,10 +207,13 @@ class AgentMachine(RuleBasedStateMachine):
         if record.trigger == "prompt" and record.depth == 0:
             self.run_start, self.root_start = self.model.calls, self.model.by_root
             self.child_base, self.child_calls = self.model.calls - self.model.by_root, {}
+            self.model.run_cost = 0.0
         if record.depth == 1 and made_model_call(record):
             self.child_calls[record.agent] = self.child_calls.get(record.agent, 0) + 1
         if record.outcome == "max_model_calls":
             event("the run's budget was spent")
+        if record.outcome == "max_budget_usd":
+            event("the run's USD budget was spent")
         if record.depth == 1:
             self.child_ids.add(record.agent)
             if record.turn == agent.max_turns:
@@ -247,6 +267,8 @@ class AgentMachine(RuleBasedStateMachine):
         assert tree_depth(agent) <= 1 and agent.depth == 0 and self.max_depth <= 1
         assert model.calls - self.run_start <= agent.max_model_calls
         assert model.calls - self.run_start == agent.run_calls
+        if agent.max_budget_usd is not None:
+            assert agent.run_cost_usd == pytest.approx(model.run_cost, abs=1e-12)
         assert model.by_root - self.root_start == agent.turn <= agent.max_turns <= 30
         assert model.calls - model.by_root - self.child_base == sum(self.child_calls.values())
         for child in agent.children:
