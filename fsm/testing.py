@@ -13,6 +13,9 @@ the rest, so ``requests[i]`` shows exactly what call ``i`` received while a run 
 messages it adds. (A message is never changed or replaced once it is in an agent's list; a list that is not the
 one seen before, or that no longer holds the item it ended with, is copied whole.) Treat the recorded messages as
 read-only: each request's list is its own, the message dicts in it are shared with later requests.
+The script's reply dicts are parsed into Replies once, when the model is built (a dict that is no valid reply
+fails when it is asked for, as from a real model), so a run pays for recording only; change a script by
+assigning or appending items, not by editing a dict already in it.
 """
 
 from __future__ import annotations
@@ -26,7 +29,7 @@ from typing import Any
 from attrs import frozen
 
 from fsm.core.records import Reply
-from fsm.errors import ScriptExhaustedError
+from fsm.errors import ModelError, ScriptExhaustedError
 
 __all__ = ["Request", "ScriptedByPrompt", "ScriptedModel", "text", "text_reply", "tool_reply", "tool_use"]
 
@@ -61,6 +64,8 @@ class ScriptedModel:
     def __init__(self, replies: Iterable[ScriptItem] = ()) -> None:
         self.script: list[ScriptItem] = list(replies)
         self.requests: list[Request] = []
+        self._parsed = {id(item): (item, reply) for item, reply in _parse_ahead(self.script)}
+        """id(a reply dict of the script) -> (that dict, its Reply): parsed here once, not during the run."""
         self._seen: dict[int, tuple[list[Any], int, Any, list[Any]]] = {}
         """id(a list the caller passed) -> (that list, its length and last item when last seen, their copies)."""
         self._lock = threading.Lock()
@@ -91,7 +96,20 @@ class ScriptedModel:
             raise item
         if callable(item):
             item = item(request)
-        return item if isinstance(item, Reply) else Reply.from_wire(item)
+        if isinstance(item, Reply):
+            return item
+        known = self._parsed.get(id(item))
+        return known[1] if known is not None and known[0] is item else Reply.from_wire(item)
+
+
+def _parse_ahead(script: list[ScriptItem]) -> Iterable[tuple[dict[str, Any], Reply]]:
+    """The script's reply dicts with their Replies; a dict that is no reply is left to fail when it is asked for."""
+    for item in script:
+        if isinstance(item, dict):
+            try:
+                yield item, Reply.from_wire(item)
+            except ModelError:
+                continue
 
 
 class ScriptedByPrompt:

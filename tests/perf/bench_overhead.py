@@ -13,8 +13,8 @@ like: fastest with fastest, median with median):
 
 The goals (issue 14): ``Agent.run`` costs at most 2x the same-tools loop per turn (the ratio column), and
 ``ScriptedModel`` adds at most 10% to a run (``python tests/perf/bench_scripted.py`` measures that with 20 KB
-outputs, where recording is what costs; here the replies of the non-recording model are parsed before the run,
-so its row counts ScriptedModel's parsing too).
+outputs, where recording is what costs; here ScriptedModel is built inside the timed run, so its row counts
+parsing its script too, which the non-recording model did before the run).
 
 Run: python tests/perf/bench_overhead.py
 """

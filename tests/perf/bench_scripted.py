@@ -8,9 +8,10 @@ Two tables, each measured in this process:
    must stay flat (linear growth); the old one grows with the run (quadratic in total).
 2. A real 30-turn ``Agent.run`` (29 ``read_file`` calls of 20 KB files): ``ScriptedModel`` against two models
    that record nothing. One parses each reply from its wire dict when it is asked for it, as ``AnthropicModel``
-   does with a response body and ``ScriptedModel`` with a script item, so the difference is the recording: the
-   README's claim is that ScriptedModel adds at most 10% to it. The other hands out replies parsed before the
-   run, cheaper than any real model; against it the parsing counts too (both ratios are printed).
+   does with a response body. The other hands out replies parsed before the run, cheaper than any real model,
+   as ``ScriptedModel`` does with its script's dicts (parsed when it is built, inside the timing here), so
+   against it the difference is the recording and that parse: the README's claim is that ScriptedModel adds at most 10%
+   to that baseline (both ratios are printed).
 
 Run: python tests/perf/bench_scripted.py
 """
