@@ -717,7 +717,7 @@ class Agent:
     def _step_stopping(self) -> Transition:
         name = "Stop" if self.depth == 0 else "SubagentStop"
         more, notes = self.hooks.fire(self._event(name, messages=self.data.messages, outcome=self.outcome,
-                                                  stop_hook_active=self._forced_this_run()))
+                                                  stop_hook_active=self.data.stop_forced))
         if isinstance(more, str) and more.strip():
             with self._tree_lock:
                 facts = self.facts()
@@ -732,13 +732,6 @@ class Agent:
         return self._fire("stopped", notes=tuple(notes), outcome=self.outcome)
 
     # -- subagents ----------------------------------------------------------------------------------------
-
-    def _forced_this_run(self) -> bool:
-        """Whether a Stop hook already made this run go on (Claude Code's ``stop_hook_active``)."""
-        for record in reversed(self.history):
-            if record.agent == self.agent_id and record.trigger in ("prompt", "continue_forced"):
-                return record.trigger == "continue_forced"
-        return False
 
     def _spawn(self, call: dict[str, Any]) -> Transition:
         self._step_started = time.time()

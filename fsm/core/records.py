@@ -304,6 +304,8 @@ class AgentState:
     """How many subagents this agent has started (the next one is numbered ``spawned + 1``)."""
     subagent_type: str | None = None
     """For a custom subagent: its type's name (``fsm.core.subagents``); None for the general-purpose one."""
+    stop_forced: bool = False
+    """Whether a Stop hook already made this agent's current run go on (Claude Code's ``stop_hook_active``)."""
     denials: list[Denial] = Factory(list)
     """Every tool call the permission chain refused, in order: a subagent's own; the root's, its subagents'
     too (what a result reports as ``permission_denials``; a run's are those added since its prompt)."""

@@ -117,7 +117,7 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         s.final_text = change.reply.text
     match change.trigger:
         case "prompt":
-            s.inbox, s.turn, s.outcome, s.error, s.final_text = None, 0, None, None, ""
+            s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced = None, 0, None, None, "", False
             if change.run_limits is not None:
                 s.max_turns, s.max_model_calls = change.run_limits
                 s.max_budget_usd = change.max_budget_usd
@@ -127,7 +127,7 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             assert change.reply is not None
             s.pending, s.results, s.unrunnable = list(change.reply.tool_uses), [], change.reply.unrunnable
         case "budget_spent" if change.source == "idle":
-            s.inbox, s.turn, s.outcome, s.error, s.final_text = None, 0, change.outcome, None, ""
+            s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced = None, 0, change.outcome, None, "", False
         case "replied_final" | "turn_limit" | "model_failed" | "budget_spent":
             s.outcome, s.error, s.results = change.outcome, change.error, []
         case "tool_ran" | "subagent_returned":
@@ -147,7 +147,7 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         case "tools_done":
             s.results = []
         case "continue_forced":
-            s.outcome = None
+            s.outcome, s.stop_forced = None, True
         case "stopped" if change.outcome != s.outcome:
             s.outcome, s.error = change.outcome, None
         case "interrupted":

@@ -228,6 +228,22 @@ class TestEventsInAgent:
         assert model.requests[0].messages[0]["content"] == [
             {"type": "text", "text": "hi"}, {"type": "text", "text": "today is Sunday"}]
 
+    def test_stop_hook_active_survives_a_restore(self, tmp_path):
+        """stop_hook_active is the agent's data: an agent rebuilt after a forced turn still tells the Stop hook."""
+        seen: list[bool] = []
+        hooks = Hooks()
+        hooks.on("Stop", lambda e: seen.append(e.stop_hook_active) or (None if e.stop_hook_active else "again"))
+        model = ScriptedModel([text_reply("first"), text_reply("second"), text_reply("third"), text_reply("fourth")])
+        agent = Agent(model=model, workdir=str(tmp_path), hooks=hooks)
+        agent.send("go")
+        while not agent.history or agent.history[-1].trigger != "continue_forced":
+            agent.step()
+        rebuilt = Agent.restore(model, str(tmp_path), agent.data, next_seq=len(agent.history) + 1, hooks=hooks)
+        rebuilt.run()
+        assert seen == [False, True] and rebuilt.data.final_text == "second" and rebuilt.state == "idle"
+        rebuilt.run("next")  # a new prompt is a new run: the hook is not active in it
+        assert seen[2] is False
+
     def test_subagent_stop_can_force_child_to_continue(self, tmp_path):
         """A SubagentStop string sends the child one more turn before it returns."""
         hooks, asked = Hooks(), []
