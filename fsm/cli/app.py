@@ -106,6 +106,15 @@ def _plugin(name: str) -> ModuleType | None:
         raise
 
 
+def _version() -> str:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("agentfsm")
+    except PackageNotFoundError:  # run from a source tree that was never installed
+        return "unknown"
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The full parser: top-level ``-p`` and agent flags, ``run``, ``demo`` and the plug-ins present."""
     # No abbreviations: the top-level parser would resolve them for a subcommand's flags too (argparse), so
@@ -118,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None, metavar="PROMPT",
                         help="run PROMPT headless and print the result; '-' or no value reads it from stdin")
+    parser.add_argument("-v", "--version", action="version", version=f"{_version()} (agentfsm)",
+                        help="print the version and exit")
     _add_run_flags(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser("run", help="run a prompt headless (same as -p)",
@@ -288,8 +299,6 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
 def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWriter,
                      session_id: str) -> Callable[[Transition], None]:
     """Write system/init and return the listener of Claude Code's stream-json messages (and our events)."""
-    from importlib.metadata import version
-
     from fsm.core.model import DEFAULT_MODEL
     from fsm.view.messages import ClaudeStream
 
@@ -300,7 +309,7 @@ def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWrite
         agent.watch_progress(stream.progress)  # watching makes the model stream
     key_source = getattr(agent.model, "key_source", "none")
     stream.init(agent, permission_mode=agent.permissions.mode,
-                agents=["general-purpose", *agent.agents], version=version("agentfsm"), api_key_source=key_source)
+                agents=["general-purpose", *agent.agents], version=_version(), api_key_source=key_source)
     return stream
 
 

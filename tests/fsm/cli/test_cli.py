@@ -82,6 +82,14 @@ class TestUsage:
         assert out == ""
         assert err.count("\n") == 1 and err.startswith(line)
 
+    @pytest.mark.parametrize("flag", ["--version", "-v"])
+    def test_version_as_claude_prints_it(self, flag: str, capsys: pytest.CaptureFixture[str]) -> None:
+        """``--version`` / ``-v`` print the installed version on one line and exit 0, as ``claude --version``."""
+        from importlib.metadata import version
+
+        assert cli.main([flag]) == 0
+        assert outputs(capsys) == (f"{version('agentfsm')} (agentfsm)\n", "")
+
     def test_no_prompt_from_a_terminal(self, monkeypatch: pytest.MonkeyPatch,
                                        capsys: pytest.CaptureFixture[str]) -> None:
         """``-p`` without a value while stdin is a terminal says how to give a prompt."""
