@@ -9,9 +9,11 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,20 @@ def base_env(**extra: str) -> dict[str, str]:
     env.update(extra)
     return env
 
+
+
+def killed_after(fake: FakeAnthropic, argv: list[str], cwd: Path, requests: int) -> subprocess.Popen[str]:
+    """Start ``agentfsm *argv*`` in *cwd* against *fake*, SIGKILL it once the server has seen *requests*
+    requests (or after 20 s), and return the dead process."""
+    env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
+    proc = subprocess.Popen([str(AGENTFSM), *argv], cwd=cwd, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 20
+    while len(fake.requests) < requests and time.monotonic() < deadline:
+        time.sleep(0.01)
+    proc.send_signal(signal.SIGKILL)
+    proc.communicate(timeout=10)
+    return proc
 
 @pytest.fixture
 def fake() -> Iterator[FakeAnthropic]:

@@ -184,7 +184,7 @@ def test_the_cli_resumes_a_killed_run(fake, project, agentfsm):
     that run from the journal (the subagent's context restored, no tool run twice), then the new prompt;
     ``agentfsm sessions list`` and ``agentfsm replay`` read the one session, the replay offline."""
     from fsm.testing import text_reply, tool_reply, tool_use
-    from tests.e2e.conftest import AGENTFSM, base_env
+    from tests.e2e.conftest import base_env, killed_after
 
     release = threading.Event()
 
@@ -199,14 +199,7 @@ def test_the_cli_resumes_a_killed_run(fake, project, agentfsm):
     (project / ".claude").mkdir()
     rules = '{"permissions": {"allow": ["Bash(echo:*)", "Edit(notes.txt)"]}}'
     (project / ".claude" / "settings.json").write_text(rules)
-    env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-    proc = subprocess.Popen([str(AGENTFSM), "-p", "delegate the notes"], cwd=project, env=env,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
-    while len(fake.requests) < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=10)
+    proc = killed_after(fake, ["-p", "delegate the notes"], project, 3)
     release.set()
     assert proc.returncode == -signal.SIGKILL
     with Journal(default_path(project)) as journal:

@@ -7,16 +7,14 @@ Each test runs the installed ``agentfsm`` against the loopback fake server; jour
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import threading
-import time
 from pathlib import Path
 from typing import Any
 
 from fsm.session.journal import Journal, default_path, legacy_path
 from fsm.testing import text_reply, tool_reply, tool_use
-from tests.e2e.conftest import AGENTFSM, base_env
+from tests.e2e.conftest import killed_after
 from tests.e2e.fake_server import FakeAnthropic
 
 
@@ -31,14 +29,7 @@ def kill_mid_subagent(fake: FakeAnthropic, project: Path) -> str:
     fake.script = [tool_reply(tool_use("task", {"prompt": "write the notes"}, id="p1")),
                    tool_reply(tool_use("write_file", {"path": "notes.txt", "content": "n"}, id="c1")),
                    hang]
-    env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-    proc = subprocess.Popen([str(AGENTFSM), "-p", "delegate the notes", "--permission-mode", "acceptEdits"],
-                            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 20
-    while len(fake.requests) < 3 and time.monotonic() < deadline:
-        time.sleep(0.01)
-    proc.send_signal(signal.SIGKILL)
-    proc.communicate(timeout=10)
+    killed_after(fake, ["-p", "delegate the notes", "--permission-mode", "acceptEdits"], project, 3)
     release.set()
     with Journal(default_path(project)) as journal:
         (session,) = journal.sessions()
