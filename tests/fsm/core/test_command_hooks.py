@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import threading
 import time
 from pathlib import Path
 
@@ -14,6 +13,7 @@ from fsm.core.command_hooks import CommandHook, install
 from fsm.core.hooks import HookEvent
 from fsm.core.settings import HookCommand, Settings
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from tests.fsm.core.hook_support import finishes_while_held
 from tools import ToolOutput, Workspace
 
 
@@ -111,24 +111,9 @@ class TestInput:
 class TestThreads:
     def test_a_command_hook_runs_while_a_python_hook_holds_the_lock(self, tmp_path):
         """Command hooks are called without the registry's lock, so subagents' commands may run at once."""
-        hooks, entered, release = Hooks(), threading.Event(), threading.Event()
-        def hold(e):
-            entered.set()
-            release.wait(10)
-
-        hooks.on("Stop", hold)
+        hooks = Hooks()
         hooks.on("PreToolUse", hook(tmp_path, 'echo \'{"systemMessage": "ran"}\''))
-        first = threading.Thread(target=hooks.fire, args=(HookEvent("Stop", "a1", 0, Workspace(tmp_path)),))
-        first.start()
-        assert entered.wait(10)
-        verdicts: list[object] = []
-        second = threading.Thread(target=lambda: verdicts.append(hooks.pre_tool_use(pre(tmp_path))))
-        second.start()
-        second.join(5)
-        finished_meanwhile = not second.is_alive()
-        release.set()
-        first.join(10)
-        second.join(10)
+        finished_meanwhile, verdicts = finishes_while_held(hooks, tmp_path, lambda: hooks.pre_tool_use(pre(tmp_path)))
         assert finished_meanwhile and verdicts[0].notes[0].endswith(": ran")
 
 

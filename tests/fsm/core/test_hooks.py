@@ -9,6 +9,7 @@ import pytest
 from fsm import Agent, Allow, Ask, Deny, HookEvent, Hooks, Notice, default_hooks
 from fsm.core.hooks import PreToolVerdict, large_output_hook, log_hook
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from tests.fsm.core.hook_support import finishes_while_held
 from tools import ToolOutput, Workspace
 
 
@@ -122,12 +123,7 @@ class TestThreads:
 
     def test_a_thread_safe_callback_skips_the_lock(self, tmp_path):
         """A callback marked thread_safe when registered runs while another thread holds the lock."""
-        hooks, entered, release = Hooks(), threading.Event(), threading.Event()
-        def hold(e):
-            entered.set()
-            release.wait(10)
-
-        hooks.on("Stop", hold)
+        hooks = Hooks()
 
         class Free:
             thread_safe = True
@@ -136,17 +132,8 @@ class TestThreads:
                 return Notice("ran")
 
         hooks.on("SubagentStop", Free())
-        first = threading.Thread(target=hooks.fire, args=(event(tmp_path, "Stop"),))
-        first.start()
-        assert entered.wait(10)
-        answers: list[object] = []
-        second = threading.Thread(target=lambda: answers.append(hooks.fire(event(tmp_path, "SubagentStop"))))
-        second.start()
-        second.join(5)
-        finished_meanwhile = not second.is_alive()
-        release.set()
-        first.join(10)
-        second.join(10)
+        finished_meanwhile, answers = finishes_while_held(
+            hooks, tmp_path, lambda: hooks.fire(event(tmp_path, "SubagentStop")))
         assert finished_meanwhile and answers == [(None, ["ran"])]
 
     def test_a_callback_may_fire_hooks_itself(self, tmp_path):
