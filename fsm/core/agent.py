@@ -127,6 +127,18 @@ def _made(agent: Agent) -> int:
     return agent.data.transitions
 
 
+def _budget_spent(facts: Facts) -> str | None:
+    """Which of the run's budgets *facts* show spent, as the outcome it ends with (the table's order), or None."""
+    if _out_of_model_calls(facts):
+        return "max_model_calls"
+    return "max_budget_usd" if _out_of_budget_usd(facts) else None
+
+
+def _limit_reached(facts: Facts) -> str | None:
+    """The agent's turn limit or a run budget, whichever *facts* show reached first, as the outcome, or None."""
+    return "max_turns" if _out_of_turns(facts) else _budget_spent(facts)
+
+
 _FINAL_OUTCOMES = {"max_tokens": "max_tokens", "refusal": "refusal",
                    "model_context_window_exceeded": "context_window"}
 INTERRUPTED = "Error: interrupted before this tool call finished"
@@ -589,11 +601,9 @@ class Agent:
             return self._fire("prompt", appended=appended, notes=tuple(notes), run_limits=self._limits[:2],
                               max_budget_usd=self._limits[2])
         with self._tree_lock:
-            facts = self.facts()
-            if _out_of_model_calls(facts):
-                return self._fire("budget_spent", notes=tuple(notes), outcome="max_model_calls")
-            if _out_of_budget_usd(facts):
-                return self._fire("budget_spent", notes=tuple(notes), outcome="max_budget_usd")
+            spent = _budget_spent(self.facts())
+            if spent is not None:
+                return self._fire("budget_spent", notes=tuple(notes), outcome=spent)
             return self._fire("prompt", appended=appended, notes=tuple(notes))
 
     def _step_awaiting_model(self) -> Transition:
@@ -624,15 +634,11 @@ class Agent:
                               cost_usd=cost)
         if reply.stop_reason == "pause_turn":
             with self._tree_lock:  # the guards judge the data after this call counts
-                after = self.facts(after_call=True, cost_usd=cost)
-                if _out_of_turns(after):
-                    return self._fire("turn_limit", reply=reply, appended=appended, outcome="max_turns", cost_usd=cost)
-                if _out_of_model_calls(after):
-                    return self._fire("budget_spent", reply=reply, appended=appended, outcome="max_model_calls",
-                                      cost_usd=cost)
-                if _out_of_budget_usd(after):
-                    return self._fire("budget_spent", reply=reply, appended=appended, outcome="max_budget_usd",
-                                      cost_usd=cost)
+                limit = _limit_reached(self.facts(after_call=True, cost_usd=cost))
+                if limit == "max_turns":
+                    return self._fire("turn_limit", reply=reply, appended=appended, outcome=limit, cost_usd=cost)
+                if limit is not None:
+                    return self._fire("budget_spent", reply=reply, appended=appended, outcome=limit, cost_usd=cost)
                 return self._fire("paused", reply=reply, appended=appended, cost_usd=cost)
         outcome = _FINAL_OUTCOMES.get(reply.stop_reason or "", "end_turn")
         return self._fire("replied_final", reply=reply, appended=appended, outcome=outcome, cost_usd=cost)
@@ -691,13 +697,11 @@ class Agent:
             return self._run_call(target)
         results: tuple[Message, ...] = ({"role": "user", "content": list(self.data.results)},)
         with self._tree_lock:
-            facts = self.facts()
-            if _out_of_turns(facts):
-                return self._fire("turn_limit", appended=results, outcome="max_turns")
-            if _out_of_model_calls(facts):
-                return self._fire("budget_spent", appended=results, outcome="max_model_calls")
-            if _out_of_budget_usd(facts):
-                return self._fire("budget_spent", appended=results, outcome="max_budget_usd")
+            limit = _limit_reached(self.facts())
+            if limit == "max_turns":
+                return self._fire("turn_limit", appended=results, outcome=limit)
+            if limit is not None:
+                return self._fire("budget_spent", appended=results, outcome=limit)
             return self._fire("tools_done", appended=results)
 
     def _run_call(self, call: dict[str, Any]) -> Transition:
@@ -720,13 +724,9 @@ class Agent:
                                                   stop_hook_active=self.data.stop_forced))
         if isinstance(more, str) and more.strip():
             with self._tree_lock:
-                facts = self.facts()
-                if _out_of_turns(facts):
-                    return self._fire("stopped", notes=tuple(notes), outcome="max_turns")
-                if _out_of_model_calls(facts):
-                    return self._fire("stopped", notes=tuple(notes), outcome="max_model_calls")
-                if _out_of_budget_usd(facts):
-                    return self._fire("stopped", notes=tuple(notes), outcome="max_budget_usd")
+                limit = _limit_reached(self.facts())
+                if limit is not None:
+                    return self._fire("stopped", notes=tuple(notes), outcome=limit)
                 return self._fire("continue_forced", appended=({"role": "user", "content": more},),
                                   notes=tuple(notes))
         return self._fire("stopped", notes=tuple(notes), outcome=self.outcome)
