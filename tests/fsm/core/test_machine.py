@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import itertools
 import re
 from pathlib import Path
 
 import pytest
+from transitions import Machine, MachineError
 
 from fsm.core import agent as agent_module
 from fsm.core.agent import Agent
@@ -100,3 +102,49 @@ class TestBuildMachine:
         agent = Agent(model=ScriptedModel(), workdir=str(tmp_path))
         assert not hasattr(agent, "to_stopping")
         assert set(agent._machine.events) == TRIGGERS
+
+
+class _Probe:
+    """A model for both machines: guard answers set per case, and the callbacks it receives in order."""
+
+    def __init__(self, verdicts: dict[str, bool]) -> None:
+        self.verdicts, self.calls = verdicts, []
+        for name in GUARDS:
+            setattr(self, name, lambda event, name=name: self.verdicts[name])
+
+    def prepare(self, event) -> None:
+        self.calls.append(("prepare", self.state))
+
+    def before(self, event) -> None:
+        self.calls.append(("before", self.state, event.transition.dest))
+
+    def after(self, event) -> None:
+        self.calls.append(("after", self.state))
+
+
+class TestDispatch:
+    @pytest.mark.parametrize("source", STATES)
+    def test_our_event_loop_fires_as_the_library_does(self, source):
+        """build_machine's short event loop agrees with transitions' own Machine on every trigger from every
+        state under every combination of guard answers: the result, the state left, the callbacks in order, and a
+        trigger the state does not take raising MachineError in both."""
+        rows = [{k: v for k, v in row.items() if k != "doc"} for row in TRANSITIONS]
+        names = sorted(GUARDS)
+        for answers in itertools.product([False, True], repeat=len(names)):
+            for trigger in sorted(TRIGGERS):
+                outcomes = []
+                for make in ("ours", "library"):
+                    probe = _Probe(dict(zip(names, answers, strict=True)))
+                    if make == "ours":
+                        build_machine(probe, initial=source, prepare_event="prepare", before_state_change="before",
+                                      after_state_change="after")
+                    else:
+                        Machine(model=probe, states=STATES, transitions=rows, initial=source, auto_transitions=False,
+                                send_event=True, queued=False, prepare_event="prepare",
+                                before_state_change="before", after_state_change="after")
+                    try:
+                        result: object = getattr(probe, trigger)()
+                    except MachineError:
+                        result = "MachineError"
+                    outcomes.append((result, probe.state, probe.calls))
+                assert outcomes[0] == outcomes[1], (source, trigger, dict(zip(names, answers, strict=True)))
