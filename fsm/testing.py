@@ -74,14 +74,15 @@ class ScriptedModel:
         """A copy of *items* sharing the copies of the items a previous call with the same list already had."""
         known = self._seen.get(id(items))
         if known is not None and known[0] is items and 0 < known[1] <= len(items) and items[known[1] - 1] is known[2]:
-            copies = known[3] + [_copied(item) for item in items[known[1]:]]
+            copies = known[3] + [_copied(item) for item in items[known[1] :]]
         else:
             copies = [_copied(item) for item in items]
         self._seen[id(items)] = (items, len(items), items[-1] if items else None, copies)
         return copies
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply:
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply:
         with self._lock:  # subagents running in parallel call one model from several threads
             request = Request(system, self._copy(messages), self._copy(tools), max_tokens)
             self.requests.append(request)
@@ -135,11 +136,17 @@ class ScriptedByPrompt:
         """(first prompt, reply index) of every call, in the order they came."""
         self._lock = threading.Lock()
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply:
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply:
         content = messages[0]["content"] if messages else ""
-        prompt = content if isinstance(content, str) else next(  # a hook's extra context comes after it
-            (b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"), "")
+        prompt = (
+            content
+            if isinstance(content, str)
+            else next(  # a hook's extra context comes after it
+                (b.get("text", "") for b in content if isinstance(b, dict) and b.get("type") == "text"), ""
+            )
+        )
         index = sum(m["role"] == "assistant" for m in messages)
         with self._lock:
             self.calls.append((prompt, index))
@@ -191,7 +198,8 @@ def text_reply(value: str, *, stop_reason: str = "end_turn", usage: tuple[int, i
     return {"content": [text(value)] if value else [], "stop_reason": stop_reason, "usage": _usage(*usage)}
 
 
-def tool_reply(*blocks: dict[str, Any], stop_reason: str = "tool_use",
-               usage: tuple[int, int] = (10, 5)) -> dict[str, Any]:
+def tool_reply(
+    *blocks: dict[str, Any], stop_reason: str = "tool_use", usage: tuple[int, int] = (10, 5)
+) -> dict[str, Any]:
     """A reply holding *blocks* (tool_use and text blocks, in order)."""
     return {"content": list(blocks), "stop_reason": stop_reason, "usage": _usage(*usage)}

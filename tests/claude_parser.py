@@ -31,8 +31,12 @@ class Parsed:
     fields: dict[str, Any]
 
 
-_BLOCK_KEYS = {"text": ("text",), "tool_use": ("id", "name", "input"), "tool_result": ("tool_use_id",),
-               "thinking": ("thinking", "signature")}
+_BLOCK_KEYS = {
+    "text": ("text",),
+    "tool_use": ("id", "name", "input"),
+    "tool_result": ("tool_use_id",),
+    "thinking": ("thinking", "signature"),
+}
 
 
 def _blocks(blocks: list[Any], allowed: set[str]) -> list[dict[str, Any]]:
@@ -66,30 +70,58 @@ def parse(data: Any) -> Parsed | None:
                 content = data["message"]["content"]
                 if isinstance(content, list):
                     content = _blocks(content, {"text", "tool_use", "tool_result"})
-                return Parsed("user", {"content": content, "parent_tool_use_id": data.get("parent_tool_use_id"),
-                                       "uuid": data.get("uuid")})
+                return Parsed(
+                    "user",
+                    {
+                        "content": content,
+                        "parent_tool_use_id": data.get("parent_tool_use_id"),
+                        "uuid": data.get("uuid"),
+                    },
+                )
             case "assistant":
                 content = data["message"]["content"]
                 if not isinstance(content, list):
                     raise ParseError(f"Invalid assistant content (expected list, got {type(content).__name__})")
-                return Parsed("assistant", {
-                    "content": _blocks(content, {"text", "thinking", "tool_use", "tool_result"}),
-                    "model": data["message"]["model"], "parent_tool_use_id": data.get("parent_tool_use_id"),
-                    "usage": data["message"].get("usage"), "message_id": data["message"].get("id"),
-                    "stop_reason": data["message"].get("stop_reason"), "session_id": data.get("session_id")})
+                return Parsed(
+                    "assistant",
+                    {
+                        "content": _blocks(content, {"text", "thinking", "tool_use", "tool_result"}),
+                        "model": data["message"]["model"],
+                        "parent_tool_use_id": data.get("parent_tool_use_id"),
+                        "usage": data["message"].get("usage"),
+                        "message_id": data["message"].get("id"),
+                        "stop_reason": data["message"].get("stop_reason"),
+                        "session_id": data.get("session_id"),
+                    },
+                )
             case "system":
                 return Parsed("system", {"subtype": data["subtype"], "data": data})
             case "result":
                 keys = ("subtype", "duration_ms", "duration_api_ms", "is_error", "num_turns", "session_id")
                 fields = {k: data[k] for k in keys}
-                for key in ("stop_reason", "total_cost_usd", "usage", "result", "modelUsage", "permission_denials",
-                            "errors", "uuid", "terminal_reason"):
+                for key in (
+                    "stop_reason",
+                    "total_cost_usd",
+                    "usage",
+                    "result",
+                    "modelUsage",
+                    "permission_denials",
+                    "errors",
+                    "uuid",
+                    "terminal_reason",
+                ):
                     fields[key] = data.get(key)
                 return Parsed("result", fields)
             case "stream_event":
-                return Parsed("stream_event", {"uuid": data["uuid"], "session_id": data["session_id"],
-                                               "event": data["event"],
-                                               "parent_tool_use_id": data.get("parent_tool_use_id")})
+                return Parsed(
+                    "stream_event",
+                    {
+                        "uuid": data["uuid"],
+                        "session_id": data["session_id"],
+                        "event": data["event"],
+                        "parent_tool_use_id": data.get("parent_tool_use_id"),
+                    },
+                )
     except KeyError as exc:
         raise ParseError(f"Missing required field in {kind} message: {exc}") from exc
     return None

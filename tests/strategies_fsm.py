@@ -14,21 +14,23 @@ _words = st.text(alphabet="abcdefgh ", min_size=0, max_size=12)
 
 
 def _tool_inputs(child: bool) -> st.SearchStrategy[tuple[str, Any]]:
-    return st.sampled_from([
-        ("glob", {"pattern": "*.txt"}),
-        ("read_file", {"path": "x.txt"}),
-        ("read_file", {"path": "missing.txt", "limit": 1}),
-        ("write_file", {"path": "out/a.txt", "content": "c"}),
-        ("write_file", {"path": "../escape.txt", "content": "c"}),  # outside: the approver is asked
-        ("edit_file", {"path": "x.txt", "old_text": "nothere", "new_text": "y"}),
-        ("read_file", {"path": 5}),                                 # wrong type
-        ("glob", {"nope": 1}),                                      # unknown and missing parameters
-        ("bash", "not an object"),
-        ("teleport", {}),                                           # unknown tool
-        ("task", {"prompt": "subtask to do"}),                      # from the child too: must be refused
-        ("task", {"prompt": ""}),
-        ("bash", {"command": ": sudo reboot"}),  # deny list; harmless if it ever ran (':' does nothing)
-    ])
+    return st.sampled_from(
+        [
+            ("glob", {"pattern": "*.txt"}),
+            ("read_file", {"path": "x.txt"}),
+            ("read_file", {"path": "missing.txt", "limit": 1}),
+            ("write_file", {"path": "out/a.txt", "content": "c"}),
+            ("write_file", {"path": "../escape.txt", "content": "c"}),  # outside: the approver is asked
+            ("edit_file", {"path": "x.txt", "old_text": "nothere", "new_text": "y"}),
+            ("read_file", {"path": 5}),  # wrong type
+            ("glob", {"nope": 1}),  # unknown and missing parameters
+            ("bash", "not an object"),
+            ("teleport", {}),  # unknown tool
+            ("task", {"prompt": "subtask to do"}),  # from the child too: must be refused
+            ("task", {"prompt": ""}),
+            ("bash", {"command": ": sudo reboot"}),  # deny list; harmless if it ever ran (':' does nothing)
+        ]
+    )
 
 
 @st.composite
@@ -39,9 +41,15 @@ def _reply(draw: st.DrawFn, child: bool, serial: int) -> dict[str, Any]:
         tasks = draw(st.integers(2, 5), label="tasks")
         names = ["task"] * tasks
         names.insert(draw(st.integers(0, tasks), label="other at"), draw(st.sampled_from(["glob", "task", "none"])))
-        blocks = [{"type": "tool_use", "id": f"{prefix}_{serial}_{i}", "name": name,
-                   "input": {"pattern": "*.txt"} if name == "glob" else {"prompt": "subtask to do"}}
-                  for i, name in enumerate(n for n in names if n != "none")]
+        blocks = [
+            {
+                "type": "tool_use",
+                "id": f"{prefix}_{serial}_{i}",
+                "name": name,
+                "input": {"pattern": "*.txt"} if name == "glob" else {"prompt": "subtask to do"},
+            }
+            for i, name in enumerate(n for n in names if n != "none")
+        ]
         return {"content": blocks, "stop_reason": "tool_use", "usage": {"input_tokens": 3, "output_tokens": 2}}
     for i in range(draw(st.integers(0, 3), label="blocks")):
         if draw(st.booleans(), label="is text"):
@@ -49,8 +57,11 @@ def _reply(draw: st.DrawFn, child: bool, serial: int) -> dict[str, Any]:
         else:
             name, tool_input = draw(_tool_inputs(child))
             blocks.append({"type": "tool_use", "id": f"{prefix}_{serial}_{i}", "name": name, "input": tool_input})
-    return {"content": blocks, "stop_reason": draw(st.sampled_from(STOP_REASONS)),
-            "usage": {"input_tokens": 3, "output_tokens": 2}}
+    return {
+        "content": blocks,
+        "stop_reason": draw(st.sampled_from(STOP_REASONS)),
+        "usage": {"input_tokens": 3, "output_tokens": 2},
+    }
 
 
 @st.composite
@@ -65,10 +76,15 @@ def replies(draw: st.DrawFn, *, child: bool, serial: int) -> dict[str, Any] | Ba
     if roll == 3:
         return draw(st.sampled_from([RuntimeError("drawn crash"), ValueError("bad"), TypeError("odd")]))
     if roll < 8 and not child:
-        calls = [{"type": "tool_use", "id": f"p_{serial}_{i}", "name": "task", "input": {"prompt": f"subtask {i}"}}
-                 for i in range(draw(st.integers(2, 3), label="tasks"))]
+        calls = [
+            {"type": "tool_use", "id": f"p_{serial}_{i}", "name": "task", "input": {"prompt": f"subtask {i}"}}
+            for i in range(draw(st.integers(2, 3), label="tasks"))
+        ]
         return {"content": calls, "stop_reason": "tool_use", "usage": {"input_tokens": 3, "output_tokens": 2}}
     if roll < 12:
-        return {"content": [{"type": "text", "text": "thinking"}], "stop_reason": "pause_turn",
-                "usage": {"input_tokens": 1, "output_tokens": 1}}
+        return {
+            "content": [{"type": "text", "text": "thinking"}],
+            "stop_reason": "pause_turn",
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
     return draw(_reply(child, serial))

@@ -16,8 +16,18 @@ import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
 
-RANK = {"tools": 0, "fsm.errors": 0, "fsm.core": 1, "fsm.testing": 2, "fsm.session": 3, "fsm.view": 3,
-        "fsm.ui": 3.5, "fsm.cli": 4, "fsm": 5, "fsm.__main__": 5}
+RANK = {
+    "tools": 0,
+    "fsm.errors": 0,
+    "fsm.core": 1,
+    "fsm.testing": 2,
+    "fsm.session": 3,
+    "fsm.view": 3,
+    "fsm.ui": 3.5,
+    "fsm.cli": 4,
+    "fsm": 5,
+    "fsm.__main__": 5,
+}
 """A module may import modules of a lower rank, or of its own package; ``fsm.session`` and ``fsm.view``
 share a rank but are separate rooms, so neither imports the other."""
 
@@ -75,8 +85,7 @@ def violations(sources: list[Path]) -> list[str]:
             if theirs not in RANK:
                 problems.append(f"{path.relative_to(ROOT)}:{line} imports {target} (no such layer: {theirs})")
             elif RANK[theirs] >= RANK[mine]:
-                problems.append(f"{path.relative_to(ROOT)}:{line} imports {target} "
-                                f"({mine} may not import {theirs})")
+                problems.append(f"{path.relative_to(ROOT)}:{line} imports {target} ({mine} may not import {theirs})")
     return problems
 
 
@@ -102,7 +111,7 @@ def cycles(sources: list[Path]) -> list[list[str]]:
         state[node] = "open"
         for nxt in sorted(graph[node]):
             if state.get(nxt) == "open":
-                found_cycles.append([*trail[trail.index(nxt):], nxt])
+                found_cycles.append([*trail[trail.index(nxt) :], nxt])
             elif nxt not in state:
                 visit(nxt, [*trail, nxt])
         state[node] = "done"
@@ -127,14 +136,16 @@ class TestLayers:
         fake = ROOT / "fsm" / "core" / "_layers_probe.py"
         monkeypatch.setattr(Path, "read_text", _reader({fake: "from fsm.cli.app import main\n"}))
         assert violations([fake]) == [
-            "fsm/core/_layers_probe.py:1 imports fsm.cli.app (fsm.core may not import fsm.cli)"]
+            "fsm/core/_layers_probe.py:1 imports fsm.cli.app (fsm.core may not import fsm.cli)"
+        ]
 
     def test_a_sideways_import_is_caught(self, monkeypatch):
         """session and view are separate rooms: one importing the other is reported."""
         fake = ROOT / "fsm" / "session" / "_probe.py"
         monkeypatch.setattr(Path, "read_text", _reader({fake: "import fsm.view.stream\n"}))
-        assert violations([fake]) == ["fsm/session/_probe.py:1 imports fsm.view.stream (fsm.session may not "
-                                      "import fsm.view)"]
+        assert violations([fake]) == [
+            "fsm/session/_probe.py:1 imports fsm.view.stream (fsm.session may not import fsm.view)"
+        ]
 
     @pytest.mark.parametrize("source", ["from tools import REGISTRY\n", "from fsm.errors import ConfigError\n"])
     def test_downward_imports_pass(self, monkeypatch, source):
@@ -154,8 +165,11 @@ class TestPackaging:
     def test_every_package_is_installed(self):
         """pyproject's package list takes in every package under fsm/ and tools/, so a wheel holds each layer."""
         include = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"]["find"]
-        packages = {".".join(p.relative_to(ROOT).parent.parts) for top in ("fsm", "tools")
-                    for p in (ROOT / top).rglob("__init__.py")}
+        packages = {
+            ".".join(p.relative_to(ROOT).parent.parts)
+            for top in ("fsm", "tools")
+            for p in (ROOT / top).rglob("__init__.py")
+        }
         # setuptools' find matches each dotted package name against the include patterns with fnmatch
         assert {p for p in packages if not any(fnmatch(p, pattern) for pattern in include["include"])} == set()
 

@@ -38,24 +38,31 @@ def _library_sources() -> list[Path]:
 class TestLibraryErrors:
     def test_no_cli_wording_in_library_raises(self):
         """No exception raised under fsm/core or fsm/session mentions a --flag or agentfsm."""
-        problems = [line for path in _library_sources()
-                    for line in cli_wording(path.read_text(), str(path.relative_to(ROOT)))]
+        problems = [
+            line for path in _library_sources() for line in cli_wording(path.read_text(), str(path.relative_to(ROOT)))
+        ]
         assert problems == []
 
-    @pytest.mark.parametrize("source", [
-        'raise ValueError("pass --session-db with another path")\n',
-        'def f(sid):\n    raise KeyError(f"see agentfsm sessions list for {sid}")\n',
-        'raise JournalError(msg="x", hint="--resume it")\n',
-    ])
+    @pytest.mark.parametrize(
+        "source",
+        [
+            'raise ValueError("pass --session-db with another path")\n',
+            'def f(sid):\n    raise KeyError(f"see agentfsm sessions list for {sid}")\n',
+            'raise JournalError(msg="x", hint="--resume it")\n',
+        ],
+    )
     def test_cli_wording_is_caught(self, source):
         """A flag or the command's name in a raised message, f-string or keyword argument is reported."""
         assert len(cli_wording(source, "probe.py")) == 1
 
-    @pytest.mark.parametrize("source", [
-        'raise ValueError(f"max_turns must be 1..30 (got {n})")\n',
-        'raise ValueError(f"{a} --{t}--> {b}")\n',
-        'print("--verbose agentfsm")\n',
-    ])
+    @pytest.mark.parametrize(
+        "source",
+        [
+            'raise ValueError(f"max_turns must be 1..30 (got {n})")\n',
+            'raise ValueError(f"{a} --{t}--> {b}")\n',
+            'print("--verbose agentfsm")\n',
+        ],
+    )
     def test_library_words_pass(self, source):
         """Parameter names, edges drawn as --trigger--> and strings outside raise statements pass."""
         assert cli_wording(source, "probe.py") == []

@@ -31,11 +31,22 @@ def test_stepping_example_runs(tmp_path):
 def test_sessions_example_prints_what_it_says(tmp_path):
     """The Sessions example resumes, replays and forks as its comments say, and really writes a.txt."""
     code = section_code("Sessions")
-    out = subprocess.run([sys.executable, "-c", code + "\nprint(open(work + '/a.txt').read())"], cwd=tmp_path,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", code + "\nprint(open(work + '/a.txt').read())"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     assert out.splitlines() == [
-        "resumed: this call was in flight when the run stopped; not run again", "a.txt says hi", "2", "True 7",
-        "run bash 'cat a.txt'", "a.txt says hi", "hi"]
+        "resumed: this call was in flight when the run stopped; not run again",
+        "a.txt says hi",
+        "2",
+        "True 7",
+        "run bash 'cat a.txt'",
+        "a.txt says hi",
+        "hi",
+    ]
 
 
 def test_quick_start_names_the_test_command():

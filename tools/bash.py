@@ -166,10 +166,11 @@ def _argv(workspace: Workspace, command: str, go_fd: int, env: dict[str, str]) -
     if workspace.sandbox is not None:
         backend = backend_for(workspace.sandbox)
         kept = {k: env[k] for k in (*KEPT_ENV, TAG_VAR) if k in env}
-        return backend.wrap(shell, sandbox=workspace.sandbox, root=workspace.root, writable=workspace.extra,
-                            env=kept, go_fd=go_fd), backend.name
+        return backend.wrap(
+            shell, sandbox=workspace.sandbox, root=workspace.root, writable=workspace.extra, env=kept, go_fd=go_fd
+        ), backend.name
     if not _REAPS:
-        return ["/bin/sh", "-c", f"read -r _ <&{go_fd}; exec {go_fd}<&-; exec /bin/sh -c \"$0\"", command], None
+        return ["/bin/sh", "-c", f'read -r _ <&{go_fd}; exec {go_fd}<&-; exec /bin/sh -c "$0"', command], None
     return [sys.executable, "-I", "-S", _REAPER, str(os.getpid()), str(go_fd), *shell], None
 
 

@@ -57,8 +57,16 @@ class Backend(Protocol):
         """Why this backend cannot run here (one line, with what to install), or None when it can."""
         ...
 
-    def wrap(self, argv: list[str], *, sandbox: Sandbox, root: Path, writable: tuple[Path, ...],
-             env: Mapping[str, str], go_fd: int) -> list[str]:
+    def wrap(
+        self,
+        argv: list[str],
+        *,
+        sandbox: Sandbox,
+        root: Path,
+        writable: tuple[Path, ...],
+        env: Mapping[str, str],
+        go_fd: int,
+    ) -> list[str]:
         """*argv* confined: run in *root*, writing only there and in *writable*, with *env*, started once
         *go_fd* has a byte to read."""
         ...
@@ -77,19 +85,44 @@ class Bubblewrap:
         if not self.executable:
             return f"the bash sandbox needs bubblewrap (bwrap), which is not installed: {self.INSTALL}"
         try:
-            probe = subprocess.run([self.executable, "--unshare-all", "--die-with-parent", "--ro-bind", "/", "/",
-                                    "--proc", "/proc", "--dev", "/dev", "true"], capture_output=True, text=True,
-                                   timeout=30)
+            probe = subprocess.run(
+                [
+                    self.executable,
+                    "--unshare-all",
+                    "--die-with-parent",
+                    "--ro-bind",
+                    "/",
+                    "/",
+                    "--proc",
+                    "/proc",
+                    "--dev",
+                    "/dev",
+                    "true",
+                ],
+                capture_output=True,
+                text=True,
+                timeout=30,
+            )
         except (OSError, subprocess.TimeoutExpired) as exc:
             return f"bubblewrap ({self.executable}) cannot run here: {exc}"
         if probe.returncode != 0:
             reason = (probe.stderr.strip().splitlines() or [f"exit status {probe.returncode}"])[-1]
-            return (f"bubblewrap cannot create a sandbox here ({reason}); unprivileged user namespaces may be "
-                    "disabled (sysctl kernel.unprivileged_userns_clone=1)")
+            return (
+                f"bubblewrap cannot create a sandbox here ({reason}); unprivileged user namespaces may be "
+                "disabled (sysctl kernel.unprivileged_userns_clone=1)"
+            )
         return None
 
-    def wrap(self, argv: list[str], *, sandbox: Sandbox, root: Path, writable: tuple[Path, ...],
-             env: Mapping[str, str], go_fd: int) -> list[str]:
+    def wrap(
+        self,
+        argv: list[str],
+        *,
+        sandbox: Sandbox,
+        root: Path,
+        writable: tuple[Path, ...],
+        env: Mapping[str, str],
+        go_fd: int,
+    ) -> list[str]:
         args = [self.executable, "--die-with-parent", "--new-session", "--unshare-all"]
         if sandbox.network:
             args.append("--share-net")
@@ -130,8 +163,9 @@ def backend_for(sandbox: Sandbox, *, platform: str = sys.platform) -> Backend:
         return known
     make = BACKENDS.get(platform)
     if make is None:
-        raise SandboxUnavailable(f"the bash sandbox has no backend for {platform} yet (Linux has bubblewrap); "
-                                 "run without the sandbox")
+        raise SandboxUnavailable(
+            f"the bash sandbox has no backend for {platform} yet (Linux has bubblewrap); run without the sandbox"
+        )
     backend = make()
     problem = backend.problem()
     if problem is not None:
@@ -145,10 +179,20 @@ _ready: dict[tuple[str, str], Backend] = {}
 
 
 _NOTES = (
-    (("Read-only file system",),
-     "(sandboxed: only the workspace, its extra directories and a private /tmp are writable)"),
-    (("Network is unreachable", "Could not resolve host", "Temporary failure in name resolution",
-      "Connection refused", "Couldn't connect to server"), "(sandboxed: the network is off)"),
+    (
+        ("Read-only file system",),
+        "(sandboxed: only the workspace, its extra directories and a private /tmp are writable)",
+    ),
+    (
+        (
+            "Network is unreachable",
+            "Could not resolve host",
+            "Temporary failure in name resolution",
+            "Connection refused",
+            "Couldn't connect to server",
+        ),
+        "(sandboxed: the network is off)",
+    ),
 )
 
 

@@ -24,11 +24,23 @@ import os
 import sys
 import threading
 
-__all__ = ["REDACTED", "SECRET_VARS", "redact", "register_secret", "scrub_initial_environ", "take_secrets",
-           "tool_environment"]
+__all__ = [
+    "REDACTED",
+    "SECRET_VARS",
+    "redact",
+    "register_secret",
+    "scrub_initial_environ",
+    "take_secrets",
+    "tool_environment",
+]
 
-SECRET_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_CUSTOM_HEADERS", "ANTHROPIC_IDENTITY_TOKEN",
-               "ANTHROPIC_WEBHOOK_SIGNING_KEY")
+SECRET_VARS = (
+    "ANTHROPIC_API_KEY",
+    "ANTHROPIC_AUTH_TOKEN",
+    "ANTHROPIC_CUSTOM_HEADERS",
+    "ANTHROPIC_IDENTITY_TOKEN",
+    "ANTHROPIC_WEBHOOK_SIGNING_KEY",
+)
 """The variables that carry credentials (the SDK reads each of them)."""
 TOOL_ENV_DROPPED_PREFIX = "ANTHROPIC_"
 REDACTED = "[REDACTED]"

@@ -28,8 +28,11 @@ TASK = Tool(
         "type": "object",
         "properties": {
             "prompt": {"type": "string", "minLength": 1, "description": "The subtask, in full."},
-            "subagent_type": {"type": "string", "minLength": 1,
-                              "description": f"Which subagent does it (default {GENERAL_PURPOSE})."},
+            "subagent_type": {
+                "type": "string",
+                "minLength": 1,
+                "description": f"Which subagent does it (default {GENERAL_PURPOSE}).",
+            },
         },
         "required": ["prompt"],
     },
@@ -42,6 +45,10 @@ def task_tool(types: Sequence[tuple[str, str]]) -> Tool:
     if not types:
         return TASK
     listed = "; ".join(f"{name}: {' '.join(description.split())}" for name, description in types)
-    return attrs.evolve(TASK, description=(
-        f"{TASK.description} Set subagent_type to pick who does it: {GENERAL_PURPOSE} (the default, "
-        f"as above); {listed}."))
+    return attrs.evolve(
+        TASK,
+        description=(
+            f"{TASK.description} Set subagent_type to pick who does it: {GENERAL_PURPOSE} (the default, "
+            f"as above); {listed}."
+        ),
+    )

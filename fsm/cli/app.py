@@ -40,8 +40,14 @@ if TYPE_CHECKING:
 
 __all__ = ["OUTPUT_FORMATS", "PLUGINS", "build_parser", "main"]
 
-PLUGINS = {"debug": "fsm.cli.debugger", "diagram": "fsm.cli.diagram", "sessions": "fsm.cli.sessions",
-           "replay": "fsm.cli.replay", "ui": "fsm.cli.ui", "check": "fsm.cli.check"}
+PLUGINS = {
+    "debug": "fsm.cli.debugger",
+    "diagram": "fsm.cli.diagram",
+    "sessions": "fsm.cli.sessions",
+    "replay": "fsm.cli.replay",
+    "ui": "fsm.cli.ui",
+    "check": "fsm.cli.check",
+}
 """Subcommand → module exposing ``configure(parser)`` and ``command(args) -> int``."""
 
 OUTPUT_FORMATS = ("text", "json", "stream-json")
@@ -62,35 +68,64 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         # "argument --max-turns: --max-turns must be 1..30 (got 45)" says the flag twice; keep the second.
         message = re.sub(r"^argument (\S+?)(?:/\S+)?: (?=\1 )", "", message)
-        unknown = [a for a in _Parser.argv if a.startswith("-") and a != "-" and a.split("=")[0] not in _Parser.known
-                   and not re.fullmatch(r"-\d+(\.\d+)?", a)]
+        unknown = [
+            a
+            for a in _Parser.argv
+            if a.startswith("-")
+            and a != "-"
+            and a.split("=")[0] not in _Parser.known
+            and not re.fullmatch(r"-\d+(\.\d+)?", a)
+        ]
         choice = re.match(r"^argument COMMAND: invalid choice: '(.*?)' \(choose from", message)
         if unknown and (choice or message.startswith("unrecognized arguments")):
             message = f"unknown option {unknown[0].split('=')[0]} (agentfsm --help lists them)"
         elif choice:
             word = choice.group(1)
-            message = (f"{word!r} is not a command; to run it as a prompt: agentfsm -p {shlex.quote(word)} "
-                       f"(or agentfsm run {shlex.quote(word)}); commands: {', '.join(self._commands())}")
+            message = (
+                f"{word!r} is not a command; to run it as a prompt: agentfsm -p {shlex.quote(word)} "
+                f"(or agentfsm run {shlex.quote(word)}); commands: {', '.join(self._commands())}"
+            )
         self.exit(2, f"agentfsm: {message}\n")
 
     def _commands(self) -> list[str]:
-        return [name for action in self._actions if isinstance(action, argparse._SubParsersAction)
-                for name in action.choices]
+        return [
+            name
+            for action in self._actions
+            if isinstance(action, argparse._SubParsersAction)
+            for name in action.choices
+        ]
 
 
 def _add_run_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--output-format", choices=OUTPUT_FORMATS, default=None,
-                        help="text: the final text only (default); json: one result object; "
-                             "stream-json: Claude Code's messages as JSON lines (system/init, assistant, user), "
-                             "our transition events, then the result object")
-    parser.add_argument("--input-format", choices=("text", "stream-json"), default="text",
-                        help="stream-json: user messages as JSON lines on stdin, each the next prompt of the same "
-                             "session (needs --output-format stream-json)")
-    parser.add_argument("--no-transition-events", dest="transition_events", action="store_false", default=True,
-                        help="stream-json without our {\"type\": \"transition\"} events")
-    parser.add_argument("--include-partial-messages", action="store_true", default=False,
-                        help="stream-json: also a stream_event line per raw API stream event (text deltas) as the "
-                             "model's reply arrives")
+    parser.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default=None,
+        help="text: the final text only (default); json: one result object; "
+        "stream-json: Claude Code's messages as JSON lines (system/init, assistant, user), "
+        "our transition events, then the result object",
+    )
+    parser.add_argument(
+        "--input-format",
+        choices=("text", "stream-json"),
+        default="text",
+        help="stream-json: user messages as JSON lines on stdin, each the next prompt of the same "
+        "session (needs --output-format stream-json)",
+    )
+    parser.add_argument(
+        "--no-transition-events",
+        dest="transition_events",
+        action="store_false",
+        default=True,
+        help='stream-json without our {"type": "transition"} events',
+    )
+    parser.add_argument(
+        "--include-partial-messages",
+        action="store_true",
+        default=False,
+        help="stream-json: also a stream_event line per raw API stream event (text deltas) as the "
+        "model's reply arrives",
+    )
     add_agent_flags(parser)
     add_session_flags(parser)
 
@@ -120,25 +155,41 @@ def build_parser() -> argparse.ArgumentParser:
     # No abbreviations: the top-level parser would resolve them for a subcommand's flags too (argparse), so
     # `debug --session ID` would clash with --session-id.
     parser = _Parser(
-        prog="agentfsm", allow_abbrev=False,
+        prog="agentfsm",
+        allow_abbrev=False,
         description="A coding agent built as an explicit finite state machine. Without arguments: the "
-                    "interactive REPL. Exit status: 0 success, 1 the run ended in an error, 2 bad usage.",
+        "interactive REPL. Exit status: 0 success, 1 the run ended in an error, 2 bad usage.",
         epilog="Try it offline first: agentfsm demo",
     )
-    parser.add_argument("-p", "--print", dest="prompt", nargs="?", const="-", default=None, metavar="PROMPT",
-                        help="run PROMPT headless and print the result; '-' or no value reads it from stdin")
-    parser.add_argument("-v", "--version", action="version", version=f"{_version()} (agentfsm)",
-                        help="print the version and exit")
+    parser.add_argument(
+        "-p",
+        "--print",
+        dest="prompt",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="PROMPT",
+        help="run PROMPT headless and print the result; '-' or no value reads it from stdin",
+    )
+    parser.add_argument(
+        "-v", "--version", action="version", version=f"{_version()} (agentfsm)", help="print the version and exit"
+    )
     _add_run_flags(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    run = sub.add_parser("run", help="run a prompt headless (same as -p)",
-                         description="Run PROMPT headless and print the result. Without PROMPT, or with '-', "
-                                     "the prompt is read from stdin.")
+    run = sub.add_parser(
+        "run",
+        help="run a prompt headless (same as -p)",
+        description="Run PROMPT headless and print the result. Without PROMPT, or with '-', "
+        "the prompt is read from stdin.",
+    )
     run.add_argument("run_prompt", nargs="?", metavar="PROMPT", help="the prompt ('-' or none: read stdin)")
     _add_run_flags(run)
-    demo = sub.add_parser("demo", help="an offline demo: no API key, no network",
-                          description="Act out three delegation prompts with a scripted model, the real "
-                                      "machine and the real tools on a sample project in a temporary directory.")
+    demo = sub.add_parser(
+        "demo",
+        help="an offline demo: no API key, no network",
+        description="Act out three delegation prompts with a scripted model, the real "
+        "machine and the real tools on a sample project in a temporary directory.",
+    )
     demo.add_argument("--keep", action="store_true", help="keep the sample project and print where it is")
     for name in PLUGINS:
         module = _plugin(name)
@@ -209,8 +260,10 @@ def _refuse_stray_flags(args: argparse.Namespace) -> None:
     for action in _flags_before_command(_Parser.argv):
         if action.dest not in honoured:
             flag = action.option_strings[-1]
-            raise ConfigError(f"{flag} does not apply to '{args.command_name}'; put it after a command that "
-                              f"takes it (agentfsm run PROMPT {flag} …)")
+            raise ConfigError(
+                f"{flag} does not apply to '{args.command_name}'; put it after a command that "
+                f"takes it (agentfsm run PROMPT {flag} …)"
+            )
 
 
 def _prompts(args: argparse.Namespace, prompt_arg: str) -> Iterator[str]:
@@ -270,8 +323,10 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
         runs: Iterator[str | None] = itertools.chain([first] if first is not None else [], prompts)
         if first is None and not stream_input:
             if not agent.busy:
-                raise ConfigError(f"nothing to finish: session {session_id} is not in the middle of a run; give a "
-                                  f"prompt to go on (agentfsm -p PROMPT --resume {session_id})")
+                raise ConfigError(
+                    f"nothing to finish: session {session_id} is not in the middle of a run; give a "
+                    f"prompt to go on (agentfsm -p PROMPT --resume {session_id})"
+                )
             runs = iter([None])
         for prompt in runs:
             result = run_headless(agent, prompt, session_id=session_id, earlier=earlier)
@@ -279,8 +334,9 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
             if output == "text":
                 if result.resumed is not None and result.resumed["result"]:
                     print(result.resumed["result"], flush=True)
-                message = result.is_error and (result.result == agent.data.error
-                                               or result.terminal_reason == JOURNAL_ERROR)
+                message = result.is_error and (
+                    result.result == agent.data.error or result.terminal_reason == JOURNAL_ERROR
+                )
                 if result.result and not message:  # an error's message goes to stderr only
                     print(result.result, flush=True)
             else:
@@ -296,20 +352,29 @@ def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
     return status
 
 
-def _stream_messages(args: argparse.Namespace, agent: Agent, writer: StreamWriter,
-                     session_id: str) -> Callable[[Transition], None]:
+def _stream_messages(
+    args: argparse.Namespace, agent: Agent, writer: StreamWriter, session_id: str
+) -> Callable[[Transition], None]:
     """Write system/init and return the listener of Claude Code's stream-json messages (and our events)."""
     from fsm.core.model import DEFAULT_MODEL
     from fsm.view.messages import ClaudeStream
 
-    stream = ClaudeStream(writer.write, session_id=session_id,
-                          model=getattr(agent.model, "model", None) or DEFAULT_MODEL,
-                          transitions=args.transition_events)
+    stream = ClaudeStream(
+        writer.write,
+        session_id=session_id,
+        model=getattr(agent.model, "model", None) or DEFAULT_MODEL,
+        transitions=args.transition_events,
+    )
     if getattr(args, "include_partial_messages", False):
         agent.watch_progress(stream.progress)  # watching makes the model stream
     key_source = getattr(agent.model, "key_source", "none")
-    stream.init(agent, permission_mode=agent.permissions.mode,
-                agents=["general-purpose", *agent.agents], version=_version(), api_key_source=key_source)
+    stream.init(
+        agent,
+        permission_mode=agent.permissions.mode,
+        agents=["general-purpose", *agent.agents],
+        version=_version(),
+        api_key_source=key_source,
+    )
     return stream
 
 

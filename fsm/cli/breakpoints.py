@@ -48,8 +48,10 @@ def _word(word: str) -> tuple[str, str | int]:
         if not value.isdigit() or not low <= int(value) <= high:
             raise BreakpointError(f"{kind}:N needs N in {low}..{high} (got {word!r})")
         return kind, int(value)
-    raise BreakpointError(f"cannot break on {word!r}: use a state ({', '.join(STATES)}), a trigger "
-                          "(e.g. tools_done), tool:NAME, depth:N or turn:N")
+    raise BreakpointError(
+        f"cannot break on {word!r}: use a state ({', '.join(STATES)}), a trigger "
+        "(e.g. tools_done), tool:NAME, depth:N or turn:N"
+    )
 
 
 def parse(spec: str) -> tuple[tuple[str, str | int], ...]:
@@ -115,6 +117,11 @@ def _holds_before(kind: str, value: str | int, agent: Agent) -> bool:
 
 
 def _holds_after(kind: str, value: str | int, record: Transition) -> bool:
-    actual = {"state": record.source, "trigger": record.trigger, "depth": record.depth, "turn": record.turn,
-              "tool": record.tool_call["name"] if record.tool_call else None}[kind]
+    actual = {
+        "state": record.source,
+        "trigger": record.trigger,
+        "depth": record.depth,
+        "turn": record.turn,
+        "tool": record.tool_call["name"] if record.tool_call else None,
+    }[kind]
     return actual == value

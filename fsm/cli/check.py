@@ -19,30 +19,61 @@ __all__ = ["command", "configure", "render"]
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``check`` command's arguments to *parser*."""
-    parser.description = ("Explore every configuration of one run that the table allows (breadth-first) and prove "
-                          "depth <= 1, turns <= max_turns per agent, run total <= max_model_calls, no model call "
-                          "started with the USD budget spent (whatever the replies cost), no deadlock, "
-                          "idle reachable from everywhere, and termination; or print a shortest counterexample. "
-                          "By default the search is reduced (the budget judged per agent as 'a call free' or "
-                          "'none free', subagents' independent moves explored in one order: seconds at the "
-                          "defaults); --no-reduction explores every interleaving of the exact system (small "
-                          "bounds only).")
-    parser.add_argument("--max-turns", type=_int_flag("--max-turns", 1, MAX_TURNS), default=MAX_TURNS, metavar="N",
-                        help=f"model calls per agent per run (default {MAX_TURNS})")
-    parser.add_argument("--tools-per-reply", type=_int_flag("--tools-per-reply", 1, 6), default=3, metavar="K",
-                        help="the most tool calls one reply holds, each a tool or a task (default 3)")
-    parser.add_argument("--max-model-calls", type=_int_flag("--max-model-calls", 1), default=MAX_MODEL_CALLS,
-                        metavar="M", help=f"the run's budget (default {MAX_MODEL_CALLS})")
-    parser.add_argument("--max-parallel", type=_int_flag("--max-parallel", 1, MAX_PARALLEL), default=4, metavar="N",
-                        help="subagents that run at once (default 4, the agent's)")
-    parser.add_argument("--no-budget-usd", action="store_true",
-                        help="leave out the USD budget (--max-budget-usd): check runs that have none")
-    parser.add_argument("--no-reduction", action="store_true",
-                        help="explore every interleaving of the exact system (the product of the subagents' "
-                             "states: small bounds only, e.g. --max-turns 3 --tools-per-reply 2)")
-    parser.add_argument("--inductive", action="store_true",
-                        help="also check every well-formed configuration of the exact system within the bounds, "
-                             "reachable or not (seconds at small bounds; out of reach at the defaults)")
+    parser.description = (
+        "Explore every configuration of one run that the table allows (breadth-first) and prove "
+        "depth <= 1, turns <= max_turns per agent, run total <= max_model_calls, no model call "
+        "started with the USD budget spent (whatever the replies cost), no deadlock, "
+        "idle reachable from everywhere, and termination; or print a shortest counterexample. "
+        "By default the search is reduced (the budget judged per agent as 'a call free' or "
+        "'none free', subagents' independent moves explored in one order: seconds at the "
+        "defaults); --no-reduction explores every interleaving of the exact system (small "
+        "bounds only)."
+    )
+    parser.add_argument(
+        "--max-turns",
+        type=_int_flag("--max-turns", 1, MAX_TURNS),
+        default=MAX_TURNS,
+        metavar="N",
+        help=f"model calls per agent per run (default {MAX_TURNS})",
+    )
+    parser.add_argument(
+        "--tools-per-reply",
+        type=_int_flag("--tools-per-reply", 1, 6),
+        default=3,
+        metavar="K",
+        help="the most tool calls one reply holds, each a tool or a task (default 3)",
+    )
+    parser.add_argument(
+        "--max-model-calls",
+        type=_int_flag("--max-model-calls", 1),
+        default=MAX_MODEL_CALLS,
+        metavar="M",
+        help=f"the run's budget (default {MAX_MODEL_CALLS})",
+    )
+    parser.add_argument(
+        "--max-parallel",
+        type=_int_flag("--max-parallel", 1, MAX_PARALLEL),
+        default=4,
+        metavar="N",
+        help="subagents that run at once (default 4, the agent's)",
+    )
+    parser.add_argument(
+        "--no-budget-usd",
+        action="store_true",
+        help="leave out the USD budget (--max-budget-usd): check runs that have none",
+    )
+    parser.add_argument(
+        "--no-reduction",
+        action="store_true",
+        help="explore every interleaving of the exact system (the product of the subagents' "
+        "states: small bounds only, e.g. --max-turns 3 --tools-per-reply 2)",
+    )
+    parser.add_argument(
+        "--inductive",
+        action="store_true",
+        help="also check every well-formed configuration of the exact system within the bounds, "
+        "reachable or not (seconds at small bounds; out of reach at the defaults)",
+    )
 
 
 def _move(move: Move) -> str:
@@ -52,33 +83,47 @@ def _move(move: Move) -> str:
 def render(report: Report) -> str:
     """The figures of *report*, and ``proved`` or the counterexample."""
     b = report.bounds
-    lines = [f"bounds: max_turns {b.max_turns}, tools per reply {b.tools_per_reply}, max_model_calls "
-             f"{b.max_model_calls}, max_parallel {b.max_parallel}, "
-             f"{'a USD budget (spent or not at any guard)' if b.budget_usd else 'no USD budget'}; search: "
-             + ("reduced (budget per agent, persistent sets)" if b.reduced else "every interleaving"),
-             f"configurations: {report.configurations:,}  edges: {report.edges:,}  time: {report.seconds:.1f} s"]
+    lines = [
+        f"bounds: max_turns {b.max_turns}, tools per reply {b.tools_per_reply}, max_model_calls "
+        f"{b.max_model_calls}, max_parallel {b.max_parallel}, "
+        f"{'a USD budget (spent or not at any guard)' if b.budget_usd else 'no USD budget'}; search: "
+        + ("reduced (budget per agent, persistent sets)" if b.reduced else "every interleaving"),
+        f"configurations: {report.configurations:,}  edges: {report.edges:,}  time: {report.seconds:.1f} s",
+    ]
     if report.proved:
-        lines.append(f"worst case: {report.worst_case:,} model calls per run (without the budget the table allows "
-                     f"{report.unbudgeted:,})")
+        lines.append(
+            f"worst case: {report.worst_case:,} model calls per run (without the budget the table allows "
+            f"{report.unbudgeted:,})"
+        )
         usd = "; no model call starts with the USD budget spent" if b.budget_usd else ""
-        lines.append(f"proved: depth <= 1; turns <= {b.max_turns} for every agent; run total <= {b.max_model_calls}"
-                     f"{usd}; no deadlock; idle reachable from every configuration; every run terminates")
+        lines.append(
+            f"proved: depth <= 1; turns <= {b.max_turns} for every agent; run total <= {b.max_model_calls}"
+            f"{usd}; no deadlock; idle reachable from every configuration; every run terminates"
+        )
     else:
         lines.append(f"VIOLATION: {report.problem}")
         lines.append(f"counterexample ({len(report.counterexample)} steps from the prompt):")
         lines += [f"  {i}. {_move(move)}" for i, move in enumerate(report.counterexample, 1)]
         if b.reduced:
-            lines.append("  (a run of the reduced search, where a guard may see the budget spent whatever came "
-                         "before, as other agents' calls may have spent it; --no-reduction at small bounds gives "
-                         "one of the exact system)")
+            lines.append(
+                "  (a run of the reduced search, where a guard may see the budget spent whatever came "
+                "before, as other agents' calls may have spent it; --no-reduction at small bounds gives "
+                "one of the exact system)"
+            )
     return "\n".join(lines) + "\n"
 
 
 def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``agentfsm check``: 0 when proved, 1 on a violation."""
     out = out or sys.stdout
-    bounds = Bounds(args.max_turns, args.tools_per_reply, args.max_model_calls, args.max_parallel,
-                    reduce=not args.no_reduction, budget_usd=not args.no_budget_usd)
+    bounds = Bounds(
+        args.max_turns,
+        args.tools_per_reply,
+        args.max_model_calls,
+        args.max_parallel,
+        reduce=not args.no_reduction,
+        budget_usd=not args.no_budget_usd,
+    )
     report = check(bounds)
     out.write(render(report))
     if report.proved and args.inductive:
@@ -86,6 +131,8 @@ def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         if problem:
             out.write(f"VIOLATION (inductive): a move breaks the invariant: {problem}\n")
             return 1
-        out.write(f"inductive: {count:,} configurations (reachable or not), every move keeps the invariant "
-                  f"({seconds:.1f} s)\n")
+        out.write(
+            f"inductive: {count:,} configurations (reachable or not), every move keeps the invariant "
+            f"({seconds:.1f} s)\n"
+        )
     return 0 if report.proved else 1

@@ -69,8 +69,18 @@ Looking
   diagram [FILE]    the machine, current state highlighted, last transition marked
   help [COMMAND], quit (q)"""
 _REPEATABLE = {"step", "next"}
-_ALIASES = {"s": "step", "n": "next", "r": "return", "c": "continue", "u": "until", "b": "break", "w": "where",
-            "p": "print", "h": "history", "q": "quit"}
+_ALIASES = {
+    "s": "step",
+    "n": "next",
+    "r": "return",
+    "c": "continue",
+    "u": "until",
+    "b": "break",
+    "w": "where",
+    "p": "print",
+    "h": "history",
+    "q": "quit",
+}
 
 
 class Debugger(cmd.Cmd):
@@ -85,8 +95,15 @@ class Debugger(cmd.Cmd):
     prompt = "(afsm) "
     intro = "agentfsm debugger: type help for the commands, quit to leave."
 
-    def __init__(self, agent: Agent, *, stdin: TextIO | None = None, stdout: TextIO | None = None,
-                 watch: Path | None = None, session: Session | None = None) -> None:
+    def __init__(
+        self,
+        agent: Agent,
+        *,
+        stdin: TextIO | None = None,
+        stdout: TextIO | None = None,
+        watch: Path | None = None,
+        session: Session | None = None,
+    ) -> None:
         super().__init__(stdin=stdin, stdout=stdout)
         self.use_rawinput = stdin is None or stdin is sys.stdin
         self.agent = agent
@@ -122,11 +139,15 @@ class Debugger(cmd.Cmd):
         if self.session is None:
             return None
         if self.session.forked_from is not None:
-            return (f"New session {self.session.id}: a fork of session {self.session.forked_from} as it was after "
-                    f"transition {self.session.forked_at}; history shows those {len(self.restored)} transitions, and "
-                    "the steps from here are journalled in the new session (written with its first step).")
-        return (f"Session {self.session.id}: every step is journalled (written with the first one; agentfsm "
-                f"sessions show {self.session.id}).")
+            return (
+                f"New session {self.session.id}: a fork of session {self.session.forked_from} as it was after "
+                f"transition {self.session.forked_at}; history shows those {len(self.restored)} transitions, and "
+                "the steps from here are journalled in the new session (written with its first step)."
+            )
+        return (
+            f"Session {self.session.id}: every step is journalled (written with the first one; agentfsm "
+            f"sessions show {self.session.id})."
+        )
 
     def _closing(self) -> str | None:
         """What the journal holds of this debugging session, said when it ends."""
@@ -135,8 +156,11 @@ class Debugger(cmd.Cmd):
         if not self.agent.history:
             return f"No step was made, so session {self.session.id} was not written to the journal."
         steps = len(self.agent.history)
-        more = (f"; agentfsm -p --resume {self.session.id} finishes its run" if self.agent.busy
-                else f"; agentfsm sessions show {self.session.id}")
+        more = (
+            f"; agentfsm -p --resume {self.session.id} finishes its run"
+            if self.agent.busy
+            else f"; agentfsm sessions show {self.session.id}"
+        )
         return f"Session {self.session.id}: {steps} step{'s' if steps != 1 else ''} journalled{more}."
 
     def _on_transition(self, record: Transition) -> None:
@@ -200,8 +224,9 @@ class Debugger(cmd.Cmd):
         self._say(f"*** unknown command {line.split()[0]!r}: type help for the list")
         return False
 
-    def _move(self, done: Callable[[Transition], bool], *, until: Breakpoint | None = None,
-              focus: Agent | None = None) -> None:
+    def _move(
+        self, done: Callable[[Transition], bool], *, until: Breakpoint | None = None, focus: Agent | None = None
+    ) -> None:
         """Step until *done(record)*, a breakpoint, idle, an error or Ctrl-C; breakpoints skip the first step.
 
         With *focus* (a running subagent), only that one moves (``step(child=…)``), while it is busy."""
@@ -216,8 +241,9 @@ class Debugger(cmd.Cmd):
                 if not first:
                     hit = next((b for b in checks if b.before_step(focus or self.agent.deepest_busy)), None)
                     if hit:
-                        return self._say(f"Stopped before a step: {'until' if hit is until else 'breakpoint'} "
-                                         f"{hit.spec}")
+                        return self._say(
+                            f"Stopped before a step: {'until' if hit is until else 'breakpoint'} {hit.spec}"
+                        )
                 record = self.agent.step(child=focus.agent_id if focus is not None else None)
                 first = False
                 hit = next((b for b in checks if b.after_step(record)), None)
@@ -328,8 +354,11 @@ class Debugger(cmd.Cmd):
         """where (w): the agent, then every running subagent; > marks the agent whose transition comes next."""
         here = self.agent.deepest_busy
         if self.session is not None:
-            fork = (f" (a fork of {self.session.forked_from} at {self.session.forked_at})"
-                    if self.session.forked_from is not None else "")
+            fork = (
+                f" (a fork of {self.session.forked_from} at {self.session.forked_at})"
+                if self.session.forked_from is not None
+                else ""
+            )
             self._say(f"  session {self.session.id}{fork}")
         for agent in (self.agent, *self.agent.children):
             self._say(("> " if agent is here else "  ") + location(agent))
@@ -350,12 +379,15 @@ class Debugger(cmd.Cmd):
         restored ones first, then a line where it forked."""
         if arg.strip() and not arg.strip().isdigit():
             return self._say(f"*** history N needs a number (got {arg.strip()!r})")
-        records = self.history[-int(arg):] if arg.strip() and int(arg) else self.history
+        records = self.history[-int(arg) :] if arg.strip() and int(arg) else self.history
         lines = [describe(r) for r in records]
         restored = len(records) - len(self.agent.history)  # how many of them a fork was restored from
         if self.session is not None and self.session.forked_from is not None and restored > 0:
-            lines.insert(restored, f"--- forked here: session {self.session.forked_from} after transition "
-                                   f"{self.session.forked_at}; the steps below are session {self.session.id}'s ---")
+            lines.insert(
+                restored,
+                f"--- forked here: session {self.session.forked_from} after transition "
+                f"{self.session.forked_at}; the steps below are session {self.session.id}'s ---",
+            )
         self._say("\n".join(lines) or "No transitions yet.")
 
     def do_diagram(self, arg: str) -> None:
@@ -395,6 +427,7 @@ class Debugger(cmd.Cmd):
 
 # -- the `agentfsm debug` command ------------------------------------------------------------------------
 
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``debug`` command's arguments (the shared agent flags, PROMPT, --watch) to *parser*."""
     from fsm.cli.flags import add_agent_flags
@@ -402,11 +435,19 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
     parser.description = "Step an agent one transition at a time (type help at the (afsm) prompt)."
     parser.add_argument("prompt", nargs="?", help="queue this prompt; the first step sends it")
-    parser.add_argument("--watch", metavar="FILE", help="rewrite FILE with the highlighted diagram after "
-                        "every step: SVG/PNG by suffix (needs pygraphviz), mermaid otherwise")
-    parser.add_argument("--demo", action="store_true", help="offline: debug the first `agentfsm demo` prompt, "
-                        "a scripted model delegating to a subagent over a sample project in a temporary directory "
-                        "(not journalled)")
+    parser.add_argument(
+        "--watch",
+        metavar="FILE",
+        help="rewrite FILE with the highlighted diagram after "
+        "every step: SVG/PNG by suffix (needs pygraphviz), mermaid otherwise",
+    )
+    parser.add_argument(
+        "--demo",
+        action="store_true",
+        help="offline: debug the first `agentfsm demo` prompt, "
+        "a scripted model delegating to a subagent over a sample project in a temporary directory "
+        "(not journalled)",
+    )
     parser.add_argument("--no-session", action="store_true", help="do not journal the steps")
     add_agent_flags(parser)
     add_time_travel_flags(parser)

@@ -31,8 +31,18 @@ from fsm.core.subagents import load_definitions
 from fsm.testing import Request, ScriptedModel, text, text_reply, tool_reply, tool_use
 from fsm.view.console import ConsolePrinter
 
-__all__ = ["ALLOW_RULES", "PROMPTS", "SAMPLE_FILES", "Row", "context_bytes", "demo_policy", "play_prompt", "run_demo",
-           "table", "write_sample"]
+__all__ = [
+    "ALLOW_RULES",
+    "PROMPTS",
+    "SAMPLE_FILES",
+    "Row",
+    "context_bytes",
+    "demo_policy",
+    "play_prompt",
+    "run_demo",
+    "table",
+    "write_sample",
+]
 
 PROMPTS = (
     "Use a subtask to find what testing framework this project uses",
@@ -174,11 +184,15 @@ def context_bytes(messages: list[dict[str, Any]]) -> int:
 
 # -- reading a request: what the last tool calls returned -------------------------------------------------
 
+
 def _answered(request: Request) -> list[tuple[dict[str, Any], str]]:
     """(tool_use block, result text) pairs for the calls the last user message answers."""
     calls = {b["id"]: b for b in request.messages[-2]["content"] if b.get("type") == "tool_use"}
-    return [(calls[b["tool_use_id"]], str(b["content"])) for b in request.messages[-1]["content"]
-            if b.get("type") == "tool_result"]
+    return [
+        (calls[b["tool_use_id"]], str(b["content"]))
+        for b in request.messages[-1]["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 def _all_answered(request: Request) -> list[tuple[dict[str, Any], str]]:
@@ -206,14 +220,14 @@ def _first_doc_line(source: str) -> str:
 
 # -- the three scripts --------------------------------------------------------------------------------------
 
+
 def _find_framework() -> Script:
     def read_a_test(request: Request) -> dict[str, Any]:
         tests = [p for p in _answered(request)[0][1].splitlines() if p.endswith(".py")]
         return tool_reply(tool_use("read_file", {"path": tests[0]}))
 
     def conclude(request: Request) -> dict[str, Any]:
-        found = {call["input"].get("path") or call["input"].get("pattern"): out
-                 for call, out in _all_answered(request)}
+        found = {call["input"].get("path") or call["input"].get("pattern"): out for call, out in _all_answered(request)}
         tests = [p for p in found["**/test_*.py"].splitlines() if p.endswith(".py")]
         evidence = [f"{len(tests)} test files ({', '.join(tests)})"]
         if "[tool.pytest" in found["pyproject.toml"]:
@@ -224,14 +238,23 @@ def _find_framework() -> Script:
 
     def relay(request: Request) -> dict[str, Any]:
         answer = _answered(request)[0][1]
-        return text_reply(f"This project uses {answer.split('.')[0]}. The subagent's evidence: "
-                          f"{answer.partition('Evidence: ')[2]}")
+        return text_reply(
+            f"This project uses {answer.split('.')[0]}. The subagent's evidence: {answer.partition('Evidence: ')[2]}"
+        )
 
     return [
-        tool_reply(text("I'll ask a subagent to look at the configuration and the tests."),
-                   tool_use("task", {"prompt": "Find out which testing framework this project uses. Look at "
-                                               "pyproject.toml and the test files; report the framework "
-                                               "and the evidence.", "subagent_type": "test-finder"})),
+        tool_reply(
+            text("I'll ask a subagent to look at the configuration and the tests."),
+            tool_use(
+                "task",
+                {
+                    "prompt": "Find out which testing framework this project uses. Look at "
+                    "pyproject.toml and the test files; report the framework "
+                    "and the evidence.",
+                    "subagent_type": "test-finder",
+                },
+            ),
+        ),
         tool_reply(tool_use("glob", {"pattern": "**/test_*.py"}), tool_use("read_file", {"path": "pyproject.toml"})),
         read_a_test,
         conclude,
@@ -253,8 +276,15 @@ def _summarize_files() -> Script:
         return text_reply(f"A subagent read {len(summary.splitlines())} Python files. What each one does:\n{summary}")
 
     return [
-        tool_reply(tool_use("task", {"prompt": "Read every .py file in this project and summarize what each one "
-                                               "does: one line per file, as '- PATH: SUMMARY'."})),
+        tool_reply(
+            tool_use(
+                "task",
+                {
+                    "prompt": "Read every .py file in this project and summarize what each one "
+                    "does: one line per file, as '- PATH: SUMMARY'."
+                },
+            )
+        ),
         tool_reply(tool_use("glob", {"pattern": "**/*.py"})),
         read_each,
         summarize,
@@ -264,22 +294,33 @@ def _summarize_files() -> Script:
 
 def _create_and_verify() -> Script:
     def verify(request: Request) -> dict[str, Any]:
-        return tool_reply(text("The subagent says it is done; let me check from here."),
-                          tool_use("read_file", {"path": "inventory/report.py"}),
-                          tool_use("bash", {"command": VERIFY}))
+        return tool_reply(
+            text("The subagent says it is done; let me check from here."),
+            tool_use("read_file", {"path": "inventory/report.py"}),
+            tool_use("bash", {"command": VERIFY}),
+        )
 
     def conclude(request: Request) -> dict[str, Any]:
         (_, source), (_, ran) = _answered(request)
         defines = "def report(" in source
         verdict = "Verified" if defines and "units in stock" in ran else "Not verified"
-        return text_reply(f"{verdict}: inventory/report.py {'defines' if defines else 'lacks'} report() "
-                          f"({_first_doc_line(source)}), and calling it on a sample stock printed: {ran}")
+        return text_reply(
+            f"{verdict}: inventory/report.py {'defines' if defines else 'lacks'} report() "
+            f"({_first_doc_line(source)}), and calling it on a sample stock printed: {ran}"
+        )
 
     return [
-        tool_reply(tool_use("task", {"prompt": "Create inventory/report.py with a function report(stock) that "
-                                               "returns a one-line summary of an inventory.stock.Stock (item "
-                                               "count and total units), with docstrings. Reply with the path "
-                                               "and the function's name."})),
+        tool_reply(
+            tool_use(
+                "task",
+                {
+                    "prompt": "Create inventory/report.py with a function report(stock) that "
+                    "returns a one-line summary of an inventory.stock.Stock (item "
+                    "count and total units), with docstrings. Reply with the path "
+                    "and the function's name."
+                },
+            )
+        ),
         tool_reply(tool_use("write_file", {"path": "inventory/report.py", "content": NEW_MODULE})),
         text_reply("Created inventory/report.py with report(stock) -> str."),
         verify,
@@ -291,6 +332,7 @@ SCRIPTS: tuple[Callable[[], Script], ...] = (_find_framework, _summarize_files, 
 
 
 # -- running and reporting ----------------------------------------------------------------------------------
+
 
 @frozen
 class Row:
@@ -336,8 +378,10 @@ def play_prompt(index: int, root: Path, *, out: TextIO, printer: ConsolePrinter 
 def table(rows: list[Row]) -> str:
     """The closing table: per prompt, the parent's context with the subagent and without it."""
     width = max(len(r.prompt) for r in rows)
-    lines = ["Parent context in bytes of JSON (each prompt in a fresh session):",
-             f"  {'prompt':<{width}}  {'with subagent':>13}  {'without':>8}  {'kept out':>8}"]
+    lines = [
+        "Parent context in bytes of JSON (each prompt in a fresh session):",
+        f"  {'prompt':<{width}}  {'with subagent':>13}  {'without':>8}  {'kept out':>8}",
+    ]
     for r in rows:
         kept = 1 - r.with_subagent / r.without_subagent if r.without_subagent else 0.0
         lines.append(f"  {r.prompt:<{width}}  {r.with_subagent:>13,}  {r.without_subagent:>8,}  {kept:>8.0%}")
@@ -353,8 +397,10 @@ def run_demo(*, keep: bool = False, out: TextIO | None = None) -> int:
         root = Path(tmp or scratch) / "inventory-project"
         root.mkdir()
         write_sample(root)
-        out.write("agentfsm demo: a scripted model (no API key, no network) drives the real machine and the real\n"
-                  f"tools over a sample project in {root}.\n")
+        out.write(
+            "agentfsm demo: a scripted model (no API key, no network) drives the real machine and the real\n"
+            f"tools over a sample project in {root}.\n"
+        )
         rows = [play_prompt(i, root, out=out, printer=printer) for i in range(len(PROMPTS))]
     out.write(f"\n{table(rows)}\n")
     if keep:

@@ -16,19 +16,26 @@ from fsm.view.diagram import CHILD, FORMATS, INSTALL_HINT, render, write_all, wr
 __all__ = ["command", "configure", "format_for", "main"]
 
 
-
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``diagram`` command's arguments to *parser*."""
     parser.description = "Draw the agent machine from the table the machine runs."
-    parser.add_argument("--format", choices=FORMATS, default=None,
-                        help="mermaid (default; needs nothing), svg or png (need pygraphviz); "
-                             "guessed from --output's suffix when not given")
+    parser.add_argument(
+        "--format",
+        choices=FORMATS,
+        default=None,
+        help="mermaid (default; needs nothing), svg or png (need pygraphviz); "
+        "guessed from --output's suffix when not given",
+    )
     parser.add_argument("--output", "-o", metavar="FILE", help="write here instead of stdout")
-    parser.add_argument("--highlight", metavar="STATE",
-                        help=f"mark STATE as current ({', '.join(STATES)}, or {CHILD}STATE for the subagent's)")
+    parser.add_argument(
+        "--highlight",
+        metavar="STATE",
+        help=f"mark STATE as current ({', '.join(STATES)}, or {CHILD}STATE for the subagent's)",
+    )
     parser.add_argument("--conditions", action="store_true", help="show each transition's guard")
-    parser.add_argument("--write", metavar="DIR",
-                        help="regenerate DIR/agent.mmd, agent.svg and README.md (the committed diagrams/)")
+    parser.add_argument(
+        "--write", metavar="DIR", help="regenerate DIR/agent.mmd, agent.svg and README.md (the committed diagrams/)"
+    )
 
 
 def format_for(path: Path) -> str:

@@ -111,60 +111,130 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     """Add the flags shared by every command that runs an agent (``run``, ``debug``, the REPL)."""
     group = parser.add_argument_group("agent")
     resumed = "; with --resume/--continue it applies to the run this command's prompt starts"
-    group.add_argument("--max-turns", type=_int_flag("--max-turns", 1, MAX_TURNS), default=None,
-                       metavar="N", help=f"model calls allowed per agent per run (the root and each subagent), "
-                                         f"1..{MAX_TURNS} (default {MAX_TURNS}){resumed}")
-    group.add_argument("--max-model-calls", type=_int_flag("--max-model-calls", 1), default=None, metavar="N",
-                       help=f"model calls allowed per run, all subagents included (default {MAX_MODEL_CALLS})"
-                            f"{resumed}"),
-    group.add_argument("--max-budget-usd", type=_dollars, default=None, metavar="USD",
-                       help="dollars one run may spend on model calls, all subagents included, priced by genai-prices "
-                            "from each reply's usage (every model used needs a known price); checked after each "
-                            "call: once the cost reaches it no call starts, but the calls in flight then (one per "
-                            "agent at most) finish and count, so a run may end above it (default: no budget)"
-                            f"{resumed}")
-    group.add_argument("--max-tokens", type=_int_flag("--max-tokens", 1), default=DEFAULT_MAX_TOKENS,
-                       metavar="N", help=f"max_tokens of each model call (default {DEFAULT_MAX_TOKENS})")
-    group.add_argument("--model", metavar="ID",
-                       help=f"model id (default: $MODEL_ID, else $ANTHROPIC_MODEL, else {DEFAULT_MODEL})")
+    group.add_argument(
+        "--max-turns",
+        type=_int_flag("--max-turns", 1, MAX_TURNS),
+        default=None,
+        metavar="N",
+        help=f"model calls allowed per agent per run (the root and each subagent), "
+        f"1..{MAX_TURNS} (default {MAX_TURNS}){resumed}",
+    )
+    (
+        group.add_argument(
+            "--max-model-calls",
+            type=_int_flag("--max-model-calls", 1),
+            default=None,
+            metavar="N",
+            help=f"model calls allowed per run, all subagents included (default {MAX_MODEL_CALLS}){resumed}",
+        ),
+    )
+    group.add_argument(
+        "--max-budget-usd",
+        type=_dollars,
+        default=None,
+        metavar="USD",
+        help="dollars one run may spend on model calls, all subagents included, priced by genai-prices "
+        "from each reply's usage (every model used needs a known price); checked after each "
+        "call: once the cost reaches it no call starts, but the calls in flight then (one per "
+        "agent at most) finish and count, so a run may end above it (default: no budget)"
+        f"{resumed}",
+    )
+    group.add_argument(
+        "--max-tokens",
+        type=_int_flag("--max-tokens", 1),
+        default=DEFAULT_MAX_TOKENS,
+        metavar="N",
+        help=f"max_tokens of each model call (default {DEFAULT_MAX_TOKENS})",
+    )
+    group.add_argument(
+        "--model", metavar="ID", help=f"model id (default: $MODEL_ID, else $ANTHROPIC_MODEL, else {DEFAULT_MODEL})"
+    )
     group.add_argument("--cwd", metavar="DIR", help="the workspace directory (default: the current directory)")
-    group.add_argument("--permission-mode", choices=PERMISSION_MODES, default=None, metavar="MODE",
-                       help="default (asks, in a terminal; headless, an ask is denied), acceptEdits, plan, "
-                            "dontAsk, bypassPermissions; deny and allow are aliases of dontAsk and "
-                            "bypassPermissions (default: the settings' defaultMode, else default)")
-    group.add_argument("--allowedTools", "--allowed-tools", dest="allowed_tools", nargs="+", action="extend",
-                       metavar="RULE", help="allow rules, comma- or space-separated: 'Bash(git diff:*)' Read")
-    group.add_argument("--disallowedTools", "--disallowed-tools", dest="disallowed_tools", nargs="+",
-                       action="extend", metavar="RULE",
-                       help="deny rules; a bare tool name takes the tool away ('Task' turns delegation off)")
-    group.add_argument("--tools", metavar="LIST",
-                       help="comma list of the only tools to offer, e.g. Bash,Read (default: all six)")
-    group.add_argument("--add-dir", dest="add_dir", action="append", metavar="DIR",
-                       help="another directory inside the workspace boundary (repeatable)")
-    group.add_argument("--settings", metavar="FILE_OR_JSON",
-                       help="a settings file, or JSON text, layered above the settings files")
-    group.add_argument("--setting-sources", dest="setting_sources", metavar="LIST",
-                       help=f"comma list of the settings files to read, of {','.join(SOURCES)} (default: all)")
-    group.add_argument("--timeout", type=_seconds_flag("--timeout"), default=DEFAULT_TIMEOUT, metavar="SECONDS",
-                       help=f"seconds one model request may take (default {DEFAULT_TIMEOUT:g})")
-    group.add_argument("--max-retries", type=_int_flag("--max-retries", 0, 10), default=DEFAULT_MAX_RETRIES,
-                       metavar="N", help="retries of a failed model request: rate limits, overload, 5xx, timeouts "
-                                         f"(0..10, default {DEFAULT_MAX_RETRIES})")
-    group.add_argument("--sandbox", action="store_true", default=None,
-                       help="run each bash command in an OS sandbox (bubblewrap): only the workspace and --add-dir "
-                            "directories writable, no network, no other process visible; bash then needs no "
-                            "approval except what deny and ask rules say (settings: \"sandbox\": {\"enabled\": true})")
-    group.add_argument("--max-parallel", type=_int_flag("--max-parallel", 1, MAX_PARALLEL), metavar="N",
-                       help=f"subagents run at once when a reply holds several task calls, 1..{MAX_PARALLEL} "
-                            "(default 4; 1 runs them one after another)")
+    group.add_argument(
+        "--permission-mode",
+        choices=PERMISSION_MODES,
+        default=None,
+        metavar="MODE",
+        help="default (asks, in a terminal; headless, an ask is denied), acceptEdits, plan, "
+        "dontAsk, bypassPermissions; deny and allow are aliases of dontAsk and "
+        "bypassPermissions (default: the settings' defaultMode, else default)",
+    )
+    group.add_argument(
+        "--allowedTools",
+        "--allowed-tools",
+        dest="allowed_tools",
+        nargs="+",
+        action="extend",
+        metavar="RULE",
+        help="allow rules, comma- or space-separated: 'Bash(git diff:*)' Read",
+    )
+    group.add_argument(
+        "--disallowedTools",
+        "--disallowed-tools",
+        dest="disallowed_tools",
+        nargs="+",
+        action="extend",
+        metavar="RULE",
+        help="deny rules; a bare tool name takes the tool away ('Task' turns delegation off)",
+    )
+    group.add_argument(
+        "--tools", metavar="LIST", help="comma list of the only tools to offer, e.g. Bash,Read (default: all six)"
+    )
+    group.add_argument(
+        "--add-dir",
+        dest="add_dir",
+        action="append",
+        metavar="DIR",
+        help="another directory inside the workspace boundary (repeatable)",
+    )
+    group.add_argument(
+        "--settings", metavar="FILE_OR_JSON", help="a settings file, or JSON text, layered above the settings files"
+    )
+    group.add_argument(
+        "--setting-sources",
+        dest="setting_sources",
+        metavar="LIST",
+        help=f"comma list of the settings files to read, of {','.join(SOURCES)} (default: all)",
+    )
+    group.add_argument(
+        "--timeout",
+        type=_seconds_flag("--timeout"),
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds one model request may take (default {DEFAULT_TIMEOUT:g})",
+    )
+    group.add_argument(
+        "--max-retries",
+        type=_int_flag("--max-retries", 0, 10),
+        default=DEFAULT_MAX_RETRIES,
+        metavar="N",
+        help="retries of a failed model request: rate limits, overload, 5xx, timeouts "
+        f"(0..10, default {DEFAULT_MAX_RETRIES})",
+    )
+    group.add_argument(
+        "--sandbox",
+        action="store_true",
+        default=None,
+        help="run each bash command in an OS sandbox (bubblewrap): only the workspace and --add-dir "
+        "directories writable, no network, no other process visible; bash then needs no "
+        'approval except what deny and ask rules say (settings: "sandbox": {"enabled": true})',
+    )
+    group.add_argument(
+        "--max-parallel",
+        type=_int_flag("--max-parallel", 1, MAX_PARALLEL),
+        metavar="N",
+        help=f"subagents run at once when a reply holds several task calls, 1..{MAX_PARALLEL} "
+        "(default 4; 1 runs them one after another)",
+    )
     group.add_argument("--verbose", action="store_true", help="progress lines on stderr")
     add_project_flags(group)
     prompt = group.add_mutually_exclusive_group()
     prompt.add_argument("--system-prompt", metavar="TEXT", help="the root agent's system prompt instead of ours")
     prompt.add_argument("--system-prompt-file", metavar="PATH", help="the same, read from PATH")
     more = group.add_mutually_exclusive_group()
-    more.add_argument("--append-system-prompt", metavar="TEXT", help="text added at the end of the root's "
-                                                                     "system prompt")
+    more.add_argument(
+        "--append-system-prompt", metavar="TEXT", help="text added at the end of the root's system prompt"
+    )
     more.add_argument("--append-system-prompt-file", metavar="PATH", help="the same, read from PATH")
 
 
@@ -206,8 +276,7 @@ def terminal_approver(*, stdin: TextIO | None = None, stderr: TextIO | None = No
         out, inp = stderr or sys.stderr, stdin or sys.stdin
         offer = f" (a: allow {', '.join(ask.suggestions)} for this session)" if ask.suggestions else ""
         who = f"subagent {ask.agent}: " if ask.agent else ""  # subagents running at once ask one at a time
-        out.write(f"\n[Permission] {who}{tool_call.get('name')} needs approval: {ask.reason}{offer}\n"
-                  "Allow? [y/N/a] ")
+        out.write(f"\n[Permission] {who}{tool_call.get('name')} needs approval: {ask.reason}{offer}\nAllow? [y/N/a] ")
         out.flush()
         answer = inp.readline()
         if not answer.endswith("\n"):
@@ -281,8 +350,12 @@ def settings_from_args(args: argparse.Namespace, workdir: Path) -> Settings:
     dirs = _directories(getattr(args, "add_dir", None))
     if allow or deny or dirs:
         overrides["permissions"] = {"allow": allow, "deny": deny, "additionalDirectories": dirs}
-    settings = load_settings(workdir, sources=_sources(getattr(args, "setting_sources", None)),
-                             extra=getattr(args, "settings", None), overrides=overrides)
+    settings = load_settings(
+        workdir,
+        sources=_sources(getattr(args, "setting_sources", None)),
+        extra=getattr(args, "settings", None),
+        overrides=overrides,
+    )
     if getattr(args, "verbose", False):
         for note in settings.notes:
             print(f"agentfsm: note: {note}", file=sys.stderr, flush=True)
@@ -356,19 +429,39 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
             raise ConfigError(NO_API_KEY)
         from fsm.core.model import AnthropicModel
 
-        model = AnthropicModel(model_id(getattr(args, "model", None)), on_retry=print_retry,
-                               timeout=getattr(args, "timeout", DEFAULT_TIMEOUT),
-                               max_retries=getattr(args, "max_retries", DEFAULT_MAX_RETRIES),
-                               credentials=credentials)
+        model = AnthropicModel(
+            model_id(getattr(args, "model", None)),
+            on_retry=print_retry,
+            timeout=getattr(args, "timeout", DEFAULT_TIMEOUT),
+            max_retries=getattr(args, "max_retries", DEFAULT_MAX_RETRIES),
+            credentials=credentials,
+        )
     context, agents = project_from_args(args, workdir)
-    if max_budget_usd is not None and (name := unpriced([getattr(model, "model", None),
-                                                         *(d.model for d in agents.values())])) is not None:
-        raise ConfigError(f"--max-budget-usd needs the price of model {name!r}, and genai-prices has none; "
-                          "use a model it prices, or drop --max-budget-usd")
-    return Agent(model, str(workdir), max_turns, hooks, approver, tools=tools, max_tokens=max_tokens,
-                 max_model_calls=max_model_calls, permissions=policy, system=system_prompt(args, workdir),
-                 sandbox=sandbox, context=context, agents=agents, max_parallel=max_parallel,
-                 max_budget_usd=max_budget_usd)
+    if (
+        max_budget_usd is not None
+        and (name := unpriced([getattr(model, "model", None), *(d.model for d in agents.values())])) is not None
+    ):
+        raise ConfigError(
+            f"--max-budget-usd needs the price of model {name!r}, and genai-prices has none; "
+            "use a model it prices, or drop --max-budget-usd"
+        )
+    return Agent(
+        model,
+        str(workdir),
+        max_turns,
+        hooks,
+        approver,
+        tools=tools,
+        max_tokens=max_tokens,
+        max_model_calls=max_model_calls,
+        permissions=policy,
+        system=system_prompt(args, workdir),
+        sandbox=sandbox,
+        context=context,
+        agents=agents,
+        max_parallel=max_parallel,
+        max_budget_usd=max_budget_usd,
+    )
 
 
 def sandbox_from(settings: Settings, *, flag: bool | None) -> Sandbox | None:
@@ -396,5 +489,8 @@ def _given(args: argparse.Namespace, name: str, default: int) -> object:
 def limits_given(args: argparse.Namespace) -> dict[str, int | float]:
     """The run limits set on the command line (``--max-turns``, ``--max-model-calls``, ``--max-budget-usd``,
     ``--max-parallel``), as ``Agent()`` keywords."""
-    return {name: value for name in ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
-            if (value := getattr(args, name, None)) is not None}
+    return {
+        name: value
+        for name in ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
+        if (value := getattr(args, name, None)) is not None
+    }

@@ -117,18 +117,33 @@ class RunResult:
     def to_json(self) -> dict[str, Any]:
         """The result object: Claude Code's keys in its order, then ours."""
         model_usage = {
-            name: {"inputTokens": m.usage.input_tokens, "outputTokens": m.usage.output_tokens,
-                   "cacheReadInputTokens": m.usage.cache_read_input_tokens,
-                   "cacheCreationInputTokens": m.usage.cache_creation_input_tokens, "webSearchRequests": 0,
-                   "costUSD": m.cost_usd, "contextWindow": m.context_window,
-                   "maxOutputTokens": self.max_output_tokens}
-            for name, m in self.model_usage.items()}
+            name: {
+                "inputTokens": m.usage.input_tokens,
+                "outputTokens": m.usage.output_tokens,
+                "cacheReadInputTokens": m.usage.cache_read_input_tokens,
+                "cacheCreationInputTokens": m.usage.cache_creation_input_tokens,
+                "webSearchRequests": 0,
+                "costUSD": m.cost_usd,
+                "contextWindow": m.context_window,
+                "maxOutputTokens": self.max_output_tokens,
+            }
+            for name, m in self.model_usage.items()
+        }
         data: dict[str, Any] = {
-            "type": "result", "subtype": self.subtype, "is_error": self.is_error, "duration_ms": self.duration_ms,
-            "duration_api_ms": self.duration_api_ms, "num_turns": self.num_turns, "result": self.result,
-            "stop_reason": self.stop_reason, "session_id": self.session_id, "total_cost_usd": self.total_cost_usd,
-            "usage": usage_json(self.usage), "modelUsage": model_usage,
-            "permission_denials": list(self.permission_denials), "terminal_reason": self.terminal_reason,
+            "type": "result",
+            "subtype": self.subtype,
+            "is_error": self.is_error,
+            "duration_ms": self.duration_ms,
+            "duration_api_ms": self.duration_api_ms,
+            "num_turns": self.num_turns,
+            "result": self.result,
+            "stop_reason": self.stop_reason,
+            "session_id": self.session_id,
+            "total_cost_usd": self.total_cost_usd,
+            "usage": usage_json(self.usage),
+            "modelUsage": model_usage,
+            "permission_denials": list(self.permission_denials),
+            "terminal_reason": self.terminal_reason,
             "uuid": str(uuid.uuid4()),
         }
         if self.errors:
@@ -152,12 +167,21 @@ def permission_denials(records: list[Transition]) -> list[dict[str, Any]]:
     """The run's permission denials as Claude Code lists them (``tool_name`` in its spelling, ``tool_use_id``,
     ``tool_input``), plus ``reason``: what the model was told, naming the rule that would allow the call when
     one can. Subagents' included, in order."""
-    return [{"tool_name": claude_name(d.tool_name), "tool_use_id": d.tool_use_id, "tool_input": d.tool_input,
-             "reason": d.reason} for d in (r.denial for r in records) if d is not None]
+    return [
+        {
+            "tool_name": claude_name(d.tool_name),
+            "tool_use_id": d.tool_use_id,
+            "tool_input": d.tool_input,
+            "reason": d.reason,
+        }
+        for d in (r.denial for r in records)
+        if d is not None
+    ]
 
 
-def run_headless(agent: Agent, prompt: str | None, *, session_id: str | None = None,
-                 earlier: Sequence[Transition] = ()) -> RunResult:
+def run_headless(
+    agent: Agent, prompt: str | None, *, session_id: str | None = None, earlier: Sequence[Transition] = ()
+) -> RunResult:
     """Finish a resumed run that stopped midway, then send *prompt* (when given), step *agent* until idle
     (or Ctrl-C) and return the result; without *prompt* the result is the finished run's.
 
@@ -199,9 +223,17 @@ def run_headless(agent: Agent, prompt: str | None, *, session_id: str | None = N
     result_text = str(journal_failed) if journal_failed else _result_text(agent)
     model_calls = [r for r in records if made_model_call(r)]
     root_replies = [r.reply for r in records if r.reply is not None and r.depth == 0]
-    problem = error_line(outcome, result_text, max_turns=agent.max_turns, max_tokens=agent.max_tokens,
-                         max_model_calls=agent.max_model_calls, signal=interrupted,
-                         session_id=session_id, max_budget_usd=agent.max_budget_usd, run_cost_usd=agent.run_cost_usd)
+    problem = error_line(
+        outcome,
+        result_text,
+        max_turns=agent.max_turns,
+        max_tokens=agent.max_tokens,
+        max_model_calls=agent.max_model_calls,
+        signal=interrupted,
+        session_id=session_id,
+        max_budget_usd=agent.max_budget_usd,
+        run_cost_usd=agent.run_cost_usd,
+    )
     return RunResult(
         subtype=SUBTYPES.get(outcome, "error_during_execution"),
         terminal_reason=outcome,
@@ -239,8 +271,11 @@ def _model_usage(records: list[Transition], *, default: str) -> dict[str, ModelU
         name = record.reply.model or default
         price = price_of(name, record.reply.usage)
         usage, cost, window = per_model.get(name, (Usage(), 0.0, None))
-        per_model[name] = (usage + record.reply.usage, None if cost is None or price is None else cost + price.usd,
-                           window if price is None else price.context_window)
+        per_model[name] = (
+            usage + record.reply.usage,
+            None if cost is None or price is None else cost + price.usd,
+            window if price is None else price.context_window,
+        )
     return {name: ModelUsage(usage, cost, window) for name, (usage, cost, window) in per_model.items()}
 
 
@@ -248,35 +283,57 @@ _ERRORS = frozenset({"model_error", "context_window"})
 """Outcomes whose result text is the error message (when there is one)."""
 
 
-def error_line(outcome: str, result: str, *, max_turns: int, max_tokens: int,
-               max_model_calls: int = MAX_MODEL_CALLS, signal: str | None = None,
-               session_id: str | None = None, max_budget_usd: float | None = None,
-               run_cost_usd: float | None = None) -> str | None:
+def error_line(
+    outcome: str,
+    result: str,
+    *,
+    max_turns: int,
+    max_tokens: int,
+    max_model_calls: int = MAX_MODEL_CALLS,
+    signal: str | None = None,
+    session_id: str | None = None,
+    max_budget_usd: float | None = None,
+    run_cost_usd: float | None = None,
+) -> str | None:
     """The one line for stderr that says what went wrong and what to do, or None on success."""
     match outcome:
         case "end_turn":
             return None
         case "max_turns":
             if max_turns < MAX_TURNS:
-                return (f"stopped after {max_turns} turns without a final answer; "
-                        f"raise --max-turns (up to {MAX_TURNS}) or narrow the prompt")
-            return (f"stopped after {max_turns} turns without a final answer ({MAX_TURNS} is the most a run "
-                    "may take); narrow the prompt or split the task")
+                return (
+                    f"stopped after {max_turns} turns without a final answer; "
+                    f"raise --max-turns (up to {MAX_TURNS}) or narrow the prompt"
+                )
+            return (
+                f"stopped after {max_turns} turns without a final answer ({MAX_TURNS} is the most a run "
+                "may take); narrow the prompt or split the task"
+            )
         case "max_model_calls":
-            return (f"stopped: the run's budget of {max_model_calls} model calls is spent; "
-                    "raise --max-model-calls or narrow the prompt")
+            return (
+                f"stopped: the run's budget of {max_model_calls} model calls is spent; "
+                "raise --max-model-calls or narrow the prompt"
+            )
         case "max_budget_usd":
-            advice = ("use models genai-prices knows, or drop --max-budget-usd" if run_cost_usd is None
-                      else "raise --max-budget-usd or narrow the prompt")
+            advice = (
+                "use models genai-prices knows, or drop --max-budget-usd"
+                if run_cost_usd is None
+                else "raise --max-budget-usd or narrow the prompt"
+            )
             return f"stopped: {budget_spent(max_budget_usd, run_cost_usd)}; {advice}"
         case "model_error":
             return result
         case "context_window":
-            what = (result if result.startswith("the conversation")
-                    else "the conversation filled the model's context window")
+            what = (
+                result
+                if result.startswith("the conversation")
+                else "the conversation filled the model's context window"
+            )
             where = session_id or "ID"
-            return (f"{what}; go on from an earlier transition with time travel: agentfsm sessions show {where}, "
-                    f"then agentfsm debug --session {where} --at SEQ")
+            return (
+                f"{what}; go on from an earlier transition with time travel: agentfsm sessions show {where}, "
+                f"then agentfsm debug --session {where} --at SEQ"
+            )
         case "refusal":
             return "the model refused to answer this prompt"
         case "max_tokens":

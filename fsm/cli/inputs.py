@@ -67,14 +67,18 @@ def _text_of(line: str, number: int) -> str:
         raise ConfigError(f"{_STREAM}: line {number} is not JSON: {line.strip()[:60]!r}") from None
     message = data.get("message") if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("type") != "user" or not isinstance(message, dict):
-        raise ConfigError(f"{_STREAM}: line {number} is not a user message "
-                          '({"type": "user", "message": {"role": "user", "content": ...}})')
+        raise ConfigError(
+            f"{_STREAM}: line {number} is not a user message "
+            '({"type": "user", "message": {"role": "user", "content": ...}})'
+        )
     content = message.get("content")
     if isinstance(content, list):
         kinds = {b.get("type") if isinstance(b, dict) else type(b).__name__ for b in content}
         if kinds - {"text"}:
-            raise ConfigError(f"{_STREAM}: line {number}: only text content is supported "
-                              f"(got {', '.join(sorted(map(str, kinds - {'text'})))})")
+            raise ConfigError(
+                f"{_STREAM}: line {number}: only text content is supported "
+                f"(got {', '.join(sorted(map(str, kinds - {'text'})))})"
+            )
         content = "\n\n".join(b.get("text", "") for b in content)
     if not isinstance(content, str) or not content.strip():
         raise ConfigError(f"{_STREAM}: line {number}: the message has no text")

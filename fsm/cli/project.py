@@ -19,8 +19,12 @@ __all__ = ["add_project_flags", "project_from_args"]
 
 def add_project_flags(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """Add ``--agents JSON``."""
-    parser.add_argument("--agents", metavar="JSON", help='custom subagents, as Claude Code takes them: '
-                        '{"NAME": {"description": "...", "prompt": "...", "tools": ["Read"], "model": "haiku"}}')
+    parser.add_argument(
+        "--agents",
+        metavar="JSON",
+        help="custom subagents, as Claude Code takes them: "
+        '{"NAME": {"description": "...", "prompt": "...", "tools": ["Read"], "model": "haiku"}}',
+    )
 
 
 def project_from_args(args: argparse.Namespace, workdir: Path) -> tuple[str, dict[str, AgentDefinition]]:

@@ -41,7 +41,7 @@ _OUTCOME_LINES = {
     "max_tokens": "[the reply was cut at the max_tokens limit]",
     "interrupted": "[interrupted]",
     "context_window": "[the conversation no longer fits the model's context window: start a new session, or fork "
-                      "an earlier point with agentfsm debug --session ID --at SEQ]",
+    "an earlier point with agentfsm debug --session ID --at SEQ]",
 }
 
 
@@ -78,6 +78,7 @@ class Spinner:
 
     def paused(self, approver: Callable[..., Any]) -> Callable[..., Any]:
         """*approver*, wrapped so the spinner is hidden and silent while it asks."""
+
         def ask(*args: Any, **kwargs: Any) -> Any:
             with self._lock:
                 self._pauses += 1
@@ -88,6 +89,7 @@ class Spinner:
             finally:
                 with self._lock:
                     self._pauses -= 1
+
         return ask
 
     def _erase(self) -> None:
@@ -156,8 +158,10 @@ def _prompt_text(color: bool) -> str:
 
 def _banner(agent: Agent) -> str:
     model = getattr(agent.model, "model", type(agent.model).__name__)
-    return (f"agentfsm: a coding agent as a state machine. Model {model}, workspace {agent.workspace.root}.\n"
-            "Type a request. Blank lines are ignored; q, exit or Ctrl-D quits; Ctrl-C stops a run.")
+    return (
+        f"agentfsm: a coding agent as a state machine. Model {model}, workspace {agent.workspace.root}.\n"
+        "Type a request. Blank lines are ignored; q, exit or Ctrl-D quits; Ctrl-C stops a run."
+    )
 
 
 def repl(agent: Agent, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:

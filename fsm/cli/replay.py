@@ -21,8 +21,11 @@ __all__ = ["command", "configure"]
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``replay`` subcommand's arguments."""
     parser.add_argument("session_id", metavar="SESSION_ID", help="a session id or an unambiguous prefix")
-    parser.add_argument("--workdir", metavar="DIR",
-                        help="run the tools here (default: a new empty temporary directory, removed afterwards)")
+    parser.add_argument(
+        "--workdir",
+        metavar="DIR",
+        help="run the tools here (default: a new empty temporary directory, removed afterwards)",
+    )
     parser.add_argument("--results", action="store_true", help="also compare tool results")
     add_db_flags(parser)
 

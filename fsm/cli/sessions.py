@@ -33,9 +33,21 @@ if TYPE_CHECKING:
     from fsm.core.agent import Agent
     from fsm.core.model import Model
 
-__all__ = ["Session", "add_db_flags", "add_session_flags", "add_time_travel_flags", "command", "configure",
-           "export_jsonl", "journal_path", "recorded_model_from_args", "render_list", "render_show",
-           "session_from_args", "time_travel_from_args"]
+__all__ = [
+    "Session",
+    "add_db_flags",
+    "add_session_flags",
+    "add_time_travel_flags",
+    "command",
+    "configure",
+    "export_jsonl",
+    "journal_path",
+    "recorded_model_from_args",
+    "render_list",
+    "render_show",
+    "session_from_args",
+    "time_travel_from_args",
+]
 
 DB_HELP = "the session journal (default: one per workspace, under $XDG_STATE_HOME/agentfsm or ~/.local/state/agentfsm)"
 SHOW_CHARS = 300
@@ -44,12 +56,12 @@ SHOW_CHARS = 300
 
 # -- the plug-in ------------------------------------------------------------------------------------------
 
+
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``list``, ``show`` and ``export`` to the ``sessions`` subcommand's parser."""
     add_db_flags(parser)
     sub = parser.add_subparsers(dest="sessions_command", metavar="{list,show,export}", required=True)
-    listing = sub.add_parser("list", help="the sessions of this workspace: id, started, turns, tokens, outcome, "
-                                         "prompt")
+    listing = sub.add_parser("list", help="the sessions of this workspace: id, started, turns, tokens, outcome, prompt")
     show = sub.add_parser("show", help="one session as a transcript, subagents indented")
     show.add_argument("session_id", metavar="ID", help="a session id or an unambiguous prefix")
     show.add_argument("--full", action="store_true", help=f"print long texts whole (default: {SHOW_CHARS} chars)")
@@ -63,10 +75,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def add_db_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``--session-db`` and ``--cwd`` to a subcommand that reads the journal."""
     # SUPPRESS: a value given before the subcommand (agentfsm --cwd X sessions ...) is not overwritten.
-    parser.add_argument("--session-db", metavar="PATH", default=argparse.SUPPRESS,
-                        help=DB_HELP)
-    parser.add_argument("--cwd", metavar="DIR", default=argparse.SUPPRESS,
-                        help="the workspace (default: the current directory)")
+    parser.add_argument("--session-db", metavar="PATH", default=argparse.SUPPRESS, help=DB_HELP)
+    parser.add_argument(
+        "--cwd", metavar="DIR", default=argparse.SUPPRESS, help="the workspace (default: the current directory)"
+    )
 
 
 def journal_path(args: argparse.Namespace, workspace: str | None = None) -> Path:
@@ -81,9 +93,12 @@ def journal_path(args: argparse.Namespace, workspace: str | None = None) -> Path
     if legacy is not None and legacy not in _TOLD:
         _TOLD.add(legacy)
         new = default_path(root)
-        print(f"agentfsm: this workspace's sessions are in {legacy}, inside the workspace, where git clean -fdx "
-              f"deletes them; move them out of its reach: mkdir -p {new.parent} && mv {legacy} {new}",
-              file=sys.stderr, flush=True)
+        print(
+            f"agentfsm: this workspace's sessions are in {legacy}, inside the workspace, where git clean -fdx "
+            f"deletes them; move them out of its reach: mkdir -p {new.parent} && mv {legacy} {new}",
+            file=sys.stderr,
+            flush=True,
+        )
     return found
 
 
@@ -128,8 +143,9 @@ def render_list(sessions: list[SessionInfo], path: Path) -> str:
         prompt = clip(s.prompt, 60)
         if s.forked_from:
             prompt = f"[fork of {s.forked_from} at {s.forked_at}] {prompt}"
-        lines.append(f"{s.id:<{w}}  {_when(s.created_at):<16}  {s.turns:>5}  {s.tokens:>7,}  {_outcome(s):<17}  "
-                     f"{prompt}")
+        lines.append(
+            f"{s.id:<{w}}  {_when(s.created_at):<16}  {s.turns:>5}  {s.tokens:>7,}  {_outcome(s):<17}  {prompt}"
+        )
     return "\n".join(lines) + "\n"
 
 
@@ -137,8 +153,10 @@ def render_show(journal: Journal, session_id: str, *, full: bool = False) -> str
     """One session as a readable transcript: one entry per transition, ``[seq]`` first, subagents indented."""
     info = journal.find(session_id)
     turns = "1 turn" if info.turns == 1 else f"{info.turns} turns"
-    lines = [f"Session {info.id} · started {_when(info.created_at)} · {_outcome(info)} · {turns} · "
-             f"{info.tokens:,} tokens", f"Workdir: {info.workdir}"]
+    lines = [
+        f"Session {info.id} · started {_when(info.created_at)} · {_outcome(info)} · {turns} · {info.tokens:,} tokens",
+        f"Workdir: {info.workdir}",
+    ]
     if info.forked_from:
         lines.append(f"Forked from {info.forked_from} at seq {info.forked_at}")
     lines.append("")
@@ -204,16 +222,25 @@ def export_jsonl(journal: Journal, session_id: str, out: TextIO) -> None:
     """Write the session as JSON lines: a ``session`` header, then each ``transition`` in full (a fork's
     origin up to ``forked_at`` included, so the export stands alone)."""
     info = journal.find(session_id)
-    header = {"type": "session", "id": info.id, "created_at": info.created_at, "workdir": info.workdir,
-              "root_agent": info.root_agent, "prompt": info.prompt, "forked_from": info.forked_from,
-              "forked_at": info.forked_at, "settings": info.settings,
-              "initial": converter.unstructure(journal.initial_state(info.id))}
+    header = {
+        "type": "session",
+        "id": info.id,
+        "created_at": info.created_at,
+        "workdir": info.workdir,
+        "root_agent": info.root_agent,
+        "prompt": info.prompt,
+        "forked_from": info.forked_from,
+        "forked_at": info.forked_at,
+        "settings": info.settings,
+        "initial": converter.unstructure(journal.initial_state(info.id)),
+    }
     out.write(json.dumps(header, ensure_ascii=False) + "\n")
     for record in journal.records(info.id):
         out.write(json.dumps({"type": "transition", **converter.unstructure(record)}, ensure_ascii=False) + "\n")
 
 
 # -- the run flags ----------------------------------------------------------------------------------------
+
 
 @frozen
 class Session:
@@ -242,14 +269,20 @@ def add_session_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``-r/--resume``, ``-c/--continue``, ``--session-id``, ``--session-db`` and ``--no-session`` to a run
     command's parser."""
     group = parser.add_argument_group("sessions")
-    group.add_argument("-r", "--resume", metavar="SESSION_ID",
-                       help="go on with a journalled session (an id or an unambiguous prefix)")
-    group.add_argument("-c", "--continue", dest="continue_session", action="store_true",
-                       help="go on with the most recent session of this workspace")
-    group.add_argument("--session-id", type=_uuid, metavar="UUID",
-                       help="the id of the new session (a UUID; default: a random one)")
-    group.add_argument("--session-db", metavar="PATH",
-                       help=DB_HELP)
+    group.add_argument(
+        "-r", "--resume", metavar="SESSION_ID", help="go on with a journalled session (an id or an unambiguous prefix)"
+    )
+    group.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="go on with the most recent session of this workspace",
+    )
+    group.add_argument(
+        "--session-id", type=_uuid, metavar="UUID", help="the id of the new session (a UUID; default: a random one)"
+    )
+    group.add_argument("--session-db", metavar="PATH", help=DB_HELP)
     group.add_argument("--no-session", action="store_true", help="do not journal this run")
 
 
@@ -283,8 +316,9 @@ def _options(args: argparse.Namespace, agent: Agent) -> dict[str, Any]:
     return {**options, **limits_given(args)}
 
 
-def _session_of(journal: Journal, agent: Agent, *, resumed: bool, forked_from: str | None = None,
-                forked_at: int | None = None) -> Session:
+def _session_of(
+    journal: Journal, agent: Agent, *, resumed: bool, forked_from: str | None = None, forked_at: int | None = None
+) -> Session:
     """The open session *agent* (just rebuilt from *journal*) journals into."""
     session_id = journal.session_of(agent)
     assert session_id is not None, "restore attaches the rebuilt agent to a session"
@@ -312,8 +346,9 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
     if resume_id and cont:
         raise ConfigError("--resume and --continue cannot be used together; pick one")
     if new_id and (resume_id or cont):
-        raise ConfigError(f"--session-id names a new session; it cannot be used with "
-                          f"{'--resume' if resume_id else '--continue'}")
+        raise ConfigError(
+            f"--session-id names a new session; it cannot be used with {'--resume' if resume_id else '--continue'}"
+        )
     if new_id:
         agent = _with_id(agent, new_id)
     if getattr(args, "no_session", False):
@@ -327,8 +362,9 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
     try:
         if not (resume_id or cont):
             if new_id and _exists(journal, new_id):
-                raise ConfigError(f"--session-id {new_id} is already a session in {path}; "
-                                  f"go on with it with --resume {new_id}")
+                raise ConfigError(
+                    f"--session-id {new_id} is already a session in {path}; go on with it with --resume {new_id}"
+                )
             return agent, Session(journal, journal.start(agent), resumed=False)
         if cont:
             latest = journal.latest()
@@ -336,8 +372,9 @@ def session_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent, Se
                 raise ConfigError(f"nothing to continue: no session in {path}; start one with agentfsm -p PROMPT")
             resume_id = latest.id
         assert resume_id is not None
-        resumed = resume(journal, resume_id, agent.model, workdir=_workspace(agent), on_kill=_say_killed,
-                         **_options(args, agent))
+        resumed = resume(
+            journal, resume_id, agent.model, workdir=_workspace(agent), on_kill=_say_killed, **_options(args, agent)
+        )
         return resumed, _session_of(journal, resumed, resumed=True)
     except BaseException:
         journal.close()
@@ -352,20 +389,30 @@ def _exists(journal: Journal, session_id: str) -> bool:
 
 
 def _say_killed(orphan: KilledOrphan) -> None:
-    print(f"agentfsm: killed {orphan.describe()} still running from tool call {orphan.tool_use_id} of the run "
-          "that stopped", file=sys.stderr, flush=True)
+    print(
+        f"agentfsm: killed {orphan.describe()} still running from tool call {orphan.tool_use_id} of the run "
+        "that stopped",
+        file=sys.stderr,
+        flush=True,
+    )
 
 
 def add_time_travel_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``--session ID``, ``--at SEQ``, ``--recorded`` (and ``--session-db``) for stepping on from an old session."""
     parser.add_argument("--session", metavar="ID", help="restore the agents of this journalled session")
-    parser.add_argument("--at", metavar="SEQ", type=int,
-                        help="as they were right after transition SEQ (default: its last); a new session forks")
-    parser.add_argument("--recorded", action="store_true",
-                        help="serve the replies the session got after SEQ instead of calling the model (offline)")
+    parser.add_argument(
+        "--at",
+        metavar="SEQ",
+        type=int,
+        help="as they were right after transition SEQ (default: its last); a new session forks",
+    )
+    parser.add_argument(
+        "--recorded",
+        action="store_true",
+        help="serve the replies the session got after SEQ instead of calling the model (offline)",
+    )
     if not any("--session-db" in action.option_strings for action in parser._actions):
-        parser.add_argument("--session-db", metavar="PATH",
-                            help=DB_HELP)
+        parser.add_argument("--session-db", metavar="PATH", help=DB_HELP)
 
 
 def recorded_model_from_args(args: argparse.Namespace) -> Model | None:
@@ -415,8 +462,7 @@ def time_travel_from_args(args: argparse.Namespace, agent: Agent) -> tuple[Agent
         if at is not None and not 0 <= at <= info.last_seq:
             raise ConfigError(f"--at must be 0..{info.last_seq} for session {info.id} (got {at})")
         seq = info.last_seq if at is None else at
-        forked = restore_at(journal, session_id, seq, agent.model, workdir=_workspace(agent),
-                            **_options(args, agent))
+        forked = restore_at(journal, session_id, seq, agent.model, workdir=_workspace(agent), **_options(args, agent))
         return forked, _session_of(journal, forked, resumed=False, forked_from=info.id, forked_at=seq)
     except BaseException:
         journal.close()

@@ -35,10 +35,17 @@ def _port(text: str) -> int:
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add ``--port``, ``--host``, ``--open`` and the journal flags to the ``ui`` subcommand's parser."""
-    parser.add_argument("--port", type=_port, default=DEFAULT_PORT,
-                        help=f"the port to listen on (default {DEFAULT_PORT}; 0 picks a free one)")
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="the address to listen on (default 127.0.0.1; anything else is reachable by others)")
+    parser.add_argument(
+        "--port",
+        type=_port,
+        default=DEFAULT_PORT,
+        help=f"the port to listen on (default {DEFAULT_PORT}; 0 picks a free one)",
+    )
+    parser.add_argument(
+        "--host",
+        default="127.0.0.1",
+        help="the address to listen on (default 127.0.0.1; anything else is reachable by others)",
+    )
     parser.add_argument("--open", action="store_true", help="open the page in the default browser")
     add_db_flags(parser)
 
@@ -51,8 +58,9 @@ def _listen(host: str, port: int) -> socket.socket:
         sock.bind((host, port))
     except OSError as exc:
         sock.close()
-        raise ConfigError(f"cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port or "
-                          "--host") from None
+        raise ConfigError(
+            f"cannot listen on {host}:{port} ({exc.strerror or exc}); pick another --port or --host"
+        ) from None
     sock.listen(64)
     return sock
 
@@ -70,8 +78,12 @@ def command(args: argparse.Namespace) -> int:
         Journal(path, readonly=True).close()
     loopback = args.host in LOOPBACK_HOSTS
     if not loopback:
-        print(f"agentfsm: warning: --host {args.host} makes your sessions (prompts, tool output, file contents) "
-              "readable by anyone who can reach this address", file=sys.stderr, flush=True)
+        print(
+            f"agentfsm: warning: --host {args.host} makes your sessions (prompts, tool output, file contents) "
+            "readable by anyone who can reach this address",
+            file=sys.stderr,
+            flush=True,
+        )
     sock = _listen(args.host, args.port)
     app = create_app(path, loopback_only=loopback)  # before the address is printed: ready when it is
     host, port = sock.getsockname()[:2]

@@ -119,8 +119,9 @@ ProcessListener = Callable[[str, str, ToolProcess, bool], None]
 @functools.cache
 def _machine() -> Any:
     """The one machine every agent runs on (agents are passed to its triggers, not bound to it)."""
-    return build_machine(Agent, bind=False, prepare_event="_commit", before_state_change="_regraft",
-                         after_state_change="_record")
+    return build_machine(
+        Agent, bind=False, prepare_event="_commit", before_state_change="_regraft", after_state_change="_record"
+    )
 
 
 def _made(agent: Agent) -> int:
@@ -139,8 +140,7 @@ def _limit_reached(facts: Facts) -> str | None:
     return "max_turns" if _out_of_turns(facts) else _budget_spent(facts)
 
 
-_FINAL_OUTCOMES = {"max_tokens": "max_tokens", "refusal": "refusal",
-                   "model_context_window_exceeded": "context_window"}
+_FINAL_OUTCOMES = {"max_tokens": "max_tokens", "refusal": "refusal", "model_context_window_exceeded": "context_window"}
 INTERRUPTED = "Error: interrupted before this tool call finished"
 INTERRUPTED_MARKER = "[Request interrupted by user]"
 """The user text an interruption leaves in the conversation, as Claude Code does, so the model sees it."""
@@ -151,8 +151,9 @@ class _Commit:
 
     __slots__ = ("adopt", "facts", "notes", "record", "release", "release_all", "step")
 
-    def __init__(self, step: Step, notes: tuple[str, ...], adopt: Agent | None, release: Agent | None,
-                 release_all: bool) -> None:
+    def __init__(
+        self, step: Step, notes: tuple[str, ...], adopt: Agent | None, release: Agent | None, release_all: bool
+    ) -> None:
         self.step, self.notes = step, notes
         self.adopt, self.release, self.release_all = adopt, release, release_all
         self.facts: Facts | None = None
@@ -193,20 +194,36 @@ class Agent:
             (the message names the field and the value).
     """
 
-    def __init__(self, model: Model, workdir: str = ".", max_turns: int = MAX_TURNS, hooks: Hooks | None = None,
-                 approver: Approver | None = None, *, tools: Iterable[str] | None = None,
-                 max_tokens: int = DEFAULT_MAX_TOKENS, system: str | None = None, bash_timeout: float = BASH_TIMEOUT,
-                 data: AgentState | None = None, max_model_calls: int = MAX_MODEL_CALLS,
-                 permissions: Policy | None = None, sandbox: Sandbox | None = None, context: str = "",
-                 agents: Mapping[str, AgentDefinition] | None = None, max_parallel: int | None = None,
-                 max_budget_usd: float | None = None, _parent: Agent | None = None) -> None:
+    def __init__(
+        self,
+        model: Model,
+        workdir: str = ".",
+        max_turns: int = MAX_TURNS,
+        hooks: Hooks | None = None,
+        approver: Approver | None = None,
+        *,
+        tools: Iterable[str] | None = None,
+        max_tokens: int = DEFAULT_MAX_TOKENS,
+        system: str | None = None,
+        bash_timeout: float = BASH_TIMEOUT,
+        data: AgentState | None = None,
+        max_model_calls: int = MAX_MODEL_CALLS,
+        permissions: Policy | None = None,
+        sandbox: Sandbox | None = None,
+        context: str = "",
+        agents: Mapping[str, AgentDefinition] | None = None,
+        max_parallel: int | None = None,
+        max_budget_usd: float | None = None,
+        _parent: Agent | None = None,
+    ) -> None:
         self._limits: tuple[int, int, float | None] = (MAX_TURNS, MAX_MODEL_CALLS, None)
         """What the runs that later prompts start take: (max_turns, max_model_calls, max_budget_usd)."""
         self.set_limits(max_turns, max_model_calls, max_budget_usd=max_budget_usd)
         if max_tokens < 1:
             raise ConfigError(f"max_tokens must be at least 1 (got {max_tokens!r})")
-        if max_parallel is not None and (isinstance(max_parallel, bool) or not isinstance(max_parallel, int)
-                                         or not 1 <= max_parallel <= MAX_PARALLEL):
+        if max_parallel is not None and (
+            isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or not 1 <= max_parallel <= MAX_PARALLEL
+        ):
             raise ConfigError(f"max_parallel must be 1..{MAX_PARALLEL} (got {max_parallel!r})")
         policy = permissions if permissions is not None else Policy()
         workspace = Workspace(workdir, bash_timeout=bash_timeout, extra=policy.directories, sandbox=sandbox)
@@ -242,8 +259,12 @@ class Agent:
         if data is None:
             data = AgentState(
                 agent_id=str(uuid.uuid4()) if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
-                parent_id=None if _parent is None else _parent.agent_id, depth=depth, max_turns=max_turns,
-                max_model_calls=max_model_calls, max_budget_usd=max_budget_usd)
+                parent_id=None if _parent is None else _parent.agent_id,
+                depth=depth,
+                max_turns=max_turns,
+                max_model_calls=max_model_calls,
+                max_budget_usd=max_budget_usd,
+            )
         if max_parallel is not None:
             data.max_parallel = max_parallel
         if _parent is None:
@@ -275,8 +296,16 @@ class Agent:
         self._steps: dict[str, Callable[[], Transition]] = {name: getattr(self, f"_step_{name}") for name in STATES}
 
     @classmethod
-    def restore(cls, model: Model, workdir: str, data: AgentState, *, children: Iterable[AgentState] = (),
-                next_seq: int = 1, **options: Any) -> Agent:
+    def restore(
+        cls,
+        model: Model,
+        workdir: str,
+        data: AgentState,
+        *,
+        children: Iterable[AgentState] = (),
+        next_seq: int = 1,
+        **options: Any,
+    ) -> Agent:
         """Rebuild an agent, and its running subagents, from saved data (a session journal, a snapshot).
 
         The machine starts in ``data.state``; nothing is stepped, hooked or recorded on the way.
@@ -294,8 +323,12 @@ class Agent:
         """
         children = list(children)
         check_tree(data, children)
-        limits = {"max_turns": data.max_turns, "max_model_calls": data.max_model_calls,
-                  "max_budget_usd": data.max_budget_usd, **options}
+        limits = {
+            "max_turns": data.max_turns,
+            "max_model_calls": data.max_model_calls,
+            "max_budget_usd": data.max_budget_usd,
+            **options,
+        }
         agent = cls(model, workdir, data=data, **limits)
         agent._seq = itertools.count(next_seq)
         agent.children.extend(agent._new_child(child) for child in children)
@@ -374,18 +407,30 @@ class Agent:
 
     def options(self) -> dict[str, Any]:
         """The options this agent was built with, as ``Agent()`` keywords, to build another like it."""
-        return {"hooks": self.hooks, "approver": self.approver, "tools": [t.name for t in self.tools],
-                "max_tokens": self.max_tokens, "system": self._system, "bash_timeout": self.workspace.bash_timeout,
-                "max_turns": self._limits[0], "max_model_calls": self._limits[1], "max_budget_usd": self._limits[2],
-                "permissions": self.permissions,
-                "sandbox": self.workspace.sandbox, "context": self.context, "agents": self.agents,
-                "max_parallel": self.data.max_parallel}
+        return {
+            "hooks": self.hooks,
+            "approver": self.approver,
+            "tools": [t.name for t in self.tools],
+            "max_tokens": self.max_tokens,
+            "system": self._system,
+            "bash_timeout": self.workspace.bash_timeout,
+            "max_turns": self._limits[0],
+            "max_model_calls": self._limits[1],
+            "max_budget_usd": self._limits[2],
+            "permissions": self.permissions,
+            "sandbox": self.workspace.sandbox,
+            "context": self.context,
+            "agents": self.agents,
+            "max_parallel": self.data.max_parallel,
+        }
 
     def __repr__(self) -> str:
         nxt = f" next={self.describe_next()!r}" if self.busy else ""
         outcome = f" outcome={self.outcome}" if self.outcome and self.state == "idle" else ""
-        return (f"<Agent {self.agent_id} depth={self.depth} state={self.state} "
-                f"turn={self.turn}/{self.max_turns}{outcome}{nxt}>")
+        return (
+            f"<Agent {self.agent_id} depth={self.depth} state={self.state} "
+            f"turn={self.turn}/{self.max_turns}{outcome}{nxt}>"
+        )
 
     # -- guards: yes/no questions the table asks ---------------------------------------------------------
 
@@ -399,10 +444,18 @@ class Agent:
         budget, cost = root.data.max_budget_usd, root.data.run_cost_usd
         if after_call and budget is not None and cost is not None:
             cost = None if cost_usd is None else cost + cost_usd
-        return Facts(turn=self.data.turn + extra, max_turns=self.data.max_turns, depth=self._depth,
-                     active_children=len(self.children), max_parallel=self.data.max_parallel,
-                     run_calls=root.data.run_calls + extra, others_awaiting=awaiting,
-                     max_model_calls=root.data.max_model_calls, run_cost_usd=cost, max_budget_usd=budget)
+        return Facts(
+            turn=self.data.turn + extra,
+            max_turns=self.data.max_turns,
+            depth=self._depth,
+            active_children=len(self.children),
+            max_parallel=self.data.max_parallel,
+            run_calls=root.data.run_calls + extra,
+            others_awaiting=awaiting,
+            max_model_calls=root.data.max_model_calls,
+            run_cost_usd=cost,
+            max_budget_usd=budget,
+        )
 
     def _judged(self, event: EventData | None) -> Facts:
         """The facts a guard of the table judges: built once per event, since nothing changes the data while
@@ -469,8 +522,13 @@ class Agent:
             raise ValueError(f"prompt must be a non-empty string (got {prompt!r})")
         self.data.inbox = prompt
 
-    def set_limits(self, max_turns: int | None = None, max_model_calls: int | None = None, *,
-                   max_budget_usd: float | EllipsisType | None = ...) -> None:
+    def set_limits(
+        self,
+        max_turns: int | None = None,
+        max_model_calls: int | None = None,
+        *,
+        max_budget_usd: float | EllipsisType | None = ...,
+    ) -> None:
         """Set the limits that the runs started by later prompts take (a run under way keeps its own); a limit
         left out keeps its value (``max_budget_usd=None`` removes the USD budget).
 
@@ -485,8 +543,9 @@ class Agent:
             raise ConfigError(f"max_turns must be 1..{MAX_TURNS} (got {turns!r})")
         if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
             raise ConfigError(f"max_model_calls must be an integer >= 1 (got {calls!r})")
-        if budget is not None and (isinstance(budget, bool) or not isinstance(budget, int | float)
-                                   or not 0 < budget < math.inf):
+        if budget is not None and (
+            isinstance(budget, bool) or not isinstance(budget, int | float) or not 0 < budget < math.inf
+        ):
             raise ConfigError(f"max_budget_usd must be a number of dollars > 0, or None (got {budget!r})")
         self._limits = (turns, calls, None if budget is None else float(budget))
         if budget is not None and hasattr(self, "agents"):  # in __init__, checked once the model is known
@@ -497,8 +556,10 @@ class Agent:
         calls' cost could not be counted (a model without a name is priced by each reply's ``model``)."""
         name = unpriced([getattr(self.model, "model", None), *(d.model for d in self.agents.values())])
         if name is not None:
-            raise ConfigError(f"max_budget_usd needs the price of model {name!r}, and genai-prices has none; "
-                              "use a model it prices, or set no USD budget")
+            raise ConfigError(
+                f"max_budget_usd needs the price of model {name!r}, and genai-prices has none; "
+                "use a model it prices, or set no USD budget"
+            )
 
     def step(self, *, child: str | None = None) -> Transition:
         """Perform exactly one transition (of this agent, or of a running subagent) and return its record.
@@ -566,8 +627,11 @@ class Agent:
             if action == "child" and target.busy:
                 return f"step subagent {target.agent_id} ({target.describe_next()})"
             if action == "child":
-                return "return subagent result" if len(self.children) == 1 else \
-                    f"return subagent {target.agent_id}'s result"
+                return (
+                    "return subagent result"
+                    if len(self.children) == 1
+                    else f"return subagent {target.agent_id}'s result"
+                )
             if action == "interrupt":
                 return "finish the interruption (a subagent was interrupted)"
             return f"spawn subagent ({len(self.children)} running)"
@@ -594,12 +658,20 @@ class Agent:
         if prompt is None:
             raise MisuseError("nothing to do: the agent is idle and no prompt is queued; call send(prompt) first")
         extra, notes = self.hooks.fire(self._event("UserPromptSubmit", prompt=prompt))
-        content: Any = prompt if not isinstance(extra, str) else [
-            {"type": "text", "text": prompt}, {"type": "text", "text": extra}]
+        content: Any = (
+            prompt
+            if not isinstance(extra, str)
+            else [{"type": "text", "text": prompt}, {"type": "text", "text": extra}]
+        )
         appended = ({"role": "user", "content": content},)
         if self._parent is None:  # the root's prompt starts a new run: new limits, fresh budgets
-            return self._fire("prompt", appended=appended, notes=tuple(notes), run_limits=self._limits[:2],
-                              max_budget_usd=self._limits[2])
+            return self._fire(
+                "prompt",
+                appended=appended,
+                notes=tuple(notes),
+                run_limits=self._limits[:2],
+                max_budget_usd=self._limits[2],
+            )
         with self._tree_lock:
             spent = _budget_spent(self.facts())
             if spent is not None:
@@ -611,27 +683,34 @@ class Agent:
             self._tell("model_call")
         try:
             if self._progress_listeners and isinstance(self.model, StreamingModel):
-                reply = self.model.stream(system=self.system, messages=self.data.messages, tools=self._schemas,
-                                          max_tokens=self.max_tokens, on_event=self._tell_event)
+                reply = self.model.stream(
+                    system=self.system,
+                    messages=self.data.messages,
+                    tools=self._schemas,
+                    max_tokens=self.max_tokens,
+                    on_event=self._tell_event,
+                )
             else:
-                reply = self.model.create(system=self.system, messages=self.data.messages,
-                                          tools=self._schemas, max_tokens=self.max_tokens)
+                reply = self.model.create(
+                    system=self.system, messages=self.data.messages, tools=self._schemas, max_tokens=self.max_tokens
+                )
         except ModelError as exc:
             outcome = "context_window" if exc.kind == "context_window" else "model_error"
             return self._fire("model_failed", error=str(exc), outcome=outcome)
         except Exception as exc:  # whatever the model raised, the call was made: it counts, the run stops cleanly
-            return self._fire("model_failed", error=f"the model call raised {type(exc).__name__}: {exc}",
-                              outcome="model_error")
+            return self._fire(
+                "model_failed", error=f"the model call raised {type(exc).__name__}: {exc}", outcome="model_error"
+            )
         except KeyboardInterrupt:
             self.interrupt(model_called=True)
             raise
         reply, renamed = reply.with_unique_ids(self._tool_use_ids())
         appended: tuple[Message, ...] = (
-            ({"role": "assistant", "content": list(reply.content)},) if reply.content else ())
+            ({"role": "assistant", "content": list(reply.content)},) if reply.content else ()
+        )
         cost = self._price(reply) if self.max_budget_usd is not None else None
         if reply.tool_uses:
-            return self._fire("replied_with_tools", reply=reply, appended=appended, notes=tuple(renamed),
-                              cost_usd=cost)
+            return self._fire("replied_with_tools", reply=reply, appended=appended, notes=tuple(renamed), cost_usd=cost)
         if reply.stop_reason == "pause_turn":
             with self._tree_lock:  # the guards judge the data after this call counts
                 limit = _limit_reached(self.facts(after_call=True, cost_usd=cost))
@@ -674,8 +753,13 @@ class Agent:
             if any(c.data.outcome == "interrupted" and not c.busy for c in children):
                 return "interrupt", None  # a subagent's Ctrl-C ends its parent's run too (restored mid-way, goes on)
             started = len(children)
-            if (len(pending) > started and started < self.data.max_parallel and self._delegates
-                    and pending[started]["name"] == "task" and pending[started]["id"] not in self.data.unrunnable):
+            if (
+                len(pending) > started
+                and started < self.data.max_parallel
+                and self._delegates
+                and pending[started]["name"] == "task"
+                and pending[started]["id"] not in self.data.unrunnable
+            ):
                 return "spawn", pending[started]
             return "child", min(children, key=_made)  # round-robin: the one that has moved least, first on ties
         if not pending:
@@ -712,23 +796,26 @@ class Agent:
         notes: tuple[str, ...] = ()
         denial: Denial | None = None
         if call["name"] == "task" and self._depth > 0:
-            output = ToolOutput("Error: a subagent cannot delegate: task is only available to the root agent; do "
-                                "the work yourself with the other tools", is_error=True)
+            output = ToolOutput(
+                "Error: a subagent cannot delegate: task is only available to the root agent; do "
+                "the work yourself with the other tools",
+                is_error=True,
+            )
         else:
             output, notes, denial = self._run_tool(call)
         return self._fire("tool_ran", tool_call=call, tool_result=output, notes=notes, denial=denial)
 
     def _step_stopping(self) -> Transition:
         name = "Stop" if self.depth == 0 else "SubagentStop"
-        more, notes = self.hooks.fire(self._event(name, messages=self.data.messages, outcome=self.outcome,
-                                                  stop_hook_active=self.data.stop_forced))
+        more, notes = self.hooks.fire(
+            self._event(name, messages=self.data.messages, outcome=self.outcome, stop_hook_active=self.data.stop_forced)
+        )
         if isinstance(more, str) and more.strip():
             with self._tree_lock:
                 limit = _limit_reached(self.facts())
                 if limit is not None:
                     return self._fire("stopped", notes=tuple(notes), outcome=limit)
-                return self._fire("continue_forced", appended=({"role": "user", "content": more},),
-                                  notes=tuple(notes))
+                return self._fire("continue_forced", appended=({"role": "user", "content": more},), notes=tuple(notes))
         return self._fire("stopped", notes=tuple(notes), outcome=self.outcome)
 
     # -- subagents ----------------------------------------------------------------------------------------
@@ -740,22 +827,36 @@ class Agent:
             problem = "'prompt' must not be blank; say what the subagent should do"
         allowed = self._permit(call)
         if problem or allowed.denial:
-            output = (ToolOutput(allowed.denial.reason, is_error=True) if allowed.denial
-                      else ToolOutput(f"Error: task: {problem}", is_error=True))
-            return self._fire("tool_ran", tool_call=call, tool_result=output, notes=allowed.notes,
-                              denial=allowed.denial)
+            output = (
+                ToolOutput(allowed.denial.reason, is_error=True)
+                if allowed.denial
+                else ToolOutput(f"Error: task: {problem}", is_error=True)
+            )
+            return self._fire(
+                "tool_ran", tool_call=call, tool_result=output, notes=allowed.notes, denial=allowed.denial
+            )
         kind = call["input"].get("subagent_type") or GENERAL_PURPOSE
         if kind != GENERAL_PURPOSE and kind not in self.agents:
-            output = ToolOutput(f"Error: task: unknown subagent_type {kind!r} (available: "
-                                f"{', '.join([GENERAL_PURPOSE, *self.agents])})", is_error=True)
+            output = ToolOutput(
+                f"Error: task: unknown subagent_type {kind!r} (available: "
+                f"{', '.join([GENERAL_PURPOSE, *self.agents])})",
+                is_error=True,
+            )
             return self._fire("tool_ran", tool_call=call, tool_result=output, notes=allowed.notes)
         definition = self.agents.get(kind)
-        child = self._new_child(child_state(self.data, call, f"{self.agent_id}.{self.data.spawned + 1}",
-                                            subagent_type=None if definition is None else kind,
-                                            max_turns=None if definition is None else definition.max_turns))
+        child = self._new_child(
+            child_state(
+                self.data,
+                call,
+                f"{self.agent_id}.{self.data.spawned + 1}",
+                subagent_type=None if definition is None else kind,
+                max_turns=None if definition is None else definition.max_turns,
+            )
+        )
         _, start_notes = self.hooks.fire(self._event("SubagentStart", prompt=call["input"]["prompt"]))
-        return self._fire("subagent_spawned", tool_call=call, child=child.agent_id,
-                          notes=(*allowed.notes, *start_notes), adopt=child)
+        return self._fire(
+            "subagent_spawned", tool_call=call, child=child.agent_id, notes=(*allowed.notes, *start_notes), adopt=child
+        )
 
     def _new_child(self, data: AgentState | None = None) -> Agent:
         """A subagent sharing this agent's model, workspace, hooks, approver and settings (fresh, or from *data*)."""
@@ -764,13 +865,22 @@ class Agent:
         model, turns = self.model, self.data.max_turns
         definition = self.agents.get(data.subagent_type or "") if data is not None else None
         if definition is not None:  # a custom type: its prompt, tools, model and cap
-            options.update(system=subagent_system(self.workspace, definition.prompt),
-                           tools=list(definition.tools or BASE_TOOL_NAMES))
+            options.update(
+                system=subagent_system(self.workspace, definition.prompt),
+                tools=list(definition.tools or BASE_TOOL_NAMES),
+            )
             if definition.model is not None and hasattr(model, "with_model"):
                 model = model.with_model(definition.model)
             turns = definition.max_turns or turns
-        return Agent(model, str(self.workspace.root), turns, data=data, _parent=self,
-                     max_model_calls=self.max_model_calls, **options)
+        return Agent(
+            model,
+            str(self.workspace.root),
+            turns,
+            data=data,
+            _parent=self,
+            max_model_calls=self.max_model_calls,
+            **options,
+        )
 
     def _running(self, child_id: str) -> Agent:
         child = next((c for c in self.children if c.agent_id == child_id), None)
@@ -791,8 +901,15 @@ class Agent:
         call = next(c for c in self.data.pending if c["id"] == child.data.parent_tool_use_id)
         output = child.result()
         output, notes = self._post_tool_use(call, output)
-        return self._fire("subagent_returned", tool_call=call, tool_result=output, child=child.agent_id,
-                          outcome=child.outcome, notes=tuple(notes), release=child)
+        return self._fire(
+            "subagent_returned",
+            tool_call=call,
+            tool_result=output,
+            child=child.agent_id,
+            outcome=child.outcome,
+            notes=tuple(notes),
+            release=child,
+        )
 
     def result(self) -> ToolOutput:
         """This (idle) agent's last run as a parent's tool_result: its final text, or why there is none."""
@@ -806,8 +923,9 @@ class Agent:
         if outcome == "model_error":
             return ToolOutput(f"Error: the subagent's model call failed: {self.data.error}", is_error=True)
         if outcome == "refusal":
-            return ToolOutput(f"Error: the subagent's model refused: {self.data.final_text or '(no text)'}",
-                              is_error=True)
+            return ToolOutput(
+                f"Error: the subagent's model refused: {self.data.final_text or '(no text)'}", is_error=True
+            )
         if outcome == "interrupted":
             return ToolOutput(INTERRUPTED, is_error=True)
         return ToolOutput(self.data.final_text or "(no summary)")
@@ -816,8 +934,14 @@ class Agent:
 
     def _permit(self, call: dict[str, Any]) -> Permit:
         """The permission chain for *call*: every PreToolUse hook, the rules and mode, the approver once."""
-        return permit(call, self._event("PreToolUse", tool_call=call), hooks=self.hooks, policy=self.permissions,
-                      approver=self._approve, workspace=self.workspace)
+        return permit(
+            call,
+            self._event("PreToolUse", tool_call=call),
+            hooks=self.hooks,
+            policy=self.permissions,
+            approver=self._approve,
+            workspace=self.workspace,
+        )
 
     def _approve(self, call: dict[str, Any], ask: Ask) -> bool | Deny | Remember:
         """The approver, asked one call at a time for the whole tree (subagents run at once), told which
@@ -833,8 +957,9 @@ class Agent:
         else:
             workspace = self.workspace.unconfined() if allowed.unconfined else self.workspace
             if self._process_listeners:
-                workspace = attrs.evolve(workspace,
-                                         process_listener=functools.partial(self._tell_processes, call["id"]))
+                workspace = attrs.evolve(
+                    workspace, process_listener=functools.partial(self._tell_processes, call["id"])
+                )
             if self._progress_listeners:
                 self._tell("tool_call", tool_call=call)
             output = run_tool(self.tools, call["name"], workspace, call["input"])
@@ -883,8 +1008,14 @@ class Agent:
             answers = sorted([*self.data.results, *interrupted], key=lambda b: order.get(b["tool_use_id"], len(order)))
             marker = {"type": "text", "text": INTERRUPTED_MARKER}
             appended: tuple[Message, ...] = ({"role": "user", "content": [*answers, marker]},)
-            self._fire("interrupted", appended=appended, outcome="interrupted", error=error, release_all=True,
-                       model_called=model_called and self.state == "awaiting_model")
+            self._fire(
+                "interrupted",
+                appended=appended,
+                outcome="interrupted",
+                error=error,
+                release_all=True,
+                model_called=model_called and self.state == "awaiting_model",
+            )
 
     def _cancel(self) -> None:
         """Interrupt this subagent for its parent; a step of it still running in a thread will be dropped (a
@@ -897,23 +1028,38 @@ class Agent:
 
     def _event(self, name: str, **fields: Any) -> HookEvent:
         data = self.data
-        return HookEvent(name, data.agent_id, self._depth, self.workspace, tool_calls=data.tool_calls,
-                         run_tool_calls=self._root.data.run_tool_calls, permission_mode=self.permissions.mode,
-                         **fields)
+        return HookEvent(
+            name,
+            data.agent_id,
+            self._depth,
+            self.workspace,
+            tool_calls=data.tool_calls,
+            run_tool_calls=self._root.data.run_tool_calls,
+            permission_mode=self.permissions.mode,
+            **fields,
+        )
 
-    def _fire(self, trigger: str, *, notes: tuple[str, ...] = (), child: str | None = None,
-              adopt: Agent | None = None, release: Agent | None = None, release_all: bool = False,
-              **fields: Any) -> Transition:
+    def _fire(
+        self,
+        trigger: str,
+        *,
+        notes: tuple[str, ...] = (),
+        child: str | None = None,
+        adopt: Agent | None = None,
+        release: Agent | None = None,
+        release_all: bool = False,
+        **fields: Any,
+    ) -> Transition:
         """Fire *trigger* carrying the step's result (*fields*: a Step's; *notes* and *child* go on the record);
         the subagent tree changes with it (*adopt* a new child, *release* a returned one, or all on interruption)."""
         with self._tree_lock:
             if self._cancelled and trigger != "interrupted":
                 raise Abandoned(f"{self.agent_id} was interrupted while this step ran; {trigger} is dropped")
-            commit = _Commit(Step(trigger, self.data.state, child=child, **fields), notes, adopt, release,
-                             release_all)
+            commit = _Commit(Step(trigger, self.data.state, child=child, **fields), notes, adopt, release, release_all)
             if not self._events[trigger].trigger(self, commit=commit) or commit.record is None:
-                raise AssertionError(f"the table refused {trigger!r} in {self.state}: a guard disagrees with the "
-                                     "driver")
+                raise AssertionError(
+                    f"the table refused {trigger!r} in {self.state}: a guard disagrees with the driver"
+                )
         return commit.record
 
     def _commit(self, event: EventData) -> None:
@@ -933,10 +1079,30 @@ class Agent:
         commit: _Commit = event.kwargs["commit"]
         step, data, started = commit.step, self.data, self._step_started
         record = commit.record = Transition(
-            next(self._seq), data.agent_id, data.parent_id, self._depth, step.source, step.trigger, data.state,
-            data.turn, step.reply, step.tool_call, step.tool_result, step.error, step.outcome,
-            step.child, step.appended, commit.notes, started, (time.time() - started) * 1000, step.model_called,
-            step.run_limits, step.denial, step.max_budget_usd, step.cost_usd)
+            next(self._seq),
+            data.agent_id,
+            data.parent_id,
+            self._depth,
+            step.source,
+            step.trigger,
+            data.state,
+            data.turn,
+            step.reply,
+            step.tool_call,
+            step.tool_result,
+            step.error,
+            step.outcome,
+            step.child,
+            step.appended,
+            commit.notes,
+            started,
+            (time.time() - started) * 1000,
+            step.model_called,
+            step.run_limits,
+            step.denial,
+            step.max_budget_usd,
+            step.cost_usd,
+        )
         agent: Agent | None = self
         while agent is not None:
             agent.history.append(record)

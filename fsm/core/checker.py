@@ -42,8 +42,27 @@ from fsm.core.configs import (
 )
 from fsm.core.reduction import FREE, persistent_moves
 
-__all__ = ["CHOICES", "EFFECTS", "OVERDRAWN", "PLENTY", "USD_OVERDRAWN", "Bounds", "Config", "Edge", "Move", "Node",
-           "Report", "check", "check_inductive", "explore", "initial", "invariant", "moves", "violation"]
+__all__ = [
+    "CHOICES",
+    "EFFECTS",
+    "OVERDRAWN",
+    "PLENTY",
+    "USD_OVERDRAWN",
+    "Bounds",
+    "Config",
+    "Edge",
+    "Move",
+    "Node",
+    "Report",
+    "check",
+    "check_inductive",
+    "explore",
+    "initial",
+    "invariant",
+    "moves",
+    "violation",
+]
+
 
 def _agents(node: Node, depth: int = 0) -> Iterator[tuple[Node, int]]:
     yield node, depth
@@ -62,8 +81,10 @@ def violation(config: Config, b: Bounds) -> str | None:
         if node[1] > b.max_turns:
             return f"an agent at depth {depth} made {node[1]} model calls > max_turns {b.max_turns}"
     if budget < 0 and b.reduced:
-        return (f"a model call taken with none of the run's budget free: the run can exceed max_model_calls "
-                f"{b.max_model_calls}")
+        return (
+            f"a model call taken with none of the run's budget free: the run can exceed max_model_calls "
+            f"{b.max_model_calls}"
+        )
     if budget < 0:
         return f"the run made {b.max_model_calls - budget} model calls > max_model_calls {b.max_model_calls}"
     return None
@@ -142,8 +163,9 @@ def _search(b: Bounds, *, reduce: bool = True) -> _Search:
             steps_ = list(moves(config, b))
             out += [(made, after) for _, made, after in steps_]
             # stuck when, with the USD budget spent or not (as every guard sees it), no move is left but Ctrl-C
-            blocked = busy(config[0]) and any(all(made[0][2] == "interrupted" for _, made, _ in moves(config, b, usd=v))
-                                              for v in usd_views(b))
+            blocked = busy(config[0]) and any(
+                all(made[0][2] == "interrupted" for _, made, _ in moves(config, b, usd=v)) for v in usd_views(b)
+            )
         if blocked and stuck is None:
             stuck = config
         for made, after in out:
@@ -153,8 +175,9 @@ def _search(b: Bounds, *, reduce: bool = True) -> _Search:
     return _Search(graph, parents, bad, stuck, frozenset(spent))
 
 
-def explore(b: Bounds) -> tuple[dict[Config, list[tuple[Move, Config]]], dict[Config, tuple[Config, Move] | None],
-                                 Config | None]:
+def explore(
+    b: Bounds,
+) -> tuple[dict[Config, list[tuple[Move, Config]]], dict[Config, tuple[Config, Move] | None], Config | None]:
     """Breadth-first over every configuration the search reaches from :func:`initial` (see :class:`Bounds`):
     the graph, BFS parents, and the first configuration that breaks a safety property (not expanded)."""
     found = _search(b)
@@ -191,9 +214,14 @@ def _check(b: Bounds, *, reduce: bool = True) -> Report:
         return report("a run that never terminates (a cycle of configurations)", cyclic)
     longest: dict[Config, int] = {}
     for config in reversed(order):
-        longest[config] = max((sum(made_call(t, s, t == "interrupted") for _, s, t, _ in made) + longest[after]
-                               for i, (made, after) in enumerate(graph[config])
-                               if (config, i) not in found.free_only), default=0)
+        longest[config] = max(
+            (
+                sum(made_call(t, s, t == "interrupted") for _, s, t, _ in made) + longest[after]
+                for i, (made, after) in enumerate(graph[config])
+                if (config, i) not in found.free_only
+            ),
+            default=0,
+        )
     # idle is reachable from everywhere: every configuration reaches one without moves, which is never busy.
     unbudgeted = longest[initial(b)]
     worst = unbudgeted if b.exact_budget else min(unbudgeted, b.max_model_calls)
@@ -222,6 +250,7 @@ def _topological(graph: dict[Config, list[tuple[Move, Config]]]) -> tuple[list[C
 
 # -- the inductive check -------------------------------------------------------------------------------------
 
+
 def invariant(config: Config, b: Bounds) -> bool:
     """The inductive invariant of the exact system: the safety properties, strengthened so that one move always
     keeps it."""
@@ -239,8 +268,9 @@ def invariant(config: Config, b: Bounds) -> bool:
             return False
         if inbox and (state != "idle" or (depth and turn)):
             return False
-        if children and (len(children) > b.max_parallel or pending[:len(children)] != ("task",) * len(children)
-                         or depth):
+        if children and (
+            len(children) > b.max_parallel or pending[: len(children)] != ("task",) * len(children) or depth
+        ):
             return False
     return True
 
@@ -267,8 +297,15 @@ def check_inductive(b: Bounds) -> tuple[int, str | None, float]:
     seconds)``. It grows as the product of the children's states: seconds at small bounds, hours at the
     defaults."""
     started = time.perf_counter()
-    b = Bounds(b.max_turns, b.tools_per_reply, b.max_model_calls, b.max_parallel, b.exact_budget, reduce=False,
-               budget_usd=b.budget_usd)
+    b = Bounds(
+        b.max_turns,
+        b.tools_per_reply,
+        b.max_model_calls,
+        b.max_parallel,
+        b.exact_budget,
+        reduce=False,
+        budget_usd=b.budget_usd,
+    )
     clear_cache()
     budgets = [PLENTY, *range(b.cap + 1)] if b.full() == PLENTY else list(range(b.max_model_calls + 1))
     count = 0

@@ -49,18 +49,25 @@ class HookTimeout(RuntimeError):
 
 def hook_input(event: HookEvent) -> dict[str, Any]:
     """The JSON object a command hook reads on stdin for *event*."""
-    data: dict[str, Any] = {"session_id": event.agent_id.split(".", 1)[0], "transcript_path": None,
-                            "cwd": str(event.workspace.root), "permission_mode": event.permission_mode,
-                            "hook_event_name": event.name}
+    data: dict[str, Any] = {
+        "session_id": event.agent_id.split(".", 1)[0],
+        "transcript_path": None,
+        "cwd": str(event.workspace.root),
+        "permission_mode": event.permission_mode,
+        "hook_event_name": event.name,
+    }
     if event.depth > 0:
         data["agent_id"] = event.agent_id
     call = event.tool_call
     if call is not None:
         tool_input = call.get("input")
         if isinstance(tool_input, dict):
-            tool_input = {_KEYS.get(k, k): (str(event.workspace.root / os.path.expanduser(v))
-                                            if k == "path" and isinstance(v, str) else v)
-                          for k, v in tool_input.items()}
+            tool_input = {
+                _KEYS.get(k, k): (
+                    str(event.workspace.root / os.path.expanduser(v)) if k == "path" and isinstance(v, str) else v
+                )
+                for k, v in tool_input.items()
+            }
         data.update(tool_name=claude_name(str(call.get("name"))), tool_input=tool_input, tool_use_id=call.get("id"))
     if event.output is not None:
         data["tool_response"] = {"content": event.output.text, "is_error": event.output.is_error}
@@ -101,8 +108,11 @@ class CommandHook:
     def __call__(self, event: HookEvent) -> Decision:
         if event.name != self.spec.event:
             return None
-        if event.name in _TOOL_EVENTS and event.tool_call is not None and not self.matches(
-                str(event.tool_call.get("name"))):
+        if (
+            event.name in _TOOL_EVENTS
+            and event.tool_call is not None
+            and not self.matches(str(event.tool_call.get("name")))
+        ):
             return None
         code, stdout, stderr = self._run(json.dumps(hook_input(event)), cwd=str(event.workspace.root))
         if code == 0:
@@ -119,9 +129,15 @@ class CommandHook:
 
     def _run(self, payload: str, *, cwd: str) -> tuple[int, str, str]:
         env = {**os.environ, "CLAUDE_PROJECT_DIR": self.project}
-        proc = subprocess.Popen(["/bin/sh", "-c", self.spec.command], stdin=subprocess.PIPE,
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, cwd=cwd, env=env,
-                                start_new_session=True)
+        proc = subprocess.Popen(
+            ["/bin/sh", "-c", self.spec.command],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd,
+            env=env,
+            start_new_session=True,
+        )
         try:
             out, err = proc.communicate(payload.encode(), timeout=self.spec.timeout)
         except subprocess.TimeoutExpired:
@@ -150,7 +166,8 @@ def _answer(event: str, stdout: str, command: str) -> Decision:
         return Deny(stop) if event == "PreToolUse" else Notice(f"hook {command}: {stop}")
     if event == "PreToolUse":
         decision = specific.get("permissionDecision") or {"block": "deny", "approve": "allow"}.get(
-            str(data.get("decision")))
+            str(data.get("decision"))
+        )
         if decision == "deny":
             return Deny(reason or f"denied by hook {command}")
         if decision == "ask":

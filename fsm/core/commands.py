@@ -26,11 +26,36 @@ __all__ = ["ParsedCommand", "Redirect", "SimpleCommand", "parse_command"]
 
 _SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
-_INLINE_CODE = {"python": ("-c",), "perl": ("-e", "-E"), "node": ("-e", "-p", "--eval", "--print"),
-                "ruby": ("-e",), "php": ("-r",), "lua": ("-e",), "osascript": ("-e",), "awk": ("system(",)}
-_STRUCTURE = frozenset({"program", "list", "pipeline", "subshell", "compound_statement", "if_statement",
-                        "elif_clause", "else_clause", "while_statement", "for_statement", "case_statement",
-                        "case_item", "do_group", "negated_command", "function_definition", "redirected_statement"})
+_INLINE_CODE = {
+    "python": ("-c",),
+    "perl": ("-e", "-E"),
+    "node": ("-e", "-p", "--eval", "--print"),
+    "ruby": ("-e",),
+    "php": ("-r",),
+    "lua": ("-e",),
+    "osascript": ("-e",),
+    "awk": ("system(",),
+}
+_STRUCTURE = frozenset(
+    {
+        "program",
+        "list",
+        "pipeline",
+        "subshell",
+        "compound_statement",
+        "if_statement",
+        "elif_clause",
+        "else_clause",
+        "while_statement",
+        "for_statement",
+        "case_statement",
+        "case_item",
+        "do_group",
+        "negated_command",
+        "function_definition",
+        "redirected_statement",
+    }
+)
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _MAX_DEPTH = 8
 
@@ -144,13 +169,20 @@ class _Walker:
             self.simple(node, redirects, depth)
         elif kind in _STRUCTURE:
             if kind == "redirected_statement":
-                redirects = (*redirects, *(self.redirect(c, depth) for c in node.children if c.type.endswith(
-                    "redirect")))
+                redirects = (
+                    *redirects,
+                    *(self.redirect(c, depth) for c in node.children if c.type.endswith("redirect")),
+                )
             for child in node.named_children:
                 if child.type.endswith("redirect"):
                     continue
-                if child.type in _STRUCTURE or child.type in ("command", "declaration_command", "unset_command",
-                                                               "test_command", "variable_assignment"):
+                if child.type in _STRUCTURE or child.type in (
+                    "command",
+                    "declaration_command",
+                    "unset_command",
+                    "test_command",
+                    "variable_assignment",
+                ):
                     self.statement(child, redirects, depth)
                 elif child.type == "comment":
                     continue
@@ -223,8 +255,9 @@ class _Walker:
             return evolve(command, dynamic=f"{name} runs a script in the shell")
         if name == "xargs":
             inner = _after_options(argv[1:], _XARGS_VALUED)
-            self.commands.append(evolve(command, argv=inner, source=command.source,
-                                        dynamic="xargs runs a command built from its input"))
+            self.commands.append(
+                evolve(command, argv=inner, source=command.source, dynamic="xargs runs a command built from its input")
+            )
             return evolve(command, dynamic="xargs runs a command built from its input")
         if name == "find":
             for flag in ("-exec", "-execdir", "-ok", "-okdir"):
@@ -232,13 +265,15 @@ class _Walker:
                     start = argv.index(flag) + 1
                     inner = argv[start:]
                     end = next((i for i, w in enumerate(inner) if w in (";", "+")), len(inner))
-                    self.commands.append(evolve(command, argv=tuple(inner[:end]),
-                                                dynamic=f"find {flag} runs a command per file"))
+                    self.commands.append(
+                        evolve(command, argv=tuple(inner[:end]), dynamic=f"find {flag} runs a command per file")
+                    )
                     return evolve(command, dynamic=f"find {flag} runs a command per file")
         language = re.sub(r"[\d.]+$", "", name)
         flags = _INLINE_CODE.get(language, ())
         if any(word in flags or (language == "awk" and "system(" in word) for word in argv[1:]) or (
-                language in ("python", "perl", "node", "ruby") and (len(argv) == 1 or argv[1] == "-")):
+            language in ("python", "perl", "node", "ruby") and (len(argv) == 1 or argv[1] == "-")
+        ):
             return evolve(command, dynamic=f"{name} runs code given on the command line or its input")
         return command
 
@@ -286,8 +321,9 @@ class _Walker:
         return _Word(text, static and substituted is None, substituted)
 
 
-_EXPANSIONS = frozenset({"simple_expansion", "expansion", "command_substitution", "process_substitution",
-                         "arithmetic_expansion"})
+_EXPANSIONS = frozenset(
+    {"simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"}
+)
 
 
 def _unquote(node: Node) -> tuple[str, bool]:
@@ -303,8 +339,10 @@ def _unquote(node: Node) -> tuple[str, bool]:
             return text, False
     if kind in ("string", "translated_string"):
         parts = [_unquote(c) for c in node.named_children]
-        inner = "".join(p[0] if c.type != "string_content" else re.sub(r'\\([$`"\\\n])', r"\1", p[0])
-                        for p, c in zip(parts, node.named_children, strict=True))
+        inner = "".join(
+            p[0] if c.type != "string_content" else re.sub(r'\\([$`"\\\n])', r"\1", p[0])
+            for p, c in zip(parts, node.named_children, strict=True)
+        )
         return inner, all(p[1] for p in parts)
     if kind == "concatenation":
         parts = [_unquote(c) for c in node.children]
@@ -327,8 +365,27 @@ _UNWRAP_VALUED = {
     "time": frozenset(),
     "nohup": frozenset(),
 }
-_XARGS_VALUED = frozenset({"-I", "-i", "-L", "-l", "-n", "-P", "-s", "-d", "-E", "-e", "-a", "--delimiter",
-                           "--max-args", "--max-procs", "--arg-file", "--replace", "--max-lines"})
+_XARGS_VALUED = frozenset(
+    {
+        "-I",
+        "-i",
+        "-L",
+        "-l",
+        "-n",
+        "-P",
+        "-s",
+        "-d",
+        "-E",
+        "-e",
+        "-a",
+        "--delimiter",
+        "--max-args",
+        "--max-procs",
+        "--arg-file",
+        "--replace",
+        "--max-lines",
+    }
+)
 
 
 def _unwrap(argv: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -359,7 +416,7 @@ def _after_options(args: tuple[str, ...], valued: frozenset[str]) -> tuple[str, 
     while i < len(args):
         arg = args[i]
         if arg == "--":
-            return args[i + 1:]
+            return args[i + 1 :]
         if not arg.startswith("-") or arg == "-":
             break
         i += 2 if arg in valued else 1

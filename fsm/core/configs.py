@@ -49,10 +49,36 @@ from fsm.core.machine import TRANSITIONS, conditions, sources, unless
 from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS
 from fsm.core.reducer import Step, made_model_call
 
-__all__ = ["CACHE", "CHOICES", "EFFECTS", "KINDS", "OVERDRAWN", "PLENTY", "USD_OVERDRAWN", "Bounds", "Config", "Edge",
-           "Move", "Node", "awaiting", "busy", "clear_cache", "effect", "initial", "interrupts_of", "made_call",
-           "moves", "node_at", "replace_node", "reply_kinds", "rows", "takes_a_call", "triggers_for", "usd_facts",
-           "usd_views"]
+__all__ = [
+    "CACHE",
+    "CHOICES",
+    "EFFECTS",
+    "KINDS",
+    "OVERDRAWN",
+    "PLENTY",
+    "USD_OVERDRAWN",
+    "Bounds",
+    "Config",
+    "Edge",
+    "Move",
+    "Node",
+    "awaiting",
+    "busy",
+    "clear_cache",
+    "effect",
+    "initial",
+    "interrupts_of",
+    "made_call",
+    "moves",
+    "node_at",
+    "replace_node",
+    "reply_kinds",
+    "rows",
+    "takes_a_call",
+    "triggers_for",
+    "usd_facts",
+    "usd_views",
+]
 
 Node = tuple[str, int, tuple[str, ...], bool, tuple[Any, ...]]
 """``(state, turn, pending kinds, inbox, children)`` of one agent; children are Nodes too."""
@@ -73,9 +99,13 @@ KINDS = ("tool", "task")
 
 CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
     "idle": {"prompt": ("prompt", "budget_spent"), "interrupt": ()},
-    "awaiting_model": {"final": ("replied_final",), "tools": ("replied_with_tools",),
-                       "pause": ("paused", "turn_limit", "budget_spent"), "error": ("model_failed",),
-                       "interrupt": ("interrupted",)},
+    "awaiting_model": {
+        "final": ("replied_final",),
+        "tools": ("replied_with_tools",),
+        "pause": ("paused", "turn_limit", "budget_spent"),
+        "error": ("model_failed",),
+        "interrupt": ("interrupted",),
+    },
     "executing_tools": {"run": (), "interrupt": ("interrupted",)},
     "stopping": {"stop": ("stopped",), "force": ("continue_forced", "stopped"), "interrupt": ("interrupted",)},
 }
@@ -140,11 +170,15 @@ def initial(b: Bounds) -> Config:
 
 # -- one step ------------------------------------------------------------------------------------------------
 
+
 @functools.cache
 def rows(trigger: str, state: str) -> tuple[tuple[str, tuple[str, ...], tuple[str, ...]], ...]:
     """The rows *trigger* may take from *state*, in table order, as ``(dest, conditions, unless)``."""
-    return tuple((r["dest"] or state, tuple(conditions(r)), tuple(unless(r)))
-                 for r in TRANSITIONS if r["trigger"] == trigger and state in sources(r))
+    return tuple(
+        (r["dest"] or state, tuple(conditions(r)), tuple(unless(r)))
+        for r in TRANSITIONS
+        if r["trigger"] == trigger and state in sources(r)
+    )
 
 
 @functools.cache
@@ -241,8 +275,8 @@ def effect(node: Node, trigger: str, dest: str, turn: int, kinds: tuple[str, ...
     elif trigger == "tool_ran":
         pending = pending[1:]
     elif trigger == "subagent_returned":
-        pending = pending[:child] + pending[child + 1:]
-        children = children[:child] + children[child + 1:]
+        pending = pending[:child] + pending[child + 1 :]
+        children = children[:child] + children[child + 1 :]
     elif trigger == "interrupted":
         pending, children = (), ()
     elif trigger == "replied_with_tools":
@@ -252,9 +286,17 @@ def effect(node: Node, trigger: str, dest: str, turn: int, kinds: tuple[str, ...
     return dest, turn, pending, inbox, children
 
 
-def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
-          replies: tuple[tuple[str, ...], ...] = ((),), model_called: bool = False, child: int = 0,
-          usd: bool | None = None) -> list[tuple[Config, tuple[int, str, str, str], tuple[str, ...]]]:
+def _fire(
+    config: Config,
+    path: tuple[int, ...],
+    trigger: str,
+    b: Bounds,
+    *,
+    replies: tuple[tuple[str, ...], ...] = ((),),
+    model_called: bool = False,
+    child: int = 0,
+    usd: bool | None = None,
+) -> list[tuple[Config, tuple[int, str, str, str], tuple[str, ...]]]:
     """The configurations of the exact system after the agent at *path* fires *trigger*, when a row of the
     table lets it, one per reply in *replies* (the kinds of a ``replied_with_tools`` reply's calls; the guards
     do not read them); *child*: the index of the subagent ``subagent_returned`` returns; *usd*: the guards see
@@ -282,9 +324,18 @@ def _fire(config: Config, path: tuple[int, ...], trigger: str, b: Bounds, *,
             verdict = CACHE.get(key)
             if verdict is None:
                 budget_usd, cost_usd = usd_facts(spent, b)
-                facts = Facts(turn=turn, max_turns=b.max_turns, depth=depth, active_children=len(children),
-                              max_parallel=b.max_parallel, run_calls=run_calls, others_awaiting=others,
-                              max_model_calls=b.max_model_calls, max_budget_usd=budget_usd, run_cost_usd=cost_usd)
+                facts = Facts(
+                    turn=turn,
+                    max_turns=b.max_turns,
+                    depth=depth,
+                    active_children=len(children),
+                    max_parallel=b.max_parallel,
+                    run_calls=run_calls,
+                    others_awaiting=others,
+                    max_model_calls=b.max_model_calls,
+                    max_budget_usd=budget_usd,
+                    run_cost_usd=cost_usd,
+                )
                 verdict = CACHE[key] = _passes(ifs, nots, facts)
             if verdict:
                 dest = to
@@ -317,8 +368,12 @@ def moves(config: Config, b: Bounds, *, usd: bool | None = None) -> Iterator[tup
                 yield f"return {i}", (made,), after
 
 
-def _moves_of(config: Config, path: tuple[int, ...], b: Bounds, usd: bool | None = None,
-              ) -> Iterator[tuple[str, Move, Config]]:
+def _moves_of(
+    config: Config,
+    path: tuple[int, ...],
+    b: Bounds,
+    usd: bool | None = None,
+) -> Iterator[tuple[str, Move, Config]]:
     """The moves the agent at *path* makes itself (a Ctrl-C only: at the root, between steps; in a subagent,
     during its model call). The driver takes the first trigger the table lets it, as its guards see the USD
     budget: so each view of it (*usd*, or both) picks its own."""
@@ -354,8 +409,9 @@ def reply_kinds(k: int) -> tuple[tuple[str, ...], ...]:
     return tuple(kinds for n in range(1, k + 1) for kinds in itertools.product(KINDS, repeat=n))
 
 
-def _interrupt(config: Config, path: tuple[int, ...], b: Bounds, *, during_call: bool) -> Iterator[tuple[str, Move,
-                                                                                                        Config]]:
+def _interrupt(
+    config: Config, path: tuple[int, ...], b: Bounds, *, during_call: bool
+) -> Iterator[tuple[str, Move, Config]]:
     """Ctrl-C: the agent at *path* takes ``interrupted``, then every other busy subagent of the root (in order:
     the root's interruption ends them, ``PARENT_INTERRUPTED``), then the root."""
     frontier: list[tuple[Config, Move]] = [(config, ())]

@@ -51,8 +51,10 @@ def _read(path: Path, kind: str) -> ContextFile | None:
 def load_context(workspace: str | Path, *, home: str | Path | None = None) -> list[ContextFile]:
     """The context files that exist, the user's first (``home`` is ``~`` when None)."""
     root = Path(workspace)
-    candidates = [(Path(home if home is not None else Path.home()) / ".claude" / "CLAUDE.md", "user"),
-                  *((root / name, "project") for name in PROJECT_FILES)]
+    candidates = [
+        (Path(home if home is not None else Path.home()) / ".claude" / "CLAUDE.md", "user"),
+        *((root / name, "project") for name in PROJECT_FILES),
+    ]
     seen: set[Path] = set()
     found = []
     for path, kind in candidates:
@@ -72,7 +74,8 @@ def context_text(files: list[ContextFile]) -> str:
     parts = ["# Project context\nThese files hold instructions for working here; follow them."]
     for item in files:
         what = "the user's private instructions" if item.kind == "user" else "project instructions"
-        note = f"\n[... cut: the file has {item.size:,} characters; the first {MAX_CHARS:,} are shown]" \
-            if item.cut else ""
+        note = (
+            f"\n[... cut: the file has {item.size:,} characters; the first {MAX_CHARS:,} are shown]" if item.cut else ""
+        )
         parts.append(f"## Contents of {item.path} ({what}):\n\n{item.text.strip()}{note}")
     return "\n\n".join(parts)

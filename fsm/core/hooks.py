@@ -36,8 +36,21 @@ from attrs import field, frozen
 
 from tools import ToolOutput, Workspace
 
-__all__ = ["EVENTS", "Allow", "Ask", "Deny", "Hook", "HookEvent", "Hooks", "Notice", "PreToolVerdict",
-           "hook_name", "large_output_hook", "log_hook", "summary_hook"]
+__all__ = [
+    "EVENTS",
+    "Allow",
+    "Ask",
+    "Deny",
+    "Hook",
+    "HookEvent",
+    "Hooks",
+    "Notice",
+    "PreToolVerdict",
+    "hook_name",
+    "large_output_hook",
+    "log_hook",
+    "summary_hook",
+]
 
 log = logging.getLogger(__name__)
 
@@ -190,7 +203,8 @@ class Hooks:
             if isinstance(result, Notice):
                 notes.append(result.text)
             elif isinstance(result, Deny | Ask | Allow) and (
-                    best is None or _STRICTNESS[type(result)] > _STRICTNESS[type(best)]):
+                best is None or _STRICTNESS[type(result)] > _STRICTNESS[type(best)]
+            ):
                 best, by = result, name
         return PreToolVerdict(best, by, tuple(notes))
 

@@ -71,13 +71,18 @@ def check_tree(root: AgentState, children: Sequence[AgentState] = ()) -> None:
     if len(children) > root.max_parallel:
         raise ConfigError(f"the agent may have at most {root.max_parallel} running subagent(s) (got {len(children)})")
     if children and [c.agent_id for c in children] != root.active:
-        raise ConfigError(f"the agent's 'active' must name its running subagents {[c.agent_id for c in children]} "
-                          f"(got {root.active!r})")
+        raise ConfigError(
+            f"the agent's 'active' must name its running subagents {[c.agent_id for c in children]} "
+            f"(got {root.active!r})"
+        )
     if children and root.state != "executing_tools":
-        raise ConfigError(f"the agent has running subagents, so its 'state' must be executing_tools "
-                          f"(got {root.state!r})")
+        raise ConfigError(
+            f"the agent has running subagents, so its 'state' must be executing_tools (got {root.state!r})"
+        )
     awaiting = sum(a.state == "awaiting_model" for a in (root, *children))
     if not _int(root.run_calls) or not 0 <= root.run_calls <= root.max_model_calls - awaiting:
-        raise ConfigError(f"the agent's 'run_calls' must be 0..{root.max_model_calls - awaiting} (its "
-                          f"max_model_calls {root.max_model_calls}, less {awaiting} call(s) granted) "
-                          f"(got {root.run_calls!r})")
+        raise ConfigError(
+            f"the agent's 'run_calls' must be 0..{root.max_model_calls - awaiting} (its "
+            f"max_model_calls {root.max_model_calls}, less {awaiting} call(s) granted) "
+            f"(got {root.run_calls!r})"
+        )

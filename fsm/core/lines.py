@@ -33,8 +33,10 @@ def short(value: object, width: int = 70) -> str:
 
 def describe(record: Transition) -> str:
     """``#SEQ depth D AGENT: SOURCE --TRIGGER--> DEST (turn N)``, then what the step did, two spaces apart."""
-    head = (f"#{record.seq} depth {record.depth} {record.agent}: {record.source} --{record.trigger}--> "
-            f"{record.dest} (turn {record.turn})")
+    head = (
+        f"#{record.seq} depth {record.depth} {record.agent}: {record.source} --{record.trigger}--> "
+        f"{record.dest} (turn {record.turn})"
+    )
     parts = []
     if record.reply is not None:
         tools = ", ".join(b["name"] for b in record.reply.tool_uses)

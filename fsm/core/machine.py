@@ -27,8 +27,18 @@ from transitions import Event, EventData, Machine, Transition
 
 from fsm.core.guards import GUARD_FUNCTIONS
 
-__all__ = ["GUARDS", "STATES", "STATE_DOCS", "TRANSITIONS", "TRIGGERS", "build_machine", "conditions", "outgoing",
-           "sources", "unless"]
+__all__ = [
+    "GUARDS",
+    "STATES",
+    "STATE_DOCS",
+    "TRANSITIONS",
+    "TRIGGERS",
+    "build_machine",
+    "conditions",
+    "outgoing",
+    "sources",
+    "unless",
+]
 
 STATE_DOCS: dict[str, str] = {
     "idle": "waiting for send(prompt)",
@@ -39,52 +49,139 @@ STATE_DOCS: dict[str, str] = {
 STATES: list[str] = list(STATE_DOCS)
 
 TRANSITIONS: list[dict[str, Any]] = [
-    {"trigger": "prompt", "source": "idle", "dest": "awaiting_model",
-     "unless": ["out_of_model_calls", "out_of_budget_usd"],
-     "doc": "the queued prompt becomes a user message (the root's starts a new run and budgets)"},
-    {"trigger": "budget_spent", "source": "idle", "dest": "stopping", "conditions": "out_of_model_calls",
-     "doc": "a subagent starts when the run's budget is spent: it stops without a call"},
-    {"trigger": "budget_spent", "source": "idle", "dest": "stopping", "conditions": "out_of_budget_usd",
-     "doc": "a subagent starts when the run's USD budget is spent: it stops without a call"},
-    {"trigger": "replied_with_tools", "source": "awaiting_model", "dest": "executing_tools",
-     "doc": "the reply holds tool_use blocks (whatever its stop_reason)"},
-    {"trigger": "replied_final", "source": "awaiting_model", "dest": "stopping",
-     "doc": "the reply holds no tool_use: end_turn, stop_sequence, max_tokens or refusal"},
-    {"trigger": "paused", "source": "awaiting_model", "dest": "awaiting_model",
-     "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
-     "doc": "pause_turn: the reply is kept and the model is called again"},
-    {"trigger": "turn_limit", "source": "awaiting_model", "dest": "stopping", "conditions": "out_of_turns",
-     "doc": "pause_turn on the last allowed turn"},
-    {"trigger": "budget_spent", "source": "awaiting_model", "dest": "stopping", "conditions": "out_of_model_calls",
-     "unless": "out_of_turns", "doc": "pause_turn when the run's budget of model calls is spent"},
-    {"trigger": "budget_spent", "source": "awaiting_model", "dest": "stopping", "conditions": "out_of_budget_usd",
-     "unless": "out_of_turns", "doc": "pause_turn when the run's cost has reached its USD budget"},
-    {"trigger": "model_failed", "source": "awaiting_model", "dest": "stopping",
-     "doc": "the call raised (a ModelError after its retries, or anything else), or the reply was malformed"},
-    {"trigger": "tool_ran", "source": "executing_tools", "dest": None,
-     "doc": "one tool_use answered: ran, denied, failed or unknown"},
-    {"trigger": "subagent_spawned", "source": "executing_tools", "dest": None, "conditions": "can_spawn",
-     "doc": "a task call starts a child machine (depth 0 only)"},
-    {"trigger": "subagent_returned", "source": "executing_tools", "dest": None,
-     "doc": "the idle child's final text answers the task call"},
-    {"trigger": "tools_done", "source": "executing_tools", "dest": "awaiting_model",
-     "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
-     "doc": "every tool_use answered; the results go back in one user message"},
-    {"trigger": "turn_limit", "source": "executing_tools", "dest": "stopping", "conditions": "out_of_turns",
-     "doc": "every tool_use answered, but the agent has used max_turns model calls"},
-    {"trigger": "budget_spent", "source": "executing_tools", "dest": "stopping", "conditions": "out_of_model_calls",
-     "unless": "out_of_turns", "doc": "every tool_use answered, but the run's budget of model calls is spent"},
-    {"trigger": "budget_spent", "source": "executing_tools", "dest": "stopping", "conditions": "out_of_budget_usd",
-     "unless": "out_of_turns", "doc": "every tool_use answered, but the run's cost has reached its USD budget"},
-    {"trigger": "continue_forced", "source": "stopping", "dest": "awaiting_model",
-     "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
-     "doc": "a Stop hook returned text: it is sent as a user message"},
-    {"trigger": "stopped", "source": "stopping", "dest": "idle",
-     "doc": "the run is over; its outcome is on the agent"},
-    {"trigger": "interrupted", "source": ["awaiting_model", "executing_tools", "stopping"], "dest": "idle",
-     "doc": "Ctrl-C: pending tool_use blocks get an interrupted error result"},
+    {
+        "trigger": "prompt",
+        "source": "idle",
+        "dest": "awaiting_model",
+        "unless": ["out_of_model_calls", "out_of_budget_usd"],
+        "doc": "the queued prompt becomes a user message (the root's starts a new run and budgets)",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "idle",
+        "dest": "stopping",
+        "conditions": "out_of_model_calls",
+        "doc": "a subagent starts when the run's budget is spent: it stops without a call",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "idle",
+        "dest": "stopping",
+        "conditions": "out_of_budget_usd",
+        "doc": "a subagent starts when the run's USD budget is spent: it stops without a call",
+    },
+    {
+        "trigger": "replied_with_tools",
+        "source": "awaiting_model",
+        "dest": "executing_tools",
+        "doc": "the reply holds tool_use blocks (whatever its stop_reason)",
+    },
+    {
+        "trigger": "replied_final",
+        "source": "awaiting_model",
+        "dest": "stopping",
+        "doc": "the reply holds no tool_use: end_turn, stop_sequence, max_tokens or refusal",
+    },
+    {
+        "trigger": "paused",
+        "source": "awaiting_model",
+        "dest": "awaiting_model",
+        "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
+        "doc": "pause_turn: the reply is kept and the model is called again",
+    },
+    {
+        "trigger": "turn_limit",
+        "source": "awaiting_model",
+        "dest": "stopping",
+        "conditions": "out_of_turns",
+        "doc": "pause_turn on the last allowed turn",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "awaiting_model",
+        "dest": "stopping",
+        "conditions": "out_of_model_calls",
+        "unless": "out_of_turns",
+        "doc": "pause_turn when the run's budget of model calls is spent",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "awaiting_model",
+        "dest": "stopping",
+        "conditions": "out_of_budget_usd",
+        "unless": "out_of_turns",
+        "doc": "pause_turn when the run's cost has reached its USD budget",
+    },
+    {
+        "trigger": "model_failed",
+        "source": "awaiting_model",
+        "dest": "stopping",
+        "doc": "the call raised (a ModelError after its retries, or anything else), or the reply was malformed",
+    },
+    {
+        "trigger": "tool_ran",
+        "source": "executing_tools",
+        "dest": None,
+        "doc": "one tool_use answered: ran, denied, failed or unknown",
+    },
+    {
+        "trigger": "subagent_spawned",
+        "source": "executing_tools",
+        "dest": None,
+        "conditions": "can_spawn",
+        "doc": "a task call starts a child machine (depth 0 only)",
+    },
+    {
+        "trigger": "subagent_returned",
+        "source": "executing_tools",
+        "dest": None,
+        "doc": "the idle child's final text answers the task call",
+    },
+    {
+        "trigger": "tools_done",
+        "source": "executing_tools",
+        "dest": "awaiting_model",
+        "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
+        "doc": "every tool_use answered; the results go back in one user message",
+    },
+    {
+        "trigger": "turn_limit",
+        "source": "executing_tools",
+        "dest": "stopping",
+        "conditions": "out_of_turns",
+        "doc": "every tool_use answered, but the agent has used max_turns model calls",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "executing_tools",
+        "dest": "stopping",
+        "conditions": "out_of_model_calls",
+        "unless": "out_of_turns",
+        "doc": "every tool_use answered, but the run's budget of model calls is spent",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "executing_tools",
+        "dest": "stopping",
+        "conditions": "out_of_budget_usd",
+        "unless": "out_of_turns",
+        "doc": "every tool_use answered, but the run's cost has reached its USD budget",
+    },
+    {
+        "trigger": "continue_forced",
+        "source": "stopping",
+        "dest": "awaiting_model",
+        "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
+        "doc": "a Stop hook returned text: it is sent as a user message",
+    },
+    {"trigger": "stopped", "source": "stopping", "dest": "idle", "doc": "the run is over; its outcome is on the agent"},
+    {
+        "trigger": "interrupted",
+        "source": ["awaiting_model", "executing_tools", "stopping"],
+        "dest": "idle",
+        "doc": "Ctrl-C: pending tool_use blocks get an interrupted error result",
+    },
 ]
-
 
 
 def _names(value: str | list[str] | None) -> list[str]:
@@ -196,11 +293,19 @@ class _Machine(Machine):
     def __init__(self, *, prepare: str | None, before: str | None, after: str | None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.prepare_names, self.before_names, self.after_names = (
-            () if name is None else (name,) for name in (prepare, before, after))
+            () if name is None else (name,) for name in (prepare, before, after)
+        )
 
 
-def build_machine(model: object, *, initial: str = "idle", bind: bool = True, prepare_event: str | None = None,
-                  before_state_change: str | None = None, after_state_change: str | None = None) -> Machine:
+def build_machine(
+    model: object,
+    *,
+    initial: str = "idle",
+    bind: bool = True,
+    prepare_event: str | None = None,
+    before_state_change: str | None = None,
+    after_state_change: str | None = None,
+) -> Machine:
     """A new machine built from the table, for *model*, which must answer every guard in ``GUARDS``.
 
     With ``bind=False`` the machine binds nothing (*model* may be a class): it serves every model passed to
@@ -219,12 +324,24 @@ def build_machine(model: object, *, initial: str = "idle", bind: bool = True, pr
     if missing:
         name = model.__name__ if isinstance(model, type) else type(model).__name__
         raise TypeError(f"{name} must define guard method(s) {missing} used by TRANSITIONS")
-    absent = [c for c in (prepare_event, before_state_change, after_state_change)
-              if c is not None and not callable(getattr(model, c, None))]
+    absent = [
+        c
+        for c in (prepare_event, before_state_change, after_state_change)
+        if c is not None and not callable(getattr(model, c, None))
+    ]
     if absent:
         name = model.__name__ if isinstance(model, type) else type(model).__name__
         raise TypeError(f"{name} must define callback method(s) {absent}")
     rows = [{k: v for k, v in row.items() if k != "doc"} for row in TRANSITIONS]
-    return _Machine(model=model if bind else None, states=STATES, transitions=rows, initial=initial,
-                   auto_transitions=False, send_event=True, queued=False, prepare=prepare_event,
-                   before=before_state_change, after=after_state_change)
+    return _Machine(
+        model=model if bind else None,
+        states=STATES,
+        transitions=rows,
+        initial=initial,
+        auto_transitions=False,
+        send_event=True,
+        queued=False,
+        prepare=prepare_event,
+        before=before_state_change,
+        after=after_state_change,
+    )

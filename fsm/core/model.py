@@ -37,8 +37,19 @@ from typing import Any, Protocol, runtime_checkable
 from fsm.core.records import Reply
 from fsm.errors import ModelError
 
-__all__ = ["DEFAULT_MAX_RETRIES", "DEFAULT_MODEL", "DEFAULT_TIMEOUT", "QUIET_WAIT", "RETRY_AFTER_CAP",
-           "AnthropicModel", "Model", "OnEvent", "StreamingModel", "retry_wait", "with_cache_breakpoint"]
+__all__ = [
+    "DEFAULT_MAX_RETRIES",
+    "DEFAULT_MODEL",
+    "DEFAULT_TIMEOUT",
+    "QUIET_WAIT",
+    "RETRY_AFTER_CAP",
+    "AnthropicModel",
+    "Model",
+    "OnEvent",
+    "StreamingModel",
+    "retry_wait",
+    "with_cache_breakpoint",
+]
 
 DEFAULT_MODEL = "claude-sonnet-4-5"
 """Used when neither ``--model``, ``MODEL_ID`` nor ``ANTHROPIC_MODEL`` names one."""
@@ -63,8 +74,9 @@ OnEvent = Callable[[dict[str, Any]], None]
 class Model(Protocol):
     """Anything that answers one Messages API request with a Reply."""
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply: ...
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply: ...
 
 
 @runtime_checkable
@@ -72,11 +84,19 @@ class StreamingModel(Protocol):
     """A Model that can also stream: ``stream`` returns what ``create`` would, each raw API stream event handed to
     *on_event* on the way."""
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply: ...
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply: ...
 
-    def stream(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int, on_event: OnEvent) -> Reply: ...
+    def stream(
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        max_tokens: int,
+        on_event: OnEvent,
+    ) -> Reply: ...
 
 
 def with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -158,9 +178,17 @@ class AnthropicModel:
             (``tools.secrets.take_secrets``); the client gets them as arguments.
     """
 
-    def __init__(self, model: str = DEFAULT_MODEL, *, client: Any = None, max_retries: int = DEFAULT_MAX_RETRIES,
-                 timeout: float | None = None, on_retry: Callable[[str], None] | None = None,
-                 sleep: Callable[[float], None] = time.sleep, credentials: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        model: str = DEFAULT_MODEL,
+        *,
+        client: Any = None,
+        max_retries: int = DEFAULT_MAX_RETRIES,
+        timeout: float | None = None,
+        on_retry: Callable[[str], None] | None = None,
+        sleep: Callable[[float], None] = time.sleep,
+        credentials: Mapping[str, str] | None = None,
+    ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0 (got {max_retries})")
         if timeout is not None and not timeout > 0:
@@ -176,8 +204,9 @@ class AnthropicModel:
 
     def with_model(self, model: str) -> AnthropicModel:
         """The same client and settings, calling *model* (a custom subagent's)."""
-        other = AnthropicModel(model, max_retries=self.max_retries, timeout=self.timeout, on_retry=self.on_retry,
-                               sleep=self._sleep)
+        other = AnthropicModel(
+            model, max_retries=self.max_retries, timeout=self.timeout, on_retry=self.on_retry, sleep=self._sleep
+        )
         other._client, other._sdk = self._client, self._sdk_client()
         return other
 
@@ -187,8 +216,7 @@ class AnthropicModel:
                 import anthropic
 
                 # An explicit timeout also lifts the SDK's refusal of large max_tokens without streaming.
-                self._sdk = anthropic.Anthropic(max_retries=0, timeout=self.timeout,
-                                                **self._credential_arguments())
+                self._sdk = anthropic.Anthropic(max_retries=0, timeout=self.timeout, **self._credential_arguments())
             else:
                 self._sdk = self._client.with_options(max_retries=0, timeout=self.timeout)
         return self._sdk
@@ -217,8 +245,9 @@ class AnthropicModel:
             arguments["default_headers"] = headers
         return arguments
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply:
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply:
         """Call the API (retrying transient failures) and return the reply as plain data.
 
         Raises:
@@ -226,8 +255,15 @@ class AnthropicModel:
         """
         return self._call(self._request(system, messages, tools, max_tokens), self._attempt)
 
-    def stream(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int, on_event: OnEvent) -> Reply:
+    def stream(
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        max_tokens: int,
+        on_event: OnEvent,
+    ) -> Reply:
         """As :meth:`create`, streaming: each raw event goes to *on_event* as it arrives (see the module docstring).
 
         Raises:
@@ -237,10 +273,16 @@ class AnthropicModel:
         request = {**self._request(system, messages, tools, max_tokens), "stream": True}
         return self._call(request, functools.partial(self._attempt_stream, on_event=on_event))
 
-    def _request(self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-                 max_tokens: int) -> dict[str, Any]:
-        return {"model": self.model, "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
-                "messages": with_cache_breakpoint(messages), "tools": tools, "max_tokens": max_tokens}
+    def _request(
+        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> dict[str, Any]:
+        return {
+            "model": self.model,
+            "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
+            "messages": with_cache_breakpoint(messages),
+            "tools": tools,
+            "max_tokens": max_tokens,
+        }
 
     def _call(self, request: dict[str, Any], attempt_once: Callable[[dict[str, Any]], Reply]) -> Reply:
         """*attempt_once* until it returns, fails for good, or the attempts are spent."""
@@ -302,8 +344,11 @@ class AnthropicModel:
             except Exception as exc:  # the connection broke, or the model stopped sending, midway
                 raise self._broken(exc, collector.handed) from exc
             if sse is None:
-                raise ModelError(f"the model's reply stream ended after {collector.handed} events, before "
-                                 "message_stop; try again, or check ANTHROPIC_BASE_URL", kind="malformed")
+                raise ModelError(
+                    f"the model's reply stream ended after {collector.handed} events, before "
+                    "message_stop; try again, or check ANTHROPIC_BASE_URL",
+                    kind="malformed",
+                )
             event = _event_of(sse.event, sse.data)
             if event is None:
                 continue
@@ -318,11 +363,16 @@ class AnthropicModel:
         import httpx2
 
         if isinstance(exc, httpx2.TimeoutException):
-            error = ModelError(f"the model stopped sending for {self.timeout:g} s in the middle of its reply; try "
-                               "again, or allow more time", kind="timeout")
+            error = ModelError(
+                f"the model stopped sending for {self.timeout:g} s in the middle of its reply; try "
+                "again, or allow more time",
+                kind="timeout",
+            )
             return _Failure(error, retry=handed == 0, reason=f"the model stopped sending for {self.timeout:g} s")
-        error = ModelError(f"the model's reply broke off after {handed} stream events ({_clip(str(exc), 120)}); "
-                           "try again", kind="connection")
+        error = ModelError(
+            f"the model's reply broke off after {handed} stream events ({_clip(str(exc), 120)}); try again",
+            kind="connection",
+        )
         return _Failure(error, retry=handed == 0, reason="the model's reply broke off")
 
     def _failure(self, exc: Exception) -> _Failure:
@@ -330,30 +380,59 @@ class AnthropicModel:
 
         base = getattr(self._sdk, "base_url", None) or "the model API"
         if isinstance(exc, anthropic.AuthenticationError):
-            return _Failure(ModelError(f"authentication failed (401: {_api_message(exc)}); check ANTHROPIC_API_KEY",
-                                       status_code=401, kind="auth"), retry=False)
+            return _Failure(
+                ModelError(
+                    f"authentication failed (401: {_api_message(exc)}); check ANTHROPIC_API_KEY",
+                    status_code=401,
+                    kind="auth",
+                ),
+                retry=False,
+            )
         if isinstance(exc, anthropic.APITimeoutError):
-            return _Failure(ModelError(f"the model did not answer within {self.timeout:g} s at {base}; try again, "
-                                       "or allow more time", kind="timeout"),
-                            retry=True, reason=f"the model did not answer within {self.timeout:g} s")
+            return _Failure(
+                ModelError(
+                    f"the model did not answer within {self.timeout:g} s at {base}; try again, or allow more time",
+                    kind="timeout",
+                ),
+                retry=True,
+                reason=f"the model did not answer within {self.timeout:g} s",
+            )
         if isinstance(exc, anthropic.APIConnectionError):
             cause = _clip(str(exc.__cause__ or exc), 120)
-            return _Failure(ModelError(f"cannot reach the model at {base} ({cause}); check the network or "
-                                       "ANTHROPIC_BASE_URL", kind="connection"),
-                            retry=True, reason=f"cannot reach the model at {base}")
+            return _Failure(
+                ModelError(
+                    f"cannot reach the model at {base} ({cause}); check the network or ANTHROPIC_BASE_URL",
+                    kind="connection",
+                ),
+                retry=True,
+                reason=f"cannot reach the model at {base}",
+            )
         if isinstance(exc, anthropic.APIStatusError):
             code, message = exc.status_code, _api_message(exc)
             if code == 400 and "prompt is too long" in message.lower():
-                return _Failure(ModelError(f"the conversation no longer fits the model's context window ({message})",
-                                           status_code=400, kind="context_window"), retry=False)
+                return _Failure(
+                    ModelError(
+                        f"the conversation no longer fits the model's context window ({message})",
+                        status_code=400,
+                        kind="context_window",
+                    ),
+                    retry=False,
+                )
             reason = {429: "the model API is rate limited (429)", 529: "the model API is overloaded (529)"}.get(
-                code, f"the model API answered {code}")
-            return _Failure(ModelError(f"the model API answered {code}: {message}", status_code=code, kind="status"),
-                            retry=code in _RETRIED_STATUSES or code >= 500, reason=reason, headers=exc.response.headers)
+                code, f"the model API answered {code}"
+            )
+            return _Failure(
+                ModelError(f"the model API answered {code}: {message}", status_code=code, kind="status"),
+                retry=code in _RETRIED_STATUSES or code >= 500,
+                reason=reason,
+                headers=exc.response.headers,
+            )
         if isinstance(exc, anthropic.AnthropicError):  # e.g. no credentials at all
             return _Failure(ModelError(f"the model call failed: {_clip(str(exc), 200)}", kind="error"), retry=False)
-        return _Failure(ModelError(f"the model call failed ({type(exc).__name__}: {_clip(str(exc), 200)})",
-                                   kind="error"), retry=False)
+        return _Failure(
+            ModelError(f"the model call failed ({type(exc).__name__}: {_clip(str(exc), 200)})", kind="error"),
+            retry=False,
+        )
 
 
 def _reply_of(body: bytes, content_type: str) -> Reply:
@@ -371,11 +450,14 @@ def _reply_of(body: bytes, content_type: str) -> Reply:
     except ValueError:
         kind = content_type.split(";")[0].strip() or "no content-type"
         what = f"{kind} that is not JSON" if "json" in kind else kind
-        raise ModelError(f"the model API answered 200 with {what}, not a message ({_clip(text)!r}); {hint}",
-                         kind="malformed") from None
+        raise ModelError(
+            f"the model API answered 200 with {what}, not a message ({_clip(text)!r}); {hint}", kind="malformed"
+        ) from None
     if not isinstance(data, dict):
-        raise ModelError(f"the model API answered 200 with JSON {_clip(json.dumps(data), 60)}, not a message "
-                         f"object; {hint}", kind="malformed")
+        raise ModelError(
+            f"the model API answered 200 with JSON {_clip(json.dumps(data), 60)}, not a message object; {hint}",
+            kind="malformed",
+        )
     return Reply.from_wire(data)
 
 
@@ -392,8 +474,9 @@ def _event_of(name: str | None, data: str) -> dict[str, Any] | None:
     except ValueError:
         event = None
     if not isinstance(event, dict):
-        raise ModelError(f"the model API's stream held {_clip(data)!r}, not a JSON event; check ANTHROPIC_BASE_URL",
-                         kind="malformed")
+        raise ModelError(
+            f"the model API's stream held {_clip(data)!r}, not a JSON event; check ANTHROPIC_BASE_URL", kind="malformed"
+        )
     return event
 
 
@@ -402,8 +485,11 @@ def _stream_error(event: dict[str, Any], handed: int) -> _Failure:
     error = event["error"] if isinstance(event.get("error"), dict) else {}
     kind, message = str(error.get("type") or "error"), _clip(str(error.get("message") or "no message"), 200)
     code = _RETRIED_STREAM_ERRORS.get(kind)
-    return _Failure(ModelError(f"the model API's stream failed ({kind}: {message})", status_code=code, kind="status"),
-                    retry=code is not None and handed == 0, reason=f"the model API's stream failed ({kind})")
+    return _Failure(
+        ModelError(f"the model API's stream failed ({kind}: {message})", status_code=code, kind="status"),
+        retry=code is not None and handed == 0,
+        reason=f"the model API's stream failed ({kind})",
+    )
 
 
 class _Collector:
@@ -429,8 +515,11 @@ class _Collector:
         try:
             self._add(kind, event)
         except (KeyError, TypeError, AttributeError, ValueError, IndexError):
-            raise ModelError(f"the model API's stream held a malformed {kind} event ({_clip(json.dumps(event))!r}); "
-                             "check ANTHROPIC_BASE_URL", kind="malformed") from None
+            raise ModelError(
+                f"the model API's stream held a malformed {kind} event ({_clip(json.dumps(event))!r}); "
+                "check ANTHROPIC_BASE_URL",
+                kind="malformed",
+            ) from None
         self.handed += 1
 
     def _add(self, kind: Any, event: dict[str, Any]) -> None:

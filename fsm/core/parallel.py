@@ -101,8 +101,9 @@ def run_children(parent: Agent) -> None:
             for child in parent.children:
                 if child.busy and child not in running:
                     running.add(child)
-                    threading.Thread(target=_drain, args=(child, done, stop), name=f"agentfsm-{child.agent_id}",
-                                     daemon=True).start()
+                    threading.Thread(
+                        target=_drain, args=(child, done, stop), name=f"agentfsm-{child.agent_id}", daemon=True
+                    ).start()
             action, call = parent._plan() if parent.state == "executing_tools" else ("", None)
             if action == "spawn" and call is not None:
                 parent._spawn(call)

@@ -58,8 +58,7 @@ def _how_to_allow(ask: Ask) -> str:
 
 def deny_unattended(tool_call: dict[str, Any], ask: Ask) -> Deny:
     """The default approver when no one can be asked: deny, and say which rule would allow such calls."""
-    return Deny(f"Permission denied: {ask.reason}; it needs approval and no one could be asked; "
-                f"{_how_to_allow(ask)}")
+    return Deny(f"Permission denied: {ask.reason}; it needs approval and no one could be asked; {_how_to_allow(ask)}")
 
 
 def deny_all(tool_call: dict[str, Any], ask: Ask) -> Deny:
@@ -72,8 +71,9 @@ def allow_all(tool_call: dict[str, Any], ask: Ask) -> bool:
     return True
 
 
-def permit(call: dict[str, Any], event: HookEvent, *, hooks: Hooks, policy: Policy, approver: Approver,
-           workspace: Workspace) -> Permit:
+def permit(
+    call: dict[str, Any], event: HookEvent, *, hooks: Hooks, policy: Policy, approver: Approver, workspace: Workspace
+) -> Permit:
     """Pass *call* through the whole chain: hooks, rules and mode, then the approver at most once."""
     hooked = hooks.pre_tool_use(event)
     notes = hooked.notes
@@ -87,8 +87,14 @@ def permit(call: dict[str, Any], event: HookEvent, *, hooks: Hooks, policy: Poli
     if ask is None:
         return Permit(None, unconfined=verdict.outside, notes=notes)
     if policy.mode == "dontAsk":
-        return Permit(_denial(call, f"Permission denied: {ask.reason}; dontAsk mode denies what would ask; "
-                                    f"{_how_to_allow(ask)}", "dontAsk mode"), notes=notes)
+        return Permit(
+            _denial(
+                call,
+                f"Permission denied: {ask.reason}; dontAsk mode denies what would ask; {_how_to_allow(ask)}",
+                "dontAsk mode",
+            ),
+            notes=notes,
+        )
     try:
         answer = approver(call, ask)
     except Exception as exc:  # an approver that fails denies; the call is still answered
@@ -114,8 +120,13 @@ def _question(verdict: Verdict, decision: Allow | Ask | None, by: str | None) ->
 
 
 def _denial(call: dict[str, Any], reason: str, by: str) -> Denial:
-    return Denial(tool_name=str(call.get("name")), tool_use_id=str(call.get("id")), tool_input=call.get("input"),
-                  reason=reason, by=by)
+    return Denial(
+        tool_name=str(call.get("name")),
+        tool_use_id=str(call.get("id")),
+        tool_input=call.get("input"),
+        reason=reason,
+        by=by,
+    )
 
 
 def default_hooks() -> Hooks:

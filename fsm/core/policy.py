@@ -32,8 +32,32 @@ from tools import REGISTRY, Workspace
 __all__ = ["Policy", "Verdict"]
 
 _EDITS = frozenset({"write_file", "edit_file"})
-_MULTI_COMMAND = frozenset({"git", "npm", "pnpm", "yarn", "npx", "cargo", "go", "docker", "kubectl", "pip", "pip3",
-                            "uv", "poetry", "make", "bun", "deno", "dotnet", "mvn", "gradle", "brew", "apt", "conda"})
+_MULTI_COMMAND = frozenset(
+    {
+        "git",
+        "npm",
+        "pnpm",
+        "yarn",
+        "npx",
+        "cargo",
+        "go",
+        "docker",
+        "kubectl",
+        "pip",
+        "pip3",
+        "uv",
+        "poetry",
+        "make",
+        "bun",
+        "deno",
+        "dotnet",
+        "mvn",
+        "gradle",
+        "brew",
+        "apt",
+        "conda",
+    }
+)
 
 
 @frozen
@@ -78,14 +102,23 @@ class Policy:
     def from_settings(cls, settings: Settings, *, mode: str | None = None) -> Policy:
         """The policy *settings* describe; *mode* (when given) wins over their ``defaultMode``."""
         perms = settings.permissions
-        return cls(mode=mode or perms.default_mode or "default", allow=perms.allow, ask=perms.ask,
-                   deny=perms.deny, directories=perms.additional_directories)
+        return cls(
+            mode=mode or perms.default_mode or "default",
+            allow=perms.allow,
+            ask=perms.ask,
+            deny=perms.deny,
+            directories=perms.additional_directories,
+        )
 
     def to_json(self) -> dict[str, Any]:
         """The mode and rule texts (session rules join ``allow``), for a journal to record."""
-        return {"mode": self.mode, "allow": [r.text for r in (*self.allow, *self.session)],
-                "ask": [r.text for r in self.ask], "deny": [r.text for r in self.deny],
-                "directories": [str(d) for d in self.directories]}
+        return {
+            "mode": self.mode,
+            "allow": [r.text for r in (*self.allow, *self.session)],
+            "ask": [r.text for r in self.ask],
+            "deny": [r.text for r in self.deny],
+            "directories": [str(d) for d in self.directories],
+        }
 
     @classmethod
     def from_json(cls, data: dict[str, Any], *, base: Path, source: str = "journal") -> Policy:
@@ -94,11 +127,17 @@ class Policy:
         Raises:
             RuleError: a rule text does not parse.
         """
+
         def rules(kind: str) -> tuple[Rule, ...]:
             return tuple(parse_rule(t, source=source, base=base) for t in data.get(kind, []))
 
-        return cls(mode=data.get("mode", "default"), allow=rules("allow"), ask=rules("ask"), deny=rules("deny"),
-                   directories=tuple(Path(d) for d in data.get("directories", [])))
+        return cls(
+            mode=data.get("mode", "default"),
+            allow=rules("allow"),
+            ask=rules("ask"),
+            deny=rules("deny"),
+            directories=tuple(Path(d) for d in data.get("directories", [])),
+        )
 
     def remember(self, rule: Rule) -> None:
         """Allow what *rule* matches for the rest of the session."""
@@ -107,7 +146,8 @@ class Policy:
     def hidden_tools(self) -> set[str]:
         """Tools a bare deny rule (``Task``, ``Bash``) takes away: the model is never offered them."""
         return {r.tool for r in self.deny if r.specifier is None and r.known} | (
-            {"write_file"} if any(r.tool == "edit_file" and r.specifier is None for r in self.deny) else set())
+            {"write_file"} if any(r.tool == "edit_file" and r.specifier is None for r in self.deny) else set()
+        )
 
     def decide(self, call: dict[str, Any], workspace: Workspace) -> Verdict:
         """Judge the tool_use block *call* run in *workspace*."""
@@ -133,16 +173,27 @@ class Policy:
                 return Verdict("deny", f"{shown} is denied by rule {_named(rule)}", _named(rule))
         for rule in self.ask:
             if rule.covers(name) and (rule.matches_path(written) or rule.matches_path(resolved)):
-                return Verdict("ask", f"{shown} matches ask rule {_named(rule)}", _named(rule), forced=True,
-                               outside=not workspace.contains(path))
+                return Verdict(
+                    "ask",
+                    f"{shown} matches ask rule {_named(rule)}",
+                    _named(rule),
+                    forced=True,
+                    outside=not workspace.contains(path),
+                )
         outside = not workspace.contains(path)
         edit = name in _EDITS
         if edit and self.mode == "plan":
             return Verdict("deny", f"{shown}: plan mode makes no edits", "plan mode")
         if self.mode == "bypassPermissions":
             return Verdict("allow", rule="bypassPermissions mode", outside=outside)
-        allowed = next((r for r in self._allow_rules() if r.covers(name) and (
-            r.matches_path(resolved) if r.specifier is not None else not outside)), None)
+        allowed = next(
+            (
+                r
+                for r in self._allow_rules()
+                if r.covers(name) and (r.matches_path(resolved) if r.specifier is not None else not outside)
+            ),
+            None,
+        )
         if allowed is not None:
             return Verdict("allow", rule=_named(allowed), outside=outside)
         if not outside and (not edit or self.mode == "acceptEdits"):
@@ -151,17 +202,22 @@ class Policy:
         rel = resolved if outside else os.path.relpath(resolved, workspace.root)
         tool = "Edit" if edit else claude_name(name)  # an Edit rule covers every editing tool, as in Claude Code
         suggestion = f"{tool}(//{resolved.lstrip('/')})" if outside else f"{tool}(./{rel})"
-        return Verdict("ask", f"{shown} ({'an edit ' if edit else 'a read '}{where})", suggestions=(suggestion,),
-                       outside=outside)
+        return Verdict(
+            "ask", f"{shown} ({'an edit ' if edit else 'a read '}{where})", suggestions=(suggestion,), outside=outside
+        )
 
     def _tool(self, name: str, tool_input: dict[str, Any]) -> Verdict:
         pattern = tool_input.get("pattern") if name == "glob" else None
         for kind, rules in (("deny", self.deny), ("ask", self.ask)):
             for rule in rules:
-                if rule.covers(name) and (rule.specifier is None or (
-                        isinstance(pattern, str) and rule.matches_pattern(pattern))):
-                    reason = f"{name} is denied by rule {_named(rule)}" if kind == "deny" else (
-                        f"{name} matches ask rule {_named(rule)}")
+                if rule.covers(name) and (
+                    rule.specifier is None or (isinstance(pattern, str) and rule.matches_pattern(pattern))
+                ):
+                    reason = (
+                        f"{name} is denied by rule {_named(rule)}"
+                        if kind == "deny"
+                        else (f"{name} matches ask rule {_named(rule)}")
+                    )
                     return Verdict(kind, reason, _named(rule), forced=kind == "ask")
         return _ALLOW
 
@@ -195,16 +251,16 @@ class Policy:
             # autoAllowBashIfSandboxed: the OS boundary replaces the question; deny and ask rules still hold.
             rule = next((r for r in self.ask if r.covers("bash") for s in parsed.commands if _matches(r, s)), None)
             if rule is not None:
-                return Verdict("ask", f"`{_clip(command)}` matches ask rule {_named(rule)}", _named(rule),
-                               forced=True)
+                return Verdict("ask", f"`{_clip(command)}` matches ask rule {_named(rule)}", _named(rule), forced=True)
             return Verdict("allow", rule="sandbox (autoAllowBashIfSandboxed)")
         if parsed.problem:
             return self._unknown(parsed.problem)
         for simple in parsed.commands:
             rule = next((r for r in self.ask if r.covers("bash") and _matches(r, simple)), None)
             if rule is not None:
-                return Verdict("ask", f"`{_clip(simple.source)}` matches ask rule {_named(rule)}", _named(rule),
-                               forced=True)
+                return Verdict(
+                    "ask", f"`{_clip(simple.source)}` matches ask rule {_named(rule)}", _named(rule), forced=True
+                )
         asks: list[tuple[str, str | None]] = []
         for simple in parsed.commands:
             asking = self._judge(simple, locate, inside)
@@ -213,8 +269,11 @@ class Policy:
         if self.mode == "plan":
             writing = next((s for s in parsed.commands if not _harmless(s, locate, inside)), None)
             if writing is not None:
-                return Verdict("deny", f"`{_clip(writing.source)}` is not read-only, and plan mode runs nothing "
-                                       "that writes", "plan mode")
+                return Verdict(
+                    "deny",
+                    f"`{_clip(writing.source)}` is not read-only, and plan mode runs nothing that writes",
+                    "plan mode",
+                )
         if self.mode == "bypassPermissions":
             return Verdict("allow", rule="bypassPermissions mode")
         if not asks:
@@ -236,11 +295,15 @@ class Policy:
         if simple.argv and read_only(simple):
             for path in path_args(simple):
                 target = locate(path, simple.cwd)
-                reading = next((r for r in self.deny if r.tool == "read_file" and target and r.matches_path(target)),
-                               None)
+                reading = next(
+                    (r for r in self.deny if r.tool == "read_file" and target and r.matches_path(target)), None
+                )
                 if reading is not None:
-                    return Verdict("deny", f"`{_clip(simple.source)}` reads {path}, denied by rule {_named(reading)}",
-                                   _named(reading))
+                    return Verdict(
+                        "deny",
+                        f"`{_clip(simple.source)}` reads {path}, denied by rule {_named(reading)}",
+                        _named(reading),
+                    )
         return None
 
     def _unknown(self, problem: str) -> Verdict:
@@ -258,8 +321,9 @@ class Policy:
         finding = destructive(simple, locate, inside)
         rules = [r for r in self._allow_rules() if r.covers("bash") and _matches(r, simple)]
         if finding is not None:
-            if any(r.is_exact or (finding.key and r.specifier and r.literal.strip().startswith(finding.key))
-                   for r in rules):
+            if any(
+                r.is_exact or (finding.key and r.specifier and r.literal.strip().startswith(finding.key)) for r in rules
+            ):
                 return None
             return f"{shown} is destructive ({finding.reason})", f"Bash({simple.text})"
         if rules:

@@ -36,8 +36,10 @@ def price_of(model: str, usage: Usage) -> Price | None:
 
     tokens = genai_prices.Usage(
         input_tokens=usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens,
-        output_tokens=usage.output_tokens, cache_read_tokens=usage.cache_read_input_tokens,
-        cache_write_tokens=usage.cache_creation_input_tokens)
+        output_tokens=usage.output_tokens,
+        cache_read_tokens=usage.cache_read_input_tokens,
+        cache_write_tokens=usage.cache_creation_input_tokens,
+    )
     try:
         calc = genai_prices.calc_price(tokens, model_ref=model, provider_id="anthropic")
     except LookupError:
@@ -62,6 +64,8 @@ def budget_spent(budget: float | None, cost: float | None) -> str:
     *cost* is unknown (None), that it cannot be counted."""
     limit = "" if budget is None else f" of {usd(budget)}"
     if cost is None:
-        return (f"the run's budget{limit} is taken as spent: a reply came from a model with no known price "
-                "(genai-prices), so the run's cost is unknown")
+        return (
+            f"the run's budget{limit} is taken as spent: a reply came from a model with no known price "
+            "(genai-prices), so the run's cost is unknown"
+        )
     return f"the run's budget{limit} is spent ({usd(cost)} used)"

@@ -17,8 +17,22 @@ from cattrs.preconf.json import make_converter
 from fsm.errors import ModelError
 from tools import ToolOutput
 
-__all__ = ["CUT_CALL", "DEFAULT_MAX_TOKENS", "MAX_MODEL_CALLS", "MAX_PARALLEL", "MAX_TURNS", "OUTCOMES", "AgentState",
-           "Denial", "Message", "Reply", "Transition", "Usage", "converter", "tool_result_block"]
+__all__ = [
+    "CUT_CALL",
+    "DEFAULT_MAX_TOKENS",
+    "MAX_MODEL_CALLS",
+    "MAX_PARALLEL",
+    "MAX_TURNS",
+    "OUTCOMES",
+    "AgentState",
+    "Denial",
+    "Message",
+    "Reply",
+    "Transition",
+    "Usage",
+    "converter",
+    "tool_result_block",
+]
 
 MAX_PARALLEL = 8
 """Ceiling of subagents one agent may run at once (``max_parallel``); the default is 4."""
@@ -32,8 +46,17 @@ MAX_MODEL_CALLS = 200
 """Default budget of model calls per run of the root agent, its subagents included."""
 
 
-OUTCOMES = ("end_turn", "max_turns", "max_model_calls", "max_budget_usd", "model_error", "refusal", "max_tokens",
-            "interrupted", "context_window")
+OUTCOMES = (
+    "end_turn",
+    "max_turns",
+    "max_model_calls",
+    "max_budget_usd",
+    "model_error",
+    "refusal",
+    "max_tokens",
+    "interrupted",
+    "context_window",
+)
 """How a run can end; ``AgentState.outcome`` holds one of these once the agent stops."""
 
 Message = dict[str, Any]
@@ -56,9 +79,12 @@ class Usage:
     cache_read_input_tokens: int = 0
 
     def __add__(self, other: Usage) -> Usage:
-        return Usage(self.input_tokens + other.input_tokens, self.output_tokens + other.output_tokens,
-                     self.cache_creation_input_tokens + other.cache_creation_input_tokens,
-                     self.cache_read_input_tokens + other.cache_read_input_tokens)
+        return Usage(
+            self.input_tokens + other.input_tokens,
+            self.output_tokens + other.output_tokens,
+            self.cache_creation_input_tokens + other.cache_creation_input_tokens,
+            self.cache_read_input_tokens + other.cache_read_input_tokens,
+        )
 
     @classmethod
     def from_wire(cls, data: object) -> Usage:
@@ -116,8 +142,10 @@ def _check_block(index: int, block: object) -> tuple[Block, str | None]:
     return (dict(block) if None not in block.values() else {k: v for k, v in block.items() if v is not None}), bad_input
 
 
-CUT_CALL = ("Error: this tool call was cut off at the max_tokens limit before it was complete, so it was not "
-            "run; make the call again, smaller (write a large file in parts)")
+CUT_CALL = (
+    "Error: this tool call was cut off at the max_tokens limit before it was complete, so it was not "
+    "run; make the call again, smaller (write a large file in parts)"
+)
 """The tool_result of every tool_use in a reply that stopped at ``max_tokens``."""
 
 
@@ -160,8 +188,14 @@ class Reply:
         if stop is not None and not isinstance(stop, str):
             raise _malformed(f"stop_reason must be a string (got {_show(stop)})")
         model, message_id = data.get("model"), data.get("id")
-        return cls(tuple(blocks), stop, Usage.from_wire(data.get("usage")), model if isinstance(model, str) else None,
-                   message_id if isinstance(message_id, str) else None, tuple(bad_inputs))
+        return cls(
+            tuple(blocks),
+            stop,
+            Usage.from_wire(data.get("usage")),
+            model if isinstance(model, str) else None,
+            message_id if isinstance(message_id, str) else None,
+            tuple(bad_inputs),
+        )
 
     @property
     def tool_uses(self) -> list[Block]:
@@ -179,8 +213,11 @@ class Reply:
         ``max_tokens`` (its input may be incomplete), and each call whose input was not an object."""
         if self.stop_reason == "max_tokens":
             return {b["id"]: CUT_CALL for b in self.tool_uses}
-        return {self.content[i]["id"]: f"Error: {self.content[i]['name']}: input must be an object (got {bad}); "
-                                       "call the tool again with an object input" for i, bad in self.bad_inputs}
+        return {
+            self.content[i]["id"]: f"Error: {self.content[i]['name']}: input must be an object (got {bad}); "
+            "call the tool again with an object input"
+            for i, bad in self.bad_inputs
+        }
 
     def with_unique_ids(self, taken: set[str]) -> tuple[Reply, list[str]]:
         """This reply with each tool_use id that is in *taken* or repeats an earlier one renamed (``ID_2``…),
@@ -190,8 +227,11 @@ class Reply:
         for block in self.content:
             if block["type"] == "tool_use":
                 if block["id"] in taken or block["id"] in seen:
-                    new = next(f"{block['id']}_{n}" for n in itertools.count(2)
-                               if f"{block['id']}_{n}" not in taken and f"{block['id']}_{n}" not in seen)
+                    new = next(
+                        f"{block['id']}_{n}"
+                        for n in itertools.count(2)
+                        if f"{block['id']}_{n}" not in taken and f"{block['id']}_{n}" not in seen
+                    )
                     notes.append(f"renamed duplicate tool_use id {block['id']} to {new}")
                     block = {**block, "id": new}
                 seen.add(block["id"])
@@ -214,8 +254,13 @@ class Denial:
     def to_json(self) -> dict[str, Any]:
         """Claude Code's ``permission_denials`` entry (``tool_name``, ``tool_use_id``, ``tool_input``), plus
         ``reason`` and ``by``."""
-        return {"tool_name": self.tool_name, "tool_use_id": self.tool_use_id, "tool_input": self.tool_input,
-                "reason": self.reason, "by": self.by}
+        return {
+            "tool_name": self.tool_name,
+            "tool_use_id": self.tool_use_id,
+            "tool_input": self.tool_input,
+            "reason": self.reason,
+            "by": self.by,
+        }
 
 
 @frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much

@@ -177,11 +177,24 @@ def _answer(s: AgentState, call: dict[str, Any], block: dict[str, Any]) -> None:
     s.results.insert(at, block)
 
 
-def child_state(parent: AgentState, call: dict[str, Any], child_id: str, *, subagent_type: str | None = None,
-                max_turns: int | None = None) -> AgentState:
+def child_state(
+    parent: AgentState,
+    call: dict[str, Any],
+    child_id: str,
+    *,
+    subagent_type: str | None = None,
+    max_turns: int | None = None,
+) -> AgentState:
     """The data a subagent starts with when *parent* spawns it for the ``task`` tool_use *call* (a custom
     *subagent_type* may cap its turns at *max_turns*)."""
-    return AgentState(agent_id=child_id, parent_id=parent.agent_id, depth=parent.depth + 1,
-                      max_turns=max_turns or parent.max_turns, max_model_calls=parent.max_model_calls,
-                      max_budget_usd=parent.max_budget_usd,
-                      inbox=call["input"]["prompt"], parent_tool_use_id=call["id"], subagent_type=subagent_type)
+    return AgentState(
+        agent_id=child_id,
+        parent_id=parent.agent_id,
+        depth=parent.depth + 1,
+        max_turns=max_turns or parent.max_turns,
+        max_model_calls=parent.max_model_calls,
+        max_budget_usd=parent.max_budget_usd,
+        inbox=call["input"]["prompt"],
+        parent_tool_use_id=call["id"],
+        subagent_type=subagent_type,
+    )

@@ -81,6 +81,7 @@ def _none_free(klass: str) -> bool:
 def _usd_spent(klass: str) -> bool:
     return klass in (FREE_USD_SPENT, SPENT_USD_SPENT)
 
+
 Option = tuple[str, Move, Config, frozenset[str]]
 """A move of the modular system: ``(choice, transitions, next configuration, the budget classes it occurs in)``."""
 
@@ -97,14 +98,28 @@ def _vectors(turn: int, depth: int, children: int, klass: str, b: Bounds) -> tup
         functions = [GUARD_FUNCTIONS[name] for name in sorted(GUARD_FUNCTIONS)]
         # others in awaiting_model: a subagent's siblings (at most cap run), or the root's running subagents
         most = b.cap - 1 if depth else b.cap if children else 0
-        cells = [(run_calls, others) for others in range(most + 1) for run_calls in
-                 ([b.max_model_calls - others] if _none_free(klass) else range(b.max_model_calls - others))
-                 if run_calls >= 0]
+        cells = [
+            (run_calls, others)
+            for others in range(most + 1)
+            for run_calls in ([b.max_model_calls - others] if _none_free(klass) else range(b.max_model_calls - others))
+            if run_calls >= 0
+        ]
         budget_usd, cost_usd = usd_facts(_usd_spent(klass), b)
-        facts = [Facts(turn=turn, max_turns=b.max_turns, depth=depth, active_children=children,
-                       max_parallel=b.max_parallel, run_calls=run_calls, others_awaiting=others,
-                       max_model_calls=b.max_model_calls, max_budget_usd=budget_usd, run_cost_usd=cost_usd)
-                 for run_calls, others in cells]
+        facts = [
+            Facts(
+                turn=turn,
+                max_turns=b.max_turns,
+                depth=depth,
+                active_children=children,
+                max_parallel=b.max_parallel,
+                run_calls=run_calls,
+                others_awaiting=others,
+                max_model_calls=b.max_model_calls,
+                max_budget_usd=budget_usd,
+                run_cost_usd=cost_usd,
+            )
+            for run_calls, others in cells
+        ]
         found = CACHE[key] = tuple(tuple(f(one) for f in functions) for one in facts)
     return found
 
@@ -122,9 +137,18 @@ def _outcomes(node: Node, tries: tuple[str, ...], depth: int, klass: str, b: Bou
         before, after = (_vectors(t, depth, len(children), klass, b) for t in (turn, turn + 1))
         for vectors in set(zip(before, after, strict=True)):
             verdicts = [dict(zip(names, vector, strict=True)) for vector in vectors]
-            seen.add(next(((trigger, to) for trigger in tries for to, ifs, nots in rows(trigger, state)
-                           for verdict in [verdicts[made_call(trigger, state, False)]]
-                           if all(verdict[g] for g in ifs) and not any(verdict[g] for g in nots)), None))
+            seen.add(
+                next(
+                    (
+                        (trigger, to)
+                        for trigger in tries
+                        for to, ifs, nots in rows(trigger, state)
+                        for verdict in [verdicts[made_call(trigger, state, False)]]
+                        if all(verdict[g] for g in ifs) and not any(verdict[g] for g in nots)
+                    ),
+                    None,
+                )
+            )
         found = CACHE[key] = frozenset(seen - {None})
     return found
 
@@ -137,8 +161,11 @@ def _canonical(node: Node, depth: int, b: Bounds) -> Node:
     if not depth or state != "executing_tools" or children or "task" not in pending:
         return node
     probe = (state, turn, ("task",), inbox, ())
-    same = all(_outcomes(probe, triggers_for(probe, "run", b), depth, klass, b)
-               == _outcomes(probe, ("tool_ran",), depth, klass, b) for klass in classes(b))
+    same = all(
+        _outcomes(probe, triggers_for(probe, "run", b), depth, klass, b)
+        == _outcomes(probe, ("tool_ran",), depth, klass, b)
+        for klass in classes(b)
+    )
     return (state, turn, ("tool",) * len(pending), inbox, children) if same else node
 
 
@@ -159,7 +186,8 @@ def _local(node: Node, depth: int, b: Bounds) -> tuple[_Local, ...]:
     # the root's prompt starts the run and its budget: it sees a call free whatever the class
     fixed = node[0] == "idle" and not depth
     wanted: list[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...], int]] = [
-        (f"return {i}", ("subagent_returned",), ((),), i) for i, kid in enumerate(node[4]) if not busy(kid)]
+        (f"return {i}", ("subagent_returned",), ((),), i) for i, kid in enumerate(node[4]) if not busy(kid)
+    ]
     for choice in CHOICES[node[0]]:
         if choice != "interrupt":
             replies = reply_kinds(b.tools_per_reply) if choice == "tools" else ((),)
@@ -171,8 +199,9 @@ def _local(node: Node, depth: int, b: Bounds) -> tuple[_Local, ...]:
             for trigger, dest in _outcomes(node, tries, depth, klass, b):
                 state, turn = node[0], node[1] + made_call(trigger, node[0], False)
                 call = takes_a_call(trigger, state, dest)
-                overdrawn = (OVERDRAWN if call and _none_free(klass) else USD_OVERDRAWN if call and _usd_spent(klass)
-                             else None)
+                overdrawn = (
+                    OVERDRAWN if call and _none_free(klass) else USD_OVERDRAWN if call and _usd_spent(klass) else None
+                )
                 for kinds in replies:
                     new = _canonical(effect(node, trigger, dest, turn, kinds, child), depth, b)
                     name = f"tools {'+'.join(kinds)}" if kinds else label
@@ -189,23 +218,29 @@ def _agent_steps(config: Config, path: tuple[int, ...], b: Bounds) -> list[Optio
     """The modular system's moves the agent at *path* makes, Ctrl-C aside, as moves of *config*."""
     root, budget = config
     prefix = "".join(f"@{i} " for i in path)
-    return [(prefix + label, (step,), (replace_node(root, path, new), budget if overdrawn is None else overdrawn),
-             where) for label, step, new, overdrawn, where in _local(node_at(root, path), len(path), b)]
+    return [
+        (prefix + label, (step,), (replace_node(root, path, new), budget if overdrawn is None else overdrawn), where)
+        for label, step, new, overdrawn, where in _local(node_at(root, path), len(path), b)
+    ]
 
 
 def _ctrl_c(config: Config, b: Bounds) -> list[Option]:
     """Every Ctrl-C from *config* in the modular system (the budget is not tracked). With the ``interrupted``
     rows unguarded, what one does depends only on the agents' states and the root's turn: cached by those."""
     root, budget = config
-    plain = all(not ifs and not nots for state in ("awaiting_model", "executing_tools", "stopping")
-                for _, ifs, nots in rows("interrupted", state))
+    plain = all(
+        not ifs and not nots
+        for state in ("awaiting_model", "executing_tools", "stopping")
+        for _, ifs, nots in rows("interrupted", state)
+    )
     key = ("ctrl-c", root[:2], root[3], tuple(kid[0] for kid in root[4]) if plain else root[4], budget, b)
     found = CACHE.get(key)
     if found is None:
         every = frozenset(classes(b))
         paths = [(), *((i,) for i in range(len(root[4])))]
-        found = CACHE[key] = [(label, made, after, every) for path in paths
-                              for label, made, after in interrupts_of(config, path, b)]
+        found = CACHE[key] = [
+            (label, made, after, every) for path in paths for label, made, after in interrupts_of(config, path, b)
+        ]
     return found
 
 

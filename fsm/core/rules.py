@@ -31,12 +31,30 @@ from fsm.errors import ConfigError
 
 __all__ = ["CLAUDE_NAMES", "TOOL_NAMES", "Rule", "RuleError", "claude_name", "parse_rule", "split_rules"]
 
-TOOL_NAMES = {"Bash": "bash", "Read": "read_file", "Write": "write_file", "Edit": "edit_file", "Glob": "glob",
-              "Task": "task", "Agent": "task", "bash": "bash", "read_file": "read_file", "write_file": "write_file",
-              "edit_file": "edit_file", "glob": "glob", "task": "task"}
+TOOL_NAMES = {
+    "Bash": "bash",
+    "Read": "read_file",
+    "Write": "write_file",
+    "Edit": "edit_file",
+    "Glob": "glob",
+    "Task": "task",
+    "Agent": "task",
+    "bash": "bash",
+    "read_file": "read_file",
+    "write_file": "write_file",
+    "edit_file": "edit_file",
+    "glob": "glob",
+    "task": "task",
+}
 """Every accepted spelling of each of our tools."""
-CLAUDE_NAMES = {"bash": "Bash", "read_file": "Read", "write_file": "Write", "edit_file": "Edit", "glob": "Glob",
-                "task": "Task"}
+CLAUDE_NAMES = {
+    "bash": "Bash",
+    "read_file": "Read",
+    "write_file": "Write",
+    "edit_file": "Edit",
+    "glob": "Glob",
+    "task": "Task",
+}
 """Our tool names as Claude Code spells them (hook input, suggested rules)."""
 
 _COVERS = {"edit_file": ("edit_file", "write_file")}
@@ -149,9 +167,13 @@ def parse_rule(text: str, *, source: str = "session", base: Path | None = None) 
     if not stripped:
         raise RuleError("rule '' is empty: write Tool or Tool(specifier), e.g. Bash(git diff:*)")
     if match is None:
-        problem = ("has no closing ')'" if "(" in stripped and ")" not in stripped
-                   else "has text after ')'" if "(" in stripped and not stripped.endswith(")")
-                   else "must be Tool or Tool(specifier), e.g. Bash(git diff:*) or Read(./.env)")
+        problem = (
+            "has no closing ')'"
+            if "(" in stripped and ")" not in stripped
+            else "has text after ')'"
+            if "(" in stripped and not stripped.endswith(")")
+            else "must be Tool or Tool(specifier), e.g. Bash(git diff:*) or Read(./.env)"
+        )
         raise RuleError(f"rule {text!r} {problem}")
     name, spec = match["tool"], match["spec"]
     tool = TOOL_NAMES.get(name, name)

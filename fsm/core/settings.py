@@ -32,9 +32,20 @@ from fsm.core.modes import MODES, resolve_mode
 from fsm.core.rules import Rule, RuleError, parse_rule
 from fsm.errors import ConfigError
 
-__all__ = ["KEYS", "SOURCES", "HookCommand", "Origin", "PermissionSettings", "SandboxSettings", "Settings",
-           "SettingsError",
-           "SettingsKey", "load_settings", "merge", "parse_settings"]
+__all__ = [
+    "KEYS",
+    "SOURCES",
+    "HookCommand",
+    "Origin",
+    "PermissionSettings",
+    "SandboxSettings",
+    "Settings",
+    "SettingsError",
+    "SettingsKey",
+    "load_settings",
+    "merge",
+    "parse_settings",
+]
 
 SOURCES = ("user", "project", "local")
 """The settings files, lowest precedence first."""
@@ -150,8 +161,10 @@ def _parse_permissions(value: object, origin: Origin, notes: list[str]) -> Permi
         if not isinstance(mode, str) or resolve_mode(mode) is None:
             raise SettingsError(f"permissions.defaultMode must be one of {', '.join(MODES)} (got {_show(mode)})")
         mode = resolve_mode(mode)
-    dirs = tuple(_directory(d, origin) for d in _strings(value.get("additionalDirectories", []),
-                                                         "permissions.additionalDirectories"))
+    dirs = tuple(
+        _directory(d, origin)
+        for d in _strings(value.get("additionalDirectories", []), "permissions.additionalDirectories")
+    )
     known = {"allow", "ask", "deny", "defaultMode", "additionalDirectories"}
     notes.extend(f"unknown key 'permissions.{k}'" for k in value if k not in known)
     return PermissionSettings(default_mode=mode, additional_directories=dirs, **lists)
@@ -163,9 +176,12 @@ def _directory(text: str, origin: Origin) -> Path:
 
 def _merge_permissions(lower: PermissionSettings, higher: PermissionSettings) -> PermissionSettings:
     return PermissionSettings(
-        allow=lower.allow + higher.allow, ask=lower.ask + higher.ask, deny=lower.deny + higher.deny,
+        allow=lower.allow + higher.allow,
+        ask=lower.ask + higher.ask,
+        deny=lower.deny + higher.deny,
         default_mode=higher.default_mode or lower.default_mode,
-        additional_directories=lower.additional_directories + higher.additional_directories)
+        additional_directories=lower.additional_directories + higher.additional_directories,
+    )
 
 
 def _parse_hooks(value: object, origin: Origin, notes: list[str]) -> tuple[HookCommand, ...]:
@@ -194,8 +210,9 @@ def _parse_hooks(value: object, origin: Origin, notes: list[str]) -> tuple[HookC
     return tuple(hooks)
 
 
-def _hook_command(hook: object, where: str, event: str, matcher: str, origin: Origin,
-                  notes: list[str]) -> list[HookCommand]:
+def _hook_command(
+    hook: object, where: str, event: str, matcher: str, origin: Origin, notes: list[str]
+) -> list[HookCommand]:
     if not isinstance(hook, dict):
         raise SettingsError(f"{where} must be an object (got {_show(hook)})")
     if hook.get("type", "command") != "command":
@@ -227,8 +244,12 @@ def _parse_sandbox(value: object, origin: Origin, notes: list[str]) -> SandboxSe
 
 
 def _merge_sandbox(lower: SandboxSettings, higher: SandboxSettings) -> SandboxSettings:
-    return SandboxSettings(**{f.name: getattr(higher, f.name) if getattr(higher, f.name) is not None
-                              else getattr(lower, f.name) for f in attrs.fields(SandboxSettings)})
+    return SandboxSettings(
+        **{
+            f.name: getattr(higher, f.name) if getattr(higher, f.name) is not None else getattr(lower, f.name)
+            for f in attrs.fields(SandboxSettings)
+        }
+    )
 
 
 def _parse_flag(value: object, origin: Origin, notes: list[str]) -> bool:
@@ -298,9 +319,14 @@ def _read_text(text: str, origin: Origin, *, what: str) -> Settings:
     return parse_settings(data, origin)
 
 
-def load_settings(project: str | os.PathLike[str], *, sources: Iterable[str] = SOURCES,
-                  extra: str | None = None, home: str | os.PathLike[str] | None = None,
-                  overrides: Mapping[str, object] | None = None) -> Settings:
+def load_settings(
+    project: str | os.PathLike[str],
+    *,
+    sources: Iterable[str] = SOURCES,
+    extra: str | None = None,
+    home: str | os.PathLike[str] | None = None,
+    overrides: Mapping[str, object] | None = None,
+) -> Settings:
     """Read the settings files of *project* and merge them with *extra* and *overrides*.
 
     Args:
@@ -319,8 +345,11 @@ def load_settings(project: str | os.PathLike[str], *, sources: Iterable[str] = S
     unknown = [s for s in chosen if s not in SOURCES]
     if unknown:
         raise SettingsError(f"settings source {unknown[0]!r} is not one of {', '.join(SOURCES)}")
-    paths = {"user": home_dir / ".claude" / "settings.json", "project": root / ".claude" / "settings.json",
-             "local": root / ".claude" / "settings.local.json"}
+    paths = {
+        "user": home_dir / ".claude" / "settings.json",
+        "project": root / ".claude" / "settings.json",
+        "local": root / ".claude" / "settings.local.json",
+    }
     layers = [_read_file(paths[s], Origin(str(paths[s]), root)) for s in SOURCES if s in chosen and paths[s].is_file()]
     if extra is not None:
         if extra.lstrip().startswith("{"):

@@ -29,16 +29,35 @@ __all__ = ["BUILT_IN_DENY", "Finding", "Locate", "destructive", "path_args", "re
 Locate = Callable[[str, "str | None"], "str | None"]
 """``(path, cwd) -> absolute path`` of a path a command names, run from *cwd*; None when not known statically."""
 
-BUILT_IN_DENY = tuple(parse_rule(text, source="built-in") for text in (
-    "Bash(sudo:*)", "Bash(shutdown:*)", "Bash(reboot:*)", "Bash(halt:*)", "Bash(poweroff:*)", "Bash(mkfs:*)",
-    "Bash(mkfs.*)"))
+BUILT_IN_DENY = tuple(
+    parse_rule(text, source="built-in")
+    for text in (
+        "Bash(sudo:*)",
+        "Bash(shutdown:*)",
+        "Bash(reboot:*)",
+        "Bash(halt:*)",
+        "Bash(poweroff:*)",
+        "Bash(mkfs:*)",
+        "Bash(mkfs.*)",
+    )
+)
 """Deny rules that always hold; :func:`refused` adds the checks a rule string cannot express."""
-_BY_NAME = {rule.literal.strip() if rule.specifier and rule.specifier.endswith(":*") else rule.specifier or "": rule
-            for rule in BUILT_IN_DENY}
+_BY_NAME = {
+    rule.literal.strip() if rule.specifier and rule.specifier.endswith(":*") else rule.specifier or "": rule
+    for rule in BUILT_IN_DENY
+}
 """Each built-in rule by the program it names (they are all ``Bash(NAME:*)``, and ``Bash(mkfs.*)``)."""
 
-_SAFE_DEVICES = ("/dev/null", "/dev/zero", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/fd/", "/dev/random",
-                 "/dev/urandom")
+_SAFE_DEVICES = (
+    "/dev/null",
+    "/dev/zero",
+    "/dev/stdout",
+    "/dev/stderr",
+    "/dev/tty",
+    "/dev/fd/",
+    "/dev/random",
+    "/dev/urandom",
+)
 
 
 @frozen
@@ -90,8 +109,11 @@ def refused(command: SimpleCommand, locate: Locate, *, home: str) -> Rule | str 
     if name == "dd" and any(a.startswith("of=/dev/") and not a[3:].startswith(_SAFE_DEVICES) for a in args):
         return "built-in: dd onto a device"
     for redirect in command.redirects:
-        if redirect.writes and (redirect.target or "").startswith("/dev/") and not (
-                redirect.target or "").startswith(_SAFE_DEVICES):
+        if (
+            redirect.writes
+            and (redirect.target or "").startswith("/dev/")
+            and not (redirect.target or "").startswith(_SAFE_DEVICES)
+        ):
             return "built-in: a redirection onto a device"
     return None
 
@@ -100,7 +122,7 @@ def _is_root_or_home(target: str, cwd: str | None, locate: Locate, home: str) ->
     bare = target.rstrip("/") or "/"
     for prefix in ("$HOME", "${HOME}"):
         if bare == prefix or bare.startswith(prefix + "/"):
-            bare = "~" + bare[len(prefix):]
+            bare = "~" + bare[len(prefix) :]
     if bare in ("/", "/*", "~", "~/*", "/.", "~/."):
         return True
     if bare in ("*", ".*", "./*"):
@@ -162,7 +184,7 @@ def _by_program(name: str, args: tuple[str, ...], flags: set[str]) -> Finding | 
 
 def _git(args: tuple[str, ...]) -> Finding | None:
     sub = next((a for a in args if not a.startswith("-")), "")
-    rest = args[args.index(sub) + 1:] if sub else ()
+    rest = args[args.index(sub) + 1 :] if sub else ()
     flags = _flags(rest)
     if sub in ("clean", "rm", "restore"):
         return Finding(f"git {sub} discards files or changes", key=f"git {sub}")
@@ -170,9 +192,10 @@ def _git(args: tuple[str, ...]) -> Finding | None:
         return Finding("git reset --hard discards changes", key="git reset --hard")
     if sub == "checkout" and ("--" in rest or "." in rest or flags & {"-f", "--force"}):
         return Finding("git checkout -- discards changes")
-    if sub == "push" and (flags & {"-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror",
-                                   "--delete", "-d", "--prune"}
-                          or any(a.startswith(("+", ":")) for a in _operands(rest))):
+    if sub == "push" and (
+        flags & {"-f", "--force", "--force-with-lease", "--force-if-includes", "--mirror", "--delete", "-d", "--prune"}
+        or any(a.startswith(("+", ":")) for a in _operands(rest))
+    ):
         return Finding("git push --force rewrites or deletes remote history")
     if sub == "stash" and rest[:1] in (("drop",), ("clear",)):
         return Finding(f"git stash {rest[0]} deletes stashed changes", key=f"git stash {rest[0]}")
@@ -187,20 +210,88 @@ def _exists(path: str) -> bool:
     return os.path.lexists(path)
 
 
-_READ_ONLY = frozenset({"ls", "cat", "head", "tail", "wc", "grep", "egrep", "fgrep", "rg", "pwd", "echo", "printf",
-                        "true", "false", "which", "whoami", "id", "date", "uname", "file", "stat", "du", "df", "tree",
-                        "diff", "cmp", "basename", "dirname", "realpath", "readlink", "cd", "test", "[", "[[",
-                        "type", "hostname", "nl", "sort", "cut", "tr", "sha256sum", "sha1sum", "md5sum", "seq",
-                        "find", "git", "command"})
-_NO_PATHS = frozenset({"echo", "printf", "true", "false", "pwd", "date", "whoami", "id", "uname", "hostname",
-                       "which", "type", "command", "test", "[", "[[", "seq", "cd"})
-_GIT_READ_ONLY = frozenset({"status", "diff", "log", "show", "blame", "ls-files", "rev-parse", "describe",
-                            "shortlog"})
-_WRITING_OPTIONS = {"find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf",
-                             "-fls"),
-                    "sort": ("-o", "--output", "--compress-program"), "tree": ("-o",), "rg": ("--pre",),
-                    "date": ("-s", "--set"),
-                    "git": ("--output", "--ext-diff", "--exec", "-c", "--no-index")}
+_READ_ONLY = frozenset(
+    {
+        "ls",
+        "cat",
+        "head",
+        "tail",
+        "wc",
+        "grep",
+        "egrep",
+        "fgrep",
+        "rg",
+        "pwd",
+        "echo",
+        "printf",
+        "true",
+        "false",
+        "which",
+        "whoami",
+        "id",
+        "date",
+        "uname",
+        "file",
+        "stat",
+        "du",
+        "df",
+        "tree",
+        "diff",
+        "cmp",
+        "basename",
+        "dirname",
+        "realpath",
+        "readlink",
+        "cd",
+        "test",
+        "[",
+        "[[",
+        "type",
+        "hostname",
+        "nl",
+        "sort",
+        "cut",
+        "tr",
+        "sha256sum",
+        "sha1sum",
+        "md5sum",
+        "seq",
+        "find",
+        "git",
+        "command",
+    }
+)
+_NO_PATHS = frozenset(
+    {
+        "echo",
+        "printf",
+        "true",
+        "false",
+        "pwd",
+        "date",
+        "whoami",
+        "id",
+        "uname",
+        "hostname",
+        "which",
+        "type",
+        "command",
+        "test",
+        "[",
+        "[[",
+        "seq",
+        "cd",
+    }
+)
+_GIT_READ_ONLY = frozenset({"status", "diff", "log", "show", "blame", "ls-files", "rev-parse", "describe", "shortlog"})
+_WRITING_OPTIONS = {
+    "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
+    "sort": ("-o", "--output", "--compress-program"),
+    "tree": ("-o",),
+    "rg": ("--pre",),
+    "date": ("-s", "--set"),
+    "git": ("--output", "--ext-diff", "--exec", "-c", "--no-index"),
+}
 
 
 def read_only(command: SimpleCommand) -> bool:
@@ -213,8 +304,10 @@ def read_only(command: SimpleCommand) -> bool:
     """
     if command.dynamic or command.wrappers or (command.assignments and command.argv):
         return False
-    if any(r.writes and not (r.target or "").startswith(("/dev/null", "/dev/stdout", "/dev/stderr"))
-           for r in command.redirects):
+    if any(
+        r.writes and not (r.target or "").startswith(("/dev/null", "/dev/stdout", "/dev/stderr"))
+        for r in command.redirects
+    ):
         return False
     if not command.argv:
         return True
@@ -248,8 +341,7 @@ def path_args(command: SimpleCommand) -> list[str]:
     if name in _NO_PATHS:
         return reads
     operands = _operands(command.argv[1:])
-    if name in ("grep", "egrep", "fgrep", "rg") and not _flags(command.argv[1:]) & {"-e", "-f", "--regexp",
-                                                                                     "--file"}:
+    if name in ("grep", "egrep", "fgrep", "rg") and not _flags(command.argv[1:]) & {"-e", "-f", "--regexp", "--file"}:
         operands = operands[1:]  # the pattern
     if name == "git":
         operands = operands[1:]  # the subcommand

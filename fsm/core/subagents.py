@@ -69,8 +69,9 @@ def _tools(source: str, value: object) -> tuple[str, ...] | None:
     for name in (n.strip() for n in names if n.strip()):
         tool = TOOL_NAMES.get(name)
         if tool == "task":
-            raise ConfigError(f"{source}: tools lists {name}, but a subagent cannot delegate (depth stays 1); "
-                              "remove it")
+            raise ConfigError(
+                f"{source}: tools lists {name}, but a subagent cannot delegate (depth stays 1); remove it"
+            )
         if tool not in BASE_TOOL_NAMES:
             raise ConfigError(f"{source}: unknown tool {name!r} in tools (available: Read, Write, Edit, Bash, Glob)")
         if tool not in ours:
@@ -99,8 +100,9 @@ def _definition(source: str, data: Mapping[str, Any], *, prompt: str, name: str 
     if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= MAX_TURNS):
         raise ConfigError(f"{source}: maxTurns must be 1..{MAX_TURNS} (got {turns!r})")
     resolved = None if model in (None, "inherit") else MODEL_ALIASES.get(str(model), str(model))
-    return AgentDefinition(name.strip(), description.strip(), prompt.strip(), _tools(source, data.get("tools")),
-                           resolved, turns, source)
+    return AgentDefinition(
+        name.strip(), description.strip(), prompt.strip(), _tools(source, data.get("tools")), resolved, turns, source
+    )
 
 
 def parse_definition(text: str, source: str) -> AgentDefinition:
@@ -122,11 +124,12 @@ def parse_definition(text: str, source: str) -> AgentDefinition:
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f" at line {mark.line + 2}" if mark is not None else ""
-        raise ConfigError(f"{source}: the frontmatter is not valid YAML{where}: "
-                          f"{getattr(exc, 'problem', None) or exc}") from None
+        raise ConfigError(
+            f"{source}: the frontmatter is not valid YAML{where}: {getattr(exc, 'problem', None) or exc}"
+        ) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{source}: the frontmatter must be a mapping of name, description, tools, model")
-    return _definition(source, data, prompt="".join(lines[end + 1:]))
+    return _definition(source, data, prompt="".join(lines[end + 1 :]))
 
 
 def load_definitions(workspace: str | Path, *, home: str | Path | None = None) -> dict[str, AgentDefinition]:
@@ -137,8 +140,10 @@ def load_definitions(workspace: str | Path, *, home: str | Path | None = None) -
         ConfigError: a file that cannot be read or is not a valid definition.
     """
     found: dict[str, AgentDefinition] = {}
-    for folder in (Path(home if home is not None else Path.home()) / ".claude" / "agents",
-                   Path(workspace) / ".claude" / "agents"):
+    for folder in (
+        Path(home if home is not None else Path.home()) / ".claude" / "agents",
+        Path(workspace) / ".claude" / "agents",
+    ):
         for path in sorted(folder.glob("*.md")) if folder.is_dir() else []:
             try:
                 text = path.read_text(encoding="utf-8")
@@ -167,6 +172,10 @@ def definitions_from_json(text: str) -> dict[str, AgentDefinition]:
         if not isinstance(body, dict):
             raise ConfigError(f"{source}: {name!r} must be an object with a description and a prompt")
         prompt = body.get("prompt")
-        found[name] = _definition(f"{source} {name!r}", {k: v for k, v in body.items() if k != "prompt"},
-                                  prompt=prompt if isinstance(prompt, str) else "", name=name)
+        found[name] = _definition(
+            f"{source} {name!r}",
+            {k: v for k, v in body.items() if k != "prompt"},
+            prompt=prompt if isinstance(prompt, str) else "",
+            name=name,
+        )
     return found

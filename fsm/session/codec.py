@@ -24,8 +24,9 @@ from fsm.core.records import Transition, converter, tool_result_block
 __all__ = ["Codec", "dumps"]
 
 Block = dict[str, Any]
-_DEFAULTS = {f.name: converter.unstructure(f.default) for f in attrs.fields(Transition)
-             if f.default is not attrs.NOTHING}
+_DEFAULTS = {
+    f.name: converter.unstructure(f.default) for f in attrs.fields(Transition) if f.default is not attrs.NOTHING
+}
 """Fields a row leaves out when they hold their default."""
 
 
@@ -53,8 +54,11 @@ class Codec:
         answers = self._answers.get(record.agent, {})
         appended = [_shrink(message, answers) for message in record.appended]
         reply = record.reply
-        if reply is not None and reply.content and record.appended == (
-                {"role": "assistant", "content": list(reply.content)},):
+        if (
+            reply is not None
+            and reply.content
+            and record.appended == ({"role": "assistant", "content": list(reply.content)},)
+        ):
             data["reply"]["content"] = None
         call = record.tool_call
         if call is not None and self._calls.get(record.agent, {}).get(str(call.get("id"))) == call:
@@ -89,7 +93,8 @@ class Codec:
             self._answers[agent] = {}
         if record.tool_call is not None and record.tool_result is not None:
             self._answers.setdefault(agent, {})[record.tool_call["id"]] = tool_result_block(
-                record.tool_call, record.tool_result)
+                record.tool_call, record.tool_result
+            )
         if record.dest == "idle":
             self._calls.pop(agent, None)
             self._answers.pop(agent, None)
@@ -104,8 +109,11 @@ def _shrink(message: dict[str, Any], answers: dict[str, Block]) -> dict[str, Any
 
 
 def _answered(block: object, answers: dict[str, Block]) -> bool:
-    return (isinstance(block, dict) and block.get("type") == "tool_result"
-            and answers.get(block.get("tool_use_id")) == block)  # type: ignore[arg-type]
+    return (
+        isinstance(block, dict)
+        and block.get("type") == "tool_result"
+        and answers.get(str(block.get("tool_use_id"))) == block
+    )
 
 
 def _grow(message: dict[str, Any], answers: dict[str, Block]) -> dict[str, Any]:

@@ -62,8 +62,20 @@ from tools.processes import ToolProcess
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
-__all__ = ["MIGRATIONS", "RECORDED_OPTIONS", "SCHEMA_VERSION", "Follower", "Journal", "Migration", "SessionInfo",
-           "default_path", "legacy_path", "locate", "open_journal", "state_home"]
+__all__ = [
+    "MIGRATIONS",
+    "RECORDED_OPTIONS",
+    "SCHEMA_VERSION",
+    "Follower",
+    "Journal",
+    "Migration",
+    "SessionInfo",
+    "default_path",
+    "legacy_path",
+    "locate",
+    "open_journal",
+    "state_home",
+]
 
 log = logging.getLogger(__name__)
 
@@ -84,28 +96,36 @@ class Migration:
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "sessions and transitions", (
-        """CREATE TABLE migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL,
+    Migration(
+        1,
+        "sessions and transitions",
+        (
+            """CREATE TABLE migrations (version INTEGER PRIMARY KEY, description TEXT NOT NULL,
                                     applied_at REAL NOT NULL)""",
-        """CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at REAL NOT NULL, workdir TEXT NOT NULL,
+            """CREATE TABLE sessions (id TEXT PRIMARY KEY, created_at REAL NOT NULL, workdir TEXT NOT NULL,
                                   root_agent TEXT NOT NULL, initial TEXT, forked_from TEXT REFERENCES sessions(id),
                                   forked_at INTEGER, prompt TEXT, settings TEXT NOT NULL DEFAULT '{}')""",
-        """CREATE TABLE transitions (session_id TEXT NOT NULL REFERENCES sessions(id), seq INTEGER NOT NULL,
+            """CREATE TABLE transitions (session_id TEXT NOT NULL REFERENCES sessions(id), seq INTEGER NOT NULL,
                                      agent TEXT NOT NULL, parent TEXT, depth INTEGER NOT NULL,
                                      source TEXT NOT NULL, trigger TEXT NOT NULL, dest TEXT NOT NULL,
                                      turn INTEGER NOT NULL, outcome TEXT, tool_use_id TEXT,
                                      input_tokens INTEGER NOT NULL, output_tokens INTEGER NOT NULL,
                                      started_at REAL NOT NULL, duration_ms REAL NOT NULL,
                                      record TEXT NOT NULL, appended TEXT NOT NULL)""",
-        "CREATE UNIQUE INDEX transitions_by_seq ON transitions(session_id, seq)",
-    )),
-    Migration(2, "tool processes, recorded before a command runs so a resume can kill what is left", (
-        """CREATE TABLE tool_processes (session_id TEXT NOT NULL REFERENCES sessions(id), agent TEXT NOT NULL,
+            "CREATE UNIQUE INDEX transitions_by_seq ON transitions(session_id, seq)",
+        ),
+    ),
+    Migration(
+        2,
+        "tool processes, recorded before a command runs so a resume can kill what is left",
+        (
+            """CREATE TABLE tool_processes (session_id TEXT NOT NULL REFERENCES sessions(id), agent TEXT NOT NULL,
                                         tool_use_id TEXT NOT NULL, pid INTEGER NOT NULL,
                                         start_ticks INTEGER NOT NULL, boot_id TEXT NOT NULL, tag TEXT NOT NULL,
                                         sandbox TEXT, started_at REAL NOT NULL, ended_at REAL)""",
-        "CREATE INDEX tool_processes_running ON tool_processes(session_id) WHERE ended_at IS NULL",
-    )),
+            "CREATE INDEX tool_processes_running ON tool_processes(session_id) WHERE ended_at IS NULL",
+        ),
+    ),
 )
 """Every schema change since the first release, in order; never edit one that has shipped, add the next."""
 
@@ -238,20 +258,34 @@ class _ProcessWriter:
         with self.journal._transaction("write to") as db:
             self.opening.write(db)
             if running:
-                db.execute("INSERT INTO tool_processes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
-                           (self.session_id, agent, tool_use_id, process.pid, process.start_ticks, process.boot_id,
-                            process.tag, process.sandbox, time.time()))
+                db.execute(
+                    "INSERT INTO tool_processes VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)",
+                    (
+                        self.session_id,
+                        agent,
+                        tool_use_id,
+                        process.pid,
+                        process.start_ticks,
+                        process.boot_id,
+                        process.tag,
+                        process.sandbox,
+                        time.time(),
+                    ),
+                )
             else:
-                db.execute("UPDATE tool_processes SET ended_at = ? WHERE session_id = ? AND tag = ?",
-                           (time.time(), self.session_id, process.tag))
+                db.execute(
+                    "UPDATE tool_processes SET ended_at = ? WHERE session_id = ? AND tag = ?",
+                    (time.time(), self.session_id, process.tag),
+                )
         self.opening.done()
 
 
 class _Writer:
     """The listener that appends one agent's transitions to one session."""
 
-    def __init__(self, journal: Journal, session_id: str, root: str, codec: Codec, opening: _Opening, *,
-                 needs_prompt: bool) -> None:
+    def __init__(
+        self, journal: Journal, session_id: str, root: str, codec: Codec, opening: _Opening, *, needs_prompt: bool
+    ) -> None:
         self.journal, self.session_id, self.root, self.codec = journal, session_id, root, codec
         self.opening = opening
         self.needs_prompt = needs_prompt
@@ -260,15 +294,19 @@ class _Writer:
 
     def __call__(self, record: Transition) -> None:
         if self.failed_at is not None:
-            raise JournalError(f"session {self.session_id} is no longer journalled: writing seq {self.failed_at} "
-                               f"to {self.journal.path} failed; resume session {self.session_id} from that journal",
-                               session_id=self.session_id)
+            raise JournalError(
+                f"session {self.session_id} is no longer journalled: writing seq {self.failed_at} "
+                f"to {self.journal.path} failed; resume session {self.session_id} from that journal",
+                session_id=self.session_id,
+            )
         try:
             self._write(record)
         except JournalError as exc:
             self.failed_at = record.seq
-            raise JournalError(f"{exc}; session {self.session_id} is journalled up to the transition before "
-                               f"seq {record.seq}", session_id=self.session_id) from exc
+            raise JournalError(
+                f"{exc}; session {self.session_id} is journalled up to the transition before seq {record.seq}",
+                session_id=self.session_id,
+            ) from exc
         except BaseException:
             self.failed_at = record.seq
             raise
@@ -279,11 +317,25 @@ class _Writer:
         prompt = None
         if self.needs_prompt and record.trigger == "prompt" and record.agent == self.root:
             prompt, self.needs_prompt = _prompt_text(record), False
-        row = (self.session_id, record.seq, record.agent, record.parent, record.depth, record.source,
-               record.trigger, record.dest, record.turn, record.outcome,
-               record.tool_call["id"] if record.tool_call else None,
-               usage.input_tokens if usage else 0, usage.output_tokens if usage else 0,
-               record.started_at, record.duration_ms, record_json, appended_json)
+        row = (
+            self.session_id,
+            record.seq,
+            record.agent,
+            record.parent,
+            record.depth,
+            record.source,
+            record.trigger,
+            record.dest,
+            record.turn,
+            record.outcome,
+            record.tool_call["id"] if record.tool_call else None,
+            usage.input_tokens if usage else 0,
+            usage.output_tokens if usage else 0,
+            record.started_at,
+            record.duration_ms,
+            record_json,
+            appended_json,
+        )
         with self.journal._transaction("write to") as db:
             self.opening.write(db)
             db.execute("INSERT INTO transitions VALUES (" + ", ".join("?" * len(row)) + ")", row)
@@ -315,8 +367,14 @@ class Journal:
             *readonly*, also when it is missing or of an older schema (open it once for writing to migrate).
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time,
-                 new_id: Callable[[], str] = lambda: str(uuid.uuid4()), readonly: bool = False) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        clock: Callable[[], float] = time.time,
+        new_id: Callable[[], str] = lambda: str(uuid.uuid4()),
+        readonly: bool = False,
+    ) -> None:
         self.path = Path(path)
         self.clock = clock
         self.new_id = new_id
@@ -334,14 +392,19 @@ class Journal:
             target = f"{self.path.resolve().as_uri()}?mode=ro" if readonly else self.path
             self._db = sqlite3.connect(target, isolation_level=None, check_same_thread=False, uri=readonly)
         except sqlite3.Error as exc:
-            raise JournalError(f"cannot open session journal {self.path} ({exc}); check the path and its "
-                               "permissions", path=str(self.path)) from exc
+            raise JournalError(
+                f"cannot open session journal {self.path} ({exc}); check the path and its permissions",
+                path=str(self.path),
+            ) from exc
         try:
             self._prepare()
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise JournalError(f"session journal {self.path} is not a readable SQLite database ({exc}); "
-                               "move it aside or use another journal", path=str(self.path)) from exc
+            raise JournalError(
+                f"session journal {self.path} is not a readable SQLite database ({exc}); "
+                "move it aside or use another journal",
+                path=str(self.path),
+            ) from exc
         except JournalError:
             self._db.close()
             raise
@@ -351,24 +414,32 @@ class Journal:
         db.execute("PRAGMA busy_timeout = 5000")
         version = db.execute("PRAGMA user_version").fetchone()[0]
         if version > SCHEMA_VERSION:
-            raise JournalError(f"session journal {self.path} has schema version {version}, but this version reads "
-                               f"at most {SCHEMA_VERSION}; upgrade, or use another journal", path=str(self.path))
+            raise JournalError(
+                f"session journal {self.path} has schema version {version}, but this version reads "
+                f"at most {SCHEMA_VERSION}; upgrade, or use another journal",
+                path=str(self.path),
+            )
         if version == 0 and db.execute("SELECT count(*) FROM sqlite_master").fetchone()[0]:
-            raise JournalError(f"{self.path} is a SQLite database but not a session journal; use another journal",
-                               path=str(self.path))
+            raise JournalError(
+                f"{self.path} is a SQLite database but not a session journal; use another journal", path=str(self.path)
+            )
         if self.readonly:
             if version < SCHEMA_VERSION:
-                raise JournalError(f"session journal {self.path} has schema version {version}, older than this "
-                                   f"version reads ({SCHEMA_VERSION}); open it once for writing to migrate it "
-                                   "(a run, or listing its sessions, does)",
-                                   path=str(self.path))
+                raise JournalError(
+                    f"session journal {self.path} has schema version {version}, older than this "
+                    f"version reads ({SCHEMA_VERSION}); open it once for writing to migrate it "
+                    "(a run, or listing its sessions, does)",
+                    path=str(self.path),
+                )
             return
         damage = [row[0] for row in db.execute("PRAGMA quick_check(3)").fetchall()]
         if damage != ["ok"]:
             found = " ".join("; ".join(map(str, damage)).split())[:200]
-            raise JournalError(f"session journal {self.path} is damaged ({found}); "
-                               "move it aside (its sessions cannot be trusted) or use another journal",
-                               path=str(self.path))
+            raise JournalError(
+                f"session journal {self.path} is damaged ({found}); "
+                "move it aside (its sessions cannot be trusted) or use another journal",
+                path=str(self.path),
+            )
         db.execute("PRAGMA journal_mode = WAL")
         db.execute("PRAGMA synchronous = FULL")
         db.execute("PRAGMA foreign_keys = ON")
@@ -381,8 +452,9 @@ class Journal:
                     continue
                 for statement in migration.statements:
                     db.execute(statement)
-                db.execute("INSERT INTO migrations VALUES (?, ?, ?)",
-                           (migration.version, migration.description, time.time()))
+                db.execute(
+                    "INSERT INTO migrations VALUES (?, ?, ?)", (migration.version, migration.description, time.time())
+                )
                 db.execute(f"PRAGMA user_version = {int(migration.version)}")
                 log.info("journal %s migrated to schema %d", self.path, migration.version)
 
@@ -433,15 +505,20 @@ class Journal:
                 lock.parent.mkdir(mode=0o700, exist_ok=True)
                 fd = os.open(lock, os.O_RDWR | os.O_CREAT, 0o600)
             except OSError as exc:
-                raise JournalError(f"cannot lock session {session_id} in {lock.parent} ({exc.strerror or exc})",
-                                   path=str(self.path), session_id=session_id) from exc
+                raise JournalError(
+                    f"cannot lock session {session_id} in {lock.parent} ({exc.strerror or exc})",
+                    path=str(self.path),
+                    session_id=session_id,
+                ) from exc
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except OSError:
                 holder = os.read(fd, 32).decode("ascii", "replace").strip() or "unknown"
                 os.close(fd)
-                raise JournalError(f"session {session_id} is being run by another process (pid {holder}); "
-                                   "wait for it to finish, or stop it first") from None
+                raise JournalError(
+                    f"session {session_id} is being run by another process (pid {holder}); "
+                    "wait for it to finish, or stop it first"
+                ) from None
             os.ftruncate(fd, 0)
             os.write(fd, str(os.getpid()).encode())
             _HELD[str(lock)] = (fd, 1)
@@ -470,8 +547,10 @@ class Journal:
             MisuseError: *agent* has a running subagent (start the session before the run).
         """
         if forked_from is None and agent.children:
-            raise MisuseError(f"start a session before {agent.agent_id} runs a subagent, not while "
-                              f"{agent.children[0].agent_id} is running")
+            raise MisuseError(
+                f"start a session before {agent.agent_id} runs a subagent, not while "
+                f"{agent.children[0].agent_id} is running"
+            )
         codec, prompt, initial = Codec(), None, None
         if forked_from is not None:
             assert forked_at is not None
@@ -480,14 +559,29 @@ class Journal:
         else:
             initial = dumps(converter.unstructure(agent.data))
         options = agent.options()
-        settings = {**{k: options[k] for k in RECORDED_OPTIONS}, "max_turns": agent.max_turns,
-                    "model": getattr(agent.model, "model", None), "permissions": agent.permissions.to_json()}
+        settings = {
+            **{k: options[k] for k in RECORDED_OPTIONS},
+            "max_turns": agent.max_turns,
+            "model": getattr(agent.model, "model", None),
+            "permissions": agent.permissions.to_json(),
+        }
         session_id = agent.agent_id if forked_from is None else self.new_id()
         while self._query("SELECT 1 FROM sessions WHERE id = ?", (session_id,)) or session_id in self._opened:
             session_id = self.new_id()
         self._opened.add(session_id)
-        opening = _Opening((session_id, self.clock(), str(agent.workspace.root), agent.agent_id, initial,
-                            forked_from, forked_at, prompt, dumps(settings)))
+        opening = _Opening(
+            (
+                session_id,
+                self.clock(),
+                str(agent.workspace.root),
+                agent.agent_id,
+                initial,
+                forked_from,
+                forked_at,
+                prompt,
+                dumps(settings),
+            )
+        )
         self._subscribe(agent, session_id, codec, opening, needs_prompt=prompt is None)
         return session_id
 
@@ -498,8 +592,7 @@ class Journal:
         self._subscribe(agent, info.id, codec, _Opening(None), needs_prompt=info.prompt is None)
         return info.id
 
-    def _subscribe(self, agent: Agent, session_id: str, codec: Codec, opening: _Opening, *,
-                   needs_prompt: bool) -> None:
+    def _subscribe(self, agent: Agent, session_id: str, codec: Codec, opening: _Opening, *, needs_prompt: bool) -> None:
         self.claim(session_id)
         agent.subscribe(_Writer(self, session_id, agent.agent_id, codec, opening, needs_prompt=needs_prompt))
         agent.watch_processes(_ProcessWriter(self, session_id, opening))
@@ -507,16 +600,23 @@ class Journal:
 
     def running_processes(self, session_id: str) -> list[RecordedProcess]:
         """The tool processes of session *session_id* recorded as started and never as gone, oldest first."""
-        rows = self._query("SELECT agent, tool_use_id, pid, start_ticks, boot_id, tag, sandbox FROM tool_processes "
-                           "WHERE session_id = ? AND ended_at IS NULL ORDER BY rowid", (session_id,))
-        return [RecordedProcess(agent, use_id, ToolProcess(pid, ticks, boot, tag, sandbox))
-                for agent, use_id, pid, ticks, boot, tag, sandbox in rows]
+        rows = self._query(
+            "SELECT agent, tool_use_id, pid, start_ticks, boot_id, tag, sandbox FROM tool_processes "
+            "WHERE session_id = ? AND ended_at IS NULL ORDER BY rowid",
+            (session_id,),
+        )
+        return [
+            RecordedProcess(agent, use_id, ToolProcess(pid, ticks, boot, tag, sandbox))
+            for agent, use_id, pid, ticks, boot, tag, sandbox in rows
+        ]
 
     def processes_ended(self, session_id: str, tags: list[str]) -> None:
         """Record that the tool processes with these *tags* in session *session_id* are gone."""
         with self._transaction("write to") as db:
-            db.executemany("UPDATE tool_processes SET ended_at = ? WHERE session_id = ? AND tag = ?",
-                           [(time.time(), session_id, tag) for tag in tags])
+            db.executemany(
+                "UPDATE tool_processes SET ended_at = ? WHERE session_id = ? AND tag = ?",
+                [(time.time(), session_id, tag) for tag in tags],
+            )
 
     def session_of(self, agent: Agent) -> str | None:
         """The session *agent* is journalled into by this journal, if any."""
@@ -546,8 +646,10 @@ class Journal:
             return _info((exact or rows)[0])
         if not rows:
             raise UnknownSessionError(f"no session {session_id!r} in {self.path}")
-        raise UnknownSessionError(f"session id {session_id!r} is ambiguous in {self.path}: it starts "
-                          f"{', '.join(r[0] for r in rows[:5])}; give more characters")
+        raise UnknownSessionError(
+            f"session id {session_id!r} is ambiguous in {self.path}: it starts "
+            f"{', '.join(r[0] for r in rows[:5])}; give more characters"
+        )
 
     def records(self, session_id: str, *, upto: int | None = None) -> list[Transition]:
         """Session *session_id*'s transitions in seq order, its fork origin's first, up to seq *upto*."""
@@ -599,14 +701,18 @@ class Journal:
             sid = forked_from
         codec, records = Codec(), []
         for sid, limit in reversed(chain):
-            rows = self._query("SELECT seq, record, appended FROM transitions WHERE session_id = ? AND seq <= ? "
-                               "ORDER BY seq", (sid, limit if limit is not None else 2**62))
+            rows = self._query(
+                "SELECT seq, record, appended FROM transitions WHERE session_id = ? AND seq <= ? ORDER BY seq",
+                (sid, limit if limit is not None else 2**62),
+            )
             for seq, record_json, appended_json in rows:
                 try:
                     records.append(codec.decode(record_json, appended_json))
                 except Exception as exc:
-                    raise JournalError(f"session {sid} in {self.path} has an unreadable record at seq {seq} "
-                                       f"({type(exc).__name__}: {exc})") from exc
+                    raise JournalError(
+                        f"session {sid} in {self.path} has an unreadable record at seq {seq} "
+                        f"({type(exc).__name__}: {exc})"
+                    ) from exc
         return records, codec
 
 
@@ -629,26 +735,62 @@ class Follower:
             records, self._codec = self.journal._lineage(self.session_id)
             self.last_seq = records[-1].seq if records else 0  # a fork's own rows come after its origin's
             return records
-        rows = self.journal._query("SELECT seq, record, appended FROM transitions WHERE session_id = ? AND seq > ? "
-                                   "ORDER BY seq", (self.session_id, self.last_seq))
+        rows = self.journal._query(
+            "SELECT seq, record, appended FROM transitions WHERE session_id = ? AND seq > ? ORDER BY seq",
+            (self.session_id, self.last_seq),
+        )
         records = []
         for seq, record_json, appended_json in rows:
             try:
                 records.append(self._codec.decode(record_json, appended_json))
             except Exception as exc:
-                raise JournalError(f"session {self.session_id} in {self.journal.path} has an unreadable record "
-                                   f"at seq {seq} ({type(exc).__name__}: {exc})") from exc
+                raise JournalError(
+                    f"session {self.session_id} in {self.journal.path} has an unreadable record "
+                    f"at seq {seq} ({type(exc).__name__}: {exc})"
+                ) from exc
             self.last_seq = seq
         return records
 
 
 def _info(row: tuple[Any, ...]) -> SessionInfo:
-    (sid, created, workdir, root, prompt, forked_from, forked_at, settings, count, last_seq, turns, calls, tokens,
-     *usage, last, updated) = row
+    (
+        sid,
+        created,
+        workdir,
+        root,
+        prompt,
+        forked_from,
+        forked_at,
+        settings,
+        count,
+        last_seq,
+        turns,
+        calls,
+        tokens,
+        *usage,
+        last,
+        updated,
+    ) = row
     state, outcome = last.split(" ") if last else (None, "")
-    return SessionInfo(sid, created, workdir, root, prompt, forked_from, forked_at, json.loads(settings or "{}"),
-                       count, last_seq, turns, calls, tokens, Usage(*usage), state,
-                       outcome if state == "idle" and outcome else None, updated)
+    return SessionInfo(
+        sid,
+        created,
+        workdir,
+        root,
+        prompt,
+        forked_from,
+        forked_at,
+        json.loads(settings or "{}"),
+        count,
+        last_seq,
+        turns,
+        calls,
+        tokens,
+        Usage(*usage),
+        state,
+        outcome if state == "idle" and outcome else None,
+        updated,
+    )
 
 
 _HELD: dict[str, tuple[int, int]] = {}
@@ -676,5 +818,8 @@ def _create(path: Path) -> None:
                 (path.parent / ".gitignore").write_text("# agentfsm session journals\n*\n")
         os.close(os.open(path, os.O_CREAT | os.O_WRONLY, 0o600))
     except OSError as exc:
-        raise JournalError(f"cannot create session journal {path} ({exc.strerror or exc}); check the path and "
-                           "its permissions, or use another journal", path=str(path)) from exc
+        raise JournalError(
+            f"cannot create session journal {path} ({exc.strerror or exc}); check the path and "
+            "its permissions, or use another journal",
+            path=str(path),
+        ) from exc

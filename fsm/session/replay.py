@@ -69,12 +69,17 @@ class ReplayReport:
         """The report in words, as ``agentfsm replay`` prints it."""
         head = f"replayed session {self.session_id} in {self.workdir}: "
         if self.divergence is None:
-            tail = (f"; the recording was interrupted at seq {self.interrupted_at}, where a replay stops"
-                    if self.interrupted_at is not None else "")
+            tail = (
+                f"; the recording was interrupted at seq {self.interrupted_at}, where a replay stops"
+                if self.interrupted_at is not None
+                else ""
+            )
             return head + f"{self.matched} of {self.recorded} transitions match{tail}"
         d = self.divergence
-        return (head + f"diverged at seq {d.seq} ({d.kind}) after {self.matched} matching transitions\n"
-                f"  recorded: {d.recorded}\n  replayed: {d.replayed}")
+        return (
+            head + f"diverged at seq {d.seq} ({d.kind}) after {self.matched} matching transitions\n"
+            f"  recorded: {d.recorded}\n  replayed: {d.replayed}"
+        )
 
 
 def recorded_model(records: list[Transition]) -> ScriptedModel:
@@ -144,8 +149,7 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
     info = journal.find(session_id)
     records = journal.records(info.id)
     model = recorded_model(records)
-    agent = Agent.restore(model, workdir, journal.initial_state(info.id),
-                          **{**info.agent_options(), **options})
+    agent = Agent.restore(model, workdir, journal.initial_state(info.id), **{**info.agent_options(), **options})
     produced: list[Transition] = []
     agent.subscribe(produced.append)
 
@@ -170,8 +174,15 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
         except MisuseError:
             return report(index, Divergence(expected.seq, "state", _describe(expected), "nothing: the agent is idle"))
         if len(model.requests) > len(model.script):  # the agent turned the ScriptExhaustedError into model_failed
-            return report(index, Divergence(expected.seq, "model", _describe(expected),
-                                            "asked the model for a reply the recording does not hold"))
+            return report(
+                index,
+                Divergence(
+                    expected.seq,
+                    "model",
+                    _describe(expected),
+                    "asked the model for a reply the recording does not hold",
+                ),
+            )
         for got in produced[start:]:
             if index == len(records):
                 return report(index, Divergence(got.seq, "state", "nothing: the recording ends", _describe(got)))
@@ -179,7 +190,9 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
             kind = _difference(expected, got, results=results)
             if kind is not None:
                 detail = kind == "tool result"
-                return report(index, Divergence(expected.seq, kind, _describe(expected, result=detail),
-                                                _describe(got, result=detail)))
+                return report(
+                    index,
+                    Divergence(expected.seq, kind, _describe(expected, result=detail), _describe(got, result=detail)),
+                )
             index += 1
     return report(len(records))

@@ -31,16 +31,28 @@ if TYPE_CHECKING:
     from fsm.core.model import Model
     from fsm.session.journal import Journal
 
-__all__ = ["RESUMED_IN_FLIGHT", "RESUMED_KILLED", "RESUMED_NOTE", "KilledOrphan", "kill_orphans", "restore_at",
-           "resume", "settle_in_flight"]
+__all__ = [
+    "RESUMED_IN_FLIGHT",
+    "RESUMED_KILLED",
+    "RESUMED_NOTE",
+    "KilledOrphan",
+    "kill_orphans",
+    "restore_at",
+    "resume",
+    "settle_in_flight",
+]
 
-RESUMED_IN_FLIGHT = ("Error: interrupted: the run stopped while this tool call was in flight, so it may have "
-                     "partly run; check its effects before trying it again")
+RESUMED_IN_FLIGHT = (
+    "Error: interrupted: the run stopped while this tool call was in flight, so it may have "
+    "partly run; check its effects before trying it again"
+)
 """The tool_result a resumed run sends for the call that was in flight when the run died."""
 RESUMED_NOTE = "resumed: this call was in flight when the run stopped; not run again"
-RESUMED_KILLED = ("Error: interrupted: the run stopped while this tool call was in flight, and its command was "
-                  "still running ({what}); it was killed when the run resumed. It may have partly run; check its "
-                  "effects before trying it again")
+RESUMED_KILLED = (
+    "Error: interrupted: the run stopped while this tool call was in flight, and its command was "
+    "still running ({what}); it was killed when the run resumed. It may have partly run; check its "
+    "effects before trying it again"
+)
 """The tool_result instead of :data:`RESUMED_IN_FLIGHT` when the call's processes were found alive and killed."""
 
 
@@ -74,12 +86,20 @@ def kill_orphans(journal: Journal, session_id: str) -> list[KilledOrphan]:
 
 
 def _rebuild(snapshot: Snapshot, model: Model, workdir: str, options: dict[str, Any]) -> Agent:
-    return Agent.restore(model, workdir, snapshot.root_state, children=snapshot.children,
-                         next_seq=snapshot.seq + 1, **options)
+    return Agent.restore(
+        model, workdir, snapshot.root_state, children=snapshot.children, next_seq=snapshot.seq + 1, **options
+    )
 
 
-def resume(journal: Journal, session_id: str, model: Model, *, workdir: str | None = None,
-           on_kill: Callable[[KilledOrphan], None] | None = None, **options: Any) -> Agent:
+def resume(
+    journal: Journal,
+    session_id: str,
+    model: Model,
+    *,
+    workdir: str | None = None,
+    on_kill: Callable[[KilledOrphan], None] | None = None,
+    **options: Any,
+) -> Agent:
     """The agent of session *session_id* as its last journalled transition left it, journalling on into it.
 
     Before anything else, a tool call's processes that the journal recorded as started and never as gone
@@ -111,8 +131,9 @@ def resume(journal: Journal, session_id: str, model: Model, *, workdir: str | No
     return agent
 
 
-def restore_at(journal: Journal, session_id: str, seq: int, model: Model, *, workdir: str | None = None,
-               **options: Any) -> Agent:
+def restore_at(
+    journal: Journal, session_id: str, seq: int, model: Model, *, workdir: str | None = None, **options: Any
+) -> Agent:
     """The agent of *session_id* as it was right after transition *seq*, journalling into a new (forked) session.
 
     Nothing is settled: stepping on runs whatever was next at *seq*. Files in the workspace are not
@@ -131,8 +152,12 @@ def restore_at(journal: Journal, session_id: str, seq: int, model: Model, *, wor
 
 def _in_flight(agent: Agent) -> bool:
     """Whether *agent*'s next step runs a tool call (one that may have been running when the run died)."""
-    return agent.state == "executing_tools" and not agent.children and bool(agent.data.pending) \
+    return (
+        agent.state == "executing_tools"
+        and not agent.children
+        and bool(agent.data.pending)
         and agent.data.pending[0]["name"] != "task"
+    )
 
 
 def settle_in_flight(agent: Agent, *, killed: Iterable[KilledOrphan] = ()) -> int:
@@ -148,6 +173,9 @@ def settle_in_flight(agent: Agent, *, killed: Iterable[KilledOrphan] = ()) -> in
         if orphan is None:
             busy.skip(RESUMED_IN_FLIGHT, is_error=True, note=RESUMED_NOTE)
         else:
-            busy.skip(RESUMED_KILLED.format(what=orphan.describe()), is_error=True,
-                      note=f"{RESUMED_NOTE}; its command was still running and was killed ({orphan.describe()})")
+            busy.skip(
+                RESUMED_KILLED.format(what=orphan.describe()),
+                is_error=True,
+                note=f"{RESUMED_NOTE}; its command was still running and was killed ({orphan.describe()})",
+            )
     return len(settled)

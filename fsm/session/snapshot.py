@@ -71,6 +71,8 @@ class Snapshot:
         reduce(data, record, agents[self.root])
         data.state = record.dest  # the machine's part: the state name
         if data.turn != record.turn:
-            raise ValueError(f"seq {record.seq}: agent {record.agent} has made {data.turn} model calls in this "
-                             f"run, but the record says {record.turn}")
+            raise ValueError(
+                f"seq {record.seq}: agent {record.agent} has made {data.turn} model calls in this "
+                f"run, but the record says {record.turn}"
+            )
         self.seq = record.seq

@@ -16,6 +16,7 @@ from fsm.view.diagram import CHILD, NODES, graph
 
 __all__ = ["cost", "edge_class", "event", "node_class", "session_row", "svg"]
 
+
 def cost(info: SessionInfo) -> float | None:
     """What the session's model calls cost in US dollars, or None when it is not known (no model recorded, or
     one the price table lacks)."""
@@ -26,12 +27,25 @@ def cost(info: SessionInfo) -> float | None:
 
 def session_row(info: SessionInfo) -> dict[str, Any]:
     """One row of the sessions page."""
-    return {"id": info.id, "root_agent": info.root_agent, "created_at": info.created_at,
-            "updated_at": info.updated_at, "prompt": info.prompt,
-            "outcome": info.outcome, "state": info.state, "turns": info.turns, "model_calls": info.model_calls,
-            "tokens": info.tokens, "transitions": info.transitions, "last_seq": info.last_seq,
-            "forked_from": info.forked_from, "forked_at": info.forked_at, "workdir": info.workdir,
-            "model": info.settings.get("model"), "cost_usd": cost(info)}
+    return {
+        "id": info.id,
+        "root_agent": info.root_agent,
+        "created_at": info.created_at,
+        "updated_at": info.updated_at,
+        "prompt": info.prompt,
+        "outcome": info.outcome,
+        "state": info.state,
+        "turns": info.turns,
+        "model_calls": info.model_calls,
+        "tokens": info.tokens,
+        "transitions": info.transitions,
+        "last_seq": info.last_seq,
+        "forked_from": info.forked_from,
+        "forked_at": info.forked_at,
+        "workdir": info.workdir,
+        "model": info.settings.get("model"),
+        "cost_usd": cost(info),
+    }
 
 
 def _text_of(content: Any) -> str:
@@ -43,20 +57,33 @@ def _text_of(content: Any) -> str:
 def event(record: Transition) -> dict[str, Any]:
     """*record* as the page reads it: the edge and timing always, the rest only where the step produced it
     (a session of thousands of transitions is sent whole when its page opens)."""
-    data: dict[str, Any] = {"seq": record.seq, "agent": record.agent, "depth": record.depth,
-                            "source": record.source, "trigger": record.trigger, "dest": record.dest,
-                            "turn": record.turn, "duration_ms": round(record.duration_ms, 3)}
+    data: dict[str, Any] = {
+        "seq": record.seq,
+        "agent": record.agent,
+        "depth": record.depth,
+        "source": record.source,
+        "trigger": record.trigger,
+        "dest": record.dest,
+        "turn": record.turn,
+        "duration_ms": round(record.duration_ms, 3),
+    }
     if record.reply is not None:
         usage = record.reply.usage
-        data["reply"] = {"blocks": list(record.reply.content), "stop_reason": record.reply.stop_reason,
-                         "usage": {"input": usage.input_tokens, "output": usage.output_tokens}}
+        data["reply"] = {
+            "blocks": list(record.reply.content),
+            "stop_reason": record.reply.stop_reason,
+            "usage": {"input": usage.input_tokens, "output": usage.output_tokens},
+        }
     if record.trigger in ("prompt", "continue_forced") and record.appended:
         data["prompt"] = _text_of(record.appended[0].get("content", ""))
     if record.tool_call is not None:  # its input is in the reply that asked for it
         data["call"] = {"id": record.tool_call.get("id"), "name": record.tool_call.get("name")}
     if record.tool_result is not None:
-        data["result"] = {"text": record.tool_result.text, "is_error": record.tool_result.is_error,
-                          "denied_by": None if record.denial is None else record.denial.by}
+        data["result"] = {
+            "text": record.tool_result.text,
+            "is_error": record.tool_result.is_error,
+            "denied_by": None if record.denial is None else record.denial.by,
+        }
     for key in ("outcome", "error", "child"):
         if getattr(record, key) is not None:
             data[key] = getattr(record, key)
@@ -95,6 +122,9 @@ def svg() -> str:
     text: str = g.draw(format="svg", prog="dot").decode()
     start = text.index("<svg")
     head, rest = text[start:].split(">", 1)
-    head = " ".join(p for p in head.split("\n") if p).replace(' width="', ' data-width="').replace(
-        ' height="', ' data-height="')
+    head = (
+        " ".join(p for p in head.split("\n") if p)
+        .replace(' width="', ' data-width="')
+        .replace(' height="', ' data-height="')
+    )
     return head + ">" + rest

@@ -46,8 +46,10 @@ STATIC = Path(__file__).parent / "static"
 """The page's HTML, CSS and JS (package data)."""
 LOOPBACK = ("127.0.0.1", "localhost", "::1", "[::1]")
 """Host names that reach this machine only."""
-_CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
-        "base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+_CSP = (
+    "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; "
+    "base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+)
 
 
 class _Sessions:
@@ -74,7 +76,7 @@ class _Sessions:
             for record in follower.poll():
                 seqs.append(record.seq)
                 events.append(event(record))
-            return events[bisect.bisect_right(seqs, after):]
+            return events[bisect.bisect_right(seqs, after) :]
 
     def close(self) -> None:
         with self._lock:
@@ -92,9 +94,12 @@ class _Headers:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 message.setdefault("headers", [])
-                message["headers"] += [(b"content-security-policy", _CSP.encode()),
-                                       (b"x-content-type-options", b"nosniff"),
-                                       (b"referrer-policy", b"no-referrer"), (b"cache-control", b"no-store")]
+                message["headers"] += [
+                    (b"content-security-policy", _CSP.encode()),
+                    (b"x-content-type-options", b"nosniff"),
+                    (b"referrer-policy", b"no-referrer"),
+                    (b"cache-control", b"no-store"),
+                ]
             await send(message)
 
         await self.app(scope, receive, send_with_headers)
@@ -122,6 +127,7 @@ def create_app(path: Path, *, loopback_only: bool = True) -> Starlette:
     def page(name: str) -> Any:
         def endpoint(request: Request) -> FileResponse:
             return FileResponse(STATIC / name, media_type="text/html")
+
         return endpoint
 
     def list_sessions(request: Request) -> JSONResponse:
@@ -151,19 +157,26 @@ def create_app(path: Path, *, loopback_only: bool = True) -> Starlette:
     async def journal_error(request: Request, exc: Exception) -> JSONResponse:
         return _error(500, str(exc))
 
-    routes = [Route("/", page("index.html")), Route("/session/{session_id}", page("session.html")),
-              Route("/api/sessions", list_sessions), Route("/api/sessions/{session_id}", one_session),
-              Route("/api/diagram.svg", diagram_svg), Mount("/static", StaticFiles(directory=STATIC), name="static")]
+    routes = [
+        Route("/", page("index.html")),
+        Route("/session/{session_id}", page("session.html")),
+        Route("/api/sessions", list_sessions),
+        Route("/api/sessions/{session_id}", one_session),
+        Route("/api/diagram.svg", diagram_svg),
+        Mount("/static", StaticFiles(directory=STATIC), name="static"),
+    ]
     middleware = [Middleware(_Headers)]
     if loopback_only:
         middleware.append(Middleware(TrustedHostMiddleware, allowed_hosts=list(LOOPBACK)))
+
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
         sessions.close()
 
-    return Starlette(routes=routes, middleware=middleware, exception_handlers={JournalError: journal_error},
-                     lifespan=lifespan)
+    return Starlette(
+        routes=routes, middleware=middleware, exception_handlers={JournalError: journal_error}, lifespan=lifespan
+    )
 
 
 def run(app: Starlette, sock: socket.socket) -> None:

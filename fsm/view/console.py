@@ -74,8 +74,14 @@ class ConsolePrinter:
         status: hidden before each write; shown while the model is called or a tool runs.
     """
 
-    def __init__(self, stream: TextIO | None = None, *, color: bool | None = None, text: bool = False,
-                 status: Status | None = None) -> None:
+    def __init__(
+        self,
+        stream: TextIO | None = None,
+        *,
+        color: bool | None = None,
+        text: bool = False,
+        status: Status | None = None,
+    ) -> None:
         self.stream = stream or sys.stdout
         self.color = use_color(self.stream) if color is None else color
         self.text = text
@@ -111,8 +117,9 @@ class ConsolePrinter:
     def _indent(self, depth: int, agent: str) -> str:
         return "  " + self._who(agent) if depth > 0 else ""
 
-    def _start(self, depth: int, agent: str, call: dict[str, Any], *, kind: str | None = None,
-               child: str | None = None) -> None:
+    def _start(
+        self, depth: int, agent: str, call: dict[str, Any], *, kind: str | None = None, child: str | None = None
+    ) -> None:
         suffix = f" {self._who(child).strip()}" if child and self.several else ""
         self._line(f"{self._indent(depth, agent)}● {call_text(call, kind=kind)}{suffix}")
         self._started.add(str(call.get("id")))
@@ -134,8 +141,11 @@ class ConsolePrinter:
                 self.status.show(f"running {call_text(progress.tool_call)}")
         elif progress.kind == "model_call":
             if self.status is not None:
-                self.status.show("waiting for the model" if progress.depth == 0 else
-                                 f"subagent {progress.agent.rsplit('.', 1)[-1]} waiting for the model")
+                self.status.show(
+                    "waiting for the model"
+                    if progress.depth == 0
+                    else f"subagent {progress.agent.rsplit('.', 1)[-1]} waiting for the model"
+                )
         elif progress.kind == "stream" and progress.depth == 0 and self.text and progress.event is not None:
             delta = progress.event.get("delta") if progress.event.get("type") == "content_block_delta" else None
             if isinstance(delta, dict) and delta.get("type") == "text_delta" and delta.get("text"):
@@ -153,8 +163,9 @@ class ConsolePrinter:
         call, result = record.tool_call, record.tool_result
         if record.trigger == "subagent_spawned" and call is not None:
             kind = call.get("input", {}).get("subagent_type") if isinstance(call.get("input"), dict) else None
-            self._start(record.depth, record.agent, call, kind=kind if isinstance(kind, str) else None,
-                        child=record.child)
+            self._start(
+                record.depth, record.agent, call, kind=kind if isinstance(kind, str) else None, child=record.child
+            )
         elif record.trigger in ("tool_ran", "subagent_returned") and call is not None and result is not None:
             self._end(record.depth, record.agent, call, result.text, child=record.child)
 

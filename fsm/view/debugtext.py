@@ -24,14 +24,18 @@ __all__ = ["VIEWS", "block", "location", "usage_line"]
 
 def location(agent: Agent) -> str:
     """One line: where *agent* is and what its next step does."""
-    return (f"depth {agent.depth}  agent {agent.agent_id}  {agent.state}  turn {agent.turn}/{agent.max_turns}"
-            f"  next: {agent.describe_next()}")
+    return (
+        f"depth {agent.depth}  agent {agent.agent_id}  {agent.state}  turn {agent.turn}/{agent.max_turns}"
+        f"  next: {agent.describe_next()}"
+    )
 
 
 def usage_line(usage: Usage) -> str:
     """``in 10 out 5 (cache write 0, read 0)``."""
-    return (f"in {usage.input_tokens} out {usage.output_tokens} "
-            f"(cache write {usage.cache_creation_input_tokens}, read {usage.cache_read_input_tokens})")
+    return (
+        f"in {usage.input_tokens} out {usage.output_tokens} "
+        f"(cache write {usage.cache_creation_input_tokens}, read {usage.cache_read_input_tokens})"
+    )
 
 
 def block(content: dict[str, Any]) -> str:
@@ -74,13 +78,17 @@ def _reply(root: Agent, agent: Agent, count: int, history: History) -> list[str]
     record = next((r for r in reversed(history) if r.agent == agent.agent_id and r.reply), None)
     if record is None or record.reply is None:
         return [f"No reply yet from agent {agent.agent_id}."]
-    return [f"stop_reason {record.reply.stop_reason}  usage {usage_line(record.reply.usage)}",
-            *(f"    {block(b)}" for b in record.reply.content)]
+    return [
+        f"stop_reason {record.reply.stop_reason}  usage {usage_line(record.reply.usage)}",
+        *(f"    {block(b)}" for b in record.reply.content),
+    ]
 
 
 def _pending(root: Agent, agent: Agent, count: int, history: History) -> list[str]:
-    lines = [f"{n}. {call['id']} {call['name']} {json.dumps(call['input'], ensure_ascii=False)}"
-             for n, call in enumerate(agent.data.pending, 1)] or ["No tool call is pending."]
+    lines = [
+        f"{n}. {call['id']} {call['name']} {json.dumps(call['input'], ensure_ascii=False)}"
+        for n, call in enumerate(agent.data.pending, 1)
+    ] or ["No tool call is pending."]
     if agent.data.results:
         lines.append(f"({len(agent.data.results)} result(s) collected for this reply)")
     return lines
@@ -102,13 +110,22 @@ def _usage(root: Agent, agent: Agent, count: int, history: History) -> list[str]
         if record.source == "awaiting_model" and record.trigger != "interrupted":
             calls.setdefault(record.agent, []).append(record.reply.usage if record.reply else Usage())
     every = [u for usages in calls.values() for u in usages]
-    return [*(f"agent {agent_id}: {len(usages)} model call(s), {usage_line(sum(usages, Usage()))}"
-              for agent_id, usages in calls.items()),
-            f"total: {len(every)} model call(s), {usage_line(sum(every, Usage()))}"]
+    return [
+        *(
+            f"agent {agent_id}: {len(usages)} model call(s), {usage_line(sum(usages, Usage()))}"
+            for agent_id, usages in calls.items()
+        ),
+        f"total: {len(every)} model call(s), {usage_line(sum(every, Usage()))}",
+    ]
 
 
 VIEWS: dict[str, Callable[[Agent, Agent, int, History], list[str]]] = {
-    "state": _state, "messages": _messages, "reply": _reply, "pending": _pending, "child": _child, "usage": _usage,
+    "state": _state,
+    "messages": _messages,
+    "reply": _reply,
+    "pending": _pending,
+    "child": _child,
+    "usage": _usage,
 }
 """``print WHAT``: each view takes the root, the current agent, N (``messages N``: the last N, 10 by
 default, 0 for all) and the transitions so far (a fork's restored ones first)."""

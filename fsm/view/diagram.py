@@ -67,9 +67,7 @@ REGENERATE = "python -m fsm.cli.diagram --write diagrams/"
 
 _BREAK = "<br/>"
 """Joins the labels of the transitions between one pair of states: mermaid draws them as one edge."""
-_CLASSES = (
-    "  classDef current fill:#ffe082,stroke:#e65100,stroke-width:3px,color:#000\n"
-)
+_CLASSES = "  classDef current fill:#ffe082,stroke:#e65100,stroke-width:3px,color:#000\n"
 MERMAID_INIT = '%%{init: {"themeVariables": {"fontSize": "24px"}, "state": {"nodeSpacing": 20, "rankSpacing": 50}}}%%'
 """The first line of :func:`mermaid`: a larger font and tighter spacing keep the labels readable when a page
 scales the drawing down to its width."""
@@ -118,8 +116,9 @@ def mermaid(highlight: str | None = None, *, last: Last | None = None, condition
     return "\n".join(lines) + "\n"
 
 
-def render(fmt: str, highlight: str | None = None, *, last: Last | None = None,
-           conditions: bool = False) -> str | bytes:
+def render(
+    fmt: str, highlight: str | None = None, *, last: Last | None = None, conditions: bool = False
+) -> str | bytes:
     """The diagram in *fmt* (``mermaid``, ``svg`` or ``png``)."""
     if fmt == "png":
         return png(highlight, last=last, conditions=conditions)
@@ -140,6 +139,7 @@ def write_atomic(path: Path, content: str | bytes) -> None:
 
 
 # -- the committed diagrams/ -----------------------------------------------------------------------------
+
 
 def readme(mmd: str) -> str:
     """``diagrams/README.md``: the committed mermaid embedded, how to read it, its guards, how to regenerate it."""

@@ -74,19 +74,40 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
     pgv = _pygraphviz()
     check(highlight, last)
     g = pgv.AGraph(directed=True, strict=False, name="agentfsm")
-    g.graph_attr.update(rankdir="TB", newrank="true", compound="true", nodesep="0.35", ranksep="0.5",
-                        fontname=_FONT, fontsize="14", labelloc="b", labeljust="l", label=_legend(conditions))
-    g.node_attr.update(shape="box", style="rounded,filled", fillcolor="white", fontname=_FONT, fontsize="16",
-                       margin="0.12,0.05")
+    g.graph_attr.update(
+        rankdir="TB",
+        newrank="true",
+        compound="true",
+        nodesep="0.35",
+        ranksep="0.5",
+        fontname=_FONT,
+        fontsize="14",
+        labelloc="b",
+        labeljust="l",
+        label=_legend(conditions),
+    )
+    g.node_attr.update(
+        shape="box", style="rounded,filled", fillcolor="white", fontname=_FONT, fontsize="16", margin="0.12,0.05"
+    )
     g.edge_attr.update(fontname=_FONT, fontsize="14", arrowsize="0.7")
     cluster = {"fontname": _FONT, "fontsize": "13", "fontcolor": "black", "labelloc": "b", "labeljust": "c"}
     busy = _machine(g, "")
     host = (busy if HOST in _busy("") else g).add_subgraph(
-        name=f"cluster_{HOST}", label=f"{HOST}: tools run here, and so does a subagent", style="rounded,dashed",
-        color="#7b7b7b", **cluster)
+        name=f"cluster_{HOST}",
+        label=f"{HOST}: tools run here, and so does a subagent",
+        style="rounded,dashed",
+        color="#7b7b7b",
+        **cluster,
+    )
     host.add_node(HOST, label=f"<<b>{HOST}</b>>")
-    child = host.add_subgraph(name="cluster_subagent", label="subagent (depth 1): its own machine, same table",
-                              style="rounded,filled", fillcolor="#eef4fb", color="#5b8fc9", **cluster)
+    child = host.add_subgraph(
+        name="cluster_subagent",
+        label="subagent (depth 1): its own machine, same table",
+        style="rounded,filled",
+        fillcolor="#eef4fb",
+        color="#5b8fc9",
+        **cluster,
+    )
     _machine(child, CHILD)
 
     def marked(edge: Edge) -> bool:
@@ -96,7 +117,7 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
         triggers = list(dict.fromkeys(e.trigger for e in group))  # ANY_BUSY's edge: one label for its sources
         labels = [t + (" (last step)" if any(marked(e) for e in group if e.trigger == t) else "") for t in triggers]
         if len(labels) > 2:  # two to a line: a wide label between awaiting_model and stopping, not a tall one
-            attrs["label"] = "\\n".join(", ".join(labels[i:i + 2]) for i in range(0, len(labels), 2))
+            attrs["label"] = "\\n".join(", ".join(labels[i : i + 2]) for i in range(0, len(labels), 2))
         else:
             attrs["label"] = "".join(f" {text}\\l" for text in labels)  # a space keeps the text off its line
         if any(marked(e) for e in group):
@@ -109,13 +130,26 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
         if not prefix:  # the parent's spawn enters the child machine, the child's end comes back as its return
             into = {SPAWN: (HOST, f"{CHILD}start"), RETURN: (f"{CHILD}idle", HOST)}
             for edge in [e for e in table if e.trigger in into]:
-                add(*into[edge.trigger], [edge], color=_SPAWN, fontcolor=_SPAWN, style="bold",
-                    constraint="true" if edge.trigger == SPAWN else "false")
+                add(
+                    *into[edge.trigger],
+                    [edge],
+                    color=_SPAWN,
+                    fontcolor=_SPAWN,
+                    style="bold",
+                    constraint="true" if edge.trigger == SPAWN else "false",
+                )
             table = [e for e in table if e.trigger not in into]
         anywhere = [e for e in table if e.trigger == ANY_BUSY]
         if anywhere:
-            add(prefix + _ANCHOR[prefix], anywhere[0].dest, anywhere, ltail=f"cluster_{prefix}busy",
-                color=_GREY, fontcolor=_GREY, constraint="false")
+            add(
+                prefix + _ANCHOR[prefix],
+                anywhere[0].dest,
+                anywhere,
+                ltail=f"cluster_{prefix}busy",
+                color=_GREY,
+                fontcolor=_GREY,
+                constraint="false",
+            )
         for group in _drawn([e for e in table if e.trigger != ANY_BUSY]):
             attrs = dict(_PORTS.get(group[0].trigger, {}))
             if all(e.trigger in _BACK for e in group):
@@ -140,11 +174,21 @@ def _busy(prefix: str) -> list[str]:
 def _machine(target: Any, prefix: str) -> Any:
     """Add one machine's start and states to *target* (its busy states in a dotted cluster); return that cluster.
     The parent's ``executing_tools`` is left out: it is a cluster of its own, added by :func:`graph`."""
-    target.add_node(f"{prefix}start", label="", shape="circle", style="filled", fillcolor="black", width="0.15",
-                    fixedsize="true")
+    target.add_node(
+        f"{prefix}start", label="", shape="circle", style="filled", fillcolor="black", width="0.15", fixedsize="true"
+    )
     # its label at the top also makes room there for the labels between awaiting_model and stopping
-    busy = target.add_subgraph(name=f"cluster_{prefix}busy", label="busy", labelloc="t", labeljust="r", fontname=_FONT,
-                               fontsize="13", fontcolor=_GREY, style="rounded,dotted", color="#9a9a9a")
+    busy = target.add_subgraph(
+        name=f"cluster_{prefix}busy",
+        label="busy",
+        labelloc="t",
+        labeljust="r",
+        fontname=_FONT,
+        fontsize="13",
+        fontcolor=_GREY,
+        style="rounded,dotted",
+        color="#9a9a9a",
+    )
     for state in STATES:
         if prefix or state != HOST:
             title = f"subagent {state}" if prefix else state

@@ -19,8 +19,26 @@ from fsm.core.checker import Bounds, explore, moves
 from fsm.core.machine import STATES, TRANSITIONS, conditions, sources, unless
 from fsm.errors import ConfigError
 
-__all__ = ["ANY_BUSY", "CHILD", "HOST", "LEFT_OUT", "NODES", "PROOF_BOUNDS", "RETURN", "SPAWN", "Edge", "Last",
-           "check", "drawn_edges", "edges", "guards", "left_out", "named", "never_note", "never_taken"]
+__all__ = [
+    "ANY_BUSY",
+    "CHILD",
+    "HOST",
+    "LEFT_OUT",
+    "NODES",
+    "PROOF_BOUNDS",
+    "RETURN",
+    "SPAWN",
+    "Edge",
+    "Last",
+    "check",
+    "drawn_edges",
+    "edges",
+    "guards",
+    "left_out",
+    "named",
+    "never_note",
+    "never_taken",
+]
 
 CHILD = "sub_"
 """Prefix of the subagent's node ids: ``sub_idle`` is the child machine's ``idle``."""
@@ -56,8 +74,9 @@ class Edge(NamedTuple):
 
 
 def _guard(row: dict[str, Any]) -> str | None:
-    parts = [f"{word} {' or '.join(names)}" for word, names in (("if", conditions(row)), ("unless", unless(row)))
-             if names]
+    parts = [
+        f"{word} {' or '.join(names)}" for word, names in (("if", conditions(row)), ("unless", unless(row))) if names
+    ]
     return ", ".join(parts) or None
 
 
@@ -67,8 +86,9 @@ def edges(prefix: str = "") -> list[Edge]:
     for row in TRANSITIONS:
         for source in sources(row):
             dest = row["dest"] or source
-            out.append(Edge(prefix + source, row["trigger"], prefix + dest, _guard(row), row["dest"] is None,
-                            row["doc"]))
+            out.append(
+                Edge(prefix + source, row["trigger"], prefix + dest, _guard(row), row["dest"] is None, row["doc"])
+            )
     return out
 
 
@@ -81,16 +101,24 @@ with the exact budget, so the checker explores its exact system (every move of e
 def never_taken() -> frozenset[tuple[str, str, str]]:
     """``(prefix, source, trigger)`` of every table edge no run takes, per machine ("" root, ``sub_`` subagent)."""
     graph, _, _ = explore(PROOF_BOUNDS)
-    taken = {(CHILD if depth else "", source, trigger)
-             for config in graph for _, made, _ in moves(config, PROOF_BOUNDS) for depth, source, trigger, _ in made}
-    return frozenset((prefix, e.source[len(prefix):], e.trigger) for prefix in ("", CHILD) for e in edges(prefix)
-                     if (prefix, e.source[len(prefix):], e.trigger) not in taken)
+    taken = {
+        (CHILD if depth else "", source, trigger)
+        for config in graph
+        for _, made, _ in moves(config, PROOF_BOUNDS)
+        for depth, source, trigger, _ in made
+    }
+    return frozenset(
+        (prefix, e.source[len(prefix) :], e.trigger)
+        for prefix in ("", CHILD)
+        for e in edges(prefix)
+        if (prefix, e.source[len(prefix) :], e.trigger) not in taken
+    )
 
 
 def drawn_edges(prefix: str = "") -> list[Edge]:
     """The edges a diagram draws: :func:`edges` less those :func:`never_taken`."""
     never = never_taken()
-    return [e for e in edges(prefix) if (prefix, e.source[len(prefix):], e.trigger) not in never]
+    return [e for e in edges(prefix) if (prefix, e.source[len(prefix) :], e.trigger) not in never]
 
 
 LEFT_OUT = "left out, as no run takes them (agentfsm check)"
@@ -98,8 +126,10 @@ LEFT_OUT = "left out, as no run takes them (agentfsm check)"
 
 def left_out(code: str = "") -> list[str]:
     """The edges :func:`never_taken`, in words: ``the root's budget_spent from idle``; names between *code* marks."""
-    return [f"{'the subagent' if prefix else 'the root'}'s {code}{trigger}{code} from {code}{source}{code}"
-            for prefix, source, trigger in sorted(never_taken())]
+    return [
+        f"{'the subagent' if prefix else 'the root'}'s {code}{trigger}{code} from {code}{source}{code}"
+        for prefix, source, trigger in sorted(never_taken())
+    ]
 
 
 def never_note() -> str:
@@ -114,8 +144,9 @@ def check(highlight: str | None, last: Last | None) -> None:
         ConfigError: naming the value and the choices.
     """
     if highlight is not None and highlight not in NODES:
-        raise ConfigError(f"cannot highlight {highlight!r}: use one of {', '.join(STATES)}, "
-                          f"or {CHILD}NAME for the subagent's state")
+        raise ConfigError(
+            f"cannot highlight {highlight!r}: use one of {', '.join(STATES)}, or {CHILD}NAME for the subagent's state"
+        )
     if last is not None and not any((e.source, e.trigger) == tuple(last) for e in edges() + edges(CHILD)):
         raise ConfigError(f"no transition {last[1]!r} leaves {last[0]!r} in the table")
 
@@ -124,7 +155,7 @@ def guards() -> list[tuple[list[tuple[str, list[str] | None]], str]]:
     """Every drawn guarded row's guard with the transitions it guards, in table order: ``([("paused", None),
     ("tools_done", None), ...], "unless out_of_turns or out_of_model_calls")``. A transition is ``(trigger,
     None)``, or ``(trigger, sources)`` when the trigger's rows have different guards (``budget_spent`` from idle)."""
-    drawn = {(e.source[len(prefix):], e.trigger) for prefix in ("", CHILD) for e in drawn_edges(prefix)}
+    drawn = {(e.source[len(prefix) :], e.trigger) for prefix in ("", CHILD) for e in drawn_edges(prefix)}
     froms: dict[tuple[str, str], list[str]] = {}
     for row in TRANSITIONS:
         guard = _guard(row)
@@ -140,5 +171,7 @@ def guards() -> list[tuple[list[tuple[str, list[str] | None]], str]]:
 
 def named(who: list[tuple[str, list[str] | None]], code: str = "") -> str:
     """``paused, tools_done`` or ``budget_spent from idle``; each name between *code* marks (a backtick)."""
-    return ", ".join(f"{code}{trigger}{code}" + (f" from {', '.join(code + s + code for s in where)}" if where else "")
-                     for trigger, where in who)
+    return ", ".join(
+        f"{code}{trigger}{code}" + (f" from {', '.join(code + s + code for s in where)}" if where else "")
+        for trigger, where in who
+    )

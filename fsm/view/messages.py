@@ -43,9 +43,12 @@ def usage_of(record: Transition) -> dict[str, int]:
     if reply is None:
         return {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
     u = reply.usage
-    return {"input_tokens": u.input_tokens, "output_tokens": u.output_tokens,
-            "cache_creation_input_tokens": u.cache_creation_input_tokens,
-            "cache_read_input_tokens": u.cache_read_input_tokens}
+    return {
+        "input_tokens": u.input_tokens,
+        "output_tokens": u.output_tokens,
+        "cache_creation_input_tokens": u.cache_creation_input_tokens,
+        "cache_read_input_tokens": u.cache_read_input_tokens,
+    }
 
 
 class ClaudeStream:
@@ -58,30 +61,49 @@ class ClaudeStream:
         transitions: also write each transition's ``{"type": "transition", …}`` event.
     """
 
-    def __init__(self, write: Write, *, session_id: str, model: str, transitions: bool = True,
-                 cut: int = CONTENT_CUT) -> None:
+    def __init__(
+        self, write: Write, *, session_id: str, model: str, transitions: bool = True, cut: int = CONTENT_CUT
+    ) -> None:
         self.write, self.session_id, self.model = write, session_id, model
         self.transitions, self.cut = transitions, cut
         self._task_of: dict[str, str] = {}
         """A subagent's id → the tool_use id of the ``task`` call it answers."""
 
-    def init(self, agent: Agent, *, permission_mode: str, agents: list[str], version: str,
-             api_key_source: str) -> None:
+    def init(self, agent: Agent, *, permission_mode: str, agents: list[str], version: str, api_key_source: str) -> None:
         """Write the ``system``/``init`` message: the session, where it runs, with which model and tools."""
         for child in agent.children:  # a resumed session's running subagent
             if child.data.parent_tool_use_id is not None:
                 self._task_of[child.agent_id] = child.data.parent_tool_use_id
-        self.write({"type": "system", "subtype": "init", "cwd": str(agent.workspace.root),
-                    "session_id": self.session_id, "tools": [t.name for t in agent.tools], "mcp_servers": [],
-                    "model": getattr(agent.model, "model", None) or self.model, "permissionMode": permission_mode,
-                    "slash_commands": [], "apiKeySource": api_key_source, "agents": agents,
-                    "agentfsm_version": version, "uuid": str(uuid.uuid4())})
+        self.write(
+            {
+                "type": "system",
+                "subtype": "init",
+                "cwd": str(agent.workspace.root),
+                "session_id": self.session_id,
+                "tools": [t.name for t in agent.tools],
+                "mcp_servers": [],
+                "model": getattr(agent.model, "model", None) or self.model,
+                "permissionMode": permission_mode,
+                "slash_commands": [],
+                "apiKeySource": api_key_source,
+                "agents": agents,
+                "agentfsm_version": version,
+                "uuid": str(uuid.uuid4()),
+            }
+        )
 
     def progress(self, progress: Progress) -> None:
         """A progress listener: each raw stream event as a ``stream_event`` message (other progress is not written)."""
         if progress.kind == "stream" and progress.event is not None:
-            self.write({"type": "stream_event", "uuid": str(uuid.uuid4()), "session_id": self.session_id,
-                        "event": progress.event, "parent_tool_use_id": self.parent_tool_use_id(progress.agent)})
+            self.write(
+                {
+                    "type": "stream_event",
+                    "uuid": str(uuid.uuid4()),
+                    "session_id": self.session_id,
+                    "event": progress.event,
+                    "parent_tool_use_id": self.parent_tool_use_id(progress.agent),
+                }
+            )
 
     def parent_tool_use_id(self, agent_id: str) -> str | None:
         """The ``task`` tool_use id a subagent answers; None for the root agent."""
@@ -104,10 +126,16 @@ class ClaudeStream:
         common = {"parent_tool_use_id": parent, "session_id": self.session_id, "uuid": str(uuid.uuid4())}
         if message["role"] == "assistant":
             reply = record.reply
-            api = {"id": (reply.id if reply else None) or f"msg_{uuid.uuid4().hex[:24]}", "type": "message",
-                   "role": "assistant", "model": (reply.model if reply else None) or self.model,
-                   "content": message["content"], "stop_reason": reply.stop_reason if reply else None,
-                   "stop_sequence": None, "usage": usage_of(record)}
+            api = {
+                "id": (reply.id if reply else None) or f"msg_{uuid.uuid4().hex[:24]}",
+                "type": "message",
+                "role": "assistant",
+                "model": (reply.model if reply else None) or self.model,
+                "content": message["content"],
+                "stop_reason": reply.stop_reason if reply else None,
+                "stop_sequence": None,
+                "usage": usage_of(record),
+            }
             return {"type": "assistant", "message": api, **common}
         if record.trigger in ("prompt", "continue_forced") and parent is None:
             return None  # the root's own prompt (or a Stop hook's): claude -p does not echo it

@@ -45,10 +45,12 @@ def event_of(record: Transition, *, cut: int = CONTENT_CUT) -> dict[str, Any]:
         "trigger": record.trigger,
         "dest": record.dest,
         "turn": record.turn,
-        "tool_call": None if call is None else {"id": call.get("id"), "name": call.get("name"),
-                                                "input": call.get("input")},
-        "tool_result": None if result is None else {"content": result.text[:cut], "is_error": result.is_error,
-                                                    "length": len(result.text)},
+        "tool_call": None
+        if call is None
+        else {"id": call.get("id"), "name": call.get("name"), "input": call.get("input")},
+        "tool_result": None
+        if result is None
+        else {"content": result.text[:cut], "is_error": result.is_error, "length": len(result.text)},
         "text": reply.text if reply is not None else None,
         "stop_reason": reply.stop_reason if reply is not None else None,
         "usage": attrs.asdict(reply.usage) if reply is not None else None,

@@ -59,19 +59,20 @@ def base_env(**extra: str) -> dict[str, str]:
     return env
 
 
-
 def killed_after(fake: FakeAnthropic, argv: list[str], cwd: Path, requests: int) -> subprocess.Popen[str]:
     """Start ``agentfsm *argv*`` in *cwd* against *fake*, SIGKILL it once the server has seen *requests*
     requests (or after 20 s), and return the dead process."""
     env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-    proc = subprocess.Popen([str(AGENTFSM), *argv], cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True)
+    proc = subprocess.Popen(
+        [str(AGENTFSM), *argv], cwd=cwd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     deadline = time.monotonic() + 20
     while len(fake.requests) < requests and time.monotonic() < deadline:
         time.sleep(0.01)
     proc.send_signal(signal.SIGKILL)
     proc.communicate(timeout=10)
     return proc
+
 
 @pytest.fixture
 def fake() -> Iterator[FakeAnthropic]:
@@ -99,9 +100,16 @@ def agentfsm(fake: FakeAnthropic, project: Path) -> Runner:
 
     def run(*args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 30) -> Run:
         environment = env if env is not None else base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-        done = subprocess.run([str(AGENTFSM), *args], cwd=project, env=environment, text=True, timeout=timeout,
-                              input=input, stdin=None if input is not None else subprocess.DEVNULL,
-                              capture_output=True)
+        done = subprocess.run(
+            [str(AGENTFSM), *args],
+            cwd=project,
+            env=environment,
+            text=True,
+            timeout=timeout,
+            input=input,
+            stdin=None if input is not None else subprocess.DEVNULL,
+            capture_output=True,
+        )
         return Run(done.returncode, done.stdout, done.stderr)
 
     return run

@@ -32,8 +32,15 @@ from attrs import define, field, frozen
 
 __all__ = ["ERROR_TYPES", "FakeAnthropic", "Hang", "Raw", "Recorded", "Status", "Streamed", "sse", "stream_events"]
 
-ERROR_TYPES = {400: "invalid_request_error", 401: "authentication_error", 403: "permission_error",
-               404: "not_found_error", 429: "rate_limit_error", 500: "api_error", 529: "overloaded_error"}
+ERROR_TYPES = {
+    400: "invalid_request_error",
+    401: "authentication_error",
+    403: "permission_error",
+    404: "not_found_error",
+    429: "rate_limit_error",
+    500: "api_error",
+    529: "overloaded_error",
+}
 
 
 @frozen
@@ -201,8 +208,7 @@ class FakeAnthropic:
 
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05},
-                                        daemon=True)
+        self._thread = threading.Thread(target=self._server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self._thread.start()
         return self
 
@@ -220,16 +226,18 @@ class FakeAnthropic:
     def __exit__(self, *exc: object) -> None:
         self.stop()
 
-    def _answer(self, method: str, path: str, headers: dict[str, str],
-                body: dict[str, Any]) -> tuple[int, dict[str, Any] | Raw | _Stream, dict[str, str]] | None:
+    def _answer(
+        self, method: str, path: str, headers: dict[str, str], body: dict[str, Any]
+    ) -> tuple[int, dict[str, Any] | Raw | _Stream, dict[str, str]] | None:
         with self._lock:
             self.requests.append(Recorded(method, path, {k.lower(): v for k, v in headers.items()}, body))
             index = len(self.messages_requests) - 1
             if not path.startswith("/v1/messages"):
                 return _error(Status(404, f"the fake server serves /v1/messages only, not {path}"))
             if index >= len(self.script):
-                return _error(Status(400, f"fake server: request #{index + 1} but the script holds "
-                                          f"{len(self.script)} replies"))
+                return _error(
+                    Status(400, f"fake server: request #{index + 1} but the script holds {len(self.script)} replies")
+                )
             item = self.script[index]
         if self.latency:
             time.sleep(self.latency)
@@ -251,16 +259,31 @@ class FakeAnthropic:
         return 200, message, {}
 
     def _message(self, reply: dict[str, Any], body: dict[str, Any]) -> dict[str, Any]:
-        usage = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0,
-                 "cache_read_input_tokens": 0, **reply.get("usage", {})}
-        return {"id": f"msg_fake_{next(self._ids):04d}", "type": "message", "role": "assistant",
-                "model": body.get("model", "fake"), "content": reply["content"],
-                "stop_reason": reply.get("stop_reason", "end_turn"), "stop_sequence": None, "usage": usage}
+        usage = {
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            **reply.get("usage", {}),
+        }
+        return {
+            "id": f"msg_fake_{next(self._ids):04d}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", "fake"),
+            "content": reply["content"],
+            "stop_reason": reply.get("stop_reason", "end_turn"),
+            "stop_sequence": None,
+            "usage": usage,
+        }
 
 
 def _error(status: Status) -> tuple[int, dict[str, Any], dict[str, str]]:
-    payload = {"type": "error", "error": {"type": ERROR_TYPES.get(status.code, "api_error"),
-                                          "message": status.message}, "request_id": f"req_fake_{status.code}"}
+    payload = {
+        "type": "error",
+        "error": {"type": ERROR_TYPES.get(status.code, "api_error"), "message": status.message},
+        "request_id": f"req_fake_{status.code}",
+    }
     headers = dict(status.headers) if status.headers is not None else {"retry-after-ms": "1", "retry-after": "0"}
     return status.code, payload, headers
 
@@ -273,8 +296,10 @@ class _Stream:
 
 def _first_text(events: list[dict[str, Any]], n: int) -> bool:
     """Whether event *n* is the stream's first text delta."""
+
     def is_text(event: dict[str, Any]) -> bool:
         return event.get("type") == "content_block_delta" and event.get("delta", {}).get("type") == "text_delta"
+
     return is_text(events[n]) and not any(is_text(e) for e in events[:n])
 
 
@@ -284,7 +309,7 @@ def sse(event: dict[str, Any]) -> bytes:
 
 
 def _pieces(text: str, size: int) -> list[str]:
-    return [text[i:i + size] for i in range(0, len(text), size)] if size and text else [text]
+    return [text[i : i + size] for i in range(0, len(text), size)] if size and text else [text]
 
 
 def stream_events(message: dict[str, Any], chunk: int = 0) -> list[dict[str, Any]]:
@@ -292,26 +317,48 @@ def stream_events(message: dict[str, Any], chunk: int = 0) -> list[dict[str, Any
     per block its start, deltas (text in *chunk*-character pieces; a tool's input as ``input_json_delta``)
     and stop, then ``message_delta`` (stop reason, output tokens) and ``message_stop``."""
     usage = dict(message["usage"])
-    start = {**message, "content": [], "stop_reason": None, "stop_sequence": None,
-             "usage": {**usage, "output_tokens": 1}}
+    start = {
+        **message,
+        "content": [],
+        "stop_reason": None,
+        "stop_sequence": None,
+        "usage": {**usage, "output_tokens": 1},
+    }
     events: list[dict[str, Any]] = [{"type": "message_start", "message": start}, {"type": "ping"}]
     for index, block in enumerate(message["content"]):
         if block["type"] == "text":
-            events.append({"type": "content_block_start", "index": index,
-                           "content_block": {"type": "text", "text": ""}})
-            events += [{"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
-                       for piece in _pieces(block["text"], chunk)]
+            events.append(
+                {"type": "content_block_start", "index": index, "content_block": {"type": "text", "text": ""}}
+            )
+            events += [
+                {"type": "content_block_delta", "index": index, "delta": {"type": "text_delta", "text": piece}}
+                for piece in _pieces(block["text"], chunk)
+            ]
         elif block["type"] == "tool_use":
-            events.append({"type": "content_block_start", "index": index,
-                           "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"],
-                                             "input": {}}})
-            events += [{"type": "content_block_delta", "index": index,
-                        "delta": {"type": "input_json_delta", "partial_json": piece}}
-                       for piece in _pieces(json.dumps(block["input"]), chunk)]
+            events.append(
+                {
+                    "type": "content_block_start",
+                    "index": index,
+                    "content_block": {"type": "tool_use", "id": block["id"], "name": block["name"], "input": {}},
+                }
+            )
+            events += [
+                {
+                    "type": "content_block_delta",
+                    "index": index,
+                    "delta": {"type": "input_json_delta", "partial_json": piece},
+                }
+                for piece in _pieces(json.dumps(block["input"]), chunk)
+            ]
         else:  # any other block arrives whole in its start event
             events.append({"type": "content_block_start", "index": index, "content_block": block})
         events.append({"type": "content_block_stop", "index": index})
-    events.append({"type": "message_delta", "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
-                   "usage": {"output_tokens": usage["output_tokens"]}})
+    events.append(
+        {
+            "type": "message_delta",
+            "delta": {"stop_reason": message["stop_reason"], "stop_sequence": None},
+            "usage": {"output_tokens": usage["output_tokens"]},
+        }
+    )
     events.append({"type": "message_stop"})
     return events

@@ -67,11 +67,16 @@ PARALLEL = ("alpha", "beta", "gamma")
 def parallel_model() -> ScriptedByPrompt:
     """Three subagents at once: each appends its name to log.txt with bash, then answers."""
     scripts: dict[str, list[Any]] = {
-        "go": [tool_reply(*(tool_use("task", {"prompt": name}, id=f"t_{name}") for name in PARALLEL)),
-               text_reply("all three done")]}
+        "go": [
+            tool_reply(*(tool_use("task", {"prompt": name}, id=f"t_{name}") for name in PARALLEL)),
+            text_reply("all three done"),
+        ]
+    }
     for name in PARALLEL:
-        scripts[name] = [tool_reply(tool_use("bash", {"command": f"echo {name} >> log.txt"}, id=f"{name}1")),
-                         text_reply(f"{name} done")]
+        scripts[name] = [
+            tool_reply(tool_use("bash", {"command": f"echo {name} >> log.txt"}, id=f"{name}1")),
+            text_reply(f"{name} done"),
+        ]
     return ScriptedByPrompt(scripts, delay=0.02)
 
 
@@ -83,8 +88,9 @@ def main() -> int:
     parallel = os.environ.get("SCRIPT") == "parallel"
     skip = _consumed(args.cwd) if args.continue_session and not parallel else 0
     model = parallel_model() if parallel else ScriptedModel(delegation_script()[skip:])
-    agent, session = session_from_args(args, Agent(model, args.cwd, hooks=_hooks(),
-                                                     permissions=Policy(mode="bypassPermissions")))
+    agent, session = session_from_args(
+        args, Agent(model, args.cwd, hooks=_hooks(), permissions=Policy(mode="bypassPermissions"))
+    )
     kill_after = int(os.environ.get("KILL_AFTER_SEQ", "0"))
     agent.subscribe(lambda record: _die() if record.seq == kill_after else None)
     if agent.state == "idle" and agent.data.inbox is None and not (session and session.resumed):

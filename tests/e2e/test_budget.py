@@ -28,10 +28,16 @@ def test_fan_out_with_defaults_stops_at_200_calls(agentfsm: Runner, fake: FakeAn
     run = agentfsm("-p", "delegate forever", "--output-format", "json", timeout=120)
     result = run.json()
     assert (run.code, result["subtype"], result["terminal_reason"], result["model_calls"]) == (
-        1, "error_max_turns", "max_model_calls", 200)
+        1,
+        "error_max_turns",
+        "max_model_calls",
+        200,
+    )
     assert len(fake.messages_requests) == 200
-    assert run.stderr == ("agentfsm: stopped: the run's budget of 200 model calls is spent; raise "
-                          "--max-model-calls or narrow the prompt\n")
+    assert run.stderr == (
+        "agentfsm: stopped: the run's budget of 200 model calls is spent; raise "
+        "--max-model-calls or narrow the prompt\n"
+    )
 
 
 def test_max_model_calls_10_makes_at_most_10_successful_requests(agentfsm: Runner, fake: FakeAnthropic) -> None:
@@ -40,8 +46,12 @@ def test_max_model_calls_10_makes_at_most_10_successful_requests(agentfsm: Runne
     run = agentfsm("-p", "delegate forever", "--max-model-calls", "10", "--output-format", "json")
     result = run.json()
     assert (run.code, result["subtype"], result["terminal_reason"], result["model_calls"]) == (
-        1, "error_max_turns", "max_model_calls", 10)
-    statuses = [item is not fake.script[1] for item in fake.script[:len(fake.messages_requests)]]
+        1,
+        "error_max_turns",
+        "max_model_calls",
+        10,
+    )
+    statuses = [item is not fake.script[1] for item in fake.script[: len(fake.messages_requests)]]
     assert statuses.count(True) == 10 and len(fake.messages_requests) == 11
 
 
@@ -66,32 +76,53 @@ def test_usd_budget_stops_the_fan_out(agentfsm: Runner, fake: FakeAnthropic) -> 
     run = agentfsm("-p", "delegate forever", "--model", HAIKU, "--max-budget-usd", "1.5", "--output-format", "json")
     result = run.json()
     assert (run.code, result["subtype"], result["terminal_reason"], result["is_error"]) == (
-        1, "error_max_budget_usd", "max_budget_usd", True)
+        1,
+        "error_max_budget_usd",
+        "max_budget_usd",
+        True,
+    )
     assert (result["total_cost_usd"], result["model_calls"], len(fake.messages_requests)) == (1.5, 3, 3)
     assert result["total_cost_usd"] >= 1.5
-    assert run.stderr == ("agentfsm: stopped: the run's budget of $1.50 is spent ($1.50 used); raise "
-                          "--max-budget-usd or narrow the prompt\n")
+    assert run.stderr == (
+        "agentfsm: stopped: the run's budget of $1.50 is spent ($1.50 used); raise "
+        "--max-budget-usd or narrow the prompt\n"
+    )
 
 
 def test_usd_budget_given_with_continue_applies_to_the_next_run(agentfsm: Runner, fake: FakeAnthropic) -> None:
     """A run without a budget, then --continue --max-budget-usd 0.75: the new run stops after two $0.50 calls."""
     fake.script = [costly(text_reply("first done")), *[costly(tool_reply(tool_use("glob", {"pattern": "*"})))] * 10]
     assert agentfsm("-p", "first", "--model", HAIKU).code == 0
-    run = agentfsm("-p", "second", "--continue", "--model", HAIKU, "--max-budget-usd", "0.75",
-                   "--output-format", "json")
+    run = agentfsm(
+        "-p", "second", "--continue", "--model", HAIKU, "--max-budget-usd", "0.75", "--output-format", "json"
+    )
     result = run.json()
     assert (run.code, result["subtype"], result["total_cost_usd"], len(fake.messages_requests)) == (
-        1, "error_max_budget_usd", 1.0, 3)
+        1,
+        "error_max_budget_usd",
+        1.0,
+        3,
+    )
 
 
-@pytest.mark.parametrize(("argv", "line"), [
-    (["--max-budget-usd", "0"], "agentfsm: --max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got '0')\n"),
-    (["--max-budget-usd", "ten"], "agentfsm: --max-budget-usd must be a number of dollars > 0, e.g. 0.50 "
-                                  "(got 'ten')\n"),
-    (["--max-budget-usd", "1", "--model", "my-local-model"],
-     "agentfsm: --max-budget-usd needs the price of model 'my-local-model', and genai-prices has none; use a model "
-     "it prices, or drop --max-budget-usd\n"),
-])
+@pytest.mark.parametrize(
+    ("argv", "line"),
+    [
+        (
+            ["--max-budget-usd", "0"],
+            "agentfsm: --max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got '0')\n",
+        ),
+        (
+            ["--max-budget-usd", "ten"],
+            "agentfsm: --max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'ten')\n",
+        ),
+        (
+            ["--max-budget-usd", "1", "--model", "my-local-model"],
+            "agentfsm: --max-budget-usd needs the price of model 'my-local-model', and genai-prices has none; "
+            "use a model it prices, or drop --max-budget-usd\n",
+        ),
+    ],
+)
 def test_bad_usd_budgets_are_one_line(agentfsm: Runner, fake: FakeAnthropic, argv: list[str], line: str) -> None:
     """A bad --max-budget-usd, or one with a model that has no known price: one line, exit 2, no request."""
     run = agentfsm("-p", "hi", *argv)

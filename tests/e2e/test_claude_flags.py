@@ -54,8 +54,10 @@ class TestSystemPrompt:
     def test_bad_prompt_flags(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """A missing file and two competing flags are one line each, exit 2, nothing sent."""
         run = agentfsm("-p", "hi", "--system-prompt-file", "nope.txt")
-        assert (run.code, run.stderr) == (2, "agentfsm: --system-prompt-file nope.txt: cannot read it "
-                                             "(No such file or directory)\n")
+        assert (run.code, run.stderr) == (
+            2,
+            "agentfsm: --system-prompt-file nope.txt: cannot read it (No such file or directory)\n",
+        )
         run = agentfsm("-p", "hi", "--system-prompt", "a", "--system-prompt-file", "b")
         assert run.code == 2 and run.stderr.count("\n") == 1 and "not allowed with argument" in run.stderr
         assert fake.requests == []
@@ -93,10 +95,20 @@ class TestStreamJsonInput:
     def test_each_line_is_the_next_prompt_of_one_session(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """Two user messages on stdin: two runs of one session, one system/init, a result after each."""
         fake.script = [text_reply("hello"), text_reply("again")]
-        lines = [{"type": "user", "message": {"role": "user", "content": "hi"}},
-                 {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "more"}]}}]
-        run = agentfsm("-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-                       "--no-transition-events", input="".join(json.dumps(line) + "\n" for line in lines))
+        lines = [
+            {"type": "user", "message": {"role": "user", "content": "hi"}},
+            {"type": "user", "message": {"role": "user", "content": [{"type": "text", "text": "more"}]}},
+        ]
+        run = agentfsm(
+            "-p",
+            "--input-format",
+            "stream-json",
+            "--output-format",
+            "stream-json",
+            "--verbose",
+            "--no-transition-events",
+            input="".join(json.dumps(line) + "\n" for line in lines),
+        )
         assert run.code == 0, run.stderr
         out = run.json_lines()
         assert [o["type"] for o in out] == ["system", "assistant", "result", "assistant", "result"]
@@ -110,6 +122,5 @@ class TestStreamJsonInput:
         run = agentfsm("-p", "--input-format", "stream-json", "--output-format", "stream-json", input="nope\n")
         assert (run.code, run.stderr) == (2, "agentfsm: --input-format stream-json: line 1 is not JSON: 'nope'\n")
         run = agentfsm("-p", "--input-format", "stream-json", input="{}\n")
-        assert (run.code, run.stderr) == (2, "agentfsm: --input-format stream-json needs --output-format "
-                                             "stream-json\n")
+        assert (run.code, run.stderr) == (2, "agentfsm: --input-format stream-json needs --output-format stream-json\n")
         assert fake.requests == []

@@ -18,8 +18,16 @@ from tests.e2e.fake_server import FakeAnthropic
 def closed(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     """Run ``agentfsm ARGS >&-`` (stdout closed before it starts) through the shell."""
     command = " ".join(f"'{a}'" for a in [str(AGENTFSM), *args])
-    return subprocess.run(["sh", "-c", f"exec {command} >&-"], cwd=cwd, env=env, text=True, capture_output=False,
-                          stdin=subprocess.DEVNULL, stderr=subprocess.PIPE, timeout=60)
+    return subprocess.run(
+        ["sh", "-c", f"exec {command} >&-"],
+        cwd=cwd,
+        env=env,
+        text=True,
+        capture_output=False,
+        stdin=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        timeout=60,
+    )
 
 
 def reader_gone(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
@@ -27,8 +35,16 @@ def reader_gone(args: list[str], cwd: Path, env: dict[str, str]) -> subprocess.C
     read, write = os.pipe()
     os.close(read)
     try:
-        return subprocess.run([str(AGENTFSM), *args], cwd=cwd, env=env, text=True, stdout=write,
-                              stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, timeout=60)
+        return subprocess.run(
+            [str(AGENTFSM), *args],
+            cwd=cwd,
+            env=env,
+            text=True,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            timeout=60,
+        )
     finally:
         os.close(write)
 
@@ -38,19 +54,34 @@ def workspace(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str, dict
     """A workspace with one journalled delegating run; its session id; an environment without a model."""
     root = tmp_path_factory.mktemp("closed")
     with FakeAnthropic() as fake:
-        fake.script = [tool_reply(tool_use("task", {"prompt": "look"})), text_reply("the child looked"),
-                       text_reply("all done")]
+        fake.script = [
+            tool_reply(tool_use("task", {"prompt": "look"})),
+            text_reply("the child looked"),
+            text_reply("all done"),
+        ]
         env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-        done = subprocess.run([str(AGENTFSM), "-p", "look around", "--output-format", "json"], cwd=root,
-                              env=env, text=True, capture_output=True, timeout=60)
+        done = subprocess.run(
+            [str(AGENTFSM), "-p", "look around", "--output-format", "json"],
+            cwd=root,
+            env=env,
+            text=True,
+            capture_output=True,
+            timeout=60,
+        )
     assert done.returncode == 0, done.stderr
     with Journal(default_path(root)) as journal:
         (info,) = journal.sessions()
     return root, info.id, base_env()
 
 
-READERS = [["sessions", "list"], ["sessions", "show", "SESSION"], ["sessions", "export", "SESSION"],
-           ["replay", "SESSION"], ["diagram"], ["--help"]]
+READERS = [
+    ["sessions", "list"],
+    ["sessions", "show", "SESSION"],
+    ["sessions", "export", "SESSION"],
+    ["replay", "SESSION"],
+    ["diagram"],
+    ["--help"],
+]
 
 
 @pytest.mark.parametrize("how", [closed, reader_gone], ids=[">&-", "| head -c1"])
@@ -69,8 +100,11 @@ class TestRuns:
         """-p with stdout closed runs to the end (its output dropped), exit 0, the session complete."""
         with FakeAnthropic() as fake:
             fake.script = [text_reply("done")]
-            done = closed(["-p", "hi", "--output-format", "json"], tmp_path,
-                          base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test"))
+            done = closed(
+                ["-p", "hi", "--output-format", "json"],
+                tmp_path,
+                base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test"),
+            )
         assert (done.returncode, done.stderr) == (0, "")
         with Journal(default_path(tmp_path)) as journal:
             (info,) = journal.sessions()
@@ -81,8 +115,11 @@ class TestRuns:
         """-p into a pipe nobody reads: exit 1, nothing on stderr; whatever the run journalled rebuilds."""
         with FakeAnthropic() as fake:
             fake.script = [tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("done")]
-            done = reader_gone(["-p", "hi", "--output-format", output], tmp_path,
-                               base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test"))
+            done = reader_gone(
+                ["-p", "hi", "--output-format", output],
+                tmp_path,
+                base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test"),
+            )
         assert (done.returncode, done.stderr) == (1, "")
         with Journal(default_path(tmp_path)) as journal:
             for info in journal.sessions():
@@ -97,9 +134,15 @@ class TestRuns:
             fake.script = [tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("done")]
             fake.latency = 1.0  # the reader is gone before the reply comes
             env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-            process = subprocess.Popen([str(AGENTFSM), "-p", "hi", "--output-format", "stream-json"], cwd=tmp_path,
-                                       env=env, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                       stdin=subprocess.DEVNULL)
+            process = subprocess.Popen(
+                [str(AGENTFSM), "-p", "hi", "--output-format", "stream-json"],
+                cwd=tmp_path,
+                env=env,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+            )
             assert process.stdout is not None and process.stderr is not None
             assert '"subtype": "init"' in process.stdout.readline()
             process.stdout.close()
@@ -107,6 +150,13 @@ class TestRuns:
             with Journal(default_path(tmp_path)) as journal:
                 (info,) = journal.sessions()
             assert info.outcome is None and info.state in ("awaiting_model", "executing_tools")
-            finished = subprocess.run([str(AGENTFSM), "-p", "--continue"], cwd=tmp_path, env=env, text=True,
-                                      capture_output=True, stdin=subprocess.DEVNULL, timeout=60)
+            finished = subprocess.run(
+                [str(AGENTFSM), "-p", "--continue"],
+                cwd=tmp_path,
+                env=env,
+                text=True,
+                capture_output=True,
+                stdin=subprocess.DEVNULL,
+                timeout=60,
+            )
         assert (finished.returncode, finished.stdout, finished.stderr) == (0, "done\n", "")

@@ -18,8 +18,15 @@ PROMPT = r"\(afsm\) "
 
 def debug(*args: str, cwd, **env: str) -> pexpect.spawn:
     """``agentfsm debug ARGS`` on a pseudo-terminal in *cwd*, at its first prompt."""
-    child = pexpect.spawn(str(AGENTFSM), ["debug", *args, "--cwd", str(cwd)], cwd=str(cwd),
-                          env=base_env(**env), encoding="utf-8", timeout=20, dimensions=(40, 400))
+    child = pexpect.spawn(
+        str(AGENTFSM),
+        ["debug", *args, "--cwd", str(cwd)],
+        cwd=str(cwd),
+        env=base_env(**env),
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(40, 400),
+    )
     child.expect(PROMPT)
     return child
 
@@ -48,9 +55,12 @@ def sessions(workdir) -> list:
 
 
 def recorded_session(workdir) -> str:
-    script = [tool_reply(tool_use("task", {"prompt": "look"}, id="t1")),
-              tool_reply(tool_use("glob", {"pattern": "*.txt"})), text_reply("only notes.txt"),
-              text_reply("one file")]
+    script = [
+        tool_reply(tool_use("task", {"prompt": "look"}, id="t1")),
+        tool_reply(tool_use("glob", {"pattern": "*.txt"})),
+        text_reply("only notes.txt"),
+        text_reply("one file"),
+    ]
     with open_journal(str(workdir)) as journal:
         agent = Agent(ScriptedModel(script), str(workdir))
         session = journal.start(agent)
@@ -62,9 +72,14 @@ def test_debug_forks_an_old_session_at_a_seq(tmp_path):
     """The debugger starts inside the subagent as it was after transition 5 and steps on with recorded replies."""
     (tmp_path / "notes.txt").write_text("n\n")
     session = recorded_session(tmp_path)
-    child = pexpect.spawn(str(AGENTFSM), ["debug", "--session", session, "--at", "5", "--recorded",
-                                          "--cwd", str(tmp_path)],
-                          cwd=str(tmp_path), env=base_env(), encoding="utf-8", timeout=20)
+    child = pexpect.spawn(
+        str(AGENTFSM),
+        ["debug", "--session", session, "--at", "5", "--recorded", "--cwd", str(tmp_path)],
+        cwd=str(tmp_path),
+        env=base_env(),
+        encoding="utf-8",
+        timeout=20,
+    )
     child.expect(PROMPT)
     assert f"  depth 1  agent {session}.1  executing_tools  turn 1/30  next: run glob '*.txt'" in child.before
     child.sendline("s")  # the fork is written with its first step
@@ -85,8 +100,14 @@ def test_debug_forks_an_old_session_at_a_seq(tmp_path):
 
 def test_at_without_session_is_one_line(tmp_path):
     """--at without --session is a usage error on one line."""
-    child = pexpect.spawn(str(AGENTFSM), ["debug", "--at", "3", "--cwd", str(tmp_path)], cwd=str(tmp_path),
-                          env=base_env(ANTHROPIC_API_KEY="x"), encoding="utf-8", timeout=20)
+    child = pexpect.spawn(
+        str(AGENTFSM),
+        ["debug", "--at", "3", "--cwd", str(tmp_path)],
+        cwd=str(tmp_path),
+        env=base_env(ANTHROPIC_API_KEY="x"),
+        encoding="utf-8",
+        timeout=20,
+    )
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 2
@@ -111,8 +132,7 @@ class TestSessions:
         """--no-session: the debugger names no session and the journal stays empty."""
         with FakeAnthropic() as fake:
             fake.script = [text_reply("hello there")]
-            child = debug("say hi", "--no-session", cwd=tmp_path, ANTHROPIC_BASE_URL=fake.url,
-                          ANTHROPIC_API_KEY="test")
+            child = debug("say hi", "--no-session", cwd=tmp_path, ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
             assert "ession" not in child.before
             command(child, "c")
             assert "ession" not in quit_(child)
@@ -124,16 +144,19 @@ class TestSessions:
         (tmp_path / "notes.txt").write_text("n\n")
         origin = recorded_session(tmp_path)
         child = debug("--session", origin[:8], "--at", "5", "--recorded", cwd=tmp_path)
-        (fork,) = re.findall(rf"^New session (\S+): a fork of session {origin} as it was after transition 5; ",
-                             child.before, re.M)
+        (fork,) = re.findall(
+            rf"^New session (\S+): a fork of session {origin} as it was after transition 5; ", child.before, re.M
+        )
         assert fork != origin
         assert f"> session {fork}  depth 1  agent {origin}.1  executing_tools" in child.before
         where = command(child, "w")
         assert f"  session {fork} (a fork of {origin} at 5)" in where
         shown = command(child, "h")
         assert re.findall(r"^#(\d+) ", shown, re.M) == ["1", "2", "3", "4", "5"]
-        assert (f"--- forked here: session {origin} after transition 5; the steps below are session {fork}'s ---"
-                in shown.splitlines())
+        assert (
+            f"--- forked here: session {origin} after transition 5; the steps below are session {fork}'s ---"
+            in shown.splitlines()
+        )
         # the views see the restored reply too
         assert re.search(r"^    tool_use \S+ glob ", command(child, "p reply"), re.M)
         command(child, "s")
@@ -156,11 +179,17 @@ class TestSessions:
     def test_no_session_refuses_a_fork(self, tmp_path):
         """--no-session with --session is one line: a fork is always journalled."""
         origin = recorded_session(tmp_path)
-        child = pexpect.spawn(str(AGENTFSM), ["debug", "--session", origin, "--no-session", "--recorded",
-                                              "--cwd", str(tmp_path)],
-                              cwd=str(tmp_path), env=base_env(), encoding="utf-8", timeout=20)
+        child = pexpect.spawn(
+            str(AGENTFSM),
+            ["debug", "--session", origin, "--no-session", "--recorded", "--cwd", str(tmp_path)],
+            cwd=str(tmp_path),
+            env=base_env(),
+            encoding="utf-8",
+            timeout=20,
+        )
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 2
-        assert child.before.strip() == ("agentfsm: --no-session cannot be used with --session: time travel "
-                                        "journals the fork it makes")
+        assert child.before.strip() == (
+            "agentfsm: --no-session cannot be used with --session: time travel journals the fork it makes"
+        )

@@ -36,8 +36,11 @@ RETRY_LINE = re.compile(r"^agentfsm: .*; retrying in \d+ s \(attempt \d+ of \d+\
 
 def results_of(request: Recorded) -> list[dict[str, Any]]:
     """The tool_result blocks the request's last message sends (without the request's cache marker)."""
-    return [{k: v for k, v in b.items() if k != "cache_control"} for b in request.messages[-1]["content"]
-            if b.get("type") == "tool_result"]
+    return [
+        {k: v for k, v in b.items() if k != "cache_control"}
+        for b in request.messages[-1]["content"]
+        if b.get("type") == "tool_result"
+    ]
 
 
 def one_error_result(start: str) -> Callable[[list[Recorded], Path], None]:
@@ -54,16 +57,22 @@ def unique_ids(requests: list[Recorded], project: Path) -> None:
     """A check: the last request's tool_use ids are unique and each is answered once, in order."""
     messages = requests[-1].messages
     ids = [b["id"] for m in messages if m["role"] == "assistant" for b in m["content"] if b["type"] == "tool_use"]
-    answers = [b["tool_use_id"] for m in messages if m["role"] == "user" and isinstance(m["content"], list)
-               for b in m["content"] if b.get("type") == "tool_result"]
+    answers = [
+        b["tool_use_id"]
+        for m in messages
+        if m["role"] == "user" and isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    ]
     assert len(set(ids)) == len(ids) and answers == ids, (ids, answers)
 
 
 def cut_not_written(requests: list[Recorded], project: Path) -> None:
     """A check: the cut write_file never ran, and the model was told why."""
     assert not (project / "f.py").exists()
-    assert results_of(requests[1]) == [{"type": "tool_result", "tool_use_id": "w1", "content": CUT_CALL,
-                                        "is_error": True}]
+    assert results_of(requests[1]) == [
+        {"type": "tool_result", "tool_use_id": "w1", "content": CUT_CALL, "is_error": True}
+    ]
 
 
 @frozen
@@ -87,95 +96,276 @@ class Scenario:
 
 def message(**fields: Any) -> str:
     """A complete message body with *fields* replaced, as raw JSON."""
-    body = {"id": "msg_raw", "type": "message", "role": "assistant", "model": "m", "content": [text("hi")],
-            "stop_reason": "end_turn", "stop_sequence": None, "usage": {"input_tokens": 1, "output_tokens": 1}}
+    body = {
+        "id": "msg_raw",
+        "type": "message",
+        "role": "assistant",
+        "model": "m",
+        "content": [text("hi")],
+        "stop_reason": "end_turn",
+        "stop_sequence": None,
+        "usage": {"input_tokens": 1, "output_tokens": 1},
+    }
     return json.dumps({**body, **fields})
 
 
 MALFORMED = r"^malformed reply: "
 SCENARIOS = [
     # -- a 200 whose body is not a message -----------------------------------------------------------------
-    Scenario("html_page", [Raw("<html><body>proxy login required</body></html>", "text/html")], 1, "model_error",
-             r"^the model API answered 200 with text/html, not a message \('<html><body>proxy login.*'\); "
-             + BASE_URL_HINT + "$"),
+    Scenario(
+        "html_page",
+        [Raw("<html><body>proxy login required</body></html>", "text/html")],
+        1,
+        "model_error",
+        r"^the model API answered 200 with text/html, not a message \('<html><body>proxy login.*'\); "
+        + BASE_URL_HINT
+        + "$",
+    ),
     Scenario("empty_body", [Raw("")], 1, "model_error", r"^the model API answered 200 with an empty body"),
-    Scenario("json_null", [Raw("null")], 1, "model_error", r"^the model API answered 200 with JSON null, not a "
-                                                           r"message object"),
+    Scenario(
+        "json_null",
+        [Raw("null")],
+        1,
+        "model_error",
+        r"^the model API answered 200 with JSON null, not a "
+        r"message object",
+    ),
     Scenario("json_array", [Raw("[1,2]")], 1, "model_error", r"^the model API answered 200 with JSON \[1, 2\]"),
     Scenario("json_string", [Raw('"hello"')], 1, "model_error", r'^the model API answered 200 with JSON "hello"'),
-    Scenario("invalid_json", [Raw('{"content": [')], 1, "model_error",
-             r"^the model API answered 200 with application/json that is not JSON"),
-    Scenario("error_object_200", [Raw(json.dumps({"type": "error", "error": {"message": "upstream down"}}))], 1,
-             "model_error", MALFORMED + r'the body is an error, not a message \("upstream down"\)$'),
+    Scenario(
+        "invalid_json",
+        [Raw('{"content": [')],
+        1,
+        "model_error",
+        r"^the model API answered 200 with application/json that is not JSON",
+    ),
+    Scenario(
+        "error_object_200",
+        [Raw(json.dumps({"type": "error", "error": {"message": "upstream down"}}))],
+        1,
+        "model_error",
+        MALFORMED + r'the body is an error, not a message \("upstream down"\)$',
+    ),
     # -- a message with bad types ----------------------------------------------------------------------------
-    Scenario("content_not_a_list", [{"content": "hi"}], 1, "model_error", MALFORMED + "expected an object with a "
-                                                                           "content list"),
-    Scenario("content_missing", [Raw(json.dumps({"type": "message", "role": "assistant"}))], 1, "model_error",
-             MALFORMED + "expected an object with a content list"),
-    Scenario("usage_string", [text_reply("hi") | {"usage": {"input_tokens": "lots"}}], 1, "model_error",
-             MALFORMED + r'usage\.input_tokens must be a non-negative integer \(got "lots"\)$'),
-    Scenario("usage_negative", [text_reply("hi") | {"usage": {"output_tokens": -5}}], 1, "model_error",
-             MALFORMED + r"usage\.output_tokens must be a non-negative integer \(got -5\)$"),
-    Scenario("usage_not_an_object", [Raw(message(usage=[1]))], 1, "model_error",
-             MALFORMED + r"usage must be an object"),
-    Scenario("block_not_an_object", [{"content": ["hi"]}], 1, "model_error",
-             MALFORMED + r'content\[0\] is not a content block \(got "hi"\)$'),
-    Scenario("text_without_text", [{"content": [{"type": "text"}]}], 1, "model_error",
-             MALFORMED + r"text content\[0\] has no text"),
-    Scenario("tool_use_without_id", [{"content": [{"type": "tool_use", "name": "bash", "input": {}}]}], 1,
-             "model_error", MALFORMED + r"tool_use content\[0\] needs a string id \(got null\)$"),
-    Scenario("stop_reason_a_number", [text_reply("hi", stop_reason=5)], 1, "model_error",  # type: ignore[arg-type]
-             MALFORMED + r"stop_reason must be a string \(got 5\)$"),
+    Scenario(
+        "content_not_a_list",
+        [{"content": "hi"}],
+        1,
+        "model_error",
+        MALFORMED + "expected an object with a content list",
+    ),
+    Scenario(
+        "content_missing",
+        [Raw(json.dumps({"type": "message", "role": "assistant"}))],
+        1,
+        "model_error",
+        MALFORMED + "expected an object with a content list",
+    ),
+    Scenario(
+        "usage_string",
+        [text_reply("hi") | {"usage": {"input_tokens": "lots"}}],
+        1,
+        "model_error",
+        MALFORMED + r'usage\.input_tokens must be a non-negative integer \(got "lots"\)$',
+    ),
+    Scenario(
+        "usage_negative",
+        [text_reply("hi") | {"usage": {"output_tokens": -5}}],
+        1,
+        "model_error",
+        MALFORMED + r"usage\.output_tokens must be a non-negative integer \(got -5\)$",
+    ),
+    Scenario(
+        "usage_not_an_object", [Raw(message(usage=[1]))], 1, "model_error", MALFORMED + r"usage must be an object"
+    ),
+    Scenario(
+        "block_not_an_object",
+        [{"content": ["hi"]}],
+        1,
+        "model_error",
+        MALFORMED + r'content\[0\] is not a content block \(got "hi"\)$',
+    ),
+    Scenario(
+        "text_without_text",
+        [{"content": [{"type": "text"}]}],
+        1,
+        "model_error",
+        MALFORMED + r"text content\[0\] has no text",
+    ),
+    Scenario(
+        "tool_use_without_id",
+        [{"content": [{"type": "tool_use", "name": "bash", "input": {}}]}],
+        1,
+        "model_error",
+        MALFORMED + r"tool_use content\[0\] needs a string id \(got null\)$",
+    ),
+    Scenario(
+        "stop_reason_a_number",
+        [text_reply("hi", stop_reason=5)],
+        1,
+        "model_error",  # type: ignore[arg-type]
+        MALFORMED + r"stop_reason must be a string \(got 5\)$",
+    ),
     Scenario("unknown_block_kept", [{"content": [{"type": "mystery", "x": 1}, text("fine")]}], 0, "end_turn"),
     # -- tool calls that must not run ------------------------------------------------------------------------
-    Scenario("tool_input_null", [tool_reply(tool_use("bash", None, id="b1")), text_reply("ok")], 0, "end_turn",
-             check=one_error_result("Error: bash: input must be an object (got null)")),
-    Scenario("tool_input_string", [tool_reply(tool_use("bash", "ls", id="b1")), text_reply("ok")], 0, "end_turn",
-             check=one_error_result('Error: bash: input must be an object (got "ls")')),
-    Scenario("tool_input_list", [tool_reply(tool_use("glob", [1, 2], id="g1")), text_reply("ok")], 0, "end_turn",
-             check=one_error_result("Error: glob: input must be an object (got [1, 2])")),
-    Scenario("duplicate_ids_in_a_reply", [tool_reply(tool_use("glob", {"pattern": "*"}, id="dup"),
-                                                     tool_use("glob", {"pattern": "*.py"}, id="dup")),
-                                          text_reply("ok")], 0, "end_turn", check=unique_ids),
-    Scenario("duplicate_ids_across_replies", [tool_reply(tool_use("glob", {"pattern": "*"}, id="dup")),
-                                              tool_reply(tool_use("glob", {"pattern": "*"}, id="dup")),
-                                              text_reply("ok")], 0, "end_turn", check=unique_ids),
-    Scenario("cut_write_file", [tool_reply(tool_use("write_file", {"path": "f.py", "content": "def f():\n return 1 +"},
-                                                    id="w1"), stop_reason="max_tokens"),
-                                text_reply("redone in parts")], 0, "end_turn", check=cut_not_written),
-    Scenario("cut_text", [text_reply("half an answ", stop_reason="max_tokens")], 1, "max_tokens",
-             r"^the reply was cut at the max_tokens limit \(8000\); raise --max-tokens$"),
-    Scenario("blank_task_prompt", [tool_reply(tool_use("task", {"prompt": "  \n "}, id="t1")), text_reply("ok")], 0,
-             "end_turn", check=one_error_result("Error: task: 'prompt' must not be blank")),
-    Scenario("task_input_null", [tool_reply(tool_use("task", None, id="t1")), text_reply("ok")], 0, "end_turn",
-             check=one_error_result("Error: task: input must be an object (got null)")),
-    Scenario("refusal", [text_reply("no", stop_reason="refusal")], 1, "refusal",
-             r"^the model refused to answer this prompt$"),
-    Scenario("context_window_stop", [text_reply("", stop_reason="model_context_window_exceeded")], 1,
-             "context_window", r"^the conversation filled the model's context window; go on from an earlier "
-                                     r"transition with time travel"),
+    Scenario(
+        "tool_input_null",
+        [tool_reply(tool_use("bash", None, id="b1")), text_reply("ok")],
+        0,
+        "end_turn",
+        check=one_error_result("Error: bash: input must be an object (got null)"),
+    ),
+    Scenario(
+        "tool_input_string",
+        [tool_reply(tool_use("bash", "ls", id="b1")), text_reply("ok")],
+        0,
+        "end_turn",
+        check=one_error_result('Error: bash: input must be an object (got "ls")'),
+    ),
+    Scenario(
+        "tool_input_list",
+        [tool_reply(tool_use("glob", [1, 2], id="g1")), text_reply("ok")],
+        0,
+        "end_turn",
+        check=one_error_result("Error: glob: input must be an object (got [1, 2])"),
+    ),
+    Scenario(
+        "duplicate_ids_in_a_reply",
+        [
+            tool_reply(tool_use("glob", {"pattern": "*"}, id="dup"), tool_use("glob", {"pattern": "*.py"}, id="dup")),
+            text_reply("ok"),
+        ],
+        0,
+        "end_turn",
+        check=unique_ids,
+    ),
+    Scenario(
+        "duplicate_ids_across_replies",
+        [
+            tool_reply(tool_use("glob", {"pattern": "*"}, id="dup")),
+            tool_reply(tool_use("glob", {"pattern": "*"}, id="dup")),
+            text_reply("ok"),
+        ],
+        0,
+        "end_turn",
+        check=unique_ids,
+    ),
+    Scenario(
+        "cut_write_file",
+        [
+            tool_reply(
+                tool_use("write_file", {"path": "f.py", "content": "def f():\n return 1 +"}, id="w1"),
+                stop_reason="max_tokens",
+            ),
+            text_reply("redone in parts"),
+        ],
+        0,
+        "end_turn",
+        check=cut_not_written,
+    ),
+    Scenario(
+        "cut_text",
+        [text_reply("half an answ", stop_reason="max_tokens")],
+        1,
+        "max_tokens",
+        r"^the reply was cut at the max_tokens limit \(8000\); raise --max-tokens$",
+    ),
+    Scenario(
+        "blank_task_prompt",
+        [tool_reply(tool_use("task", {"prompt": "  \n "}, id="t1")), text_reply("ok")],
+        0,
+        "end_turn",
+        check=one_error_result("Error: task: 'prompt' must not be blank"),
+    ),
+    Scenario(
+        "task_input_null",
+        [tool_reply(tool_use("task", None, id="t1")), text_reply("ok")],
+        0,
+        "end_turn",
+        check=one_error_result("Error: task: input must be an object (got null)"),
+    ),
+    Scenario(
+        "refusal", [text_reply("no", stop_reason="refusal")], 1, "refusal", r"^the model refused to answer this prompt$"
+    ),
+    Scenario(
+        "context_window_stop",
+        [text_reply("", stop_reason="model_context_window_exceeded")],
+        1,
+        "context_window",
+        r"^the conversation filled the model's context window; go on from an earlier "
+        r"transition with time travel",
+    ),
     # -- statuses and time ---------------------------------------------------------------------------------
-    Scenario("prompt_too_long", [Status(400, "prompt is too long: 210000 tokens > 200000 maximum")], 1,
-             "context_window", r"^the conversation no longer fits the model's context window \(prompt is too "
-                                     r"long: 210000 tokens > 200000 maximum\); go on from an earlier transition"),
-    Scenario("rate_limited_no_retries", [Status(429, "slow down", (("retry-after", "120"),))], 1, "model_error",
-             r"^the model API answered 429: slow down$", args=("--max-retries", "0")),
-    Scenario("rate_limited_then_ok", [Status(429, "slow down", (("retry-after", "3"),)), text_reply("ok")], 0,
-             "end_turn", retries=1),
-    Scenario("overloaded_persistent", [Status(529, "overloaded")] * 3, 1, "model_error",
-             r"^the model API answered 529: overloaded$"),
+    Scenario(
+        "prompt_too_long",
+        [Status(400, "prompt is too long: 210000 tokens > 200000 maximum")],
+        1,
+        "context_window",
+        r"^the conversation no longer fits the model's context window \(prompt is too "
+        r"long: 210000 tokens > 200000 maximum\); go on from an earlier transition",
+    ),
+    Scenario(
+        "rate_limited_no_retries",
+        [Status(429, "slow down", (("retry-after", "120"),))],
+        1,
+        "model_error",
+        r"^the model API answered 429: slow down$",
+        args=("--max-retries", "0"),
+    ),
+    Scenario(
+        "rate_limited_then_ok",
+        [Status(429, "slow down", (("retry-after", "3"),)), text_reply("ok")],
+        0,
+        "end_turn",
+        retries=1,
+    ),
+    Scenario(
+        "overloaded_persistent",
+        [Status(529, "overloaded")] * 3,
+        1,
+        "model_error",
+        r"^the model API answered 529: overloaded$",
+    ),
     Scenario("overloaded_then_ok", [Status(529, "overloaded"), text_reply("ok")], 0, "end_turn"),
-    Scenario("bad_gateway_html", [Raw("<html>\n<h1>502 Bad Gateway</h1>\n</html>", "text/html", 502)], 1,
-             "model_error", r"^the model API answered 502: text/html \('<html> <h1>502 Bad Gateway</h1> </html>'\)$",
-             args=("--max-retries", "0")),
-    Scenario("unauthorized", [Status(401, "invalid x-api-key")], 1, "model_error",
-             r"^authentication failed \(401: invalid x-api-key\); check ANTHROPIC_API_KEY$"),
-    Scenario("model_not_found", [Status(404, "model: claude-nope")], 1, "model_error",
-             r"^the model API answered 404: model: claude-nope$"),
-    Scenario("hung_server", [Hang()], 1, "model_error", r"^the model did not answer within 1 s at http://127",
-             args=("--timeout", "1", "--max-retries", "0")),
-    Scenario("connection_refused", [], 1, "model_error", r"^cannot reach the model at http://127\.0\.0\.1:\d+",
-             args=("--max-retries", "0"), refused_port=True),
+    Scenario(
+        "bad_gateway_html",
+        [Raw("<html>\n<h1>502 Bad Gateway</h1>\n</html>", "text/html", 502)],
+        1,
+        "model_error",
+        r"^the model API answered 502: text/html \('<html> <h1>502 Bad Gateway</h1> </html>'\)$",
+        args=("--max-retries", "0"),
+    ),
+    Scenario(
+        "unauthorized",
+        [Status(401, "invalid x-api-key")],
+        1,
+        "model_error",
+        r"^authentication failed \(401: invalid x-api-key\); check ANTHROPIC_API_KEY$",
+    ),
+    Scenario(
+        "model_not_found",
+        [Status(404, "model: claude-nope")],
+        1,
+        "model_error",
+        r"^the model API answered 404: model: claude-nope$",
+    ),
+    Scenario(
+        "hung_server",
+        [Hang()],
+        1,
+        "model_error",
+        r"^the model did not answer within 1 s at http://127",
+        args=("--timeout", "1", "--max-retries", "0"),
+    ),
+    Scenario(
+        "connection_refused",
+        [],
+        1,
+        "model_error",
+        r"^cannot reach the model at http://127\.0\.0\.1:\d+",
+        args=("--max-retries", "0"),
+        refused_port=True,
+    ),
 ]
 
 
@@ -203,8 +393,15 @@ def _play(scenario: Scenario, root: Path, output: str = "json") -> Outcome:
         env = base_env(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="test")
 
         def agentfsm(*args: str) -> Run:
-            done = subprocess.run([str(AGENTFSM), *args], cwd=project, env=env, text=True, timeout=60,
-                                  stdin=subprocess.DEVNULL, capture_output=True)
+            done = subprocess.run(
+                [str(AGENTFSM), *args],
+                cwd=project,
+                env=env,
+                text=True,
+                timeout=60,
+                stdin=subprocess.DEVNULL,
+                capture_output=True,
+            )
             return Run(done.returncode, done.stdout, done.stderr)
 
         run = agentfsm("-p", "do the thing", "--output-format", output, *scenario.args)

@@ -18,9 +18,26 @@ from tests.e2e.fake_server import FakeAnthropic, Recorded, Status
 PROMPT = "Use a subtask to find what testing framework this project uses"
 SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
 FIVE = SIX[:5]
-RESULT_KEYS = ["type", "subtype", "is_error", "duration_ms", "duration_api_ms", "num_turns", "result", "stop_reason",
-               "session_id", "total_cost_usd", "usage", "modelUsage", "permission_denials", "terminal_reason", "uuid",
-               "model_calls", "subagents", "transitions"]
+RESULT_KEYS = [
+    "type",
+    "subtype",
+    "is_error",
+    "duration_ms",
+    "duration_api_ms",
+    "num_turns",
+    "result",
+    "stop_reason",
+    "session_id",
+    "total_cost_usd",
+    "usage",
+    "modelUsage",
+    "permission_denials",
+    "terminal_reason",
+    "uuid",
+    "model_calls",
+    "subagents",
+    "transitions",
+]
 
 
 def _with_usage(reply: dict[str, Any], **usage: int) -> dict[str, Any]:
@@ -32,12 +49,21 @@ def _delegation(project: Path) -> list[Any]:
     (project / "tests").mkdir()
     (project / "tests" / "test_app.py").write_text("import pytest\n")
     return [
-        _with_usage(tool_reply(tool_use("task", {"prompt": "Which test framework?"}, id="toolu_task")),
-                    input_tokens=100, output_tokens=10, cache_read_input_tokens=7),
-        _with_usage(tool_reply(tool_use("glob", {"pattern": "**/*.py"}, id="toolu_glob")),
-                    input_tokens=20, output_tokens=2),
-        _with_usage(text_reply("pytest (tests/test_app.py imports it)"), input_tokens=30, output_tokens=3,
-                    cache_creation_input_tokens=5),
+        _with_usage(
+            tool_reply(tool_use("task", {"prompt": "Which test framework?"}, id="toolu_task")),
+            input_tokens=100,
+            output_tokens=10,
+            cache_read_input_tokens=7,
+        ),
+        _with_usage(
+            tool_reply(tool_use("glob", {"pattern": "**/*.py"}, id="toolu_glob")), input_tokens=20, output_tokens=2
+        ),
+        _with_usage(
+            text_reply("pytest (tests/test_app.py imports it)"),
+            input_tokens=30,
+            output_tokens=3,
+            cache_creation_input_tokens=5,
+        ),
         _with_usage(text_reply("This project uses pytest."), input_tokens=200, output_tokens=20),
     ]
 
@@ -60,9 +86,15 @@ def delegated(tmp_path_factory: pytest.TempPathFactory) -> Delegated:
     """The delegation script run once, shared by the tests that only read its results."""
     project = tmp_path_factory.mktemp("delegated")
     with FakeAnthropic(_delegation(project)) as server:
-        done = subprocess.run([str(AGENTFSM), "-p", PROMPT, "--output-format", "json"], cwd=project,
-                              env=base_env(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="test"),
-                              stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+        done = subprocess.run(
+            [str(AGENTFSM), "-p", PROMPT, "--output-format", "json"],
+            cwd=project,
+            env=base_env(ANTHROPIC_BASE_URL=server.url, ANTHROPIC_API_KEY="test"),
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=30,
+        )
         return Delegated(server.messages_requests, Run(done.returncode, done.stdout, done.stderr))
 
 
@@ -80,7 +112,8 @@ class TestDelegation:
         assert child_2.messages[-1]["content"][0]["content"] == "tests/test_app.py"
         answer = parent_2.messages[-1]["content"]
         assert [(b["type"], b["tool_use_id"], b["content"]) for b in answer] == [
-            ("tool_result", "toolu_task", "pytest (tests/test_app.py imports it)")]
+            ("tool_result", "toolu_task", "pytest (tests/test_app.py imports it)")
+        ]
         assert len(parent_2.messages) == 3  # the child's messages never enter the parent's context
 
     def test_json_result_fields(self, delegated: Delegated) -> None:
@@ -94,16 +127,29 @@ class TestDelegation:
         for key in ("session_id", "duration_ms", "duration_api_ms", "uuid", "total_cost_usd", "modelUsage"):
             del result[key]
         assert result == {
-            "type": "result", "subtype": "success", "is_error": False, "result": "This project uses pytest.",
-            "stop_reason": "end_turn", "num_turns": 2, "model_calls": 4, "subagents": 1,
-            "usage": {"input_tokens": 350, "output_tokens": 35, "cache_creation_input_tokens": 5,
-                      "cache_read_input_tokens": 7,
-                      "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}},
-            "permission_denials": [], "terminal_reason": "end_turn", "transitions": 13,
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": "This project uses pytest.",
+            "stop_reason": "end_turn",
+            "num_turns": 2,
+            "model_calls": 4,
+            "subagents": 1,
+            "usage": {
+                "input_tokens": 350,
+                "output_tokens": 35,
+                "cache_creation_input_tokens": 5,
+                "cache_read_input_tokens": 7,
+                "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+            },
+            "permission_denials": [],
+            "terminal_reason": "end_turn",
+            "transitions": 13,
         }
 
-    def test_stream_json_speaks_claude_codes_contract(self, agentfsm: Runner, fake: FakeAnthropic,
-                                                      project: Path) -> None:
+    def test_stream_json_speaks_claude_codes_contract(
+        self, agentfsm: Runner, fake: FakeAnthropic, project: Path
+    ) -> None:
         """system/init first; assistant/user messages of root and child (the child's tagged with the task's
         tool_use id), our transition events among them, the result last; all parsed as the Agent SDK does."""
         fake.script = _delegation(project)
@@ -113,29 +159,61 @@ class TestDelegation:
         parsed = [parse(line) for line in lines]
         assert [p.type if p else line["type"] for p, line in zip(parsed, lines, strict=True)] == [
             "system",
-            "transition", "assistant", "transition", "transition",                  # root: prompt, task call, spawn
-            "user", "transition", "assistant", "transition", "transition",          # child: prompt, glob call, glob
-            "user", "transition", "assistant", "transition", "transition",          # child: results, answer, stop
-            "transition", "user", "transition", "assistant", "transition", "transition",  # root: return, relay
-            "result"]
+            "transition",
+            "assistant",
+            "transition",
+            "transition",  # root: prompt, task call, spawn
+            "user",
+            "transition",
+            "assistant",
+            "transition",
+            "transition",  # child: prompt, glob call, glob
+            "user",
+            "transition",
+            "assistant",
+            "transition",
+            "transition",  # child: results, answer, stop
+            "transition",
+            "user",
+            "transition",
+            "assistant",
+            "transition",
+            "transition",  # root: return, relay
+            "result",
+        ]
         init, result = lines[0], lines[-1]
         assert (init["subtype"], init["cwd"], init["model"], init["permissionMode"]) == (
-            "init", str(project), "claude-sonnet-4-5", "default")
+            "init",
+            str(project),
+            "claude-sonnet-4-5",
+            "default",
+        )
         assert init["tools"] == SIX and init["agents"] == ["general-purpose"] and init["agentfsm_version"]
         session = init["session_id"]
         messages = [(p, line) for p, line in zip(parsed, lines, strict=True) if p and p.type in ("assistant", "user")]
         assert {line["session_id"] for _, line in messages} == {session} == {result["session_id"]}
         assert [(p.type, p.fields["parent_tool_use_id"]) for p, _ in messages] == [
-            ("assistant", None), ("user", "toolu_task"), ("assistant", "toolu_task"), ("user", "toolu_task"),
-            ("assistant", "toolu_task"), ("user", None), ("assistant", None)]
+            ("assistant", None),
+            ("user", "toolu_task"),
+            ("assistant", "toolu_task"),
+            ("user", "toolu_task"),
+            ("assistant", "toolu_task"),
+            ("user", None),
+            ("assistant", None),
+        ]
         first = messages[0][1]["message"]
         assert (first["id"].startswith("msg_fake_"), first["model"], first["stop_reason"], first["usage"]) == (
-            True, "claude-sonnet-4-5", "tool_use",
-            {"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0,
-             "cache_read_input_tokens": 7})
+            True,
+            "claude-sonnet-4-5",
+            "tool_use",
+            {"input_tokens": 100, "output_tokens": 10, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 7},
+        )
         assert messages[1][0].fields["content"] == "Which test framework?"
-        assert messages[3][0].fields["content"][0] == {"type": "tool_result", "tool_use_id": "toolu_glob",
-                                                       "content": "tests/test_app.py"}
+        assert messages[3][0].fields["content"][0] == {
+            "type": "tool_result",
+            "tool_use_id": "toolu_glob",
+            "content": "tests/test_app.py",
+        }
         assert messages[5][0].fields["content"][0]["content"] == "pytest (tests/test_app.py imports it)"
         events = [line for line in lines if line["type"] == "transition"]
         assert [e["seq"] for e in events] == list(range(1, 14))
@@ -160,7 +238,8 @@ class TestDelegation:
         parsed = [parse(line) for line in lines]
         assert "stream_event" not in {line["type"] for line in plain.json_lines()}
         assert [line["type"] for line in lines if line["type"] != "stream_event"] == [
-            line["type"] for line in plain.json_lines()]
+            line["type"] for line in plain.json_lines()
+        ]
         replies: list[list[dict[str, Any]]] = [[]]
         for p, line in zip(parsed, lines, strict=True):
             if line["type"] == "stream_event":
@@ -173,21 +252,28 @@ class TestDelegation:
                 assert events[-1]["event"] == {"type": "message_stop"} and events[-1] is lines[lines.index(line) - 1]
                 assert {e["parent_tool_use_id"] for e in events} == {line["parent_tool_use_id"]}
                 assert events[0]["event"]["message"]["id"] == line["message"]["id"]
-                said = "".join(e["event"]["delta"].get("text", "") for e in events
-                               if e["event"]["type"] == "content_block_delta")
+                said = "".join(
+                    e["event"]["delta"].get("text", "") for e in events if e["event"]["type"] == "content_block_delta"
+                )
                 assert said == "".join(b.get("text", "") for b in line["message"]["content"])
                 replies.append([])
         assert [r[0]["parent_tool_use_id"] for r in replies[:-1]] == [None, "toolu_task", "toolu_task", None]
         assert replies[-1] == []
         usage = replies[0][-2]["event"]
-        assert (usage["type"], usage["delta"]["stop_reason"], usage["usage"]) == ("message_delta", "tool_use",
-                                                                                  {"output_tokens": 10})
+        assert (usage["type"], usage["delta"]["stop_reason"], usage["usage"]) == (
+            "message_delta",
+            "tool_use",
+            {"output_tokens": 10},
+        )
 
     def test_partial_messages_need_stream_json(self, agentfsm: Runner) -> None:
         """--include-partial-messages without stream-json is a usage error, one line."""
         run = agentfsm("-p", "hi", "--include-partial-messages")
         assert (run.code, run.stdout, run.stderr) == (
-            2, "", "agentfsm: --include-partial-messages needs --output-format stream-json\n")
+            2,
+            "",
+            "agentfsm: --include-partial-messages needs --output-format stream-json\n",
+        )
 
     def test_stream_json_transition_events(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
         """Our transition events: seq increases by one, subagent events name their parent; a flag drops them."""
@@ -202,13 +288,27 @@ class TestDelegation:
         root = events[0]["agent"]
         assert result["session_id"] == root
         assert [(e["agent"] == root, e["trigger"]) for e in events] == [
-            (True, "prompt"), (True, "replied_with_tools"), (True, "subagent_spawned"),
-            (False, "prompt"), (False, "replied_with_tools"), (False, "tool_ran"), (False, "tools_done"),
-            (False, "replied_final"), (False, "stopped"),
-            (True, "subagent_returned"), (True, "tools_done"), (True, "replied_final"), (True, "stopped")]
+            (True, "prompt"),
+            (True, "replied_with_tools"),
+            (True, "subagent_spawned"),
+            (False, "prompt"),
+            (False, "replied_with_tools"),
+            (False, "tool_ran"),
+            (False, "tools_done"),
+            (False, "replied_final"),
+            (False, "stopped"),
+            (True, "subagent_returned"),
+            (True, "tools_done"),
+            (True, "replied_final"),
+            (True, "stopped"),
+        ]
         glob = events[5]
-        assert (glob["parent"], glob["depth"], glob["source"], glob["dest"]) == (root, 1, "executing_tools",
-                                                                                   "executing_tools")
+        assert (glob["parent"], glob["depth"], glob["source"], glob["dest"]) == (
+            root,
+            1,
+            "executing_tools",
+            "executing_tools",
+        )
         assert glob["tool_call"] == {"id": "toolu_glob", "name": "glob", "input": {"pattern": "**/*.py"}}
         assert glob["tool_result"] == {"content": "tests/test_app.py", "is_error": False, "length": 17}
         assert events[2]["child"] == f"{root}.1"
@@ -216,12 +316,20 @@ class TestDelegation:
         quiet = agentfsm("-p", PROMPT, "--output-format", "stream-json", "--no-transition-events")
         assert quiet.code == 0
         assert [line["type"] for line in quiet.json_lines()] == [
-            "system", "assistant", "user", "assistant", "user", "assistant", "user", "assistant", "result"]
+            "system",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "user",
+            "assistant",
+            "result",
+        ]
 
 
 class TestOutcomes:
-    def test_text_mode_prints_only_the_final_text_and_reads_stdin(self, agentfsm: Runner,
-                                                                  fake: FakeAnthropic) -> None:
+    def test_text_mode_prints_only_the_final_text_and_reads_stdin(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """``-p -`` takes the prompt from stdin; stdout holds the final text and nothing else."""
         fake.script = [text_reply("Hello from the fake.")]
         run = agentfsm("-p", "-", input="say hello\n")
@@ -242,8 +350,10 @@ class TestOutcomes:
         fake.script = [tool_reply(tool_use("bash", {"command": "echo again"}))] * 5
         run = agentfsm("-p", "loop forever", "--max-turns", "2", "--output-format", "json")
         assert run.code == 1
-        assert run.stderr == ("agentfsm: stopped after 2 turns without a final answer; raise --max-turns "
-                              "(up to 30) or narrow the prompt\n")
+        assert run.stderr == (
+            "agentfsm: stopped after 2 turns without a final answer; raise --max-turns "
+            "(up to 30) or narrow the prompt\n"
+        )
         result = run.json()
         assert (result["subtype"], result["is_error"], result["num_turns"]) == ("error_max_turns", True, 2)
         assert result["errors"] == [run.stderr.removeprefix("agentfsm: ").rstrip("\n")]
@@ -264,7 +374,10 @@ class TestOutcomes:
         message = "authentication failed (401: invalid x-api-key); check ANTHROPIC_API_KEY"
         assert run.stderr == f"agentfsm: {message}\n"
         assert (run.json()["subtype"], run.json()["terminal_reason"], run.json()["result"]) == (
-            "error_during_execution", "model_error", message)
+            "error_during_execution",
+            "model_error",
+            message,
+        )
         assert len(fake.messages_requests) == 1
 
     def test_unreachable_server(self, agentfsm: Runner) -> None:
@@ -272,8 +385,9 @@ class TestOutcomes:
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
-        run = agentfsm("-p", "hi", env=base_env(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}",
-                                                ANTHROPIC_API_KEY="test"))
+        run = agentfsm(
+            "-p", "hi", env=base_env(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY="test")
+        )
         assert (run.code, run.stdout) == (1, "")
         assert run.stderr.startswith(f"agentfsm: cannot reach the model at http://127.0.0.1:{port}")
         assert run.stderr.endswith("; check the network or ANTHROPIC_BASE_URL\n")
@@ -285,45 +399,66 @@ class TestPermissions:
         """Unattended, a destructive command is denied for want of approval (naming the rule that would allow
         it) and sudo by the built-in deny rule."""
         (project / "notes.txt").write_text("keep me")
-        fake.script = [tool_reply(tool_use("bash", {"command": "rm notes.txt"}, id="toolu_rm"),
-                                  tool_use("bash", {"command": "sudo ls"}, id="toolu_sudo")),
-                       text_reply("I could not do it.")]
+        fake.script = [
+            tool_reply(
+                tool_use("bash", {"command": "rm notes.txt"}, id="toolu_rm"),
+                tool_use("bash", {"command": "sudo ls"}, id="toolu_sudo"),
+            ),
+            text_reply("I could not do it."),
+        ]
         run = agentfsm("-p", "clean up", "--output-format", "json")
         assert (run.code, run.json()["result"]) == (0, "I could not do it.")
         assert [(d["tool_name"], d["tool_use_id"], d["tool_input"]) for d in run.json()["permission_denials"]] == [
-            ("Bash", "toolu_rm", {"command": "rm notes.txt"}), ("Bash", "toolu_sudo", {"command": "sudo ls"})]
+            ("Bash", "toolu_rm", {"command": "rm notes.txt"}),
+            ("Bash", "toolu_sudo", {"command": "sudo ls"}),
+        ]
         assert parse(run.json()) is not None
         results = fake.messages_requests[1].messages[-1]["content"]
         assert [(b["tool_use_id"], b["content"], b["is_error"]) for b in results] == [
-            ("toolu_rm", "Permission denied: `rm notes.txt` is destructive (rm deletes files); it needs approval "
-                         "and no one could be asked; to allow it, add Bash(rm notes.txt) to permissions.allow in "
-                         ".claude/settings.json", True),
+            (
+                "toolu_rm",
+                "Permission denied: `rm notes.txt` is destructive (rm deletes files); it needs approval "
+                "and no one could be asked; to allow it, add Bash(rm notes.txt) to permissions.allow in "
+                ".claude/settings.json",
+                True,
+            ),
             ("toolu_sudo", "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)", True),
         ]
         assert (project / "notes.txt").read_text() == "keep me"
 
-    def test_permission_mode_allow_runs_the_destructive_command(self, agentfsm: Runner, fake: FakeAnthropic,
-                                                                project: Path) -> None:
+    def test_permission_mode_allow_runs_the_destructive_command(
+        self, agentfsm: Runner, fake: FakeAnthropic, project: Path
+    ) -> None:
         """``--permission-mode allow`` (bypassPermissions) runs it, but the built-in deny rules still hold."""
         (project / "notes.txt").write_text("delete me")
-        fake.script = [tool_reply(tool_use("bash", {"command": "rm notes.txt"}),
-                                  tool_use("bash", {"command": "sudo ls"})), text_reply("done")]
+        fake.script = [
+            tool_reply(tool_use("bash", {"command": "rm notes.txt"}), tool_use("bash", {"command": "sudo ls"})),
+            text_reply("done"),
+        ]
         run = agentfsm("-p", "clean up", "--permission-mode", "allow")
         assert run.code == 0
         results = fake.messages_requests[1].messages[-1]["content"]
         assert [b["content"] for b in results] == [
-            "(no output)", "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)"]
+            "(no output)",
+            "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)",
+        ]
         assert not (project / "notes.txt").exists()
 
 
 class TestConfiguration:
-    def test_dotenv_is_read_and_real_environment_wins(self, agentfsm: Runner, fake: FakeAnthropic,
-                                                      project: Path) -> None:
+    def test_dotenv_is_read_and_real_environment_wins(
+        self, agentfsm: Runner, fake: FakeAnthropic, project: Path
+    ) -> None:
         """``.env`` supplies the key; MODEL_ID from the real environment beats the one in ``.env``."""
         (project / ".env").write_text("ANTHROPIC_API_KEY=key-from-dotenv\nMODEL_ID=model-from-dotenv\n")
         fake.script = [text_reply("ok")]
-        run = agentfsm("-p", "hi", "--disallowed-tools", "task",
-                       env=base_env(ANTHROPIC_BASE_URL=fake.url, MODEL_ID="model-from-env"))
+        run = agentfsm(
+            "-p",
+            "hi",
+            "--disallowed-tools",
+            "task",
+            env=base_env(ANTHROPIC_BASE_URL=fake.url, MODEL_ID="model-from-env"),
+        )
         assert (run.code, run.stderr) == (0, "")
         request = fake.messages_requests[0]
         assert request.headers["authorization"] == "Bearer key-from-dotenv"
@@ -334,7 +469,10 @@ class TestConfiguration:
         """No key anywhere: exit 2 and a line saying to set ANTHROPIC_API_KEY or try the demo."""
         run = agentfsm("-p", "hi", env=base_env(ANTHROPIC_BASE_URL=fake.url))
         assert (run.code, run.stdout, run.stderr) == (
-            2, "", "agentfsm: No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'\n")
+            2,
+            "",
+            "agentfsm: No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'\n",
+        )
         assert fake.requests == []
 
     def test_bad_flag_value(self, agentfsm: Runner, fake: FakeAnthropic) -> None:

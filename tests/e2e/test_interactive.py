@@ -20,8 +20,7 @@ PROMPT = "agentfsm >> "
 
 def _spawn(fake: FakeAnthropic, project: Path) -> pexpect.spawn:
     env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", NO_COLOR="1", TERM="dumb")
-    child = pexpect.spawn(str(AGENTFSM), cwd=str(project), env=env, encoding="utf-8", timeout=15,
-                          dimensions=(40, 200))
+    child = pexpect.spawn(str(AGENTFSM), cwd=str(project), env=env, encoding="utf-8", timeout=15, dimensions=(40, 200))
     child.expect_exact("Ctrl-C stops a run.")
     child.expect_exact(PROMPT)
     return child
@@ -32,6 +31,7 @@ def _texts(messages: list[dict[str, Any]]) -> list[tuple[str, str]]:
         if isinstance(content, str):
             return content
         return "".join(b.get("text", "") or str(b.get("content", "")) for b in content)
+
     return [(m["role"], text(m["content"])) for m in messages]
 
 
@@ -39,8 +39,11 @@ class TestRepl:
     def test_prompts_share_history_and_exit_quits(self, fake: FakeAnthropic, project: Path) -> None:
         """Prompts share one agent's history; an Ask is a y/N/a question; blank lines are ignored; exit quits."""
         (project / "notes.txt").write_text("old")
-        fake.script = [tool_reply(tool_use("bash", {"command": "rm notes.txt"})), text_reply("first answer"),
-                       text_reply("second answer")]
+        fake.script = [
+            tool_reply(tool_use("bash", {"command": "rm notes.txt"})),
+            text_reply("first answer"),
+            text_reply("second answer"),
+        ]
         child = _spawn(fake, project)
         child.sendline("")
         child.expect_exact(PROMPT)
@@ -60,13 +63,20 @@ class TestRepl:
         assert not (project / "notes.txt").exists()
         assert len(fake.messages_requests) == 3
         assert _texts(fake.messages_requests[2].messages) == [
-            ("user", "hello there"), ("assistant", ""), ("user", "(no output)"), ("assistant", "first answer"),
-            ("user", "and again")]
+            ("user", "hello there"),
+            ("assistant", ""),
+            ("user", "(no output)"),
+            ("assistant", "first answer"),
+            ("user", "and again"),
+        ]
 
     def test_a_allows_the_prefix_rule_for_the_session(self, fake: FakeAnthropic, project: Path) -> None:
         """`a` at the question allows the call, prints the rule it added, and later calls it matches run unasked."""
-        fake.script = [tool_reply(tool_use("bash", {"command": "touch one"})),
-                       tool_reply(tool_use("bash", {"command": "touch two"})), text_reply("both made")]
+        fake.script = [
+            tool_reply(tool_use("bash", {"command": "touch one"})),
+            tool_reply(tool_use("bash", {"command": "touch two"})),
+            text_reply("both made"),
+        ]
         child = _spawn(fake, project)
         child.sendline("make files")
         child.expect_exact("(a: allow Bash(touch:*) for this session)")
@@ -114,15 +124,25 @@ class TestRepl:
         child.close()
         assert child.exitstatus == 0
         assert _texts(fake.messages_requests[1].messages) == [
-            ("user", "take your time"), ("user", "[Request interrupted by user]"), ("user", "now quickly")]
+            ("user", "take your time"),
+            ("user", "[Request interrupted by user]"),
+            ("user", "now quickly"),
+        ]
 
 
 class TestDemo:
     def test_demo_runs_offline(self, fake: FakeAnthropic, tmp_path: Path) -> None:
         """``agentfsm demo`` needs no key and no network, shows the transitions and ends with the table."""
         env = base_env(ANTHROPIC_BASE_URL=fake.url)  # no API key; the demo must not call the server anyway
-        done = subprocess.run([str(AGENTFSM), "demo"], cwd=tmp_path, env=env, capture_output=True, text=True,
-                              timeout=60, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [str(AGENTFSM), "demo"],
+            cwd=tmp_path,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
         assert (done.returncode, done.stderr) == (0, "")
         assert fake.requests == []
         out = done.stdout
@@ -131,10 +151,9 @@ class TestDemo:
         assert "This project uses pytest." in out
         assert "- inventory/stock.py: Track how many of each item are in stock." in out
         assert "Verified: inventory/report.py defines report()" in out
-        table = out[out.index("Parent context in bytes of JSON"):]
+        table = out[out.index("Parent context in bytes of JSON") :]
         for prompt in PROMPTS:
             row = re.search(rf"^  {re.escape(prompt)} +([\d,]+) +([\d,]+) +(\d+)%$", table, re.MULTILINE)
             assert row, f"no table row for {prompt!r} in:\n{table}"
             with_sub, without = (int(n.replace(",", "")) for n in row.groups()[:2])
             assert 0 < with_sub < without
-

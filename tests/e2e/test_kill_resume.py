@@ -68,8 +68,9 @@ def _driver(workdir: Path, env: Kill, *, resume: bool, kill_when: tuple[int, flo
     if resume:
         argv.append("--continue")
     clean = {k: v for k, v in os.environ.items() if not k.startswith(("KILL_", "ANTHROPIC_"))}
-    proc = subprocess.Popen(argv, cwd=ROOT, env={**clean, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
+    proc = subprocess.Popen(
+        argv, cwd=ROOT, env={**clean, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
     if kill_when is not None:
         rows, delay = kill_when
         while proc.poll() is None and _rows(workdir) < rows:
@@ -126,21 +127,28 @@ def outcomes(tmp_path_factory) -> dict[str, Outcome]:
     """Every scenario, run concurrently (the processes mostly wait for fsync and imports)."""
     base = tmp_path_factory.mktemp("kills")
     with ThreadPoolExecutor(max_workers=6) as pool:
-        futures = {name: pool.submit(_scenario, base / name, kills, delay)
-                   for name, (kills, delay) in SCENARIOS.items()}
+        futures = {
+            name: pool.submit(_scenario, base / name, kills, delay) for name, (kills, delay) in SCENARIOS.items()
+        }
         return {name: future.result() for name, future in futures.items()}
 
 
 def _results(messages: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
-    return {b["tool_use_id"]: b for m in messages if isinstance(m["content"], list) for b in m["content"]
-            if b.get("type") == "tool_result"}
+    return {
+        b["tool_use_id"]: b
+        for m in messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    }
 
 
 def _answered_once(messages: list[dict[str, Any]]) -> bool:
     for i, message in enumerate(messages):
         calls = [b["id"] for b in message["content"] if message["role"] == "assistant" and b["type"] == "tool_use"]
-        answers = [b["tool_use_id"] for b in messages[i + 1]["content"] if b.get("type") == "tool_result"] \
-            if calls else []
+        answers = (
+            [b["tool_use_id"] for b in messages[i + 1]["content"] if b.get("type") == "tool_result"] if calls else []
+        )
         if calls != answers:
             return False
     return True
@@ -152,7 +160,7 @@ def test_killed_runs_resume_without_loss_or_repeats(outcomes, name):
     answered as interrupted, with every call answered once and no effect repeated."""
     outcome, base = outcomes[name], outcomes["uninterrupted"]
     kills, delay = SCENARIOS[name]
-    assert outcome.codes[:len(kills)] == [-signal.SIGKILL] * len(kills) and outcome.codes[-1] == 0
+    assert outcome.codes[: len(kills)] == [-signal.SIGKILL] * len(kills) and outcome.codes[-1] == 0
     for kill, seq in zip(kills, outcome.seqs_after_kill, strict=False):
         if "KILL_AFTER_SEQ" in kill:
             assert seq == int(kill["KILL_AFTER_SEQ"])  # durable: the transition before the kill is there
@@ -165,8 +173,15 @@ def test_killed_runs_resume_without_loss_or_repeats(outcomes, name):
         child = next(s for s in snapshot.agents.values() if s.depth == 1)
     interrupted |= {i for i, block in _results(child.messages).items() if block["content"] == RESUMED_IN_FLIGHT}
     assert _answered_once(child.messages)
-    restored = [{**m, "content": [theirs[b["tool_use_id"]] if b.get("content") == RESUMED_IN_FLIGHT else b
-                                  for b in m["content"]]} if isinstance(m["content"], list) else m for m in messages]
+    restored = [
+        {
+            **m,
+            "content": [theirs[b["tool_use_id"]] if b.get("content") == RESUMED_IN_FLIGHT else b for b in m["content"]],
+        }
+        if isinstance(m["content"], list)
+        else m
+        for m in messages
+    ]
     assert restored == expected
     log = (outcome.workdir / "log.txt").read_text().splitlines() if (outcome.workdir / "log.txt").exists() else []
     assert len(log) == len(set(log))
@@ -192,10 +207,14 @@ def test_the_cli_resumes_a_killed_run(fake, project, agentfsm):
         release.wait(30)
         return text_reply("too late")
 
-    fake.script = [tool_reply(tool_use("bash", {"command": "echo one >> log.txt"}, id="p1"),
-                              tool_use("task", {"prompt": "write the notes"}, id="p2")),
-                   tool_reply(tool_use("write_file", {"path": "notes.txt", "content": "n"}, id="c1")),
-                   hang]
+    fake.script = [
+        tool_reply(
+            tool_use("bash", {"command": "echo one >> log.txt"}, id="p1"),
+            tool_use("task", {"prompt": "write the notes"}, id="p2"),
+        ),
+        tool_reply(tool_use("write_file", {"path": "notes.txt", "content": "n"}, id="c1")),
+        hang,
+    ]
     (project / ".claude").mkdir()
     rules = '{"permissions": {"allow": ["Bash(echo:*)", "Edit(notes.txt)"]}}'
     (project / ".claude" / "settings.json").write_text(rules)
@@ -223,7 +242,9 @@ def test_the_cli_resumes_a_killed_run(fake, project, agentfsm):
     assert [r.seq for r in records] == list(range(1, len(records) + 1))
     assert (info.prompt, info.outcome, info.turns) == ("delegate the notes", "end_turn", 3)
     assert [m["content"] for m in root.messages if m["role"] == "user" and isinstance(m["content"], str)] == [
-        "delegate the notes", "anything else?"]
+        "delegate the notes",
+        "anything else?",
+    ]
     assert _answered_once(root.messages)
 
     listing = agentfsm("sessions", "list")
@@ -276,8 +297,13 @@ def test_three_subagents_in_flight_finish_after_a_kill(parallel_outcomes, name):
         assert outcome.seqs_after_kill == [int(kill["KILL_AFTER_SEQ"])]
     messages = outcome.final["messages"]
     assert _answered_once(messages)
-    answers = {b["tool_use_id"]: b["content"] for m in messages if isinstance(m["content"], list)
-               for b in m["content"] if b.get("type") == "tool_result"}
+    answers = {
+        b["tool_use_id"]: b["content"]
+        for m in messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    }
     assert answers == {f"t_{n}": f"{n} done" for n in PARALLEL}
     assert messages[-1]["content"][0]["text"] == "all three done"
     with Journal(default_path(outcome.workdir)) as journal:

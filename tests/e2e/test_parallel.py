@@ -62,8 +62,9 @@ def test_max_parallel_one_runs_them_in_turn(fake: FakeAnthropic, agentfsm: Runne
     fake.script = [_router] * 6
     run = agentfsm("-p", "delegate four", "--output-format", "stream-json", "--max-parallel", "1", timeout=60)
     assert run.code == 0, run.stderr
-    child_events = [(e["agent"], e["trigger"]) for e in run.json_lines()[:-1]
-                    if e["type"] == "transition" and e["depth"] == 1]
+    child_events = [
+        (e["agent"], e["trigger"]) for e in run.json_lines()[:-1] if e["type"] == "transition" and e["depth"] == 1
+    ]
     agents = list(dict.fromkeys(agent for agent, _ in child_events))
     assert len(agents) == 4
     assert [agent for agent, _ in child_events] == [a for a in agents for _ in range(3)]  # each ran to its end first

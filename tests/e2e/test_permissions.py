@@ -18,25 +18,47 @@ from tests.e2e.conftest import Runner, base_env
 from tests.e2e.fake_server import FakeAnthropic
 
 DESTRUCTIVE = [
-    "find . -delete", "git clean -fdx", "git reset --hard HEAD~1", ": > important.txt", "truncate -s0 f",
-    "sed -i d f", "mv important.txt ../moved.txt", "python3 -c \"import shutil; shutil.rmtree('x')\"",
-    "perl -e 'unlink \"f\"'", "unlink f", "git rm -q f", "shred -u f", "bash -c 'rm -rf x'", "$(echo rm) -rf x",
-    "echo x | xargs rm -rf", "find . -name f -exec rm {} \\;", "/bin/rm -rf x", "command rm f", "env rm f",
-    "time rm f", "if true; then rm f; fi", "echo PWNED > ../outside.txt", "cp f ../copied.txt",
+    "find . -delete",
+    "git clean -fdx",
+    "git reset --hard HEAD~1",
+    ": > important.txt",
+    "truncate -s0 f",
+    "sed -i d f",
+    "mv important.txt ../moved.txt",
+    "python3 -c \"import shutil; shutil.rmtree('x')\"",
+    "perl -e 'unlink \"f\"'",
+    "unlink f",
+    "git rm -q f",
+    "shred -u f",
+    "bash -c 'rm -rf x'",
+    "$(echo rm) -rf x",
+    "echo x | xargs rm -rf",
+    "find . -name f -exec rm {} \\;",
+    "/bin/rm -rf x",
+    "command rm f",
+    "env rm f",
+    "time rm f",
+    "if true; then rm f; fi",
+    "echo PWNED > ../outside.txt",
+    "cp f ../copied.txt",
 ]
 """The issue's destructive commands that are harmless to run here (inside a temp repo), all in default mode."""
 
 
 def _results(fake: FakeAnthropic, index: int = 1) -> dict[str, tuple[str, bool]]:
-    return {b["tool_use_id"]: (b["content"], b.get("is_error", False))
-            for b in fake.messages_requests[index].messages[-1]["content"]}
+    return {
+        b["tool_use_id"]: (b["content"], b.get("is_error", False))
+        for b in fake.messages_requests[index].messages[-1]["content"]
+    }
 
 
 def _git_repo(project: Path) -> list[Path]:
     """A repository with two commits and some files; returns the files that must survive."""
+
     def git(*args: str) -> None:
-        subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=project, check=True,
-                       capture_output=True)
+        subprocess.run(
+            ["git", "-c", "user.name=t", "-c", "user.email=t@t", *args], cwd=project, check=True, capture_output=True
+        )
 
     git("init", "-q")
     (project / "important.txt").write_text("precious\n")
@@ -67,7 +89,8 @@ class TestDefaultModeHeadless:
             assert "needs approval and no one could be asked" in content
         assert run.json()["permission_denials"] == [
             {"tool_name": "Bash", "tool_use_id": c["id"], "tool_input": c["input"], "reason": results[c["id"]][0]}
-            for c in calls]
+            for c in calls
+        ]
         assert {p: p.read_text() for p in survivors} == before
         assert not (project.parent / "outside.txt").exists() and not (project.parent / "moved.txt").exists()
         assert not (project.parent / "copied.txt").exists()
@@ -77,18 +100,28 @@ class TestDefaultModeHeadless:
     def test_read_only_commands_run(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
         """ls, cat, grep, git status|log run without a question; words from the old deny list are not refused."""
         _git_repo(project)
-        commands = {"a": "ls", "b": "cat important.txt", "c": "grep -rn precious .", "d": "git status --short",
-                    "e": "git log --grep=reboot --oneline", "f": "grep -rn sudo .", "g": "echo 'add if='"}
-        fake.script = [tool_reply(*(tool_use("bash", {"command": c}, id=i) for i, c in commands.items())),
-                       text_reply("looked")]
+        commands = {
+            "a": "ls",
+            "b": "cat important.txt",
+            "c": "grep -rn precious .",
+            "d": "git status --short",
+            "e": "git log --grep=reboot --oneline",
+            "f": "grep -rn sudo .",
+            "g": "echo 'add if='",
+        }
+        fake.script = [
+            tool_reply(*(tool_use("bash", {"command": c}, id=i) for i, c in commands.items())),
+            text_reply("looked"),
+        ]
         assert agentfsm("-p", "look").code == 0
         results = _results(fake)
         assert not any(is_error for _, is_error in results.values()), results
         assert "important.txt" in results["a"][0] and results["b"][0] == "precious, v2"
         assert results["g"][0] == "add if="
 
-    def test_pytest_k_shutdown_asks_rather_than_refused(self, agentfsm: Runner, fake: FakeAnthropic,
-                                                        project: Path) -> None:
+    def test_pytest_k_shutdown_asks_rather_than_refused(
+        self, agentfsm: Runner, fake: FakeAnthropic, project: Path
+    ) -> None:
         """`pytest -k shutdown` is not refused by a deny list: unattended it is denied for want of approval,
         and the denial names the rule that would allow it."""
         fake.script = [tool_reply(tool_use("bash", {"command": "pytest -k shutdown"}, id="p")), text_reply("ok")]
@@ -113,16 +146,22 @@ class TestProjectSettings:
         """README's settings file: pytest runs headless, `.env` is refused to read_file and to `cat`, while
         `grep -r` still reads it (the honest limit: rules are not a sandbox)."""
         (project / ".claude").mkdir()
-        (project / ".claude" / "settings.json").write_text(json.dumps(
-            {"permissions": {"allow": ["Bash(pytest:*)"], "deny": ["Read(./.env)"]}}))
+        (project / ".claude" / "settings.json").write_text(
+            json.dumps({"permissions": {"allow": ["Bash(pytest:*)"], "deny": ["Read(./.env)"]}})
+        )
         (project / ".env").write_text("SECRET=hunter2\n")
-        fake.script = [tool_reply(tool_use("bash", {"command": "pytest -k shutdown"}, id="t"),
-                                  tool_use("read_file", {"path": ".env"}, id="r"),
-                                  tool_use("bash", {"command": "cat .env"}, id="c"),
-                                  tool_use("bash", {"command": "grep -r SECRET ."}, id="g")),
-                       text_reply("done")]
-        env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test",
-                       PATH=f"{shim}{os.pathsep}{os.environ['PATH']}")
+        fake.script = [
+            tool_reply(
+                tool_use("bash", {"command": "pytest -k shutdown"}, id="t"),
+                tool_use("read_file", {"path": ".env"}, id="r"),
+                tool_use("bash", {"command": "cat .env"}, id="c"),
+                tool_use("bash", {"command": "grep -r SECRET ."}, id="g"),
+            ),
+            text_reply("done"),
+        ]
+        env = base_env(
+            ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", PATH=f"{shim}{os.pathsep}{os.environ['PATH']}"
+        )
         assert agentfsm("-p", "go", env=env).code == 0
         results = _results(fake)
         assert results["t"] == ("1 passed", False)
@@ -134,26 +173,44 @@ class TestProjectSettings:
     def test_command_hooks_run_and_exit_2_blocks(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
         """A Claude Code command hook gets the call as JSON; exit 2 blocks it and its stderr reaches the model."""
         hook = project / "guard.sh"
-        hook.write_text('#!/bin/sh\ncat > "$CLAUDE_PROJECT_DIR/hook_input.json"\n'
-                        'grep -q deploy "$CLAUDE_PROJECT_DIR/hook_input.json" && '
-                        '{ echo "deploys need a ticket" >&2; exit 2; }\nexit 0\n')
+        hook.write_text(
+            '#!/bin/sh\ncat > "$CLAUDE_PROJECT_DIR/hook_input.json"\n'
+            'grep -q deploy "$CLAUDE_PROJECT_DIR/hook_input.json" && '
+            '{ echo "deploys need a ticket" >&2; exit 2; }\nexit 0\n'
+        )
         hook.chmod(0o755)
         (project / ".claude").mkdir()
-        (project / ".claude" / "settings.json").write_text(json.dumps({
-            "permissions": {"allow": ["Bash(echo:*)"]},
-            "hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [
-                {"type": "command", "command": "$CLAUDE_PROJECT_DIR/guard.sh", "timeout": 10}]}]}}))
+        (project / ".claude" / "settings.json").write_text(
+            json.dumps(
+                {
+                    "permissions": {"allow": ["Bash(echo:*)"]},
+                    "hooks": {
+                        "PreToolUse": [
+                            {
+                                "matcher": "Bash",
+                                "hooks": [
+                                    {"type": "command", "command": "$CLAUDE_PROJECT_DIR/guard.sh", "timeout": 10}
+                                ],
+                            }
+                        ]
+                    },
+                }
+            )
+        )
         fake.script = [tool_reply(tool_use("bash", {"command": "echo deploy > ran.txt"}, id="d")), text_reply("ok")]
         assert agentfsm("-p", "ship it").code == 0
         assert _results(fake)["d"] == ("deploys need a ticket", True)
         assert not (project / "ran.txt").exists()
         sent = json.loads((project / "hook_input.json").read_text())
         assert (sent["hook_event_name"], sent["tool_name"], sent["tool_input"], sent["tool_use_id"]) == (
-            "PreToolUse", "Bash", {"command": "echo deploy > ran.txt"}, "d")
+            "PreToolUse",
+            "Bash",
+            {"command": "echo deploy > ran.txt"},
+            "d",
+        )
         assert sent["permission_mode"] == "default" and sent["cwd"] == str(project.resolve())
 
-    def test_init_message_names_the_mode_in_force(self, agentfsm: Runner, fake: FakeAnthropic,
-                                                  project: Path) -> None:
+    def test_init_message_names_the_mode_in_force(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
         """stream-json's init message carries the settings' defaultMode, or the flag's (an alias resolved)."""
         (project / ".claude").mkdir()
         (project / ".claude" / "settings.json").write_text('{"permissions": {"defaultMode": "acceptEdits"}}')
@@ -168,13 +225,17 @@ class TestProjectSettings:
         (project / ".claude" / "settings.json").write_text("{nope")
         run = agentfsm("-p", "hi")
         assert run.code == 2 and run.stderr.count("\n") == 1
-        assert run.stderr.startswith(f"agentfsm: settings file {project.resolve()}/.claude/settings.json is not "
-                                     "valid JSON: ")
+        assert run.stderr.startswith(
+            f"agentfsm: settings file {project.resolve()}/.claude/settings.json is not valid JSON: "
+        )
 
     def test_bad_rule_names_the_file_and_the_rule(self, agentfsm: Runner, project: Path) -> None:
         """A rule that does not parse: one line naming the file, the rule and what is wrong."""
         (project / ".claude").mkdir()
         (project / ".claude" / "settings.json").write_text('{"permissions": {"allow": ["Bash(git diff:*"]}}')
         run = agentfsm("-p", "hi")
-        assert (run.code, run.stderr) == (2, f"agentfsm: settings {project.resolve()}/.claude/settings.json: "
-                                             "permissions.allow: rule 'Bash(git diff:*' has no closing ')'\n")
+        assert (run.code, run.stderr) == (
+            2,
+            f"agentfsm: settings {project.resolve()}/.claude/settings.json: "
+            "permissions.allow: rule 'Bash(git diff:*' has no closing ')'\n",
+        )

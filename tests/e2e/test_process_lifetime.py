@@ -25,9 +25,11 @@ from tests.e2e.fake_server import FakeAnthropic
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
-SENTINELS = ("setsid sh -c 'echo $$ > daemon.pid; exec sleep 3170' & "
-             "sh -c 'echo $$ > child.pid; exec sleep 3171' & "
-             "while [ ! -s daemon.pid ] || [ ! -s child.pid ]; do sleep 0.01; done; touch ready; wait")
+SENTINELS = (
+    "setsid sh -c 'echo $$ > daemon.pid; exec sleep 3170' & "
+    "sh -c 'echo $$ > child.pid; exec sleep 3171' & "
+    "while [ ! -s daemon.pid ] || [ ! -s child.pid ]; do sleep 0.01; done; touch ready; wait"
+)
 """A bash command that starts a daemon and a child, says it is ready, then waits forever."""
 
 
@@ -62,8 +64,9 @@ def _wait_for(path: Path, proc: subprocess.Popen[str], within: float = 20.0) -> 
 def _start(fake: FakeAnthropic, project: Path, *args: str) -> subprocess.Popen[str]:
     env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
     argv = [str(AGENTFSM), *args, "--permission-mode", "bypassPermissions"]  # the sentinels need no approval
-    return subprocess.Popen(argv, cwd=project, env=env, text=True, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    return subprocess.Popen(
+        argv, cwd=project, env=env, text=True, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    )
 
 
 def _sentinels(project: Path) -> list[int]:
@@ -152,9 +155,15 @@ class TestKillThenResume:
 
         fake.script = [*fake.script, answer, text_reply("and done")]
         env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-        done = subprocess.run([str(AGENTFSM), "-p", "go on", "--continue", "--permission-mode", "bypassPermissions"],
-                              cwd=project, env=env, text=True,
-                              capture_output=True, timeout=30, stdin=subprocess.DEVNULL)
+        done = subprocess.run(
+            [str(AGENTFSM), "-p", "go on", "--continue", "--permission-mode", "bypassPermissions"],
+            cwd=project,
+            env=env,
+            text=True,
+            capture_output=True,
+            timeout=30,
+            stdin=subprocess.DEVNULL,
+        )
         try:
             assert done.returncode == 0, done.stderr
             assert seen_alive == [False], "the old command was still running when the resumed run called the model"

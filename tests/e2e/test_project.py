@@ -24,8 +24,9 @@ def _delegate(kind: str | None = None) -> list[object]:
 
 
 class TestContext:
-    def test_claude_md_reaches_root_and_subagent(self, agentfsm: Runner, fake: FakeAnthropic, project: Path,
-                                                tmp_path: Path) -> None:
+    def test_claude_md_reaches_root_and_subagent(
+        self, agentfsm: Runner, fake: FakeAnthropic, project: Path, tmp_path: Path
+    ) -> None:
         """CLAUDE.md, AGENTS.md and ~/.claude/CLAUDE.md are in both system prompts; --verbose names them."""
         home = tmp_path / "home"
         (home / ".claude").mkdir(parents=True)
@@ -33,8 +34,9 @@ class TestContext:
         (project / "CLAUDE.md").write_text("PROJECT-RULE: run pytest -q.\n")
         (project / "AGENTS.md").write_text("AGENTS-RULE: no network.\n")
         fake.script = _delegate()
-        run = agentfsm("-p", "go", "--verbose", env=base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="t",
-                                                             HOME=str(home)))
+        run = agentfsm(
+            "-p", "go", "--verbose", env=base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="t", HOME=str(home))
+        )
         assert run.code == 0, run.stderr
         root, child = fake.messages_requests[0], fake.messages_requests[1]
         for system in (root.system, child.system):
@@ -46,8 +48,9 @@ class TestContext:
 
 
 class TestCustomSubagents:
-    def test_reviewer_gets_its_tools_prompt_and_model(self, agentfsm: Runner, fake: FakeAnthropic,
-                                                      project: Path) -> None:
+    def test_reviewer_gets_its_tools_prompt_and_model(
+        self, agentfsm: Runner, fake: FakeAnthropic, project: Path
+    ) -> None:
         """subagent_type "reviewer" runs with exactly Read and Glob, the file's body as prompt, and haiku."""
         (project / ".claude" / "agents").mkdir(parents=True)
         (project / ".claude" / "agents" / "reviewer.md").write_text(REVIEWER)
@@ -66,11 +69,17 @@ class TestCustomSubagents:
     def test_agents_json_and_the_default_type(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """--agents JSON defines a type; a task without subagent_type is general-purpose (all five tools)."""
         fake.script = _delegate()
-        run = agentfsm("-p", "go", "--agents", '{"doc": {"description": "Writes docs.", "prompt": "You write.", '
-                                               '"tools": ["Write"]}}')
+        run = agentfsm(
+            "-p",
+            "go",
+            "--agents",
+            '{"doc": {"description": "Writes docs.", "prompt": "You write.", "tools": ["Write"]}}',
+        )
         assert run.code == 0, run.stderr
-        assert "doc: Writes docs." in next(t for t in fake.messages_requests[0].body["tools"]
-                                           if t["name"] == "task")["description"]
+        assert (
+            "doc: Writes docs."
+            in next(t for t in fake.messages_requests[0].body["tools"] if t["name"] == "task")["description"]
+        )
         assert fake.messages_requests[1].tool_names == ["bash", "read_file", "write_file", "edit_file", "glob"]
 
     def test_invalid_definition_is_one_line(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
@@ -80,6 +89,7 @@ class TestCustomSubagents:
         bad.write_text("---\nname: boss\ndescription: Delegates.\ntools: Read, Task\n---\nYou delegate.\n")
         run = agentfsm("-p", "go")
         assert (run.code, run.stdout) == (2, "")
-        assert run.stderr == (f"agentfsm: {bad}: tools lists Task, but a subagent cannot delegate (depth stays 1); "
-                              "remove it\n")
+        assert run.stderr == (
+            f"agentfsm: {bad}: tools lists Task, but a subagent cannot delegate (depth stays 1); remove it\n"
+        )
         assert fake.requests == []

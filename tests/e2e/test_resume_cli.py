@@ -26,9 +26,11 @@ def kill_mid_subagent(fake: FakeAnthropic, project: Path) -> str:
         release.wait(30)
         return text_reply("too late")
 
-    fake.script = [tool_reply(tool_use("task", {"prompt": "write the notes"}, id="p1")),
-                   tool_reply(tool_use("write_file", {"path": "notes.txt", "content": "n"}, id="c1")),
-                   hang]
+    fake.script = [
+        tool_reply(tool_use("task", {"prompt": "write the notes"}, id="p1")),
+        tool_reply(tool_use("write_file", {"path": "notes.txt", "content": "n"}, id="c1")),
+        hang,
+    ]
     killed_after(fake, ["-p", "delegate the notes", "--permission-mode", "acceptEdits"], project, 3)
     release.set()
     with Journal(default_path(project)) as journal:
@@ -50,7 +52,8 @@ def test_continue_without_a_prompt_finishes_the_killed_run(fake, project, agentf
     again = agentfsm("run", "--continue")
     assert again.code == 2 and again.stderr == (
         f"agentfsm: nothing to finish: session {session} is not in the middle of a run; give a prompt to go on "
-        f"(agentfsm -p PROMPT --resume {session})\n")
+        f"(agentfsm -p PROMPT --resume {session})\n"
+    )
 
 
 def test_resume_with_a_prompt_reports_the_killed_run(fake, project, agentfsm):
@@ -113,13 +116,14 @@ def test_flags_that_do_not_apply_are_refused(agentfsm):
     """A run flag before a command that does not take it, an unknown option and a bare prompt are one line."""
     cases = {
         ("--max-turns", "2", "diagram"): "agentfsm: --max-turns does not apply to 'diagram'; put it after a "
-                                         "command that takes it (agentfsm run PROMPT --max-turns …)\n",
+        "command that takes it (agentfsm run PROMPT --max-turns …)\n",
         ("-p", "hi", "--allowedToolz", "Read"): "agentfsm: unknown option --allowedToolz (agentfsm --help lists "
-                                                "them)\n",
+        "them)\n",
     }
     for argv, expected in cases.items():
         run = agentfsm(*argv)
         assert (run.code, run.stderr) == (2, expected), argv
     bare = agentfsm("fix the bug")
     assert bare.code == 2 and bare.stderr.startswith(
-        "agentfsm: 'fix the bug' is not a command; to run it as a prompt: agentfsm -p 'fix the bug'")
+        "agentfsm: 'fix the bug' is not a command; to run it as a prompt: agentfsm -p 'fix the bug'"
+    )

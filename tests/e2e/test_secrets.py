@@ -44,14 +44,25 @@ def _scanner() -> str:
         "print('hits:', len(hits), hits, 'ppid:', any(n in ppid for n in needles), 'env:', "
         "any(n.decode() in v for n in needles for v in os.environ.values()))\n"
     )
-    return f"python3 -c \"$(echo {base64.b64encode(code.encode()).decode()} | base64 -d)\""
+    return f'python3 -c "$(echo {base64.b64encode(code.encode()).decode()} | base64 -d)"'
 
 
 def _run(fake: FakeAnthropic, project: Path, *flags: str) -> subprocess.CompletedProcess[str]:
-    env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY=KEY, ANTHROPIC_AUTH_TOKEN=TOKEN,
-                   ANTHROPIC_CUSTOM_HEADERS=f"x-extra: {HEADER}")
-    return subprocess.run([str(AGENTFSM), "-p", "scan", "--permission-mode", "bypassPermissions", *flags],
-                          cwd=project, env=env, text=True, capture_output=True, timeout=60, stdin=subprocess.DEVNULL)
+    env = base_env(
+        ANTHROPIC_BASE_URL=fake.url,
+        ANTHROPIC_API_KEY=KEY,
+        ANTHROPIC_AUTH_TOKEN=TOKEN,
+        ANTHROPIC_CUSTOM_HEADERS=f"x-extra: {HEADER}",
+    )
+    return subprocess.run(
+        [str(AGENTFSM), "-p", "scan", "--permission-mode", "bypassPermissions", *flags],
+        cwd=project,
+        env=env,
+        text=True,
+        capture_output=True,
+        timeout=60,
+        stdin=subprocess.DEVNULL,
+    )
 
 
 @pytest.mark.parametrize("sandbox", [False, True], ids=["unsandboxed", "sandbox"])
@@ -78,12 +89,22 @@ def test_a_printed_key_is_redacted_everywhere(fake: FakeAnthropic, project: Path
     assert done.returncode == 0, done.stderr
     sent = fake.messages_requests[1].messages[-1]["content"][0]["content"]
     assert sent == "OTHER=1\n# ANTHROPIC_API_KEY=[REDACTED]"
-    exported = subprocess.run([str(AGENTFSM), "sessions", "export", fake_session(done.stdout)], cwd=project,
-                              env=base_env(), text=True, capture_output=True, timeout=30)
+    exported = subprocess.run(
+        [str(AGENTFSM), "sessions", "export", fake_session(done.stdout)],
+        cwd=project,
+        env=base_env(),
+        text=True,
+        capture_output=True,
+        timeout=30,
+    )
     assert exported.returncode == 0, exported.stderr
     journal = default_path(project).read_bytes()
-    for where, text in (("stream-json", done.stdout), ("stderr", done.stderr), ("export", exported.stdout),
-                        ("journal", journal.decode("latin-1"))):
+    for where, text in (
+        ("stream-json", done.stdout),
+        ("stderr", done.stderr),
+        ("export", exported.stdout),
+        ("journal", journal.decode("latin-1")),
+    ):
         assert KEY not in text, f"the key reached {where}"
     assert "[REDACTED]" in done.stdout and "[REDACTED]" in exported.stdout
 

@@ -28,8 +28,15 @@ WAIT = "until [ -e go ]; do sleep 0.05; done; echo waited"
 def _script() -> list[Any]:
     """The root says something, globs and delegates; the child reads a file and answers; the root sums up."""
     return [
-        Streamed(tool_reply(text("Looking at the files first."), tool_use("glob", {"pattern": "*.txt"}, id="toolu_g"),
-                            tool_use("task", {"prompt": "read notes.txt"}, id="toolu_t"), usage=(30, 12)), chunk=4),
+        Streamed(
+            tool_reply(
+                text("Looking at the files first."),
+                tool_use("glob", {"pattern": "*.txt"}, id="toolu_g"),
+                tool_use("task", {"prompt": "read notes.txt"}, id="toolu_t"),
+                usage=(30, 12),
+            ),
+            chunk=4,
+        ),
         Streamed(tool_reply(tool_use("read_file", {"path": "notes.txt"}, id="toolu_r")), chunk=7),
         text_reply("The notes say hi.", usage=(40, 6)),
         Streamed(text_reply("All done: the notes say hi."), chunk=5),
@@ -71,10 +78,17 @@ class TestSameRecords:
         assert [r.body.get("stream") for r in plain_fake.messages_requests] == [None] * 4
         assert [r.body.pop("stream") for r in streamed_fake.messages_requests] == [True] * 4
         assert [r.body for r in plain_fake.messages_requests] == [r.body for r in streamed_fake.messages_requests]
-        deltas = [e["event"]["delta"]["text"] for e in events if e["kind"] == "stream" and e["depth"] == 0
-                  and e["event"]["type"] == "content_block_delta" and e["event"]["delta"]["type"] == "text_delta"]
+        deltas = [
+            e["event"]["delta"]["text"]
+            for e in events
+            if e["kind"] == "stream"
+            and e["depth"] == 0
+            and e["event"]["type"] == "content_block_delta"
+            and e["event"]["delta"]["type"] == "text_delta"
+        ]
         assert deltas[:3] == ["Look", "ing ", "at t"] and "".join(deltas) == (
-            "Looking at the files first.All done: the notes say hi.")
+            "Looking at the files first.All done: the notes say hi."
+        )
         assert {e["agent"] for e in events if e["kind"] == "stream"} == {plain.agent_id, f"{plain.agent_id}.1"}
         assert [e["tool_call"]["name"] for e in events if e["kind"] == "tool_call"] == ["glob", "read_file"]
 
@@ -86,23 +100,36 @@ def _clean(screen: str) -> list[str]:
 
 
 class TestReplStreams:
-    def test_text_appears_while_the_reply_streams_and_calls_show_once(self, fake: FakeAnthropic,
-                                                                      project: Path) -> None:
+    def test_text_appears_while_the_reply_streams_and_calls_show_once(self, fake: FakeAnthropic, project: Path) -> None:
         """The first words of a reply are on the terminal while the server still holds the rest; the spinner names
         a running tool; each call has one start and one end line, the subagent's indented; the Stop summary
         counts the run's four calls, the subagent's included."""
         (project / "notes.txt").write_text("hi\n")
         hold = threading.Event()
         fake.script = [
-            Streamed(tool_reply(text("Looking at the files first."), tool_use("glob", {"pattern": "*.txt"}),
-                                tool_use("task", {"prompt": "read notes.txt"})), chunk=8, hold=hold),
+            Streamed(
+                tool_reply(
+                    text("Looking at the files first."),
+                    tool_use("glob", {"pattern": "*.txt"}),
+                    tool_use("task", {"prompt": "read notes.txt"}),
+                ),
+                chunk=8,
+                hold=hold,
+            ),
             tool_reply(tool_use("read_file", {"path": "notes.txt"}), tool_use("bash", {"command": WAIT})),
             text_reply("It waited."),
             Streamed(text_reply("All done: it waited."), chunk=5),
         ]
         env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", NO_COLOR="1", TERM="dumb")
-        child = pexpect.spawn(str(AGENTFSM), ["--permission-mode", "bypassPermissions"], cwd=str(project), env=env,
-                              encoding="utf-8", timeout=15, dimensions=(40, 200))
+        child = pexpect.spawn(
+            str(AGENTFSM),
+            ["--permission-mode", "bypassPermissions"],
+            cwd=str(project),
+            env=env,
+            encoding="utf-8",
+            timeout=15,
+            dimensions=(40, 200),
+        )
         screen = io.StringIO()
         child.logfile_read = screen
         try:
@@ -123,8 +150,10 @@ class TestReplStreams:
             child.close()
         assert child.exitstatus == 0
         lines = _clean(screen.getvalue())
-        run = lines[lines.index(f"{PROMPT}what do the notes say?") + 1:lines.index(
-            "[HOOK] Stop: this run used 4 tool calls") + 1]
+        run = lines[
+            lines.index(f"{PROMPT}what do the notes say?") + 1 : lines.index("[HOOK] Stop: this run used 4 tool calls")
+            + 1
+        ]
         assert run == [
             "Looking at the files first.",
             "● glob(*.txt)",
@@ -145,22 +174,30 @@ class TestCutStream:
     def test_a_stream_cut_midway_is_one_line_and_exit_1(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """A reply whose connection drops mid-stream ends the run with one error line, no traceback, no retry; the
         events that came before the cut were streamed, and the result says what happened."""
-        fake.script = [Streamed(text_reply("a long answer that never ends"), chunk=3, cut_after=5),
-                       text_reply("never asked")]
+        fake.script = [
+            Streamed(text_reply("a long answer that never ends"), chunk=3, cut_after=5),
+            text_reply("never asked"),
+        ]
         run = agentfsm("-p", "hello", "--output-format", "stream-json", "--include-partial-messages")
         assert run.code == 1
-        assert re.fullmatch(r"agentfsm: the model's reply broke off after 4 stream events \(.*\); try again\n",
-                            run.stderr)
+        assert re.fullmatch(
+            r"agentfsm: the model's reply broke off after 4 stream events \(.*\); try again\n", run.stderr
+        )
         lines = run.json_lines()
         assert [line["event"]["type"] for line in lines if line["type"] == "stream_event"] == [
-            "message_start", "content_block_start", "content_block_delta", "content_block_delta"]
+            "message_start",
+            "content_block_start",
+            "content_block_delta",
+            "content_block_delta",
+        ]
         assert (lines[-1]["subtype"], lines[-1]["terminal_reason"]) == ("error_during_execution", "model_error")
         assert len(fake.messages_requests) == 1
 
 
 class TestHeadlessText:
-    def test_plain_p_asks_for_whole_replies_and_verbose_streams_to_stderr(self, agentfsm: Runner,
-                                                                         fake: FakeAnthropic) -> None:
+    def test_plain_p_asks_for_whole_replies_and_verbose_streams_to_stderr(
+        self, agentfsm: Runner, fake: FakeAnthropic
+    ) -> None:
         """``-p`` alone takes each reply whole; with --verbose the reply streams, its text among the console lines on
         stderr, and stdout is the final text either way."""
         fake.script = [Streamed(text_reply("The answer."), chunk=4)] * 2

@@ -21,10 +21,15 @@ LARGE = [(30, 1, 200, 4), (30, 2, 200, 4), (30, 3, 200, 4), (30, 4, 200, 4)]
 
 
 def row(name: str, report: Report, baseline: Report | None) -> str:
-    ratios = (f"{report.configurations / baseline.configurations:>9.4f}x{report.seconds / baseline.seconds:>9.4f}x"
-              if baseline else f"{'':>20}")
-    return (f"  {name:<28}{report.configurations:>12,}{report.edges:>12,}{report.seconds:>9.2f}{ratios}"
-            f"  {'proved' if report.proved else report.problem}")
+    ratios = (
+        f"{report.configurations / baseline.configurations:>9.4f}x{report.seconds / baseline.seconds:>9.4f}x"
+        if baseline
+        else f"{'':>20}"
+    )
+    return (
+        f"  {name:<28}{report.configurations:>12,}{report.edges:>12,}{report.seconds:>9.2f}{ratios}"
+        f"  {'proved' if report.proved else report.problem}"
+    )
 
 
 def main() -> None:

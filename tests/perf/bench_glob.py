@@ -51,8 +51,9 @@ def with_os_walk(root: str) -> set[str]:
 
 
 def with_find(root: str) -> set[str]:
-    out = subprocess.run(["find", ".", "-name", "*.py", "-type", "f"], cwd=root, capture_output=True, text=True,
-                         check=True).stdout
+    out = subprocess.run(
+        ["find", ".", "-name", "*.py", "-type", "f"], cwd=root, capture_output=True, text=True, check=True
+    ).stdout
     return {line[2:] for line in out.splitlines()}
 
 
@@ -71,8 +72,12 @@ def main() -> None:
         baseline, expected = best(with_os_walk, tmp)
         print(f"{FILES} files, pattern '**/*.py' ({len(expected)} matches), best of {ROUNDS}")
         print(f"{'contender':<24}{'seconds':>10}{'vs os.walk':>12}")
-        for name, fn in (("os.walk + fnmatch", with_os_walk), ("find (subprocess)", with_find),
-                         ("glob.glob (recursive)", with_stdlib_glob), ("walk_glob", with_walk_glob)):
+        for name, fn in (
+            ("os.walk + fnmatch", with_os_walk),
+            ("find (subprocess)", with_find),
+            ("glob.glob (recursive)", with_stdlib_glob),
+            ("walk_glob", with_walk_glob),
+        ):
             seconds, found = best(fn, tmp)
             assert found == expected, f"{name} found {len(found)} paths, expected {len(expected)}"
             print(f"{name:<24}{seconds:>10.3f}{seconds / baseline:>11.2f}x")

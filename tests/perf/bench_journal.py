@@ -96,24 +96,39 @@ def main() -> None:
             if record.seq % EVERY == 0 or last:
                 messages = len(json.dumps(agent.messages, ensure_ascii=False, separators=(",", ":")).encode())
                 window = slice(-(record.seq - (rows[-1][0] if rows else 0)), None)
-                rows.append((record.seq, messages, size(Path(tmp) / "journal.db"), size(Path(tmp) / "snapshots.db"),
-                             1000 * sum(journal_watch.spent[window]) / len(journal_watch.spent[window]),
-                             1000 * sum(snapshot_watch.spent[window]) / len(snapshot_watch.spent[window])))
+                rows.append(
+                    (
+                        record.seq,
+                        messages,
+                        size(Path(tmp) / "journal.db"),
+                        size(Path(tmp) / "snapshots.db"),
+                        1000 * sum(journal_watch.spent[window]) / len(journal_watch.spent[window]),
+                        1000 * sum(snapshot_watch.spent[window]) / len(snapshot_watch.spent[window]),
+                    )
+                )
             if last:
                 break
         journal.close()
-    header = (f"{'transitions':>11}  {'messages':>10}  {'journal':>10}  {'ratio':>5}  {'snapshots':>11}  "
-              f"{'ratio':>6}  {'journal ms/tr':>13}  {'snapshot ms/tr':>14}")
-    print(f"{TURNS} turns, {TURNS - 1} read_file outputs of {OUTPUT_BYTES // 1000} KB; sizes in KB, WAL included; "
-          f"times are the mean per transition since the previous row")
+    header = (
+        f"{'transitions':>11}  {'messages':>10}  {'journal':>10}  {'ratio':>5}  {'snapshots':>11}  "
+        f"{'ratio':>6}  {'journal ms/tr':>13}  {'snapshot ms/tr':>14}"
+    )
+    print(
+        f"{TURNS} turns, {TURNS - 1} read_file outputs of {OUTPUT_BYTES // 1000} KB; sizes in KB, WAL included; "
+        f"times are the mean per transition since the previous row"
+    )
     print(header)
     for seq, messages, journal_size, snapshot_size, journal_ms, snapshot_ms in rows:
-        print(f"{seq:>11}  {messages / 1000:>10,.1f}  {journal_size / 1000:>10,.1f}  {journal_size / messages:>5.2f}  "
-              f"{snapshot_size / 1000:>11,.1f}  {snapshot_size / messages:>6.1f}  {journal_ms:>13.2f}  "
-              f"{snapshot_ms:>14.2f}")
+        print(
+            f"{seq:>11}  {messages / 1000:>10,.1f}  {journal_size / 1000:>10,.1f}  {journal_size / messages:>5.2f}  "
+            f"{snapshot_size / 1000:>11,.1f}  {snapshot_size / messages:>6.1f}  {journal_ms:>13.2f}  "
+            f"{snapshot_ms:>14.2f}"
+        )
     final = rows[-1]
-    print(f"at the end: the journal holds {final[2] / final[1]:.2f} bytes per byte of messages, the snapshots "
-          f"{final[3] / final[1]:.1f} ({final[3] / final[2]:.0f}x the journal)")
+    print(
+        f"at the end: the journal holds {final[2] / final[1]:.2f} bytes per byte of messages, the snapshots "
+        f"{final[3] / final[1]:.1f} ({final[3] / final[2]:.0f}x the journal)"
+    )
 
 
 if __name__ == "__main__":

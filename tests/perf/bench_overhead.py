@@ -54,8 +54,9 @@ class ListModel:
     def __init__(self) -> None:
         self.index = 0
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply:
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply:
         reply = REPLIES[self.index]
         self.index += 1
         return reply
@@ -122,8 +123,10 @@ def langgraph_run() -> Callable[[str], int] | str:
         def bind_tools(self, tools: Any, **kwargs: Any) -> Any:
             return self
 
-    answers = [AIMessage("", tool_calls=[{"name": "glob", "args": {"pattern": "*.txt"}, "id": f"t{i}"}])
-               for i in range(TURNS - 1)] + [AIMessage("done")]
+    answers = [
+        AIMessage("", tool_calls=[{"name": "glob", "args": {"pattern": "*.txt"}, "id": f"t{i}"}])
+        for i in range(TURNS - 1)
+    ] + [AIMessage("done")]
 
     def run(workdir: str) -> int:
         @lc_tool
@@ -156,24 +159,33 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as workdir:
         for name in ("a.txt", "b.txt", "c.md"):
             Path(workdir, name).write_text("hello\n")
-        names = ["raw plain loop (Python glob)", "same-tools plain loop (baseline)", "Agent.run, non-recording model",
-                 "Agent.run, ScriptedModel"]
-        rows: list[tuple[str, tuple[float, float] | str]] = list(zip(
-            names, measure([raw_loop, tools_loop, harness, harness_scripted], workdir), strict=True))
+        names = [
+            "raw plain loop (Python glob)",
+            "same-tools plain loop (baseline)",
+            "Agent.run, non-recording model",
+            "Agent.run, ScriptedModel",
+        ]
+        rows: list[tuple[str, tuple[float, float] | str]] = list(
+            zip(names, measure([raw_loop, tools_loop, harness, harness_scripted], workdir), strict=True)
+        )
         lg = langgraph_run()
         rows.append(("LangGraph create_react_agent", lg if isinstance(lg, str) else measure([lg], workdir, 11)[0]))
     base = rows[1][1]
     assert not isinstance(base, str)
-    print(f"workload: {TURNS} model turns, {TURNS - 1} glob calls, zero-latency model; {ROUNDS} runs of each, "
-          "run in turn; per turn = run / turns")
+    print(
+        f"workload: {TURNS} model turns, {TURNS - 1} glob calls, zero-latency model; {ROUNDS} runs of each, "
+        "run in turn; per turn = run / turns"
+    )
     print(f"{'loop':<36}{'best (ms)':>10}{'median':>8}{'best/turn (µs)':>16}{'ratio best':>12}{'ratio median':>14}")
     for name, value in rows:
         if isinstance(value, str):
             print(f"{name:<36}{value}")
             continue
         fastest, median = value
-        print(f"{name:<36}{fastest * 1e3:>10.2f}{median * 1e3:>8.2f}{fastest / TURNS * 1e6:>16.1f}"
-              f"{fastest / base[0]:>12.2f}{median / base[1]:>14.2f}")
+        print(
+            f"{name:<36}{fastest * 1e3:>10.2f}{median * 1e3:>8.2f}{fastest / TURNS * 1e6:>16.1f}"
+            f"{fastest / base[0]:>12.2f}{median / base[1]:>14.2f}"
+        )
 
 
 if __name__ == "__main__":

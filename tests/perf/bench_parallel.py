@@ -39,6 +39,7 @@ def router(tasks: int) -> Any:
         if len(messages) == 1:
             return tool_reply(*(tool_use("task", {"prompt": f"child {i}"}, id=f"t{i}") for i in range(tasks)))
         return text_reply("done")
+
     return answer
 
 
@@ -46,9 +47,23 @@ def run(tasks: int, max_parallel: int) -> tuple[float, float]:
     """(the run's time less start-up, the process's wall time), in seconds."""
     with FakeAnthropic([router(tasks)] * (tasks + 2), latency=LATENCY) as fake, tempfile.TemporaryDirectory() as cwd:
         started = time.perf_counter()
-        done = subprocess.run([str(AGENTFSM), "-p", "go", "--output-format", "stream-json", "--no-session",
-                               "--max-parallel", str(max_parallel)], cwd=cwd, capture_output=True, text=True,
-                              env=base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test"), check=True)
+        done = subprocess.run(
+            [
+                str(AGENTFSM),
+                "-p",
+                "go",
+                "--output-format",
+                "stream-json",
+                "--no-session",
+                "--max-parallel",
+                str(max_parallel),
+            ],
+            cwd=cwd,
+            capture_output=True,
+            text=True,
+            env=base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test"),
+            check=True,
+        )
         wall = time.perf_counter() - started
     *lines, result = [json.loads(line) for line in done.stdout.splitlines()]
     events = [e for e in lines if e["type"] == "transition"]
@@ -58,15 +73,21 @@ def run(tasks: int, max_parallel: int) -> tuple[float, float]:
 
 def main() -> None:
     ideal = 3 * LATENCY
-    print(f"each child makes one model call; {LATENCY} s latency per call; ideal {ideal:.1f} s "
-          "(parent call + one child call + final call)")
-    print(f"{'tasks':>5}{'parallel (s)':>14}{'vs ideal':>10}{'wall (s)':>10}{'max-parallel 1 (s)':>20}"
-          f"{'vs ideal':>10}{'speed-up':>10}")
+    print(
+        f"each child makes one model call; {LATENCY} s latency per call; ideal {ideal:.1f} s "
+        "(parent call + one child call + final call)"
+    )
+    print(
+        f"{'tasks':>5}{'parallel (s)':>14}{'vs ideal':>10}{'wall (s)':>10}{'max-parallel 1 (s)':>20}"
+        f"{'vs ideal':>10}{'speed-up':>10}"
+    )
     for tasks in (1, 2, 4, 8):
         together, wall = run(tasks, 8)
         serial, _ = run(tasks, 1)
-        print(f"{tasks:>5}{together:>14.2f}{together / ideal:>10.2f}{wall:>10.2f}{serial:>20.2f}"
-              f"{serial / ideal:>10.2f}{serial / together:>10.2f}")
+        print(
+            f"{tasks:>5}{together:>14.2f}{together / ideal:>10.2f}{wall:>10.2f}{serial:>20.2f}"
+            f"{serial / ideal:>10.2f}{serial / together:>10.2f}"
+        )
 
 
 if __name__ == "__main__":

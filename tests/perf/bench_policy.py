@@ -45,8 +45,10 @@ def best(fn: Callable[[], object], *, repeat: int) -> float:
 def main() -> int:
     with tempfile.TemporaryDirectory() as root:
         ws = Workspace(root)
-        policy = Policy(allow=tuple(parse_rule(r) for r in ("Bash(pytest:*)", "Bash(git diff:*)", "Edit(src/**)")),
-                        deny=(parse_rule("Bash(curl:*)"),))
+        policy = Policy(
+            allow=tuple(parse_rule(r) for r in ("Bash(pytest:*)", "Bash(git diff:*)", "Edit(src/**)")),
+            deny=(parse_rule("Bash(curl:*)"),),
+        )
         baseline = best(lambda: run_tool(BASE_TOOLS, "bash", ws, {"command": "true"}), repeat=5)
         rows = [("bash tool running `true` (baseline)", baseline)]
         for label, command in COMMANDS.items():

@@ -35,8 +35,9 @@ ROUNDS = 31
 class DeepCopyModel(ScriptedModel):
     """The recording this replaced: a deep copy of every request."""
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply:
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply:
         copy.deepcopy(messages), copy.deepcopy(tools)
         return super().create(system=system, messages=[], tools=[], max_tokens=max_tokens)
 
@@ -49,8 +50,9 @@ class ParsingModel:
         self.replies = replies
         self.index = 0
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply:
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply:
         self.index += 1
         return Reply.from_wire(self.replies[self.index - 1])
 
@@ -62,8 +64,9 @@ class ListModel:
         self.replies = [Reply.from_wire(r) for r in replies]
         self.index = 0
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply:
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply:
         self.index += 1
         return self.replies[self.index - 1]
 
@@ -84,8 +87,14 @@ def record(model_type: type[ScriptedModel], turns: int) -> float:
         reply = model.create(system="s", messages=messages, tools=tools, max_tokens=8000)
         messages.append({"role": "assistant", "content": list(reply.content)})
         if i < turns - 1:
-            messages.append({"role": "user", "content": [
-                {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"{i}" + "x" * OUTPUT_BYTES}]})
+            messages.append(
+                {
+                    "role": "user",
+                    "content": [
+                        {"type": "tool_result", "tool_use_id": f"t{i}", "content": f"{i}" + "x" * OUTPUT_BYTES}
+                    ],
+                }
+            )
     return time.perf_counter() - start
 
 
@@ -106,28 +115,42 @@ def best(*fns: Any) -> list[float]:
 
 
 def main() -> None:
-    print(f"1. recording alone: one growing conversation, a {OUTPUT_BYTES // 1000} KB tool_result per turn; "
-          f"best of {ROUNDS}, run in turn")
-    print(f"{'turns':>6}{'ScriptedModel (ms)':>20}{'per turn (µs)':>15}{'deep copy (ms)':>16}{'per turn (µs)':>15}"
-          f"{'ratio':>8}")
+    print(
+        f"1. recording alone: one growing conversation, a {OUTPUT_BYTES // 1000} KB tool_result per turn; "
+        f"best of {ROUNDS}, run in turn"
+    )
+    print(
+        f"{'turns':>6}{'ScriptedModel (ms)':>20}{'per turn (µs)':>15}{'deep copy (ms)':>16}{'per turn (µs)':>15}"
+        f"{'ratio':>8}"
+    )
     for turns in (10, 30, 100):
-        ours, old = best(functools.partial(record, ScriptedModel, turns),
-                         functools.partial(record, DeepCopyModel, turns))
-        print(f"{turns:>6}{ours * 1e3:>20.3f}{ours / turns * 1e6:>15.1f}{old * 1e3:>16.3f}{old / turns * 1e6:>15.1f}"
-              f"{old / ours:>8.1f}")
+        ours, old = best(
+            functools.partial(record, ScriptedModel, turns), functools.partial(record, DeepCopyModel, turns)
+        )
+        print(
+            f"{turns:>6}{ours * 1e3:>20.3f}{ours / turns * 1e6:>15.1f}{old * 1e3:>16.3f}{old / turns * 1e6:>15.1f}"
+            f"{old / ours:>8.1f}"
+        )
     with tempfile.TemporaryDirectory() as workdir:
         for i in range(30):
             Path(workdir, f"f{i}.txt").write_text(f"{i}" + "y" * (OUTPUT_BYTES - 1))
-        parsing, parsed, scripted, deep = best(lambda: agent_run(workdir, ParsingModel(script(30))),
-                                               lambda: agent_run(workdir, ListModel(script(30))),
-                                               lambda: agent_run(workdir, ScriptedModel(script(30))),
-                                               lambda: agent_run(workdir, DeepCopyModel(script(30))))
-    print(f"\n2. Agent.run, 30 turns, 29 read_file calls of {OUTPUT_BYTES // 1000} KB files; "
-          f"best of {ROUNDS}, run in turn")
+        parsing, parsed, scripted, deep = best(
+            lambda: agent_run(workdir, ParsingModel(script(30))),
+            lambda: agent_run(workdir, ListModel(script(30))),
+            lambda: agent_run(workdir, ScriptedModel(script(30))),
+            lambda: agent_run(workdir, DeepCopyModel(script(30))),
+        )
+    print(
+        f"\n2. Agent.run, 30 turns, 29 read_file calls of {OUTPUT_BYTES // 1000} KB files; "
+        f"best of {ROUNDS}, run in turn"
+    )
     print(f"{'model':<44}{'run (ms)':>10}{'ratio':>8}{'vs parsed before':>18}")
-    for name, seconds in (("non-recording, parses each reply (baseline)", parsing),
-                          ("non-recording, replies parsed before the run", parsed), ("ScriptedModel", scripted),
-                          ("deep copy per call (old)", deep)):
+    for name, seconds in (
+        ("non-recording, parses each reply (baseline)", parsing),
+        ("non-recording, replies parsed before the run", parsed),
+        ("ScriptedModel", scripted),
+        ("deep copy per call (old)", deep),
+    ):
         print(f"{name:<44}{seconds * 1e3:>10.2f}{seconds / parsing:>8.2f}{seconds / parsed:>18.2f}")
 
 

@@ -53,8 +53,12 @@ def median(run: Callable[[], object], repeat: int = REPEAT) -> float:
 
 
 def start_ui(journal: Path) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen([str(AGENTFSM), "ui", "--port", "0", "--session-db", str(journal)],
-                               stdout=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [str(AGENTFSM), "ui", "--port", "0", "--session-db", str(journal)],
+        stdout=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     line = process.stdout.readline() if process.stdout else ""
     match = re.search(r"(http://\S+)/", line)
     assert match, line
@@ -76,8 +80,11 @@ def main() -> int:
         last = info.last_seq
         raw = sqlite3.connect(f"file:{journal}?mode=ro", uri=True)
         rows: list[tuple[str, float]] = []
-        base = median(lambda: raw.execute("SELECT seq, record, appended FROM transitions WHERE session_id = ? "
-                                          "ORDER BY seq", (session,)).fetchall())
+        base = median(
+            lambda: raw.execute(
+                "SELECT seq, record, appended FROM transitions WHERE session_id = ? ORDER BY seq", (session,)
+            ).fetchall()
+        )
         rows.append(("raw read of the rows", base))
         rows.append(("decode (Journal.records)", median(lambda: j.records(session))))
 
@@ -104,12 +111,15 @@ def main() -> int:
                 for times in (cold_page, warm_page):
                     page.goto("about:blank")  # the previous page's teardown is not this one's opening
                     page.goto(f"{url}/session/{session}")
-                    page.wait_for_function("() => performance.getEntriesByName('agentfsm:open').length > 0",
-                                           timeout=30_000)
+                    page.wait_for_function(
+                        "() => performance.getEntriesByName('agentfsm:open').length > 0", timeout=30_000
+                    )
                     assert page.get_attribute(".tl-row.sel", "data-seq") == str(last)
                     times.append(page.evaluate("performance.getEntriesByName('agentfsm:open')[0].startTime") / 1000)
-                select.append(page.evaluate("""() => { const t = performance.now(); select(1000);
-                                                       return (performance.now() - t) / 1000; }"""))
+                select.append(
+                    page.evaluate("""() => { const t = performance.now(); select(1000);
+                                                       return (performance.now() - t) / 1000; }""")
+                )
             finally:
                 process.terminate()
                 process.wait()
@@ -130,22 +140,29 @@ def main() -> int:
             process.terminate()
             process.wait()
         browser.close()
-    rows += [("API, cold server", statistics.median(cold_api)), ("API, warm", statistics.median(warm_api)),
-             ("page open, cold server", statistics.median(cold_page)),
-             ("page open, warm", statistics.median(warm_page)),
-             ("select one transition", statistics.median(select)),
-             (f"live update (median of {len(live)})", statistics.median(live)),
-             (f"live update (worst of {len(live)})", max(live))]
+    rows += [
+        ("API, cold server", statistics.median(cold_api)),
+        ("API, warm", statistics.median(warm_api)),
+        ("page open, cold server", statistics.median(cold_page)),
+        ("page open, warm", statistics.median(warm_page)),
+        ("select one transition", statistics.median(select)),
+        (f"live update (median of {len(live)})", statistics.median(live)),
+        (f"live update (worst of {len(live)})", max(live)),
+    ]
     load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
-    print(f"\nsession {session}: {info.transitions} transitions, {info.model_calls} model calls; median of {REPEAT}; "
-          f"load average {load} on {os.cpu_count()} cores")
+    print(
+        f"\nsession {session}: {info.transitions} transitions, {info.model_calls} model calls; median of {REPEAT}; "
+        f"load average {load} on {os.cpu_count()} cores"
+    )
     print(f"{'':<34}{'ms':>10}{'× raw read':>12}")
     for name, seconds in rows:
         print(f"{name:<34}{seconds * 1000:>10.1f}{seconds / base:>12.1f}")
     worst_open = max(cold_page)
     ok = worst_open < LIMIT_S and max(live) < LIMIT_S
-    print(f"\nworst cold page open {worst_open * 1000:.0f} ms, worst live update {max(live) * 1000:.0f} ms: "
-          f"{'under' if ok else 'NOT under'} {LIMIT_S:.0f} s")
+    print(
+        f"\nworst cold page open {worst_open * 1000:.0f} ms, worst live update {max(live) * 1000:.0f} ms: "
+        f"{'under' if ok else 'NOT under'} {LIMIT_S:.0f} s"
+    )
     return 0 if ok else 1
 
 

@@ -207,12 +207,14 @@ class TestNothingOutlivesTheCall:
 
     def test_double_fork_with_setsid_is_gone(self, workspace: Workspace) -> None:
         """A classic daemon (fork, setsid, fork again, the middle process exits) does not survive."""
-        code = ("import os, time\n"
-                "if os.fork() == 0:\n"
-                "    os.setsid()\n"
-                "    if os.fork() == 0:\n"
-                "        open('d.pid', 'w').write(str(os.getpid())); time.sleep(3142)\n"
-                "    os._exit(0)\n")
+        code = (
+            "import os, time\n"
+            "if os.fork() == 0:\n"
+            "    os.setsid()\n"
+            "    if os.fork() == 0:\n"
+            "        open('d.pid', 'w').write(str(os.getpid())); time.sleep(3142)\n"
+            "    os._exit(0)\n"
+        )
         _bash(workspace, f"{_python(code)}; {WAIT_FOR_PID}")
         assert _dead(int((workspace.root / "d.pid").read_text()), within=0.5)
 

@@ -113,7 +113,8 @@ class TestReadFile:
         """With limit, a NUL past the 8 KB head and past the returned lines does not matter."""
         (workspace.root / "log.txt").write_bytes(b"text line\n" * 5000 + b"\x00tail\n")
         assert _call(workspace, "read_file", path="log.txt", limit=2).text == (
-            "text line\ntext line\n... (4999 more lines)")
+            "text line\ntext line\n... (4999 more lines)"
+        )
 
     def test_missing_file(self, workspace: Workspace) -> None:
         """A missing file is a clear error naming it."""

@@ -41,8 +41,9 @@ def test_swapping_a_directory_for_a_symlink_writes_nothing_outside(tmp_path: Pat
             if i % 3:
                 run_tool(BASE_TOOLS, "write_file", workspace, {"path": f"sub/f{i}.txt", "content": "x"})
             else:
-                run_tool(BASE_TOOLS, "edit_file", workspace, {"path": "sub/target.txt", "old_text": "old",
-                                                             "new_text": "new"})
+                run_tool(
+                    BASE_TOOLS, "edit_file", workspace, {"path": "sub/target.txt", "old_text": "old", "new_text": "new"}
+                )
     finally:
         stop.touch()
         swapper.wait(timeout=10)

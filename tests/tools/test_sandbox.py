@@ -24,9 +24,10 @@ from tools.processes import ToolProcess, survivors
 from tools.sandbox import Bubblewrap, Sandbox, SandboxUnavailable, backend_for, note_for
 
 HAVE_BWRAP = shutil.which("bwrap") is not None
-pytestmark = pytest.mark.skipif(not HAVE_BWRAP and not os.environ.get("CI"),
-                                reason="bubblewrap (bwrap) is not installed and CI is unset: apt-get install "
-                                       "bubblewrap to run the sandbox tests")
+pytestmark = pytest.mark.skipif(
+    not HAVE_BWRAP and not os.environ.get("CI"),
+    reason="bubblewrap (bwrap) is not installed and CI is unset: apt-get install bubblewrap to run the sandbox tests",
+)
 
 READ_ONLY_NOTE = "(sandboxed: only the workspace, its extra directories and a private /tmp are writable)"
 
@@ -113,7 +114,7 @@ class TestNetworkAndProcesses:
 
     def _connect(self, port: int) -> str:
         code = f"import socket; socket.create_connection(('127.0.0.1', {port}), timeout=5); print('connected')"
-        return f"{sys.executable} -c \"{code}\""
+        return f'{sys.executable} -c "{code}"'
 
     def test_network_is_off(self, boxed: Workspace, server: tuple[int, threading.Event]) -> None:
         """A connection to a server on the host's loopback fails inside; the result says the network is off."""
@@ -137,8 +138,9 @@ class TestNetworkAndProcesses:
     def test_setsid_daemon_dies_with_the_call(self, boxed: Workspace) -> None:
         """A daemon started inside is gone when the call returns (the namespace ends with the shell)."""
         seen: list[ToolProcess] = []
-        out = _bash(attrs.evolve(boxed, process_listener=lambda p, running: seen.append(p)),
-                    "setsid sleep 3200 & echo started")
+        out = _bash(
+            attrs.evolve(boxed, process_listener=lambda p, running: seen.append(p)), "setsid sleep 3200 & echo started"
+        )
         assert out.text == "started"
         assert seen[0].sandbox == "bubblewrap" and survivors(seen[0]) == []
 
@@ -147,15 +149,31 @@ class TestNetworkAndProcesses:
         monkeypatch.setenv("ANTHROPIC_CUSTOM_HEADERS", "x-api-key: secret-header-value")
         monkeypatch.setenv("SOME_TOKEN", "t0ken")
         names = {line.split("=", 1)[0] for line in _bash(boxed, "env").text.splitlines()}
-        assert names <= {"PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TERM", "TZ",
-                         "AGENTFSM_TOOL_TAG", "PWD", "SHLVL", "_", "OLDPWD"}
+        assert names <= {
+            "PATH",
+            "HOME",
+            "USER",
+            "LOGNAME",
+            "LANG",
+            "LANGUAGE",
+            "LC_ALL",
+            "LC_CTYPE",
+            "TERM",
+            "TZ",
+            "AGENTFSM_TOOL_TAG",
+            "PWD",
+            "SHLVL",
+            "_",
+            "OLDPWD",
+        }
 
 
 class TestAvailability:
     def test_missing_bubblewrap_says_how_to_install_it(self) -> None:
         """No bwrap: one line naming the package and the install command."""
         assert Bubblewrap(executable="").problem() == (
-            "the bash sandbox needs bubblewrap (bwrap), which is not installed: sudo apt-get install bubblewrap")
+            "the bash sandbox needs bubblewrap (bwrap), which is not installed: sudo apt-get install bubblewrap"
+        )
 
     def test_a_platform_without_a_backend_says_so(self) -> None:
         """macOS has no backend yet: one line saying so."""

@@ -166,7 +166,10 @@ class TestGlobCannotHang:
 
         monkeypatch.setattr(tools.search.os, "scandir", scandir)
         assert _glob(project, "**/*.py").text.splitlines() == [
-            "one/one.py", "root.py", "... (1 unreadable directories skipped)"]
+            "one/one.py",
+            "root.py",
+            "... (1 unreadable directories skipped)",
+        ]
 
     def test_deadline_gives_a_partial_result_with_a_note(
         self, project: Workspace, monkeypatch: pytest.MonkeyPatch
@@ -174,7 +177,9 @@ class TestGlobCannotHang:
         """Past the deadline the walk stops and says the list is partial."""
         monkeypatch.setattr(tools.search, "DEADLINE_SECONDS", -1.0)
         assert _glob(project, "**/*.py").text.splitlines() == [
-            "(no matches)", "... (stopped after -1s: the list is partial; narrow the pattern)"]
+            "(no matches)",
+            "... (stopped after -1s: the list is partial; narrow the pattern)",
+        ]
 
     def test_trailing_slash_matches_directories_only(self, project: Workspace) -> None:
         """'**/' lists directories and no files."""

@@ -24,8 +24,13 @@ print(sorted(taken), b"sk-ant-unit-0123456789" in environ, b"ANTHROPIC_API_KEY" 
 def test_take_secrets_wipes_the_initial_environment_block() -> None:
     """After take_secrets the process's own /proc/self/environ no longer holds the key; other variables stay."""
     env = {"PATH": "/usr/bin:/bin", "ANTHROPIC_API_KEY": "sk-ant-unit-0123456789", "KEEP": "me"}
-    done = subprocess.run([sys.executable, "-c", TAKE_AND_LOOK], env={**env, "PYTHONPATH": sys.path[0] or "."},
-                          capture_output=True, text=True, check=True)
+    done = subprocess.run(
+        [sys.executable, "-c", TAKE_AND_LOOK],
+        env={**env, "PYTHONPATH": sys.path[0] or "."},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert done.stdout.split() == ["['ANTHROPIC_API_KEY']", "False", "False", "False", "True"]
 
 

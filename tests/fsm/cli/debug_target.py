@@ -31,8 +31,10 @@ SCENARIOS = {
     ],
     # two tools in one reply: bash creates a file, write_file writes one
     "tools": [
-        tool_reply(tool_use("bash", {"command": "touch bash_ran.txt"}, id="toolu_bash"),
-                   tool_use("write_file", {"path": "written.txt", "content": "hi"}, id="toolu_write")),
+        tool_reply(
+            tool_use("bash", {"command": "touch bash_ran.txt"}, id="toolu_bash"),
+            tool_use("write_file", {"path": "written.txt", "content": "hi"}, id="toolu_write"),
+        ),
         text_reply("done"),
     ],
     # a model call that takes a minute: for Ctrl-C
@@ -42,8 +44,11 @@ SCENARIOS = {
 
 def main() -> int:
     scenario, workdir = sys.argv[1], sys.argv[2]
-    agent = Agent(ScriptedModel(SCENARIOS[scenario]), workdir,
-                  permissions=Policy(allow=(parse_rule("Bash(touch:*)"), parse_rule("Edit"))))
+    agent = Agent(
+        ScriptedModel(SCENARIOS[scenario]),
+        workdir,
+        permissions=Policy(allow=(parse_rule("Bash(touch:*)"), parse_rule("Edit"))),
+    )
     agent.send(f"scenario {scenario}")
     return Debugger(agent).run()
 

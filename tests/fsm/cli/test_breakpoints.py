@@ -32,16 +32,25 @@ class TestParse:
         assert parse("tools_done depth:1") == (("trigger", "tools_done"), ("depth", 1))
         assert parse("tool:bash turn:3") == (("tool", "bash"), ("turn", 3))
 
-    @pytest.mark.parametrize(("spec", "message"), [
-        ("", "break on what? a state, a trigger, tool:NAME, depth:N or turn:N"),
-        ("thinking", "cannot break on 'thinking': use a state (idle, awaiting_model, executing_tools, stopping), "
-                     "a trigger (e.g. tools_done), tool:NAME, depth:N or turn:N"),
-        ("tool:bsh", "unknown tool 'bsh' in 'tool:bsh' (tools: bash, read_file, write_file, edit_file, glob, task)"),
-        ("depth:2", "depth:N needs N in 0..1 (got 'depth:2')"),
-        ("turn:0", "turn:N needs N in 1..30 (got 'turn:0')"),
-        ("turn:x", "turn:N needs N in 1..30 (got 'turn:x')"),
-        ("idle stopping", "state given twice in 'idle stopping': a breakpoint's words must all hold at once"),
-    ])
+    @pytest.mark.parametrize(
+        ("spec", "message"),
+        [
+            ("", "break on what? a state, a trigger, tool:NAME, depth:N or turn:N"),
+            (
+                "thinking",
+                "cannot break on 'thinking': use a state (idle, awaiting_model, executing_tools, stopping), "
+                "a trigger (e.g. tools_done), tool:NAME, depth:N or turn:N",
+            ),
+            (
+                "tool:bsh",
+                "unknown tool 'bsh' in 'tool:bsh' (tools: bash, read_file, write_file, edit_file, glob, task)",
+            ),
+            ("depth:2", "depth:N needs N in 0..1 (got 'depth:2')"),
+            ("turn:0", "turn:N needs N in 1..30 (got 'turn:0')"),
+            ("turn:x", "turn:N needs N in 1..30 (got 'turn:x')"),
+            ("idle stopping", "state given twice in 'idle stopping': a breakpoint's words must all hold at once"),
+        ],
+    )
     def test_errors_are_one_line(self, spec, message):
         """A bad spec raises BreakpointError (a ValueError) with a one-line message saying what would work."""
         with pytest.raises(BreakpointError) as info:

@@ -56,26 +56,42 @@ class TestUsage:
         for word in ("run", "demo", "-p", "--output-format", "--max-turns", "--permission-mode", "Exit status"):
             assert word in out
 
-    @pytest.mark.parametrize(("argv", "line"), [
-        (["-p", "hi", "--max-turns", "45"], "agentfsm: --max-turns must be 1..30 (got 45)"),
-        (["run", "hi", "--max-turns", "many"], "agentfsm: --max-turns must be 1..30 (got 'many')"),
-        (["-p", "hi", "--output-format", "xml"],
-         "agentfsm: argument --output-format: invalid choice: 'xml' (choose from 'text', 'json', 'stream-json')"),
-        (["frobnicate"], "agentfsm: 'frobnicate' is not a command; to run it as a prompt: agentfsm -p frobnicate "
-                         "(or agentfsm run frobnicate); commands: run, demo"),
-        (["-p", "hi", "--allowedToolz", "Read"],
-         "agentfsm: unknown option --allowedToolz (agentfsm --help lists them)"),
-        (["-p", "hi", "--frob"], "agentfsm: unknown option --frob (agentfsm --help lists them)"),
-        (["--max-turns", "3", "demo"], "agentfsm: --max-turns does not apply to 'demo'; put it after a command "
-                                       "that takes it (agentfsm run PROMPT --max-turns …)"),
-        (["--output-format", "json"],
-         "agentfsm: --output-format needs a headless run: agentfsm -p PROMPT --output-format ..."),
-        (["-p", "hi"], "agentfsm: No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"),
-        (["-p", "hi", "--cwd", "/nope/none"], "agentfsm: --cwd /nope/none is not a directory"),
-        (["-p", "-"], "agentfsm: the prompt is empty; give a non-empty prompt"),
-    ])
-    def test_usage_errors_are_one_line_and_exit_2(self, argv: list[str], line: str,
-                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    @pytest.mark.parametrize(
+        ("argv", "line"),
+        [
+            (["-p", "hi", "--max-turns", "45"], "agentfsm: --max-turns must be 1..30 (got 45)"),
+            (["run", "hi", "--max-turns", "many"], "agentfsm: --max-turns must be 1..30 (got 'many')"),
+            (
+                ["-p", "hi", "--output-format", "xml"],
+                "agentfsm: argument --output-format: invalid choice: 'xml' (choose from 'text', 'json', 'stream-json')",
+            ),
+            (
+                ["frobnicate"],
+                "agentfsm: 'frobnicate' is not a command; to run it as a prompt: agentfsm -p frobnicate "
+                "(or agentfsm run frobnicate); commands: run, demo",
+            ),
+            (
+                ["-p", "hi", "--allowedToolz", "Read"],
+                "agentfsm: unknown option --allowedToolz (agentfsm --help lists them)",
+            ),
+            (["-p", "hi", "--frob"], "agentfsm: unknown option --frob (agentfsm --help lists them)"),
+            (
+                ["--max-turns", "3", "demo"],
+                "agentfsm: --max-turns does not apply to 'demo'; put it after a command "
+                "that takes it (agentfsm run PROMPT --max-turns …)",
+            ),
+            (
+                ["--output-format", "json"],
+                "agentfsm: --output-format needs a headless run: agentfsm -p PROMPT --output-format ...",
+            ),
+            (["-p", "hi"], "agentfsm: No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"),
+            (["-p", "hi", "--cwd", "/nope/none"], "agentfsm: --cwd /nope/none is not a directory"),
+            (["-p", "-"], "agentfsm: the prompt is empty; give a non-empty prompt"),
+        ],
+    )
+    def test_usage_errors_are_one_line_and_exit_2(
+        self, argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """Bad flags, values, a missing key or workspace, an empty prompt: one line on stderr, status 2."""
         assert cli.main(argv) == 2
         out, err = outputs(capsys)
@@ -90,15 +106,17 @@ class TestUsage:
         assert cli.main([flag]) == 0
         assert outputs(capsys) == (f"{version('agentfsm')} (agentfsm)\n", "")
 
-    def test_no_prompt_from_a_terminal(self, monkeypatch: pytest.MonkeyPatch,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+    def test_no_prompt_from_a_terminal(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """``-p`` without a value while stdin is a terminal says how to give a prompt."""
         terminal = io.StringIO()
         terminal.isatty = lambda: True  # type: ignore[method-assign]
         monkeypatch.setattr(sys, "stdin", terminal)
         assert cli.main(["-p"]) == 2
         assert outputs(capsys)[1] == (
-            "agentfsm: no prompt: give one (agentfsm -p PROMPT), or pipe it on stdin (echo PROMPT | agentfsm -p -)\n")
+            "agentfsm: no prompt: give one (agentfsm -p PROMPT), or pipe it on stdin (echo PROMPT | agentfsm -p -)\n"
+        )
 
 
 class TestHeadless:
@@ -122,7 +140,12 @@ class TestHeadless:
         out, err = outputs(capsys)
         result = json.loads(out)
         assert (result["type"], result["subtype"], result["result"], result["usage"]["input_tokens"], err) == (
-            "result", "success", "ok", 3, "")
+            "result",
+            "success",
+            "ok",
+            3,
+            "",
+        )
 
     def test_stream_json(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
         """stream-json is system/init, then per transition its messages and its event, then the result."""
@@ -130,25 +153,40 @@ class TestHeadless:
         assert cli.main(["-p", "q", "--output-format", "stream-json"]) == 0
         lines = [json.loads(line) for line in outputs(capsys)[0].splitlines()]
         assert [e.get("trigger", e["type"]) for e in lines] == [
-            "system", "prompt", "assistant", "replied_with_tools", "tool_ran", "user", "tools_done", "assistant",
-            "replied_final", "stopped", "result"]
+            "system",
+            "prompt",
+            "assistant",
+            "replied_with_tools",
+            "tool_ran",
+            "user",
+            "tools_done",
+            "assistant",
+            "replied_final",
+            "stopped",
+            "result",
+        ]
         assert lines[4]["tool_result"]["content"] == "hi"
 
-    def test_stream_json_without_transitions(self, monkeypatch: pytest.MonkeyPatch,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+    def test_stream_json_without_transitions(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """--no-transition-events leaves Claude Code's messages only."""
         scripted(monkeypatch, tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("ok"))
         assert cli.main(["-p", "q", "--output-format", "stream-json", "--no-transition-events"]) == 0
         lines = [json.loads(line) for line in outputs(capsys)[0].splitlines()]
         assert [e["type"] for e in lines] == ["system", "assistant", "user", "assistant", "result"]
 
-    def test_error_outcome_exits_1_with_one_line(self, monkeypatch: pytest.MonkeyPatch,
-                                                 capsys: pytest.CaptureFixture[str]) -> None:
+    def test_error_outcome_exits_1_with_one_line(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """The turn limit is status 1 and one line on stderr."""
         scripted(monkeypatch, *[tool_reply(tool_use("bash", {"command": "true"}))] * 2)
         assert cli.main(["-p", "q", "--max-turns", "1"]) == 1
-        assert outputs(capsys) == ("", "agentfsm: stopped after 1 turns without a final answer; raise --max-turns "
-                                       "(up to 30) or narrow the prompt\n")
+        assert outputs(capsys) == (
+            "",
+            "agentfsm: stopped after 1 turns without a final answer; raise --max-turns "
+            "(up to 30) or narrow the prompt\n",
+        )
 
     def test_verbose(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
         """--verbose adds progress lines on stderr and leaves stdout alone."""
@@ -157,7 +195,7 @@ class TestHeadless:
         out, err = outputs(capsys)
         assert out == "ok\n"
         assert "● bash(echo hi)\n  ⎿  hi\n" in err
-        assert "--tool_ran--> executing_tools (turn 1)  bash {\"command\": \"echo hi\"}  -> 'hi'" in err
+        assert '--tool_ran--> executing_tools (turn 1)  bash {"command": "echo hi"}  -> \'hi\'' in err
 
     def test_ctrl_c(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
         """Ctrl-C during a headless run ends interrupted with status 1."""
@@ -166,7 +204,10 @@ class TestHeadless:
         out, err = outputs(capsys)
         result = json.loads(out)
         assert (result["terminal_reason"], result["signal"], err) == (
-            "interrupted", "SIGINT", "agentfsm: interrupted (SIGINT)\n")
+            "interrupted",
+            "SIGINT",
+            "agentfsm: interrupted (SIGINT)\n",
+        )
 
 
 class TestPlugins:
@@ -181,8 +222,9 @@ class TestPlugins:
         monkeypatch.setitem(sys.modules, name, module)
         return module
 
-    def test_present_plugin_is_a_subcommand(self, monkeypatch: pytest.MonkeyPatch,
-                                            capsys: pytest.CaptureFixture[str]) -> None:
+    def test_present_plugin_is_a_subcommand(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """A plug-in module configures its subparser, shows in --help and runs its command."""
         self._module(monkeypatch, "tests_fake_plugin")
         monkeypatch.setattr(cli, "PLUGINS", {"fake": "tests_fake_plugin"})
@@ -190,8 +232,9 @@ class TestPlugins:
         assert cli.main(["--help"]) == 0
         assert "A test plug-in." in outputs(capsys)[0]
 
-    def test_missing_plugin_is_skipped(self, monkeypatch: pytest.MonkeyPatch,
-                                       capsys: pytest.CaptureFixture[str]) -> None:
+    def test_missing_plugin_is_skipped(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+    ) -> None:
         """A plug-in whose module does not exist is left out, not an error."""
         monkeypatch.setattr(cli, "PLUGINS", {"ghost": "fsm.no_such_module_here"})
         assert cli.main(["--help"]) == 0
@@ -207,19 +250,24 @@ class TestPlugins:
 
 
 class TestErrorContract:
-    def test_a_journal_error_gets_the_flag_hint(self, clean_env: Path, capsys: pytest.CaptureFixture[str],
-                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_a_journal_error_gets_the_flag_hint(
+        self, clean_env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         """The library's journal error is printed in one line, the CLI adding the flag that gets past it; exit 1."""
         monkeypatch.setattr(cli, "PLUGINS", {"sessions": "fsm.cli.sessions"})
         path = clean_env / "not-a-journal.db"
         path.write_bytes(b"not sqlite at all " * 100)
         assert cli.main(["sessions", "list", "--session-db", str(path)]) == 1
-        assert outputs(capsys) == ("", f"agentfsm: session journal {path} is not a readable SQLite database (file "
-                                       "is not a database); move it aside or use another journal (--session-db "
-                                       "PATH)\n")
+        assert outputs(capsys) == (
+            "",
+            f"agentfsm: session journal {path} is not a readable SQLite database (file "
+            "is not a database); move it aside or use another journal (--session-db "
+            "PATH)\n",
+        )
 
-    def test_a_lost_session_names_the_resume_flag(self, capsys: pytest.CaptureFixture[str],
-                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_a_lost_session_names_the_resume_flag(
+        self, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
         """A session that stopped being journalled is resumed with --resume ID, the CLI says."""
         from fsm.errors import JournalError
 

@@ -37,15 +37,21 @@ SUBAGENT = [
 replied_with_tools, tool_ran, tools_done, replied_final, stopped), #10 subagent_returned, #11 tools_done,
 #12 replied_final, #13 stopped."""
 TOOLS = [
-    tool_reply(tool_use("bash", {"command": "touch bash_ran.txt"}, id="t_bash"),
-               tool_use("write_file", {"path": "written.txt", "content": "hi"}, id="t_write")),
+    tool_reply(
+        tool_use("bash", {"command": "touch bash_ran.txt"}, id="t_bash"),
+        tool_use("write_file", {"path": "written.txt", "content": "hi"}, id="t_write"),
+    ),
     text_reply("done"),
 ]
 
 
 def make(tmp_path: Path, replies: list, *, prompt: str | None = "go") -> Agent:
-    agent = Agent(ScriptedModel(replies), str(tmp_path), data=AgentState(agent_id="a1"),
-                  permissions=Policy(allow=(parse_rule("Bash(touch:*)"), parse_rule("Edit"))))
+    agent = Agent(
+        ScriptedModel(replies),
+        str(tmp_path),
+        data=AgentState(agent_id="a1"),
+        permissions=Policy(allow=(parse_rule("Bash(touch:*)"), parse_rule("Edit"))),
+    )
     if prompt:
         agent.send(prompt)
     return agent
@@ -71,11 +77,15 @@ class TestLocation:
     def test_shown_at_start_and_after_each_command(self, tmp_path):
         """The debugger opens with the location, and shows it again before every prompt."""
         output = session(make(tmp_path, SUBAGENT), "s", "breaks")
-        assert output.startswith("agentfsm debugger: type help for the commands, quit to leave.\n"
-                                 "> depth 0  agent a1  idle  turn 0/30  next: send the prompt\n(afsm) ")
+        assert output.startswith(
+            "agentfsm debugger: type help for the commands, quit to leave.\n"
+            "> depth 0  agent a1  idle  turn 0/30  next: send the prompt\n(afsm) "
+        )
         first, second, _ = replies(output)
-        assert first == ("#1 depth 0 a1: idle --prompt--> awaiting_model (turn 0)\n"
-                         "> depth 0  agent a1  awaiting_model  turn 0/30  next: call the model\n")
+        assert first == (
+            "#1 depth 0 a1: idle --prompt--> awaiting_model (turn 0)\n"
+            "> depth 0  agent a1  awaiting_model  turn 0/30  next: call the model\n"
+        )
         assert second == "No breakpoints.\n> depth 0  agent a1  awaiting_model  turn 0/30  next: call the model\n"
 
     def test_location_and_describe_are_public(self, tmp_path):
@@ -83,8 +93,10 @@ class TestLocation:
         agent = make(tmp_path, SUBAGENT)
         assert location(agent) == "depth 0  agent a1  idle  turn 0/30  next: send the prompt"
         assert describe(agent.step()) == "#1 depth 0 a1: idle --prompt--> awaiting_model (turn 0)"
-        assert describe(agent.step()) == "#2 depth 0 a1: awaiting_model --replied_with_tools--> executing_tools " \
-                                         "(turn 1)  tool_use task"
+        assert (
+            describe(agent.step()) == "#2 depth 0 a1: awaiting_model --replied_with_tools--> executing_tools "
+            "(turn 1)  tool_use task"
+        )
 
 
 class TestStep:
@@ -134,8 +146,10 @@ class TestContinueAndUntil:
         """continue without breakpoints runs the whole run and says how it ended."""
         output = session(make(tmp_path, SUBAGENT), "c")
         assert seqs(output) == list(range(1, 14))
-        assert ("The agent is idle: the run ended with outcome end_turn.\n"
-                "> depth 0  agent a1  idle  turn 2/30  next: nothing (send a prompt)\n") in output
+        assert (
+            "The agent is idle: the run ended with outcome end_turn.\n"
+            "> depth 0  agent a1  idle  turn 2/30  next: nothing (send a prompt)\n"
+        ) in output
 
     def test_until_state(self, tmp_path):
         """until STATE stops before the first step taken in STATE, the subagent's included."""
@@ -188,8 +202,18 @@ class TestBreakpoints:
 
     def test_list_and_clear(self, tmp_path):
         """breaks lists by number; clear N deletes one, clear deletes all; errors are one line."""
-        output = session(make(tmp_path, SUBAGENT), "b idle", "b tool_ran", "breaks", "clear 1", "b", "clear 7",
-                         "clear", "breaks", "b nowhere")
+        output = session(
+            make(tmp_path, SUBAGENT),
+            "b idle",
+            "b tool_ran",
+            "breaks",
+            "clear 1",
+            "b",
+            "clear 7",
+            "clear",
+            "breaks",
+            "b nowhere",
+        )
         moves = replies(output)
         assert moves[2].startswith("Breakpoint 1: idle (before a step)\nBreakpoint 2: tool_ran (after a step)\n")
         assert moves[3].startswith("Deleted breakpoint 1.\n")
@@ -197,9 +221,11 @@ class TestBreakpoints:
         assert moves[5].startswith("*** no breakpoint '7': breaks lists them\n")
         assert moves[6].startswith("Deleted all breakpoints.\n")
         assert moves[7].startswith("No breakpoints.\n")
-        assert moves[8].startswith("*** cannot break on 'nowhere': use a state (idle, awaiting_model, "
-                                   "executing_tools, stopping), a trigger (e.g. tools_done), tool:NAME, depth:N or "
-                                   "turn:N\n")
+        assert moves[8].startswith(
+            "*** cannot break on 'nowhere': use a state (idle, awaiting_model, "
+            "executing_tools, stopping), a trigger (e.g. tools_done), tool:NAME, depth:N or "
+            "turn:N\n"
+        )
 
 
 class TestSkipAndSend:
@@ -231,8 +257,9 @@ class TestSkipAndSend:
         output = session(agent, "send more", "c", "send more", "send", "c")
         moves = replies(output)
         assert moves[0].startswith("*** send needs an idle agent with nothing queued; it will send the prompt\n")
-        assert moves[2].startswith("Queued: the next step sends it.\n> depth 0  agent a1  idle  turn 1/30  "
-                                   "next: send the prompt\n")
+        assert moves[2].startswith(
+            "Queued: the next step sends it.\n> depth 0  agent a1  idle  turn 1/30  next: send the prompt\n"
+        )
         assert moves[3].startswith("*** send needs an idle agent")
         assert agent.data.final_text == "two"
 
@@ -243,35 +270,57 @@ class TestLooking:
         output = session(make(tmp_path, SUBAGENT), "s", "s", "s", "s", "w")
         assert replies(output)[4] == (
             "  depth 0  agent a1  executing_tools  turn 1/30  next: step subagent a1.1 (call the model)\n"
-            "> depth 1  agent a1.1  awaiting_model  turn 0/30  next: call the model\n")
+            "> depth 1  agent a1.1  awaiting_model  turn 0/30  next: call the model\n"
+        )
 
     def test_print_targets(self, tmp_path):
         """print shows the current agent's state, messages, reply, pending calls, child and usage."""
-        output = session(make(tmp_path, TOOLS), "s", "s", "p state", "p messages 1", "p reply", "p pending",
-                         "p child", "p usage", "p")
+        output = session(
+            make(tmp_path, TOOLS),
+            "s",
+            "s",
+            "p state",
+            "p messages 1",
+            "p reply",
+            "p pending",
+            "p child",
+            "p usage",
+            "p",
+        )
         moves = replies(output)
-        assert moves[2].startswith("<Agent a1 depth=0 state=executing_tools turn=1/30 next=\"run bash "
-                                   "'touch bash_ran.txt'\">\n  agent_id: 'a1'\n")
+        assert moves[2].startswith(
+            '<Agent a1 depth=0 state=executing_tools turn=1/30 next="run bash '
+            "'touch bash_ran.txt'\">\n  agent_id: 'a1'\n"
+        )
         assert "  messages: 2 (p messages)\n" in moves[2]
-        assert moves[3].startswith("[1] assistant\n    tool_use t_bash bash {\"command\": \"touch bash_ran.txt\"}\n"
-                                   "    tool_use t_write write_file")
+        assert moves[3].startswith(
+            '[1] assistant\n    tool_use t_bash bash {"command": "touch bash_ran.txt"}\n    tool_use t_write write_file'
+        )
         assert moves[4].startswith("stop_reason tool_use  usage in 10 out 5 (cache write 0, read 0)\n    tool_use")
-        assert moves[5].startswith('1. t_bash bash {"command": "touch bash_ran.txt"}\n'
-                                   '2. t_write write_file {"path": "written.txt", "content": "hi"}\n')
+        assert moves[5].startswith(
+            '1. t_bash bash {"command": "touch bash_ran.txt"}\n'
+            '2. t_write write_file {"path": "written.txt", "content": "hi"}\n'
+        )
         assert moves[6].startswith("No subagent is running.\n")
-        assert moves[7].startswith("agent a1: 1 model call(s), in 10 out 5 (cache write 0, read 0)\n"
-                                   "total: 1 model call(s), in 10 out 5 (cache write 0, read 0)\n")
+        assert moves[7].startswith(
+            "agent a1: 1 model call(s), in 10 out 5 (cache write 0, read 0)\n"
+            "total: 1 model call(s), in 10 out 5 (cache write 0, read 0)\n"
+        )
         assert moves[8].startswith("*** print what? state, messages, reply, pending, child, usage (got '')\n")
 
     def test_print_child_and_usage_across_agents(self, tmp_path):
         """With a subagent running, p child shows it and p usage counts both agents."""
         output = session(make(tmp_path, SUBAGENT), "s", "s", "s", "s", "s", "p child", "p usage")
         moves = replies(output)
-        assert moves[5].startswith("depth 1  agent a1.1  executing_tools  turn 1/30  next: run bash "
-                                   "'touch child.txt'\n  prompt 'make child.txt'\n")
-        assert moves[6].startswith("agent a1: 1 model call(s), in 10 out 5 (cache write 0, read 0)\n"
-                                   "agent a1.1: 1 model call(s), in 10 out 5 (cache write 0, read 0)\n"
-                                   "total: 2 model call(s), in 20 out 10 (cache write 0, read 0)\n")
+        assert moves[5].startswith(
+            "depth 1  agent a1.1  executing_tools  turn 1/30  next: run bash "
+            "'touch child.txt'\n  prompt 'make child.txt'\n"
+        )
+        assert moves[6].startswith(
+            "agent a1: 1 model call(s), in 10 out 5 (cache write 0, read 0)\n"
+            "agent a1.1: 1 model call(s), in 10 out 5 (cache write 0, read 0)\n"
+            "total: 2 model call(s), in 20 out 10 (cache write 0, read 0)\n"
+        )
 
     def test_history(self, tmp_path):
         """history lists every transition, the subagent's included; history N the last N."""
@@ -296,8 +345,22 @@ class TestLooking:
         output = session(make(tmp_path, SUBAGENT), "help", "help n", "help nope", "frobnicate")
         moves = replies(output)
         assert moves[0].startswith(HELP + "\n")
-        for command in ("step (s)", "next (n)", "continue (c)", "until (u)", "break (b)", "clear", "breaks",
-                        "where (w)", "print (p)", "history (h)", "skip", "send", "diagram", "quit (q)"):
+        for command in (
+            "step (s)",
+            "next (n)",
+            "continue (c)",
+            "until (u)",
+            "break (b)",
+            "clear",
+            "breaks",
+            "where (w)",
+            "print (p)",
+            "history (h)",
+            "skip",
+            "send",
+            "diagram",
+            "quit (q)",
+        ):
             assert command in HELP
         assert moves[1].startswith("next (n): one transition at this depth")
         assert moves[2].startswith("*** no command 'nope': help lists them\n")
@@ -329,8 +392,9 @@ class TestWatch:
     def test_unwritable_watch_is_reported_once(self, tmp_path):
         """A watch file that cannot be written is reported and watching stops; the agent is unharmed."""
         out = io.StringIO()
-        dbg = Debugger(make(tmp_path, SUBAGENT), stdin=io.StringIO(""), stdout=out,
-                       watch=tmp_path / "missing" / "live.mmd")
+        dbg = Debugger(
+            make(tmp_path, SUBAGENT), stdin=io.StringIO(""), stdout=out, watch=tmp_path / "missing" / "live.mmd"
+        )
         dbg.onecmd("s")
         assert out.getvalue().startswith(f"*** --watch {tmp_path / 'missing' / 'live.mmd'}: ")
         assert out.getvalue().count("no longer watching") == 1
@@ -342,8 +406,10 @@ class TestFailures:
         """A KeyboardInterrupt inside a step is reported; the agent is idle with outcome interrupted."""
         agent = make(tmp_path, [KeyboardInterrupt()])
         output = session(agent, "c", "p state")
-        assert ("#2 depth 0 a1: awaiting_model --interrupted--> idle (turn 1)  outcome interrupted\n"
-                "*** Interrupted: the agent is idle with outcome interrupted.\n") in output
+        assert (
+            "#2 depth 0 a1: awaiting_model --interrupted--> idle (turn 1)  outcome interrupted\n"
+            "*** Interrupted: the agent is idle with outcome interrupted.\n"
+        ) in output
         assert agent.state == "idle" and agent.outcome == "interrupted"
         assert "  outcome: 'interrupted'" in output
 
@@ -368,8 +434,10 @@ class TestFailures:
         """An exception from the model is the model_failed transition, and the debugger goes on."""
         agent = make(tmp_path, [RuntimeError("boom")])
         output = session(agent, "c", "w")
-        assert ("#2 depth 0 a1: awaiting_model --model_failed--> stopping (turn 1)  error 'the model call raised "
-                "RuntimeError: boom'  outcome model_error\n") in output
+        assert (
+            "#2 depth 0 a1: awaiting_model --model_failed--> stopping (turn 1)  error 'the model call raised "
+            "RuntimeError: boom'  outcome model_error\n"
+        ) in output
         assert "> depth 0  agent a1  idle  turn 1/30" in replies(output)[1]
 
     def test_script_exhausted_is_one_line(self, tmp_path):
@@ -388,8 +456,9 @@ class TestCommand:
     def test_debug_prompt_with_a_model(self, tmp_path, monkeypatch, capsys):
         """agentfsm debug PROMPT queues the prompt and runs the debugger on stdin until quit."""
         monkeypatch.setattr(sys, "stdin", io.StringIO("c\nq\n"))
-        code = debugger_module.command(self.args("--cwd", str(tmp_path), "hello"),
-                                       model=ScriptedModel([text_reply("hi there")]))
+        code = debugger_module.command(
+            self.args("--cwd", str(tmp_path), "hello"), model=ScriptedModel([text_reply("hi there")])
+        )
         out = capsys.readouterr().out
         assert code == 0
         assert "next: send the prompt" in out
@@ -404,12 +473,17 @@ class TestCommand:
     def test_svg_watch_without_pygraphviz(self, tmp_path, monkeypatch, capsys):
         """--watch FILE.svg without pygraphviz says the pip command before anything starts."""
         real = debugger_module.importlib.util.find_spec
-        monkeypatch.setattr(debugger_module.importlib.util, "find_spec",
-                            lambda name, *a: None if name == "pygraphviz" else real(name, *a))
+        monkeypatch.setattr(
+            debugger_module.importlib.util,
+            "find_spec",
+            lambda name, *a: None if name == "pygraphviz" else real(name, *a),
+        )
         code = main(["debug", "--watch", "live.svg", "--cwd", str(tmp_path)])
         assert code == 2
-        assert capsys.readouterr().err == ("agentfsm: --watch live.svg: SVG and PNG need pygraphviz: "
-                                           "pip install 'agentfsm[diagrams]' (or watch a .mmd file)\n")
+        assert capsys.readouterr().err == (
+            "agentfsm: --watch live.svg: SVG and PNG need pygraphviz: "
+            "pip install 'agentfsm[diagrams]' (or watch a .mmd file)\n"
+        )
 
     def test_demo_steps_into_a_subagent_offline(self, monkeypatch, capsys):
         """agentfsm debug --demo needs no key: next twice reaches the spawn, step enters the subagent."""
@@ -443,8 +517,15 @@ class TestTerminal:
     """The debugger on a pseudo-terminal, as a person uses it (tests/fsm/cli/debug_target.py runs it)."""
 
     def spawn(self, scenario: str, workdir: Path):
-        child = pexpect.spawn(sys.executable, [str(TARGET), scenario, str(workdir)], cwd=str(ROOT), timeout=15,
-                              encoding="utf-8", env={**os.environ, "NO_COLOR": "1"}, dimensions=(40, 220))
+        child = pexpect.spawn(
+            sys.executable,
+            [str(TARGET), scenario, str(workdir)],
+            cwd=str(ROOT),
+            timeout=15,
+            encoding="utf-8",
+            env={**os.environ, "NO_COLOR": "1"},
+            dimensions=(40, 220),
+        )
         child.expect_exact("(afsm) ")
         return child
 
@@ -466,8 +547,12 @@ class TestTerminal:
             shown = self.run(child, "s")
         assert re.search(r"^> depth 1  agent [\w-]+\.1  idle  turn 0/30  next: send the prompt$", shown, re.M)
         stack = self.run(child, "w")
-        assert re.search(r"^  depth 0  agent [\w-]+  executing_tools  turn 1/30  next: step subagent [\w-]+\.1 "
-                         r"\(send the prompt\)$", stack, re.M)
+        assert re.search(
+            r"^  depth 0  agent [\w-]+  executing_tools  turn 1/30  next: step subagent [\w-]+\.1 "
+            r"\(send the prompt\)$",
+            stack,
+            re.M,
+        )
         assert re.search(r"^> depth 1  agent [\w-]+\.1  idle", stack, re.M)
         self.quit(child)
 
@@ -478,8 +563,9 @@ class TestTerminal:
         assert "next: spawn subagent" in self.run(child, "n")
         shown = self.run(child, "n")
         assert seqs(shown) == [3, 4, 5, 6, 7, 8, 9]
-        assert re.search(r"^> depth 0  agent [\w-]+  executing_tools  turn 1/30  next: return subagent result$",
-                         shown, re.M)
+        assert re.search(
+            r"^> depth 0  agent [\w-]+  executing_tools  turn 1/30  next: return subagent result$", shown, re.M
+        )
         assert (tmp_path / "child.txt").exists()
         self.quit(child)
 
@@ -529,8 +615,9 @@ def _four(tmp_path: Path) -> Agent:
     from fsm.testing import ScriptedByPrompt
 
     names = ["one", "two", "three", "four"]
-    scripts = {name: [tool_reply(tool_use("glob", {"pattern": "*.md"}, id=f"g_{name}")), text_reply(name)]
-               for name in names}
+    scripts = {
+        name: [tool_reply(tool_use("glob", {"pattern": "*.md"}, id=f"g_{name}")), text_reply(name)] for name in names
+    }
     scripts["go"] = [tool_reply(*(tool_use("task", {"prompt": n}, id=f"t_{n}") for n in names)), text_reply("all")]
     agent = Agent(ScriptedByPrompt(scripts), str(tmp_path), data=AgentState(agent_id="a1"))
     agent.send("go")
@@ -546,7 +633,11 @@ class TestSeveralSubagents:
         where = out.split("(afsm) ")[-2].splitlines()
         assert where[0].startswith("  depth 0  agent a1  executing_tools")
         assert [line[:2] + re.search(r"agent (\S+)", line)[1] for line in where[1:]] == [
-            "> a1.1", "  a1.2", "  a1.3", "  a1.4"]
+            "> a1.1",
+            "  a1.2",
+            "  a1.3",
+            "  a1.4",
+        ]
         assert all("next: call the model" in line for line in where[1:])
 
     def test_next_and_return_move_one_child(self, tmp_path):

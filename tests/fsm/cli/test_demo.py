@@ -27,8 +27,13 @@ class TestSample:
         """The sample project is real: pytest is configured in pyproject.toml and its tests pass."""
         assert sorted(str(p.relative_to(sample)) for p in sample.rglob("*") if p.is_file()) == sorted(SAMPLE_FILES)
         assert "[tool.pytest.ini_options]" in (sample / "pyproject.toml").read_text()
-        done = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=sample,
-                              capture_output=True, text=True, timeout=60)
+        done = subprocess.run(
+            [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+            cwd=sample,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         assert "3 passed" in done.stdout
 
@@ -39,8 +44,10 @@ class TestPlayPrompt:
         out = io.StringIO()
         row = play_prompt(0, sample, out=out)
         assert row.outcome == "end_turn"
-        assert ("This project uses pytest. The subagent's evidence: 2 test files (tests/test_pricing.py, "
-                "tests/test_stock.py); pyproject.toml has a [tool.pytest.ini_options] table.") in out.getvalue()
+        assert (
+            "This project uses pytest. The subagent's evidence: 2 test files (tests/test_pricing.py, "
+            "tests/test_stock.py); pyproject.toml has a [tool.pytest.ini_options] table."
+        ) in out.getvalue()
 
     def test_summary_is_read_from_the_files(self, sample: Path) -> None:
         """Change a docstring and the delegated summary changes with it: nothing is canned."""
@@ -59,8 +66,10 @@ class TestPlayPrompt:
         out = io.StringIO()
         row = play_prompt(2, sample, out=out)
         assert (sample / "inventory" / "report.py").is_file()
-        assert ("Verified: inventory/report.py defines report() (Reports: a one-line text summary of a Stock.), "
-                "and calling it on a sample stock printed: 2 items, 4 units in stock") in out.getvalue()
+        assert (
+            "Verified: inventory/report.py defines report() (Reports: a one-line text summary of a Stock.), "
+            "and calling it on a sample stock printed: 2 items, 4 units in stock"
+        ) in out.getvalue()
         assert 0 < row.with_subagent < row.without_subagent
 
     def test_transitions_are_shown(self, sample: Path) -> None:
@@ -80,7 +89,7 @@ class TestRunDemo:
         assert run_demo(out=out) == 0
         text = out.getvalue()
         assert text.count("\n● task(") == 3 and text.count("\n● task(test-finder: ") == 1
-        tail = text[text.index("Parent context in bytes of JSON"):].splitlines()
+        tail = text[text.index("Parent context in bytes of JSON") :].splitlines()
         assert [line.split("  ")[1] for line in tail[2:]] == list(PROMPTS)
 
     def test_keep(self, capsys: pytest.CaptureFixture[str]) -> None:
@@ -96,12 +105,14 @@ class TestTable:
     def test_layout(self) -> None:
         """Columns: prompt, bytes with the subagent, without it, and the share kept out."""
         rows = [Row("short", "end_turn", 1000, 4000), Row("a longer prompt", "end_turn", 1500, 1500)]
-        assert table(rows) == "\n".join([
-            "Parent context in bytes of JSON (each prompt in a fresh session):",
-            "  prompt           with subagent   without  kept out",
-            "  short                    1,000     4,000       75%",
-            "  a longer prompt          1,500     1,500        0%",
-        ])
+        assert table(rows) == "\n".join(
+            [
+                "Parent context in bytes of JSON (each prompt in a fresh session):",
+                "  prompt           with subagent   without  kept out",
+                "  short                    1,000     4,000       75%",
+                "  a longer prompt          1,500     1,500        0%",
+            ]
+        )
 
     def test_context_bytes(self) -> None:
         """Context size is the UTF-8 length of the messages' JSON."""

@@ -62,5 +62,3 @@ class TestCommand:
         """A directory that does not exist is one line and exit 1."""
         assert run("-o", str(tmp_path / "no" / "such" / "x.mmd")) == 1
         assert capsys.readouterr().err.startswith("agentfsm: cannot write ")
-
-

@@ -43,7 +43,13 @@ class TestAddAgentFlags:
         tools, quiet; a new agent takes 30 turns and 200 model calls."""
         args = parse()
         assert (args.max_turns, args.max_model_calls, args.max_tokens, args.model, args.cwd, args.permission_mode) == (
-            None, None, 8000, None, None, None)
+            None,
+            None,
+            8000,
+            None,
+            None,
+            None,
+        )
         assert agent_from_args(args, model=ScriptedModel(), interactive=False).options()["max_turns"] == 30
         assert agent_from_args(args, model=ScriptedModel(), interactive=False).options()["max_model_calls"] == 200
         assert (args.allowed_tools, args.disallowed_tools, args.tools, args.verbose) == (None, None, None, False)
@@ -51,31 +57,68 @@ class TestAddAgentFlags:
 
     def test_values(self) -> None:
         """Every flag is read into its attribute."""
-        args = parse("--max-turns", "3", "--max-tokens", "100", "--model", "m", "--cwd", "/tmp",
-                     "--permission-mode", "allow", "--allowedTools", "Bash(git diff:*)", "Read",
-                     "--allowed-tools", "Edit", "--disallowed-tools", "task", "--tools", "bash,glob",
-                     "--add-dir", "/a", "--add-dir", "/b", "--settings", "s.json", "--setting-sources", "project",
-                     "--verbose")
+        args = parse(
+            "--max-turns",
+            "3",
+            "--max-tokens",
+            "100",
+            "--model",
+            "m",
+            "--cwd",
+            "/tmp",
+            "--permission-mode",
+            "allow",
+            "--allowedTools",
+            "Bash(git diff:*)",
+            "Read",
+            "--allowed-tools",
+            "Edit",
+            "--disallowed-tools",
+            "task",
+            "--tools",
+            "bash,glob",
+            "--add-dir",
+            "/a",
+            "--add-dir",
+            "/b",
+            "--settings",
+            "s.json",
+            "--setting-sources",
+            "project",
+            "--verbose",
+        )
         assert (args.max_turns, args.max_tokens, args.model, args.cwd, args.permission_mode) == (
-            3, 100, "m", "/tmp", "allow")
+            3,
+            100,
+            "m",
+            "/tmp",
+            "allow",
+        )
         assert (args.allowed_tools, args.disallowed_tools, args.tools, args.verbose) == (
-            ["Bash(git diff:*)", "Read", "Edit"], ["task"], "bash,glob", True)
+            ["Bash(git diff:*)", "Read", "Edit"],
+            ["task"],
+            "bash,glob",
+            True,
+        )
         assert (args.add_dir, args.settings, args.setting_sources) == (["/a", "/b"], "s.json", "project")
 
-    @pytest.mark.parametrize(("argv", "message"), [
-        (["--max-turns", "45"], "--max-turns must be 1..30 (got 45)"),
-        (["--max-turns", "0"], "--max-turns must be 1..30 (got 0)"),
-        (["--max-turns", "x"], "--max-turns must be 1..30 (got 'x')"),
-        (["--max-tokens", "0"], "--max-tokens must be an integer >= 1 (got 0)"),
-        (["--max-retries", "11"], "--max-retries must be 0..10 (got 11)"),
-        (["--timeout", "0"], "--timeout must be a number of seconds > 0 (got '0')"),
-        (["--timeout", "soon"], "--timeout must be a number of seconds > 0 (got 'soon')"),
-        (["--max-budget-usd", "0"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got '0')"),
-        (["--max-budget-usd", "-1"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got '-1')"),
-        (["--max-budget-usd", "lots"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'lots')"),
-        (["--max-budget-usd", "nan"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'nan')"),
-        (["--max-budget-usd", "inf"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'inf')"),
-    ])
+    @pytest.mark.parametrize(
+        ("argv", "message"),
+        [
+            (["--max-turns", "45"], "--max-turns must be 1..30 (got 45)"),
+            (["--max-turns", "0"], "--max-turns must be 1..30 (got 0)"),
+            (["--max-turns", "x"], "--max-turns must be 1..30 (got 'x')"),
+            (["--max-tokens", "0"], "--max-tokens must be an integer >= 1 (got 0)"),
+            (["--max-retries", "11"], "--max-retries must be 0..10 (got 11)"),
+            (["--timeout", "0"], "--timeout must be a number of seconds > 0 (got '0')"),
+            (["--timeout", "soon"], "--timeout must be a number of seconds > 0 (got 'soon')"),
+            (["--max-budget-usd", "0"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got '0')"),
+            (["--max-budget-usd", "-1"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got '-1')"),
+            (["--max-budget-usd", "lots"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'lots')"),
+            (["--max-budget-usd", "nan"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'nan')"),
+            (["--max-budget-usd", "inf"], "--max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'inf')"),
+        ],
+    )
     def test_bad_integers(self, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
         """An integer flag out of range or not a number is a usage error naming the flag and the value."""
         with pytest.raises(SystemExit) as info:
@@ -88,8 +131,9 @@ class TestAgentFromArgs:
     def test_builds_the_agent_described(self, clean_env: Path) -> None:
         """Turns, tokens, the workspace and the tools come from the flags."""
         model = ScriptedModel()
-        agent = agent_from_args(parse("--max-turns", "4", "--max-tokens", "99", "--cwd", str(clean_env)),
-                                model=model, interactive=False)
+        agent = agent_from_args(
+            parse("--max-turns", "4", "--max-tokens", "99", "--cwd", str(clean_env)), model=model, interactive=False
+        )
         assert agent.model is model
         assert (agent.max_turns, agent.max_tokens, agent.workspace.root) == (4, 99, clean_env.resolve())
         assert [t.name for t in agent.tools] == SIX
@@ -104,8 +148,11 @@ class TestAgentFromArgs:
 
     def test_rule_flags(self, clean_env: Path) -> None:
         """--allowedTools and --disallowedTools take rule strings, comma- or space-separated, as rules."""
-        agent = agent_from_args(parse("--allowedTools", "Bash(git diff:*) Read,Edit(src/**)", "--disallowedTools",
-                                      "Bash(curl:*)"), model=ScriptedModel(), interactive=False)
+        agent = agent_from_args(
+            parse("--allowedTools", "Bash(git diff:*) Read,Edit(src/**)", "--disallowedTools", "Bash(curl:*)"),
+            model=ScriptedModel(),
+            interactive=False,
+        )
         assert [r.text for r in agent.permissions.allow] == ["Bash(git diff:*)", "Read", "Edit(src/**)"]
         assert [(r.text, r.source) for r in agent.permissions.deny] == [("Bash(curl:*)", "command line")]
 
@@ -127,28 +174,45 @@ class TestAgentFromArgs:
         model.model = "no-such-model"  # type: ignore[attr-defined]
         with pytest.raises(ConfigError) as info:
             agent_from_args(parse("--max-budget-usd", "1"), model=model, interactive=False)
-        assert str(info.value) == ("--max-budget-usd needs the price of model 'no-such-model', and genai-prices has "
-                                   "none; use a model it prices, or drop --max-budget-usd")
+        assert str(info.value) == (
+            "--max-budget-usd needs the price of model 'no-such-model', and genai-prices has "
+            "none; use a model it prices, or drop --max-budget-usd"
+        )
 
     def test_unknown_tool(self, clean_env: Path) -> None:
         """An unknown tool name in --tools is refused with the list of tools there are."""
         with pytest.raises(ConfigError) as info:
             agent_from_args(parse("--tools", "task,nope"), model=ScriptedModel(), interactive=False)
-        assert str(info.value) == ("--tools: unknown tool 'nope' "
-                                   "(available: bash, read_file, write_file, edit_file, glob, task)")
+        assert str(info.value) == (
+            "--tools: unknown tool 'nope' (available: bash, read_file, write_file, edit_file, glob, task)"
+        )
 
     def test_settings_files_and_flags(self, clean_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """The project's settings apply; --settings and flags layer on top; --verbose names ignored keys."""
         (clean_env / ".claude").mkdir()
         (clean_env / ".claude" / "settings.json").write_text(
-            '{"model": "x", "permissions": {"allow": ["Bash(pytest:*)"], "defaultMode": "acceptEdits"}}')
-        agent = agent_from_args(parse("--settings", '{"permissions": {"deny": ["Read(./.env)"]}}', "--allowedTools",
-                                      "Bash(make:*)", "--verbose"), model=ScriptedModel(), interactive=False)
+            '{"model": "x", "permissions": {"allow": ["Bash(pytest:*)"], "defaultMode": "acceptEdits"}}'
+        )
+        agent = agent_from_args(
+            parse(
+                "--settings",
+                '{"permissions": {"deny": ["Read(./.env)"]}}',
+                "--allowedTools",
+                "Bash(make:*)",
+                "--verbose",
+            ),
+            model=ScriptedModel(),
+            interactive=False,
+        )
         policy = agent.permissions
         assert (policy.mode, [r.text for r in policy.allow], [r.text for r in policy.deny]) == (
-            "acceptEdits", ["Bash(pytest:*)", "Bash(make:*)"], ["Read(./.env)"])
-        assert capsys.readouterr().err == (f"agentfsm: note: settings {clean_env.resolve()}/.claude/settings.json: "
-                                           "ignored unknown key 'model'\n")
+            "acceptEdits",
+            ["Bash(pytest:*)", "Bash(make:*)"],
+            ["Read(./.env)"],
+        )
+        assert capsys.readouterr().err == (
+            f"agentfsm: note: settings {clean_env.resolve()}/.claude/settings.json: ignored unknown key 'model'\n"
+        )
         flagged = agent_from_args(parse("--permission-mode", "plan"), model=ScriptedModel(), interactive=False)
         assert flagged.permissions.mode == "plan"  # the flag beats defaultMode
         skipped = agent_from_args(parse("--setting-sources", "user"), model=ScriptedModel(), interactive=False)
@@ -164,7 +228,8 @@ class TestAgentFromArgs:
         """The settings' command hooks join the default hooks."""
         (clean_env / ".claude").mkdir()
         (clean_env / ".claude" / "settings.json").write_text(
-            '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}')
+            '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}'
+        )
         agent = agent_from_args(parse(), model=ScriptedModel(), interactive=False)
         assert [getattr(h, "hook_name", None) for h in agent.hooks.callbacks("PreToolUse")] == ["true"]
         assert len(agent.hooks.callbacks("Stop")) == 1  # the default summary is kept
@@ -197,8 +262,7 @@ class TestAgentFromArgs:
             agent_from_args(parse(), interactive=False)
         assert str(info.value) == NO_API_KEY == "No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"
 
-    def test_dotenv_is_read_and_the_environment_wins(self, clean_env: Path,
-                                                     monkeypatch: pytest.MonkeyPatch) -> None:
+    def test_dotenv_is_read_and_the_environment_wins(self, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         """``.env`` in the current directory supplies the key; a real MODEL_ID beats its MODEL_ID."""
         (clean_env / ".env").write_text("ANTHROPIC_API_KEY=from-dotenv\nMODEL_ID=dotenv-model\n")
         monkeypatch.setenv("MODEL_ID", "env-model")
@@ -218,9 +282,13 @@ class TestAgentFromArgs:
         assert isinstance(chosen, AnthropicModel) and (chosen.timeout, chosen.max_retries) == (2.5, 0)
         assert chosen.on_retry is print_retry
 
-    @pytest.mark.parametrize(("data", "problem"), [
-        ("A=1\n".encode("utf-16"), "it is UTF-16 text; save it as UTF-8"),
-        (b"A=\xff\xfe\xfa\n", "it is not UTF-8 text (invalid start byte at byte 2); save it as UTF-8")])
+    @pytest.mark.parametrize(
+        ("data", "problem"),
+        [
+            ("A=1\n".encode("utf-16"), "it is UTF-16 text; save it as UTF-8"),
+            (b"A=\xff\xfe\xfa\n", "it is not UTF-8 text (invalid start byte at byte 2); save it as UTF-8"),
+        ],
+    )
     def test_unreadable_dotenv_is_one_line(self, clean_env: Path, data: bytes, problem: str) -> None:
         """A .env that is not UTF-8 is a ConfigError naming the file and what is wrong with it."""
         (clean_env / ".env").write_bytes(data)
@@ -235,10 +303,18 @@ class TestAgentFromArgs:
         agent = agent_from_args(parse("--model", "flag-model"), interactive=False)
         assert isinstance(agent.model, AnthropicModel) and agent.model.model == "flag-model"
 
-    @pytest.mark.parametrize(("flag", "mode"), [
-        ("allow", "bypassPermissions"), ("deny", "dontAsk"), ("default", "default"), ("acceptEdits", "acceptEdits"),
-        ("plan", "plan"), ("dontAsk", "dontAsk"), ("bypassPermissions", "bypassPermissions"),
-    ])
+    @pytest.mark.parametrize(
+        ("flag", "mode"),
+        [
+            ("allow", "bypassPermissions"),
+            ("deny", "dontAsk"),
+            ("default", "default"),
+            ("acceptEdits", "acceptEdits"),
+            ("plan", "plan"),
+            ("dontAsk", "dontAsk"),
+            ("bypassPermissions", "bypassPermissions"),
+        ],
+    )
     def test_permission_modes(self, clean_env: Path, flag: str, mode: str) -> None:
         """Each --permission-mode (the old names too) sets the policy's mode; no terminal: no one is asked."""
         agent = agent_from_args(parse("--permission-mode", flag), model=ScriptedModel(), interactive=True)
@@ -258,17 +334,26 @@ class TestModelId:
 
 
 class TestTerminalApprover:
-    @pytest.mark.parametrize(("answer", "allowed"), [
-        ("y\n", True), ("yes\n", True), (" YES \n", True), ("n\n", False), ("\n", False), ("sure\n", False),
-        ("", False),
-    ])
+    @pytest.mark.parametrize(
+        ("answer", "allowed"),
+        [
+            ("y\n", True),
+            ("yes\n", True),
+            (" YES \n", True),
+            ("n\n", False),
+            ("\n", False),
+            ("sure\n", False),
+            ("", False),
+        ],
+    )
     def test_only_y_or_yes_allow(self, answer: str, allowed: bool) -> None:
         """Only y/yes (any case) allow; anything else, or end of input, denies."""
         err = io.StringIO()
         approve = terminal_approver(stdin=io.StringIO(answer), stderr=err)
         assert approve({"name": "bash", "input": {"command": "rm x"}}, Ask("destructive command: rm x")) is allowed
-        assert err.getvalue().startswith("\n[Permission] bash needs approval: destructive command: rm x\n"
-                                         "Allow? [y/N/a] ")
+        assert err.getvalue().startswith(
+            "\n[Permission] bash needs approval: destructive command: rm x\nAllow? [y/N/a] "
+        )
 
     def test_a_remembers_the_offered_rule(self) -> None:
         """``a`` allows and hands back the offered rule for the session, saying which it added."""
@@ -287,12 +372,18 @@ class TestTerminalApprover:
 
 
 class TestHandMadeNamespaces:
-    @pytest.mark.parametrize(("fields", "message"), [
-        ({"max_tokens": 0}, "--max-tokens must be an integer >= 1 (got 0)"),
-        ({"max_turns": True}, "--max-turns must be 1..30 (got True)"),
-        ({"permission_mode": "sometimes"}, "--permission-mode must be one of default, acceptEdits, plan, dontAsk, "
-                                           "bypassPermissions, deny, allow (got 'sometimes')"),
-    ])
+    @pytest.mark.parametrize(
+        ("fields", "message"),
+        [
+            ({"max_tokens": 0}, "--max-tokens must be an integer >= 1 (got 0)"),
+            ({"max_turns": True}, "--max-turns must be 1..30 (got True)"),
+            (
+                {"permission_mode": "sometimes"},
+                "--permission-mode must be one of default, acceptEdits, plan, dontAsk, "
+                "bypassPermissions, deny, allow (got 'sometimes')",
+            ),
+        ],
+    )
     def test_checked_like_flags(self, clean_env: Path, fields: dict[str, object], message: str) -> None:
         """A namespace built by hand (the debugger, a script) is validated with the flags' words."""
         with pytest.raises(ConfigError) as info:
@@ -310,7 +401,10 @@ class TestSandboxFlag:
         monkeypatch.setattr(tools.sandbox, "_ready", {})
         monkeypatch.setattr(tools.sandbox.shutil, "which", lambda name: None)
         monkeypatch.setattr(tools.sandbox.sys, "platform", "linux")
-        with pytest.raises(ConfigError, match=r"^the bash sandbox needs bubblewrap \(bwrap\), which is not "
-                                              r"installed: sudo apt-get install bubblewrap$"):
+        with pytest.raises(
+            ConfigError,
+            match=r"^the bash sandbox needs bubblewrap \(bwrap\), which is not "
+            r"installed: sudo apt-get install bubblewrap$",
+        ):
             sandbox_from(Settings(), flag=True)
         assert sandbox_from(Settings(), flag=None) is None

@@ -31,8 +31,9 @@ def _run(monkeypatch: pytest.MonkeyPatch, agent: Agent, typed: str) -> tuple[int
 
 
 class TestRepl:
-    def test_history_is_kept_and_blank_lines_ignored(self, monkeypatch: pytest.MonkeyPatch,
-                                                     capsys: pytest.CaptureFixture[str], tmp_path: Path) -> None:
+    def test_history_is_kept_and_blank_lines_ignored(
+        self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str], tmp_path: Path
+    ) -> None:
         """Two prompts run on one agent; blank lines send nothing; q quits with status 0."""
         agent = _agent(tmp_path, text_reply("one"), text_reply("two"))
         code, out = _run(monkeypatch, agent, "\n   \nfirst\nsecond\nq\nnever sent\n")
@@ -49,8 +50,13 @@ class TestRepl:
 
     def test_console_lines_and_outcomes(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         """Tool calls and hook notices are printed; a failed model call is shown as an error and the REPL goes on."""
-        agent = _agent(tmp_path, tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("done"),
-                       ModelError("the model API answered 500: boom"), text_reply("back"))
+        agent = _agent(
+            tmp_path,
+            tool_reply(tool_use("bash", {"command": "echo hi"})),
+            text_reply("done"),
+            ModelError("the model API answered 500: boom"),
+            text_reply("back"),
+        )
         code, out = _run(monkeypatch, agent, "run it\nagain\nonce more\n")
         assert code == 0
         assert "● bash(echo hi)\n  ⎿  hi\ndone\n[HOOK] Stop: this run used 1 tool call\n" in out
@@ -73,11 +79,11 @@ class TestRepl:
         assert repl(_agent(tmp_path), stdout=out, stderr=io.StringIO()) == 0
         assert "\n(q, exit or Ctrl-D quits)\n" in out.getvalue()
 
-    def test_ctrl_c_during_a_run_returns_to_the_prompt(self, monkeypatch: pytest.MonkeyPatch,
-                                                       tmp_path: Path) -> None:
+    def test_ctrl_c_during_a_run_returns_to_the_prompt(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         """An interrupted run prints [interrupted]; the next prompt runs on consistent history."""
-        agent = _agent(tmp_path, tool_reply(tool_use("bash", {"command": "echo x"})), KeyboardInterrupt(),
-                       text_reply("fine"))
+        agent = _agent(
+            tmp_path, tool_reply(tool_use("bash", {"command": "echo x"})), KeyboardInterrupt(), text_reply("fine")
+        )
         code, out = _run(monkeypatch, agent, "start\nnext\nq\n")
         assert code == 0
         assert "\n[interrupted]\n" in out and out.rstrip().endswith("fine\n[HOOK] Stop: this run used 0 tool calls")
@@ -88,8 +94,13 @@ class TestRepl:
 class TestRunPrompt:
     def test_spinner_says_what_the_run_waits_for(self, tmp_path: Path) -> None:
         """The spinner runs for the whole run, labelled by each model call and each tool while it runs."""
-        agent = _agent(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})),
-                       tool_reply(tool_use("glob", {"pattern": "*.md"})), text_reply("child"), text_reply("parent"))
+        agent = _agent(
+            tmp_path,
+            tool_reply(tool_use("task", {"prompt": "p"})),
+            tool_reply(tool_use("glob", {"pattern": "*.md"})),
+            text_reply("child"),
+            text_reply("parent"),
+        )
         labels: list[str] = []
 
         class Recording(Spinner):
@@ -108,8 +119,13 @@ class TestRunPrompt:
         agent.watch_progress(printer.progress)
         run_prompt(agent, "go", spinner=spinner)
         assert Recording.entered == 1 and agent.data.final_text == "parent"
-        assert labels == ["waiting for the model", "subagent 1 waiting for the model", "running glob(*.md)",
-                          "subagent 1 waiting for the model", "waiting for the model"]
+        assert labels == [
+            "waiting for the model",
+            "subagent 1 waiting for the model",
+            "running glob(*.md)",
+            "subagent 1 waiting for the model",
+            "waiting for the model",
+        ]
 
     def test_interrupt_between_steps_settles_the_agent(self, tmp_path: Path) -> None:
         """A Ctrl-C that lands outside a step still leaves the agent idle, interrupted, with answered tool calls."""

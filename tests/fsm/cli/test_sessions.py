@@ -35,8 +35,9 @@ def two_sessions(tmp_path, utc) -> tuple[Path, Path]:
     ws.mkdir()
     clock = iter([STARTED, STARTED + 600])
     with Journal(default_path(ws), clock=lambda: next(clock)) as journal:
-        done = Agent(ScriptedModel(delegation_script()), str(ws), data=AgentState("5d1c9e2a"),
-                     permissions=open_policy())
+        done = Agent(
+            ScriptedModel(delegation_script()), str(ws), data=AgentState("5d1c9e2a"), permissions=open_policy()
+        )
         journal.start(done)
         done.run("tidy the notes\nplease")
         cut = Agent(ScriptedModel([text_reply("x" * 400)]), str(ws), data=AgentState("77aa0b1c"))
@@ -60,10 +61,14 @@ class TestList:
     def test_table(self, two_sessions, capsys):
         """list shows id, start, root turns, all tokens, outcome (or the unfinished state) and the prompt."""
         ws, _path = two_sessions
-        assert run("list", "--cwd", str(ws), capsys=capsys) == (0, (
-            "ID        STARTED           TURNS   TOKENS  OUTCOME            PROMPT\n"
-            "5d1c9e2a  2027-01-15 08:00      3       75  end_turn           tidy the notes please\n"
-            "77aa0b1c  2027-01-15 08:10      1       15  (stopping)         say a lot\n"))
+        assert run("list", "--cwd", str(ws), capsys=capsys) == (
+            0,
+            (
+                "ID        STARTED           TURNS   TOKENS  OUTCOME            PROMPT\n"
+                "5d1c9e2a  2027-01-15 08:00      3       75  end_turn           tidy the notes please\n"
+                "77aa0b1c  2027-01-15 08:10      1       15  (stopping)         say a lot\n"
+            ),
+        )
 
     def test_forks_are_marked(self, two_sessions, utc):
         """A fork's prompt says where it came from."""
@@ -75,19 +80,24 @@ class TestList:
             fork.step()  # a fork is written with its first step (the subagent sends its prompt)
             assert render_list(journal.sessions(), path).splitlines()[-1] == (
                 "99ff0000  2027-01-15 08:20      0        0  (executing_tools)  [fork of 5d1c9e2a at 4] tidy the "
-                "notes please")
+                "notes please"
+            )
 
     def test_no_journal_yet(self, tmp_path, capsys):
         """list without a journal says so and creates nothing."""
         assert run("list", "--cwd", str(tmp_path), capsys=capsys) == (
-            0, f"No sessions yet: {default_path(tmp_path)} does not exist.\n")
+            0,
+            f"No sessions yet: {default_path(tmp_path)} does not exist.\n",
+        )
         assert not default_path(tmp_path).exists()
 
     def test_empty_journal(self, tmp_path, capsys):
         """list on a journal with no session says so."""
         Journal(tmp_path / "j.db").close()
         assert run("list", "--session-db", str(tmp_path / "j.db"), capsys=capsys) == (
-            0, f"No sessions in {tmp_path / 'j.db'} yet.\n")
+            0,
+            f"No sessions in {tmp_path / 'j.db'} yet.\n",
+        )
 
 
 class TestShow:
@@ -96,7 +106,9 @@ class TestShow:
         ws, path = two_sessions
         code, out = run("--session-db", str(path), "show", "5d", capsys=capsys)
         assert code == 0
-        assert out == f"""\
+        assert (
+            out
+            == f"""\
 Session 5d1c9e2a · started 2027-01-15 08:00 · end_turn · 3 turns · 75 tokens
 Workdir: {ws}
 
@@ -120,6 +132,7 @@ Workdir: {ws}
 [18] stopped: end_turn
      note: Stop: this run used 5 tool calls
 """
+        )
 
     def test_long_text_is_clipped_unless_full(self, two_sessions, capsys):
         """Texts over 300 chars are cut with a count of what is left; --full prints them whole."""
@@ -153,8 +166,11 @@ class TestExport:
         lines = [json.loads(line) for line in out.splitlines()]
         header, rows = lines[0], lines[1:]
         assert code == 0 and header["type"] == "session" and header["id"] == "5d1c9e2a"
-        assert (header["prompt"], header["root_agent"], header["created_at"]) == ("tidy the notes\nplease",
-                                                                                  "5d1c9e2a", STARTED)
+        assert (header["prompt"], header["root_agent"], header["created_at"]) == (
+            "tidy the notes\nplease",
+            "5d1c9e2a",
+            STARTED,
+        )
         assert header["initial"]["agent_id"] == "5d1c9e2a" and header["settings"]["max_tokens"] == 8000
         assert {row.pop("type") for row in rows} == {"transition"}
         with Journal(path) as journal:
@@ -191,5 +207,10 @@ def test_readme_example_runs(tmp_path):
     code = re.search(r"```python\n(.*?)```", readme.split("\n## Sessions\n", 1)[1], re.S).group(1)
     out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
     assert out.stdout.splitlines() == [
-        "resumed: this call was in flight when the run stopped; not run again", "a.txt says hi", "2", "True 7",
-        "run bash 'cat a.txt'", "a.txt says hi"]
+        "resumed: this call was in flight when the run stopped; not run again",
+        "a.txt says hi",
+        "2",
+        "True 7",
+        "run bash 'cat a.txt'",
+        "a.txt says hi",
+    ]

@@ -18,8 +18,14 @@ from tests.fsm.ui.sessions import delegating_session
 
 
 def _start(*args: str, cwd: Path) -> tuple[subprocess.Popen[str], str]:
-    process = subprocess.Popen([str(AGENTFSM), "ui", "--port", "0", *args], cwd=cwd, text=True,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    process = subprocess.Popen(
+        [str(AGENTFSM), "ui", "--port", "0", *args],
+        cwd=cwd,
+        text=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        stdin=subprocess.DEVNULL,
+    )
     return process, process.stdout.readline() if process.stdout else ""
 
 
@@ -50,9 +56,10 @@ class TestServe:
         process, line = _start("--host", "0.0.0.0", "--session-db", str(tmp_path / "j.db"), cwd=tmp_path)
         err = _stop(process)
         assert line.startswith("agentfsm ui: http://0.0.0.0:")
-        assert err.splitlines()[0] == ("agentfsm: warning: --host 0.0.0.0 makes your sessions (prompts, tool "
-                                       "output, file contents) readable by anyone who can reach this address")
-
+        assert err.splitlines()[0] == (
+            "agentfsm: warning: --host 0.0.0.0 makes your sessions (prompts, tool "
+            "output, file contents) readable by anyone who can reach this address"
+        )
 
     def test_open_opens_the_printed_address(self, tmp_path, capsys, monkeypatch):
         """--open hands the browser the address it prints, once the app is ready."""
@@ -80,8 +87,9 @@ class TestErrors:
         finally:
             taken.close()
         assert code == 2
-        assert capsys.readouterr().err == (f"agentfsm: cannot listen on 127.0.0.1:{port} (Address already in use); "
-                                           "pick another --port or --host\n")
+        assert capsys.readouterr().err == (
+            f"agentfsm: cannot listen on 127.0.0.1:{port} (Address already in use); pick another --port or --host\n"
+        )
 
     def test_unreadable_journal_is_one_line(self, tmp_path, capsys):
         """A journal the page could not read stops the command at once, with the journal's own message."""

@@ -85,8 +85,7 @@ class TestSendAndStep:
         triggers = [agent.step().trigger for _ in range(3)]
         assert triggers == ["prompt", "replied_final", "stopped"]
         assert agent.state == "idle" and agent.outcome == "end_turn"
-        assert agent.messages == [{"role": "user", "content": "2+2?"},
-                                  {"role": "assistant", "content": [text("4")]}]
+        assert agent.messages == [{"role": "user", "content": "2+2?"}, {"role": "assistant", "content": [text("4")]}]
         assert [r.seq for r in agent.history] == [1, 2, 3]
 
     def test_run_returns_final_text(self, tmp_path):
@@ -156,24 +155,40 @@ class TestTools:
         (tmp_path / "a.txt").write_text("alpha\n")
         agent, model = make(
             tmp_path,
-            tool_reply(text("looking"), tool_use("read_file", {"path": "a.txt"}, id="t1"),
-                       tool_use("glob", {"pattern": "*.txt"}, id="t2")),
+            tool_reply(
+                text("looking"),
+                tool_use("read_file", {"path": "a.txt"}, id="t1"),
+                tool_use("glob", {"pattern": "*.txt"}, id="t2"),
+            ),
             text_reply("ok"),
         )
         agent.send("read")
         triggers = [agent.step().trigger for _ in range(7)]
-        assert triggers == ["prompt", "replied_with_tools", "tool_ran", "tool_ran", "tools_done",
-                            "replied_final", "stopped"]
+        assert triggers == [
+            "prompt",
+            "replied_with_tools",
+            "tool_ran",
+            "tool_ran",
+            "tools_done",
+            "replied_final",
+            "stopped",
+        ]
         results = model.requests[1].messages[-1]
-        assert results == {"role": "user", "content": [
-            {"type": "tool_result", "tool_use_id": "t1", "content": "alpha"},
-            {"type": "tool_result", "tool_use_id": "t2", "content": "a.txt"},
-        ]}
+        assert results == {
+            "role": "user",
+            "content": [
+                {"type": "tool_result", "tool_use_id": "t1", "content": "alpha"},
+                {"type": "tool_result", "tool_use_id": "t2", "content": "a.txt"},
+            ],
+        }
 
     def test_content_decides_not_stop_reason(self, tmp_path):
         """A tool_use under stop_reason end_turn still runs; tool_use stop_reason with no tool_use stops."""
-        agent, model = make(tmp_path, tool_reply(tool_use("glob", {"pattern": "*"}), stop_reason="end_turn"),
-                            text_reply("fine", stop_reason="tool_use"))
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("glob", {"pattern": "*"}), stop_reason="end_turn"),
+            text_reply("fine", stop_reason="tool_use"),
+        )
         assert agent.run("x") == "fine"
         assert agent.outcome == "end_turn"
         assert len(model.requests) == 2
@@ -182,24 +197,37 @@ class TestTools:
 
     def test_unknown_tool_and_bad_input_are_error_results(self, tmp_path):
         """An unknown tool and wrong arguments each get an is_error tool_result, and the run goes on."""
-        agent, model = make(tmp_path, tool_reply(tool_use("teleport", {}, id="u1"),
-                                                 tool_use("read_file", {"path": 7}, id="u2"),
-                                                 tool_use("bash", "ls", id="u3")),
-                            text_reply("sorry"))
+        agent, model = make(
+            tmp_path,
+            tool_reply(
+                tool_use("teleport", {}, id="u1"),
+                tool_use("read_file", {"path": 7}, id="u2"),
+                tool_use("bash", "ls", id="u3"),
+            ),
+            text_reply("sorry"),
+        )
         agent.run("x")
         blocks = model.requests[1].messages[-1]["content"]
         assert [b["is_error"] for b in blocks] == [True, True, True]
         assert blocks[0]["content"].startswith("Error: unknown tool 'teleport' (available: bash, read_file")
         assert blocks[1]["content"] == "Error: read_file: 'path' must be string (got 7)"
-        assert blocks[2]["content"] == ('Error: bash: input must be an object (got "ls"); call the tool again with '
-                                        'an object input')
+        assert blocks[2]["content"] == (
+            'Error: bash: input must be an object (got "ls"); call the tool again with an object input'
+        )
         assert model.requests[1].messages[-2]["content"][2]["input"] == {}  # the API takes only objects back
 
 
 class TestStopReasons:
-    @pytest.mark.parametrize(("stop_reason", "outcome"), [
-        ("end_turn", "end_turn"), ("stop_sequence", "end_turn"), ("max_tokens", "max_tokens"),
-        ("refusal", "refusal"), ("model_context_window_exceeded", "context_window")])
+    @pytest.mark.parametrize(
+        ("stop_reason", "outcome"),
+        [
+            ("end_turn", "end_turn"),
+            ("stop_sequence", "end_turn"),
+            ("max_tokens", "max_tokens"),
+            ("refusal", "refusal"),
+            ("model_context_window_exceeded", "context_window"),
+        ],
+    )
     def test_final_stop_reasons(self, tmp_path, stop_reason, outcome):
         """Each final stop reason ends the run with its outcome."""
         agent, _ = make(tmp_path, text_reply("t", stop_reason=stop_reason))
@@ -248,8 +276,7 @@ class TestStopReasons:
 class TestTurnLimit:
     def test_parent_stops_at_max_turns(self, tmp_path):
         """A model that always calls a tool is stopped after max_turns calls, with every call answered."""
-        agent, model = make(tmp_path, *[tool_reply(tool_use("glob", {"pattern": "*"})) for _ in range(5)],
-                            max_turns=3)
+        agent, model = make(tmp_path, *[tool_reply(tool_use("glob", {"pattern": "*"})) for _ in range(5)], max_turns=3)
         agent.run("loop")
         assert agent.outcome == "max_turns"
         assert len(model.requests) == 3 and agent.turn == 3
@@ -259,12 +286,20 @@ class TestTurnLimit:
     def test_child_reports_its_own_limit(self, tmp_path):
         """A subagent out of turns returns the fixed sentence with its limit, and the parent goes on."""
         looping = [tool_reply(tool_use("glob", {"pattern": "*"})) for _ in range(2)]
-        agent, model = make(tmp_path, tool_reply(tool_use("task", {"prompt": "dig"}, id="k")), *looping,
-                            text_reply("parent done"), max_turns=2)
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("task", {"prompt": "dig"}, id="k")),
+            *looping,
+            text_reply("parent done"),
+            max_turns=2,
+        )
         assert agent.run("x") == "parent done"
         result = model.requests[-1].messages[-1]["content"][0]
-        assert result == {"type": "tool_result", "tool_use_id": "k",
-                          "content": "Subagent stopped after 2 turns without a final answer."}
+        assert result == {
+            "type": "tool_result",
+            "tool_use_id": "k",
+            "content": "Subagent stopped after 2 turns without a final answer.",
+        }
 
     def test_forced_continuation_costs_a_turn_and_is_bounded(self, tmp_path):
         """A Stop hook that always asks for more is obeyed until the turn limit."""
@@ -281,9 +316,13 @@ class TestSubagent:
     def test_child_gets_fresh_context_and_base_tools(self, tmp_path):
         """The child's first call holds exactly the prompt and the five base tools."""
         (tmp_path / "README.md").write_text("uses pytest\n")
-        agent, model = make(tmp_path, tool_reply(tool_use("task", {"prompt": "find the framework"}, id="k")),
-                            tool_reply(tool_use("read_file", {"path": "README.md"})), text_reply("pytest"),
-                            text_reply("It is pytest."))
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("task", {"prompt": "find the framework"}, id="k")),
+            tool_reply(tool_use("read_file", {"path": "README.md"})),
+            text_reply("pytest"),
+            text_reply("It is pytest."),
+        )
         assert agent.run("which framework?") == "It is pytest."
         parent_first, child_first, _, parent_second = model.requests
         assert parent_first.tool_names == ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
@@ -291,21 +330,30 @@ class TestSubagent:
         assert child_first.tool_names == ["bash", "read_file", "write_file", "edit_file", "glob"]
         assert child_first.system != parent_first.system
         assert parent_second.messages[-1]["content"] == [
-            {"type": "tool_result", "tool_use_id": "k", "content": "pytest"}]
+            {"type": "tool_result", "tool_use_id": "k", "content": "pytest"}
+        ]
         assert "uses pytest" not in str(agent.messages)
 
     def test_each_parent_step_moves_the_child_once(self, tmp_path):
         """While the child runs, every parent step returns one child transition at depth 1."""
-        agent, _ = make(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), text_reply("sub"),
-                        text_reply("top"))
+        agent, _ = make(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), text_reply("sub"), text_reply("top"))
         agent.send("x")
         records = [agent.step()]
         while agent.state != "idle":
             records.append(agent.step())
         path = [(r.depth, r.trigger) for r in records]
-        assert path == [(0, "prompt"), (0, "replied_with_tools"), (0, "subagent_spawned"),
-                        (1, "prompt"), (1, "replied_final"), (1, "stopped"),
-                        (0, "subagent_returned"), (0, "tools_done"), (0, "replied_final"), (0, "stopped")]
+        assert path == [
+            (0, "prompt"),
+            (0, "replied_with_tools"),
+            (0, "subagent_spawned"),
+            (1, "prompt"),
+            (1, "replied_final"),
+            (1, "stopped"),
+            (0, "subagent_returned"),
+            (0, "tools_done"),
+            (0, "replied_final"),
+            (0, "stopped"),
+        ]
         child_id = records[2].child
         assert {r.agent for r in records if r.depth == 1} == {child_id}
         assert all(r.parent == agent.agent_id for r in records if r.depth == 1)
@@ -313,8 +361,7 @@ class TestSubagent:
 
     def test_children_visible_while_running(self, tmp_path):
         """agent.children holds the running child and is empty once it returned."""
-        agent, _ = make(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), text_reply("sub"),
-                        text_reply("top"))
+        agent, _ = make(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), text_reply("sub"), text_reply("top"))
         agent.send("x")
         for _ in range(3):
             agent.step()
@@ -324,15 +371,15 @@ class TestSubagent:
 
     def test_empty_child_answer_is_no_summary(self, tmp_path):
         """A child that ends with no text returns (no summary)."""
-        agent, model = make(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), text_reply(""),
-                            text_reply("top"))
+        agent, model = make(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), text_reply(""), text_reply("top"))
         agent.run("x")
         assert model.requests[-1].messages[-1]["content"][0]["content"] == "(no summary)"
 
     def test_child_model_error_is_error_result(self, tmp_path):
         """A model error inside the child becomes an Error tool_result for the parent."""
-        agent, model = make(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), ModelError("overloaded"),
-                            text_reply("top"))
+        agent, model = make(
+            tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), ModelError("overloaded"), text_reply("top")
+        )
         agent.run("x")
         block = model.requests[-1].messages[-1]["content"][0]
         assert block["is_error"] is True
@@ -340,9 +387,13 @@ class TestSubagent:
 
     def test_child_cannot_delegate(self, tmp_path):
         """A child's hallucinated task call gets an error result and spawns nothing."""
-        agent, model = make(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})),
-                            tool_reply(tool_use("task", {"prompt": "deeper"}, id="deep")), text_reply("sub"),
-                            text_reply("top"))
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("task", {"prompt": "p"})),
+            tool_reply(tool_use("task", {"prompt": "deeper"}, id="deep")),
+            text_reply("sub"),
+            text_reply("top"),
+        )
         depths = []
         agent.subscribe(lambda r: depths.append(r.depth))
         agent.run("x")
@@ -360,29 +411,37 @@ class TestSubagent:
 
     def test_task_disallowed_is_unknown(self, tmp_path):
         """Without task in the toolset, a task call is an unknown tool."""
-        agent, model = make(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), text_reply("top"),
-                            tools=["bash", "glob"])
+        agent, model = make(
+            tmp_path, tool_reply(tool_use("task", {"prompt": "p"})), text_reply("top"), tools=["bash", "glob"]
+        )
         agent.run("x")
         assert model.requests[0].tool_names == ["bash", "glob"]
         assert "unknown tool 'task'" in model.requests[-1].messages[-1]["content"][0]["content"]
 
     def test_two_tasks_in_one_reply_run_in_order(self, tmp_path):
         """Several task calls in one reply run one after the other."""
-        agent, model = make(tmp_path, tool_reply(tool_use("task", {"prompt": "a"}, id="a"),
-                                                 tool_use("task", {"prompt": "b"}, id="b")),
-                            text_reply("A"), text_reply("B"), text_reply("top"))
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("task", {"prompt": "a"}, id="a"), tool_use("task", {"prompt": "b"}, id="b")),
+            text_reply("A"),
+            text_reply("B"),
+            text_reply("top"),
+        )
         agent.run("x")
         contents = [b["content"] for b in model.requests[-1].messages[-1]["content"]]
         assert contents == ["A", "B"]
         assert [r.child for r in agent.history if r.trigger == "subagent_spawned"] == [
-            f"{agent.agent_id}.1", f"{agent.agent_id}.2"]
+            f"{agent.agent_id}.1",
+            f"{agent.agent_id}.2",
+        ]
 
 
 class TestSkip:
     def test_skip_answers_without_running(self, tmp_path):
         """skip(text) answers the pending call with text; the tool never runs."""
-        agent, _ = make(tmp_path, tool_reply(tool_use("write_file", {"path": "f.txt", "content": "x"})),
-                            text_reply("ok"))
+        agent, _ = make(
+            tmp_path, tool_reply(tool_use("write_file", {"path": "f.txt", "content": "x"})), text_reply("ok")
+        )
         agent.send("x")
         agent.step()
         agent.step()
@@ -402,8 +461,11 @@ class TestInterrupt:
     def test_interrupt_during_tool_answers_pending_and_idles(self, tmp_path):
         """Ctrl-C while a tool runs leaves the agent idle, outcome interrupted, every tool_use answered."""
 
-        agent, _ = make(tmp_path, tool_reply(tool_use("glob", {"pattern": "*"}, id="g1"),
-                                             tool_use("glob", {"pattern": "*"}, id="g2")), text_reply("after"))
+        agent, _ = make(
+            tmp_path,
+            tool_reply(tool_use("glob", {"pattern": "*"}, id="g1"), tool_use("glob", {"pattern": "*"}, id="g2")),
+            text_reply("after"),
+        )
         calls = []
 
         def ctrl_c_on_second_call(event):
@@ -432,8 +494,10 @@ class TestInterrupt:
         with pytest.raises(KeyboardInterrupt):
             agent.run("x")
         assert agent.state == "idle" and agent.outcome == "interrupted"
-        assert agent.messages == [{"role": "user", "content": "x"},
-                                  {"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARKER}]}]
+        assert agent.messages == [
+            {"role": "user", "content": "x"},
+            {"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARKER}]},
+        ]
 
     def test_interrupt_inside_child_settles_both(self, tmp_path):
         """Ctrl-C during the child's model call idles the child and answers the parent's task call."""
@@ -447,7 +511,8 @@ class TestInterrupt:
         assert agent.state == "idle" and agent.children == []
         assert agent.messages[-1]["content"] == [
             {"type": "tool_result", "tool_use_id": "k", "content": INTERRUPTED, "is_error": True},
-            {"type": "text", "text": INTERRUPTED_MARKER}]
+            {"type": "text", "text": INTERRUPTED_MARKER},
+        ]
         child_records = [r for r in agent.history if r.depth == 1]
         assert child_records[-1].trigger == "interrupted"
         assert answered_once(agent.messages)
@@ -465,20 +530,25 @@ class TestInterrupt:
         assert model.requests[1].messages == [
             {"role": "user", "content": "first"},
             {"role": "user", "content": [{"type": "text", "text": INTERRUPTED_MARKER}]},
-            {"role": "user", "content": "second"}]
+            {"role": "user", "content": "second"},
+        ]
 
 
 class TestFaultyReplies:
     def test_cut_reply_runs_none_of_its_calls(self, tmp_path):
         """A reply stopped at max_tokens has each tool_use answered with the cut error, none run, and goes on."""
-        cut = tool_reply(tool_use("write_file", {"path": "f.py", "content": "def f():\n return 1 +"}, id="w"),
-                         tool_use("task", {"prompt": "look"}, id="t"), stop_reason="max_tokens")
+        cut = tool_reply(
+            tool_use("write_file", {"path": "f.py", "content": "def f():\n return 1 +"}, id="w"),
+            tool_use("task", {"prompt": "look"}, id="t"),
+            stop_reason="max_tokens",
+        )
         agent, model = make(tmp_path, cut, text_reply("redone smaller"))
         assert agent.run("write f.py") == "redone smaller"
         assert not (tmp_path / "f.py").exists() and agent.children == [] and agent.data.spawned == 0
         results = model.requests[1].messages[-1]["content"]
-        assert results == [{"type": "tool_result", "tool_use_id": i, "content": CUT_CALL, "is_error": True}
-                           for i in ("w", "t")]
+        assert results == [
+            {"type": "tool_result", "tool_use_id": i, "content": CUT_CALL, "is_error": True} for i in ("w", "t")
+        ]
         assert agent.outcome == "end_turn" and agent.turn == 2 and agent.data.unrunnable == {}
 
     def test_cut_reply_counts_against_the_turn_budget(self, tmp_path):
@@ -499,12 +569,18 @@ class TestFaultyReplies:
 
     def test_duplicate_ids_are_renamed_and_noted(self, tmp_path):
         """Repeated tool_use ids, within a reply and across replies, are made unique before they are kept."""
-        agent, model = make(tmp_path, tool_reply(tool_use("glob", {"pattern": "*"}, id="x"),
-                                                 tool_use("glob", {"pattern": "*.py"}, id="x")),
-                            tool_reply(tool_use("glob", {"pattern": "*"}, id="x")), text_reply("done"))
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("glob", {"pattern": "*"}, id="x"), tool_use("glob", {"pattern": "*.py"}, id="x")),
+            tool_reply(tool_use("glob", {"pattern": "*"}, id="x")),
+            text_reply("done"),
+        )
         agent.run("x")
-        ids = [[b["id"] for b in m["content"] if b["type"] == "tool_use"]
-               for m in model.requests[2].messages if m["role"] == "assistant"]
+        ids = [
+            [b["id"] for b in m["content"] if b["type"] == "tool_use"]
+            for m in model.requests[2].messages
+            if m["role"] == "assistant"
+        ]
         assert ids == [["x", "x_2"], ["x_3"]]
         assert answered_once(agent.messages)
         notes = [n for r in agent.history for n in r.notes if n.startswith("renamed")]
@@ -608,8 +684,12 @@ class TestRunBudget:
 class TestDepthIsAFact:
     def test_a_child_with_rewritten_data_and_tools_cannot_delegate(self, tmp_path):
         """Writing child.data.depth = 0 changes nothing: depth comes from parentage, tools are read-only."""
-        script = [fan_out(1), tool_reply(tool_use("task", {"prompt": "deeper"})), text_reply("done"),
-                  text_reply("all done")]
+        script = [
+            fan_out(1),
+            tool_reply(tool_use("task", {"prompt": "deeper"})),
+            text_reply("done"),
+            text_reply("all done"),
+        ]
         agent = Agent(ScriptedModel(script), str(tmp_path))
         agent.send("x")
         while not agent.children:
@@ -627,19 +707,28 @@ class TestDepthIsAFact:
 
 
 class TestStartingDataIsChecked:
-    @pytest.mark.parametrize(("changes", "message"), [
-        ({"max_turns": 100}, "the agent's 'max_turns' must be 1..30 (got 100)"),
-        ({"turn": -70}, "the agent's 'turn' must be 0..30 (its max_turns) (got -70)"),
-        ({"turn": 31}, "the agent's 'turn' must be 0..30 (its max_turns) (got 31)"),
-        ({"turn": 30, "state": "awaiting_model"}, "the agent's 'turn' must be below max_turns (30) in "
-                                                  "awaiting_model (got 30)"),
-        ({"depth": 1}, "the agent's 'depth' must be 0, as its parentage says (got 1)"),
-        ({"run_calls": 201}, "the agent's 'run_calls' must be 0..200 (its max_model_calls 200, less 0 call(s) "
-                             "granted) (got 201)"),
-        ({"max_model_calls": 0}, "the agent's 'max_model_calls' must be an integer >= 1 (got 0)"),
-        ({"state": "flying"}, "the agent's 'state' must be one of idle, awaiting_model, executing_tools, "
-                              "stopping (got 'flying')"),
-    ])
+    @pytest.mark.parametrize(
+        ("changes", "message"),
+        [
+            ({"max_turns": 100}, "the agent's 'max_turns' must be 1..30 (got 100)"),
+            ({"turn": -70}, "the agent's 'turn' must be 0..30 (its max_turns) (got -70)"),
+            ({"turn": 31}, "the agent's 'turn' must be 0..30 (its max_turns) (got 31)"),
+            (
+                {"turn": 30, "state": "awaiting_model"},
+                "the agent's 'turn' must be below max_turns (30) in awaiting_model (got 30)",
+            ),
+            ({"depth": 1}, "the agent's 'depth' must be 0, as its parentage says (got 1)"),
+            (
+                {"run_calls": 201},
+                "the agent's 'run_calls' must be 0..200 (its max_model_calls 200, less 0 call(s) granted) (got 201)",
+            ),
+            ({"max_model_calls": 0}, "the agent's 'max_model_calls' must be an integer >= 1 (got 0)"),
+            (
+                {"state": "flying"},
+                "the agent's 'state' must be one of idle, awaiting_model, executing_tools, stopping (got 'flying')",
+            ),
+        ],
+    )
     def test_bad_data_is_refused(self, tmp_path, changes, message):
         """Agent(data=...) refuses data outside the invariant, naming the field and the value."""
         from fsm.core.records import AgentState
@@ -656,13 +745,16 @@ class TestStartingDataIsChecked:
         root = AgentState("a1", state="executing_tools", max_parallel=2, active=["a1.1", "a1.2"])
         three = [AgentState(f"a1.{n}", parent_id="a1", depth=1) for n in (1, 2, 3)]
         cases = [
-            ([AgentState("a1.1", parent_id="a1", depth=7)], "subagent a1.1's 'depth' must be 1, as its parentage "
-                                                             "says (got 7)"),
+            (
+                [AgentState("a1.1", parent_id="a1", depth=7)],
+                "subagent a1.1's 'depth' must be 1, as its parentage says (got 7)",
+            ),
             (three, "the agent may have at most 2 running subagent(s) (got 3)"),
             (three[1:], "the agent's 'active' must name its running subagents ['a1.2', 'a1.3'] (got ['a1.1', 'a1.2'])"),
-            ([AgentState("a1.1", parent_id="a1", depth=1, spawned=1)], "subagent a1.1's 'spawned' must be 0 for a "
-                                                                        "subagent (it never spawns; the root counts "
-                                                                        "the run) (got 1)"),
+            (
+                [AgentState("a1.1", parent_id="a1", depth=1, spawned=1)],
+                "subagent a1.1's 'spawned' must be 0 for a subagent (it never spawns; the root counts the run) (got 1)",
+            ),
         ]
         for children, message in cases:
             with pytest.raises(ConfigError) as info:
@@ -685,10 +777,12 @@ class TestModelFailures:
         def approver(call, ask):
             raise RuntimeError("no terminal")
 
-        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "rm -f nothing.txt"}, id="r1")),
-                               text_reply("ok")])
+        model = ScriptedModel(
+            [tool_reply(tool_use("bash", {"command": "rm -f nothing.txt"}, id="r1")), text_reply("ok")]
+        )
         agent = Agent(model, str(tmp_path), approver=approver)
         assert agent.run("x") == "ok"
         result = model.requests[1].messages[-1]["content"][0]
-        assert result["is_error"] and result["content"] == ("Permission denied: the approver failed (RuntimeError: "
-                                                            "no terminal)")
+        assert result["is_error"] and result["content"] == (
+            "Permission denied: the approver failed (RuntimeError: no terminal)"
+        )

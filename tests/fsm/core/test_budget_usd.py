@@ -40,8 +40,10 @@ class TestTheBudgetStopsTheRun:
         agent, model = make(tmp_path, [glob_call(0.75)] * 10, max_budget_usd=2)
         agent.run("go")
         assert (len(model.requests), agent.run_cost_usd, agent.outcome) == (3, 2.25, "max_budget_usd")
-        assert [(r.source, r.trigger) for r in agent.history[-2:]] == [("executing_tools", "budget_spent"),
-                                                                         ("stopping", "stopped")]
+        assert [(r.source, r.trigger) for r in agent.history[-2:]] == [
+            ("executing_tools", "budget_spent"),
+            ("stopping", "stopped"),
+        ]
 
     def test_reaching_the_budget_exactly_is_spent(self, tmp_path):
         """The guard is cost >= budget: two $0.75 calls spend a $1.50 budget."""
@@ -51,8 +53,9 @@ class TestTheBudgetStopsTheRun:
 
     def test_each_priced_reply_carries_its_cost(self, tmp_path):
         """The transition after each call carries that reply's price; the root's run_cost_usd is their sum."""
-        agent, _ = make(tmp_path, [glob_call(0.25), glob_call(0.5), costing(text_reply("done"), 1.25)],
-                        max_budget_usd=10)
+        agent, _ = make(
+            tmp_path, [glob_call(0.25), glob_call(0.5), costing(text_reply("done"), 1.25)], max_budget_usd=10
+        )
         agent.run("go")
         costs = [r.cost_usd for r in agent.history if r.source == "awaiting_model"]
         assert (costs, agent.run_cost_usd, agent.outcome) == ([0.25, 0.5, 1.25], 2.0, "end_turn")
@@ -81,8 +84,10 @@ class TestTheBudgetStopsTheRun:
         """pause_turn on the call that spends the budget takes budget_spent instead of calling again."""
         agent, model = make(tmp_path, [costing(text_reply("", stop_reason="pause_turn"), 1)] * 3, max_budget_usd=1)
         agent.run("x")
-        assert [(r.source, r.trigger) for r in agent.history][-2:] == [("awaiting_model", "budget_spent"),
-                                                                        ("stopping", "stopped")]
+        assert [(r.source, r.trigger) for r in agent.history][-2:] == [
+            ("awaiting_model", "budget_spent"),
+            ("stopping", "stopped"),
+        ]
         assert (len(model.requests), agent.outcome) == (1, "max_budget_usd")
 
     def test_the_model_call_budget_wins_when_both_are_spent(self, tmp_path):
@@ -116,8 +121,10 @@ class TestSubagents:
         agent, model = make(tmp_path, script, max_budget_usd=1)
         agent.run("go")
         child = [r for r in agent.history if r.depth == 1]
-        assert [(r.source, r.trigger, r.outcome) for r in child] == [("idle", "budget_spent", "max_budget_usd"),
-                                                                      ("stopping", "stopped", "max_budget_usd")]
+        assert [(r.source, r.trigger, r.outcome) for r in child] == [
+            ("idle", "budget_spent", "max_budget_usd"),
+            ("stopping", "stopped", "max_budget_usd"),
+        ]
         assert (len(model.requests), agent.outcome) == (1, "max_budget_usd")
 
     @pytest.mark.parametrize("n", [1, 2, 3, 4])
@@ -134,14 +141,21 @@ class TestSubagents:
             return glob_call(1)
 
         tasks = [tool_use("task", {"prompt": f"part {i}"}) for i in range(n)]
-        agent, model = make(tmp_path, [costing(tool_reply(*tasks), 0), *[child_call] * n], max_budget_usd=1,
-                            max_parallel=n)
+        agent, model = make(
+            tmp_path, [costing(tool_reply(*tasks), 0), *[child_call] * n], max_budget_usd=1, max_parallel=n
+        )
         agent.run("go")
         assert len(model.requests) == 1 + n and cost_at_start == [0.0] * n
         assert (agent.run_cost_usd, agent.outcome) == (n * 1.0, "max_budget_usd")
         texts = [r.tool_result.text for r in agent.history if r.trigger == "subagent_returned"]
-        assert len(texts) == n and all(re.fullmatch(r"Subagent stopped: the run's budget of \$1\.00 is spent "
-                                                    rf"\(\$[1-{n}]\.00 used\)\.", t) for t in texts), texts
+        assert len(texts) == n and all(
+            re.fullmatch(
+                r"Subagent stopped: the run's budget of \$1\.00 is spent "
+                rf"\(\$[1-{n}]\.00 used\)\.",
+                t,
+            )
+            for t in texts
+        ), texts
 
 
 class TestRuns:
@@ -155,8 +169,9 @@ class TestRuns:
 
     def test_set_limits_applies_to_the_next_run(self, tmp_path):
         """set_limits(max_budget_usd=…) changes what the next prompt's run takes; None removes the budget."""
-        agent, model = make(tmp_path, [glob_call(1), glob_call(1), costing(text_reply("done"), 1), glob_call(1)],
-                            max_budget_usd=5)
+        agent, model = make(
+            tmp_path, [glob_call(1), glob_call(1), costing(text_reply("done"), 1), glob_call(1)], max_budget_usd=5
+        )
         agent.send("x")
         agent.step()
         agent.set_limits(max_budget_usd=1)
@@ -164,7 +179,11 @@ class TestRuns:
         assert (agent.max_budget_usd, agent.run_cost_usd, agent.outcome) == (5, 3, "end_turn")
         agent.run("y")
         assert (agent.max_budget_usd, agent.run_cost_usd, agent.outcome, len(model.requests)) == (
-            1, 1, "max_budget_usd", 4)
+            1,
+            1,
+            "max_budget_usd",
+            4,
+        )
         agent.set_limits(max_budget_usd=None)
         assert agent.options()["max_budget_usd"] is None
 
@@ -183,8 +202,10 @@ class TestValues:
         model.model = "no-such-model"  # type: ignore[attr-defined]
         with pytest.raises(ConfigError) as info:
             Agent(model, str(tmp_path), max_budget_usd=1)
-        assert str(info.value) == ("max_budget_usd needs the price of model 'no-such-model', and genai-prices has "
-                                   "none; use a model it prices, or set no USD budget")
+        assert str(info.value) == (
+            "max_budget_usd needs the price of model 'no-such-model', and genai-prices has "
+            "none; use a model it prices, or set no USD budget"
+        )
         Agent(model, str(tmp_path))  # without a budget the model is fine
 
     def test_a_custom_subagent_model_without_a_price_is_refused(self, tmp_path):
@@ -203,10 +224,16 @@ class TestValues:
 
     def test_data_outside_the_invariant_is_refused(self, tmp_path):
         """Starting data with a bad budget or cost is refused, naming the field and the value."""
-        cases = [({"max_budget_usd": -2.0}, "the agent's 'max_budget_usd' must be a number of dollars > 0, or None "
-                                            "(got -2.0)"),
-                 ({"run_cost_usd": float("nan")}, "the agent's 'run_cost_usd' must be a number of dollars >= 0, or "
-                                                  "None (unknown) (got nan)")]
+        cases = [
+            (
+                {"max_budget_usd": -2.0},
+                "the agent's 'max_budget_usd' must be a number of dollars > 0, or None (got -2.0)",
+            ),
+            (
+                {"run_cost_usd": float("nan")},
+                "the agent's 'run_cost_usd' must be a number of dollars >= 0, or None (unknown) (got nan)",
+            ),
+        ]
         for changes, message in cases:
             with pytest.raises(ConfigError) as info:
                 Agent(ScriptedModel(), str(tmp_path), data=AgentState("a1", **changes))
@@ -215,8 +242,10 @@ class TestValues:
         child = AgentState("a1.1", parent_id="a1", depth=1, run_cost_usd=0.5)
         with pytest.raises(ConfigError) as info:
             Agent.restore(ScriptedModel(), str(tmp_path), root, children=[child])
-        assert str(info.value) == ("subagent a1.1's 'run_cost_usd' must be 0 for a subagent (it never spawns; the "
-                                   "root counts the run) (got 0.5)")
+        assert str(info.value) == (
+            "subagent a1.1's 'run_cost_usd' must be 0 for a subagent (it never spawns; the "
+            "root counts the run) (got 0.5)"
+        )
 
 
 class TestWords:
@@ -227,5 +256,7 @@ class TestWords:
     def test_budget_spent(self):
         """The stop reason names the budget and the cost, or says the cost is unknown."""
         assert budget_spent(1, 1.25) == "the run's budget of $1.00 is spent ($1.25 used)"
-        assert budget_spent(1, None) == ("the run's budget of $1.00 is taken as spent: a reply came from a model "
-                                         "with no known price (genai-prices), so the run's cost is unknown")
+        assert budget_spent(1, None) == (
+            "the run's budget of $1.00 is taken as spent: a reply came from a model "
+            "with no known price (genai-prices), so the run's cost is unknown"
+        )

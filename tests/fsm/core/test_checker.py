@@ -16,11 +16,16 @@ def table(monkeypatch):
 
     def edit(trigger: str, source: str, /, guarded_by: str | None = None, **changes) -> None:
         """Change the first row of *trigger* from *source* (whose conditions name *guarded_by*, when given)."""
-        row = next(r for r in machine.TRANSITIONS if r["trigger"] == trigger and source in machine.sources(r)
-                   and (guarded_by is None or guarded_by in machine.conditions(r)))
+        row = next(
+            r
+            for r in machine.TRANSITIONS
+            if r["trigger"] == trigger
+            and source in machine.sources(r)
+            and (guarded_by is None or guarded_by in machine.conditions(r))
+        )
         new = {k: v for k, v in {**row, **changes}.items() if v is not None}
         index = machine.TRANSITIONS.index(row)
-        rows = [*machine.TRANSITIONS[:index], new, *machine.TRANSITIONS[index + 1:]]
+        rows = [*machine.TRANSITIONS[:index], new, *machine.TRANSITIONS[index + 1 :]]
         monkeypatch.setattr(machine, "TRANSITIONS", rows)
         monkeypatch.setattr(configs, "TRANSITIONS", machine.TRANSITIONS)
 
@@ -34,18 +39,24 @@ def _successful_calls_only(change) -> bool:
 
 
 MUTANTS = {
-    "a turn guard removed from one row": lambda table, mp: table("tools_done", "executing_tools",
-                                                                 unless=["out_of_model_calls", "out_of_budget_usd"]),
+    "a turn guard removed from one row": lambda table, mp: table(
+        "tools_done", "executing_tools", unless=["out_of_model_calls", "out_of_budget_usd"]
+    ),
     ">= turned into > in the turn guard": lambda table, mp: mp.setitem(
-        guards.GUARD_FUNCTIONS, "out_of_turns", lambda f: f.turn > f.max_turns),
+        guards.GUARD_FUNCTIONS, "out_of_turns", lambda f: f.turn > f.max_turns
+    ),
     "a turn counted only on a successful call": lambda table, mp: mp.setattr(
-        configs, "made_model_call", _successful_calls_only),
+        configs, "made_model_call", _successful_calls_only
+    ),
     "can_spawn ignoring depth": lambda table, mp: mp.setitem(
-        guards.GUARD_FUNCTIONS, "can_spawn", lambda f: f.active_children < f.max_parallel),
-    "the budget guard removed": lambda table, mp: table("tools_done", "executing_tools",
-                                                        unless=["out_of_turns", "out_of_budget_usd"]),
-    "the USD guard removed": lambda table, mp: table("tools_done", "executing_tools",
-                                                     unless=["out_of_turns", "out_of_model_calls"]),
+        guards.GUARD_FUNCTIONS, "can_spawn", lambda f: f.active_children < f.max_parallel
+    ),
+    "the budget guard removed": lambda table, mp: table(
+        "tools_done", "executing_tools", unless=["out_of_turns", "out_of_budget_usd"]
+    ),
+    "the USD guard removed": lambda table, mp: table(
+        "tools_done", "executing_tools", unless=["out_of_turns", "out_of_model_calls"]
+    ),
 }
 """The five mutants of issue 10, and the USD budget's guard removed, as the checker sees them."""
 
@@ -54,9 +65,18 @@ def kind(problem: str | None) -> str | None:
     """The property a problem breaks, in one word (the two searches word the budget's differently)."""
     if problem is None:
         return None
-    return next(word for key, word in (("max_turns", "turns"), ("depth", "depth"), ("max_model_calls", "budget"),
-                                       ("max_budget_usd", "usd"), ("deadlock", "deadlock"),
-                                       ("terminates", "termination")) if key in problem)
+    return next(
+        word
+        for key, word in (
+            ("max_turns", "turns"),
+            ("depth", "depth"),
+            ("max_model_calls", "budget"),
+            ("max_budget_usd", "usd"),
+            ("deadlock", "deadlock"),
+            ("terminates", "termination"),
+        )
+        if key in problem
+    )
 
 
 def local_states(graph) -> set:
@@ -67,14 +87,12 @@ def local_states(graph) -> set:
 class TestReduction:
     @pytest.mark.parametrize("mutant", [None, *MUTANTS])
     @pytest.mark.parametrize(("turns", "k", "budget"), [(2, 2, 3), (3, 2, 4)])
-    def test_finds_a_violation_exactly_when_every_interleaving_does(self, table, monkeypatch, mutant, turns, k,
-                                                                    budget):
+    def test_finds_a_violation_exactly_when_every_interleaving_does(self, table, monkeypatch, mutant, turns, k, budget):
         """For the table and each mutant, the reduced search, every interleaving (budget up to cap) and the exact
         budget agree: all proved, or all find the same property broken."""
         if mutant:
             MUTANTS[mutant](table, monkeypatch)
-        reports = [check(Bounds(turns, k, budget, 2, **kw)) for kw in ({}, {"reduce": False},
-                                                                        {"exact_budget": True})]
+        reports = [check(Bounds(turns, k, budget, 2, **kw)) for kw in ({}, {"reduce": False}, {"exact_budget": True})]
         assert [r.proved for r in reports] == [mutant is None] * 3
         assert len({kind(r.problem) for r in reports}) == 1, [r.problem for r in reports]
         assert reports[0].configurations < reports[1].configurations
@@ -93,8 +111,9 @@ class TestReduction:
         """Without the budget guard on tools_done, the reduced search shows the call taken with the budget spent."""
         table("tools_done", "executing_tools", unless=["out_of_turns", "out_of_budget_usd"])
         report = check(Bounds(3, 1, 2))
-        assert report.problem == ("a model call taken with none of the run's budget free: the run can exceed "
-                                  "max_model_calls 2")
+        assert report.problem == (
+            "a model call taken with none of the run's budget free: the run can exceed max_model_calls 2"
+        )
         assert report.counterexample[-1] == ((0, "executing_tools", "tools_done", "awaiting_model"),)
         assert check(Bounds(3, 1, 2, reduce=False)).problem == "the run made 3 model calls > max_model_calls 2"
 
@@ -102,8 +121,9 @@ class TestReduction:
         """A budget guard that forgets the calls granted to agents in awaiting_model overspends when two subagents
         race for the last call; the reduced search judges guards on every split of the count, so it finds it."""
         monkeypatch.setitem(guards.GUARD_FUNCTIONS, "out_of_model_calls", lambda f: f.run_calls >= f.max_model_calls)
-        assert kind(check(Bounds(2, 2, 3)).problem) == kind(check(Bounds(2, 2, 3, exact_budget=True)).problem) \
-            == "budget"
+        assert (
+            kind(check(Bounds(2, 2, 3)).problem) == kind(check(Bounds(2, 2, 3, exact_budget=True)).problem) == "budget"
+        )
 
 
 class TestCheck:
@@ -136,8 +156,15 @@ class TestCheck:
         table("tools_done", "executing_tools", unless=["out_of_model_calls", "out_of_budget_usd"])
         report = check(Bounds(2, 1, 50))
         assert report.problem.startswith("an agent at depth 0 made 3 model calls > max_turns 2")
-        assert report.counterexample[-1][-1][2] in ("replied_final", "replied_with_tools", "paused", "model_failed",
-                                                    "turn_limit", "interrupted", "budget_spent")
+        assert report.counterexample[-1][-1][2] in (
+            "replied_final",
+            "replied_with_tools",
+            "paused",
+            "model_failed",
+            "turn_limit",
+            "interrupted",
+            "budget_spent",
+        )
 
     def test_off_by_one_turn_guard(self, monkeypatch):
         """out_of_turns with > instead of >= is caught."""
@@ -165,25 +192,30 @@ class TestCheck:
         no move but Ctrl-C."""
         table("budget_spent", "executing_tools", trigger="never_fired")
         assert check(Bounds(2, 1, 3)).problem == "deadlock: a busy configuration has no move but Ctrl-C"
-        assert check(Bounds(2, 1, 3, exact_budget=True)).problem == ("deadlock: a busy configuration has no move "
-                                                                     "but Ctrl-C")
+        assert check(Bounds(2, 1, 3, exact_budget=True)).problem == (
+            "deadlock: a busy configuration has no move but Ctrl-C"
+        )
 
 
 class TestUsdBudget:
-    @pytest.mark.parametrize(("trigger", "source", "others"), [
-        ("tools_done", "executing_tools", ["out_of_turns", "out_of_model_calls"]),
-        ("paused", "awaiting_model", ["out_of_turns", "out_of_model_calls"]),
-        ("continue_forced", "stopping", ["out_of_turns", "out_of_model_calls"]),
-        ("prompt", "idle", ["out_of_model_calls"]),  # a subagent's: the root's prompt starts the run at $0
-    ])
+    @pytest.mark.parametrize(
+        ("trigger", "source", "others"),
+        [
+            ("tools_done", "executing_tools", ["out_of_turns", "out_of_model_calls"]),
+            ("paused", "awaiting_model", ["out_of_turns", "out_of_model_calls"]),
+            ("continue_forced", "stopping", ["out_of_turns", "out_of_model_calls"]),
+            ("prompt", "idle", ["out_of_model_calls"]),  # a subagent's: the root's prompt starts the run at $0
+        ],
+    )
     def test_each_edge_into_awaiting_model_needs_the_usd_guard(self, table, trigger, source, others):
         """With out_of_budget_usd removed from any row into awaiting_model, every search finds a model call
         started with the USD budget spent, the last step of the counterexample being that row."""
         table(trigger, source, unless=others)
         for b in (Bounds(2, 1, 50), Bounds(2, 1, 50, reduce=False), Bounds(2, 1, 50, exact_budget=True)):
             report = check(b)
-            assert report.problem == ("a model call started with the run's USD budget spent: the run can spend past "
-                                      "max_budget_usd")
+            assert report.problem == (
+                "a model call started with the run's USD budget spent: the run can spend past max_budget_usd"
+            )
             assert report.counterexample[-1][-1][1:3] == (source, trigger)
 
     def test_without_the_usd_stop_a_spent_budget_deadlocks(self, table):
@@ -215,26 +247,46 @@ class TestCommand:
         alone allows 30 + 30 * 30 * 3; exit 0."""
         assert main(["check"]) == 0
         out = capsys.readouterr().out
-        assert out.startswith("bounds: max_turns 30, tools per reply 3, max_model_calls 200, max_parallel 4, a USD "
-                              "budget (spent or not at any guard); search: reduced (budget per agent, persistent "
-                              "sets)\n")
+        assert out.startswith(
+            "bounds: max_turns 30, tools per reply 3, max_model_calls 200, max_parallel 4, a USD "
+            "budget (spent or not at any guard); search: reduced (budget per agent, persistent "
+            "sets)\n"
+        )
         assert "configurations: 45,391  edges: 147,778  time: " in out
         assert "worst case: 200 model calls per run (without the budget the table allows 2,730)" in out
-        assert out.endswith("proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call starts "
-                            "with the USD budget spent; no deadlock; idle reachable from every configuration; every "
-                            "run terminates\n")
+        assert out.endswith(
+            "proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call starts "
+            "with the USD budget spent; no deadlock; idle reachable from every configuration; every "
+            "run terminates\n"
+        )
 
     def test_every_interleaving_and_inductive(self, capsys):
         """--no-reduction explores the exact system's every interleaving, --inductive checks the invariant over
         every configuration; exit 0."""
-        assert main(["check", "--max-turns", "3", "--tools-per-reply", "2", "--max-model-calls", "10",
-                     "--no-reduction", "--inductive"]) == 0
+        assert (
+            main(
+                [
+                    "check",
+                    "--max-turns",
+                    "3",
+                    "--tools-per-reply",
+                    "2",
+                    "--max-model-calls",
+                    "10",
+                    "--no-reduction",
+                    "--inductive",
+                ]
+            )
+            == 0
+        )
         out = capsys.readouterr().out
         assert "search: every interleaving\n" in out
         assert "configurations: 13,633  edges: 70,546  time: " in out  # two subagents at once, any order
         assert "worst case: 10 model calls per run (without the budget the table allows 21)" in out
-        assert ("proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call starts with the USD "
-                "budget spent; no deadlock; idle reachable from every configuration; every run terminates\n") in out
+        assert (
+            "proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call starts with the USD "
+            "budget spent; no deadlock; idle reachable from every configuration; every run terminates\n"
+        ) in out
         assert "inductive: 26,693 configurations (reachable or not), every move keeps the invariant (" in out
 
     def test_a_mutated_table_prints_a_counterexample(self, table, capsys):
@@ -251,15 +303,30 @@ class TestCommand:
         table("tools_done", "executing_tools", unless=["out_of_turns", "out_of_budget_usd"])
         assert main(["check"]) == 1
         out = capsys.readouterr().out
-        assert ("VIOLATION: a model call taken with none of the run's budget free: the run can exceed max_model_calls "
-                "200\n") in out
+        assert (
+            "VIOLATION: a model call taken with none of the run's budget free: the run can exceed max_model_calls 200\n"
+        ) in out
         assert "depth 0: executing_tools --tools_done--> awaiting_model\n  (a run of the reduced search" in out
 
     def test_without_a_usd_budget(self, capsys):
         """--no-budget-usd checks runs without a USD budget: fewer configurations of the exact system, and the
         proof does not claim the USD property."""
-        assert main(["check", "--max-turns", "3", "--tools-per-reply", "2", "--max-model-calls", "10",
-                     "--no-reduction", "--no-budget-usd"]) == 0
+        assert (
+            main(
+                [
+                    "check",
+                    "--max-turns",
+                    "3",
+                    "--tools-per-reply",
+                    "2",
+                    "--max-model-calls",
+                    "10",
+                    "--no-reduction",
+                    "--no-budget-usd",
+                ]
+            )
+            == 0
+        )
         out = capsys.readouterr().out
         assert "max_parallel 4, no USD budget; search: every interleaving\n" in out
         assert "configurations: 12,474  edges: 60,567  time: " in out
@@ -271,6 +338,7 @@ class TestCommand:
         table("tools_done", "executing_tools", unless=["out_of_turns", "out_of_model_calls"])
         assert main(["check"]) == 1
         out = capsys.readouterr().out
-        assert ("VIOLATION: a model call started with the run's USD budget spent: the run can spend past "
-                "max_budget_usd\n") in out
+        assert (
+            "VIOLATION: a model call started with the run's USD budget spent: the run can spend past max_budget_usd\n"
+        ) in out
         assert "depth 0: executing_tools --tools_done--> awaiting_model\n  (a run of the reduced search" in out

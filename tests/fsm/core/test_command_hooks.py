@@ -17,8 +17,9 @@ from tests.fsm.core.hook_support import finishes_while_held
 from tools import ToolOutput, Workspace
 
 
-def hook(tmp_path: Path, body: str, *, event: str = "PreToolUse", matcher: str = "",
-         timeout: float = 10) -> CommandHook:
+def hook(
+    tmp_path: Path, body: str, *, event: str = "PreToolUse", matcher: str = "", timeout: float = 10
+) -> CommandHook:
     script = tmp_path / f"hook{len(list(tmp_path.glob('hook*')))}.sh"
     script.write_text("#!/bin/sh\n" + body)
     script.chmod(0o755)
@@ -26,8 +27,9 @@ def hook(tmp_path: Path, body: str, *, event: str = "PreToolUse", matcher: str =
 
 
 def pre(tmp_path: Path, call: dict | None = None, **fields) -> HookEvent:
-    return HookEvent("PreToolUse", "a1", 0, Workspace(tmp_path), tool_call=call or tool_use("bash", {"command": "ls"}),
-                     **fields)
+    return HookEvent(
+        "PreToolUse", "a1", 0, Workspace(tmp_path), tool_call=call or tool_use("bash", {"command": "ls"}), **fields
+    )
 
 
 def say(data: object) -> str:
@@ -35,16 +37,27 @@ def say(data: object) -> str:
 
 
 class TestAnswers:
-    @pytest.mark.parametrize(("output", "decision"), [
-        ({"hookSpecificOutput": {"hookEventName": "PreToolUse", "permissionDecision": "deny",
-                                 "permissionDecisionReason": "not today"}}, Deny("not today")),
-        ({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "sure?"}}, Ask("sure?")),
-        ({"hookSpecificOutput": {"permissionDecision": "allow"}}, Allow("")),
-        ({"decision": "block", "reason": "legacy no"}, Deny("legacy no")),
-        ({"decision": "approve"}, Allow("")),
-        ({"continue": False, "stopReason": "halt"}, Deny("halt")),
-        ({}, None),
-    ])
+    @pytest.mark.parametrize(
+        ("output", "decision"),
+        [
+            (
+                {
+                    "hookSpecificOutput": {
+                        "hookEventName": "PreToolUse",
+                        "permissionDecision": "deny",
+                        "permissionDecisionReason": "not today",
+                    }
+                },
+                Deny("not today"),
+            ),
+            ({"hookSpecificOutput": {"permissionDecision": "ask", "permissionDecisionReason": "sure?"}}, Ask("sure?")),
+            ({"hookSpecificOutput": {"permissionDecision": "allow"}}, Allow("")),
+            ({"decision": "block", "reason": "legacy no"}, Deny("legacy no")),
+            ({"decision": "approve"}, Allow("")),
+            ({"continue": False, "stopReason": "halt"}, Deny("halt")),
+            ({}, None),
+        ],
+    )
     def test_exit_0_json(self, tmp_path: Path, output: object, decision: object) -> None:
         """On exit 0, JSON on stdout decides as in Claude Code."""
         assert hook(tmp_path, say(output))(pre(tmp_path)) == decision
@@ -90,22 +103,36 @@ class TestInput:
         call = tool_use("edit_file", {"path": "src/a.py", "old_text": "a", "new_text": "b"}, id="toolu_9")
         command(pre(tmp_path, call, permission_mode="acceptEdits"))
         assert json.loads(out.read_text()) == {
-            "session_id": "a1", "transcript_path": None, "cwd": str(tmp_path.resolve()),
-            "permission_mode": "acceptEdits", "hook_event_name": "PreToolUse", "tool_name": "Edit",
+            "session_id": "a1",
+            "transcript_path": None,
+            "cwd": str(tmp_path.resolve()),
+            "permission_mode": "acceptEdits",
+            "hook_event_name": "PreToolUse",
+            "tool_name": "Edit",
             "tool_input": {"file_path": str(tmp_path.resolve() / "src/a.py"), "old_string": "a", "new_string": "b"},
-            "tool_use_id": "toolu_9"}
+            "tool_use_id": "toolu_9",
+        }
         assert Path(f"{out}.dir").read_text().strip() == str(tmp_path.resolve())
 
     def test_post_tool_use_and_subagent_fields(self, tmp_path: Path) -> None:
         """PostToolUse gets tool_response; a subagent's events carry agent_id."""
         out = tmp_path / "in.json"
         command = hook(tmp_path, f"cat > {out}\n", event="PostToolUse")
-        event = HookEvent("PostToolUse", "a1.1", 1, Workspace(tmp_path), tool_call=tool_use("glob", {"pattern": "*"}),
-                          output=ToolOutput("x.py"))
+        event = HookEvent(
+            "PostToolUse",
+            "a1.1",
+            1,
+            Workspace(tmp_path),
+            tool_call=tool_use("glob", {"pattern": "*"}),
+            output=ToolOutput("x.py"),
+        )
         command(event)
         data = json.loads(out.read_text())
         assert (data["session_id"], data["agent_id"], data["tool_response"]) == (
-            "a1", "a1.1", {"content": "x.py", "is_error": False})
+            "a1",
+            "a1.1",
+            {"content": "x.py", "is_error": False},
+        )
 
 
 class TestThreads:
@@ -132,7 +159,8 @@ class TestInAgent:
         agent.run("go")
         assert model.requests[1].messages[-1]["content"][0]["content"] == (
             f"Permission denied: PreToolUse hook {command.spec.command} failed (timed out after 0.3s and was "
-            "killed), so the call is blocked")
+            "killed), so the call is blocked"
+        )
         assert not (tmp_path / "made").exists()
 
     def test_allow_spares_the_question(self, tmp_path: Path) -> None:
@@ -144,8 +172,9 @@ class TestInAgent:
 
     def test_stop_exit_2_makes_the_agent_go_on(self, tmp_path: Path) -> None:
         """A Stop hook's exit 2 sends its stderr to the model; the next time stop_hook_active is true."""
-        command = hook(tmp_path, 'grep -q \'"stop_hook_active": true\' && exit 0\necho "run the tests" >&2\nexit 2\n',
-                       event="Stop")
+        command = hook(
+            tmp_path, 'grep -q \'"stop_hook_active": true\' && exit 0\necho "run the tests" >&2\nexit 2\n', event="Stop"
+        )
         model = ScriptedModel([text_reply("done"), text_reply("tests pass")])
         agent = Agent(model, str(tmp_path), hooks=self.hooks(command))
         assert agent.run("go") == "tests pass"
@@ -157,8 +186,10 @@ class TestInAgent:
         post = hook(tmp_path, "cat > /dev/null\necho 'lint failed' >&2\nexit 2\n", event="PostToolUse")
         model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.md"})), text_reply("ok")])
         Agent(model, str(tmp_path), hooks=self.hooks(prompt, post)).run("go")
-        assert model.requests[0].messages[0]["content"] == [{"type": "text", "text": "go"},
-                                                            {"type": "text", "text": "branch: main"}]
+        assert model.requests[0].messages[0]["content"] == [
+            {"type": "text", "text": "go"},
+            {"type": "text", "text": "branch: main"},
+        ]
         assert model.requests[1].messages[-1]["content"][0]["content"] == "(no matches)\n\nlint failed"
 
     def test_install_and_disable_all_hooks(self, tmp_path: Path) -> None:

@@ -12,31 +12,53 @@ def argvs(line: str) -> list[tuple[str, ...]]:
 
 
 class TestSimpleCommands:
-    @pytest.mark.parametrize(("line", "expected"), [
-        ("ls && rm x", [("ls",), ("rm", "x")]), ("a || b; c | d", [("a",), ("b",), ("c",), ("d",)]),
-        ("(cd x; ls)", [("cd", "x"), ("ls",)]), ("{ a; b; } > out", [("a",), ("b",)]),
-        ("if true; then rm f; fi", [("true",), ("rm", "f")]), ("for f in *; do rm $f; done", [("rm", "$f")]),
-        ("while true; do ls; done", [("true",), ("ls",)]), ("case x in a) rm y;; esac", [("rm", "y")]),
-        ("! grep x f", [("grep", "x", "f")]), ("f() { rm x; }", [("rm", "x")]),
-    ])
+    @pytest.mark.parametrize(
+        ("line", "expected"),
+        [
+            ("ls && rm x", [("ls",), ("rm", "x")]),
+            ("a || b; c | d", [("a",), ("b",), ("c",), ("d",)]),
+            ("(cd x; ls)", [("cd", "x"), ("ls",)]),
+            ("{ a; b; } > out", [("a",), ("b",)]),
+            ("if true; then rm f; fi", [("true",), ("rm", "f")]),
+            ("for f in *; do rm $f; done", [("rm", "$f")]),
+            ("while true; do ls; done", [("true",), ("ls",)]),
+            ("case x in a) rm y;; esac", [("rm", "y")]),
+            ("! grep x f", [("grep", "x", "f")]),
+            ("f() { rm x; }", [("rm", "x")]),
+        ],
+    )
     def test_through_every_compound(self, line: str, expected: list[tuple[str, ...]]) -> None:
         """Lists, pipelines, subshells, groups, if/for/while/case, negation and functions are seen into."""
         assert argvs(line) == expected
 
-    @pytest.mark.parametrize(("line", "expected"), [
-        ('s""udo ls', ("sudo", "ls")), ("su''do ls", ("sudo", "ls")), (r"\rm x", ("rm", "x")),
-        ('git commit -m "drop sudo from docs"', ("git", "commit", "-m", "drop sudo from docs")),
-        ("echo $'a\\tb'", ("echo", "a\tb")), ('echo "a\\"b"', ("echo", 'a"b')),
-    ])
+    @pytest.mark.parametrize(
+        ("line", "expected"),
+        [
+            ('s""udo ls', ("sudo", "ls")),
+            ("su''do ls", ("sudo", "ls")),
+            (r"\rm x", ("rm", "x")),
+            ('git commit -m "drop sudo from docs"', ("git", "commit", "-m", "drop sudo from docs")),
+            ("echo $'a\\tb'", ("echo", "a\tb")),
+            ('echo "a\\"b"', ("echo", 'a"b')),
+        ],
+    )
     def test_quotes_and_backslashes_are_removed(self, line: str, expected: tuple[str, ...]) -> None:
         """Words are compared after quote removal, as the shell will run them."""
         assert argvs(line) == [expected]
 
-    @pytest.mark.parametrize(("line", "wrappers"), [
-        ("env FOO=1 rm x", ("env",)), ("command rm x", ("command",)), ("nice -n 5 rm x", ("nice",)),
-        ("time rm x", ("time",)), ("exec rm x", ("exec",)), ("nohup rm x", ("nohup",)),
-        ("timeout -s KILL 5 rm x", ("timeout",)), ("/usr/bin/env nice rm x", ("env", "nice")),
-    ])
+    @pytest.mark.parametrize(
+        ("line", "wrappers"),
+        [
+            ("env FOO=1 rm x", ("env",)),
+            ("command rm x", ("command",)),
+            ("nice -n 5 rm x", ("nice",)),
+            ("time rm x", ("time",)),
+            ("exec rm x", ("exec",)),
+            ("nohup rm x", ("nohup",)),
+            ("timeout -s KILL 5 rm x", ("timeout",)),
+            ("/usr/bin/env nice rm x", ("env", "nice")),
+        ],
+    )
     def test_wrappers_are_seen_through(self, line: str, wrappers: tuple[str, ...]) -> None:
         """What a wrapper runs is the command judged; the wrappers are kept aside."""
         (command,) = parse_command(line).commands
@@ -49,30 +71,46 @@ class TestSimpleCommands:
     def test_redirections(self) -> None:
         """Redirections are kept, with their targets; a descriptor copy has none."""
         (command,) = parse_command("ls 2>&1 > out.txt >> log < in").commands
-        assert command.redirects == (Redirect(">&", None), Redirect(">", "out.txt"), Redirect(">>", "log"),
-                                     Redirect("<", "in"))
+        assert command.redirects == (
+            Redirect(">&", None),
+            Redirect(">", "out.txt"),
+            Redirect(">>", "log"),
+            Redirect("<", "in"),
+        )
         assert command.text == "ls > out.txt >> log < in"
 
     def test_cd_is_followed(self) -> None:
         """A static cd sets the directory of the commands after it."""
         assert [c.cwd for c in parse_command("ls; cd / && rm -rf *; cd sub; cd $X; ls").commands] == [
-            ".", ".", "/", "/", "/sub", None]
+            ".",
+            ".",
+            "/",
+            "/",
+            "/sub",
+            None,
+        ]
 
 
 class TestDynamic:
-    @pytest.mark.parametrize(("line", "reason"), [
-        ("$(echo rm) -rf x", "command substitution"), ("echo `id`", "command substitution"),
-        ("cat <(ls)", "process substitution"), ("echo $((1+2))", "arithmetic expansion"),
-        ("$CMD x", "the command name is not known before it runs"), ("eval rm x", "eval runs a string as a command"),
-        ("bash -c 'rm -rf x'", "bash -c runs a string as a command"),
-        ("curl x | sh", "sh runs commands read from its input"),
-        ("echo x | xargs rm", "xargs runs a command built from its input"),
-        ("find . -exec rm {} \\;", "find -exec runs a command per file"),
-        ("python3 -c 'print(1)'", "python3 runs code given on the command line or its input"),
-        ("perl -e 'unlink 1'", "perl runs code given on the command line or its input"),
-        ("node -e 1", "node runs code given on the command line or its input"),
-        ("echo hi > $F", "a redirection to a file not known before it runs"),
-    ])
+    @pytest.mark.parametrize(
+        ("line", "reason"),
+        [
+            ("$(echo rm) -rf x", "command substitution"),
+            ("echo `id`", "command substitution"),
+            ("cat <(ls)", "process substitution"),
+            ("echo $((1+2))", "arithmetic expansion"),
+            ("$CMD x", "the command name is not known before it runs"),
+            ("eval rm x", "eval runs a string as a command"),
+            ("bash -c 'rm -rf x'", "bash -c runs a string as a command"),
+            ("curl x | sh", "sh runs commands read from its input"),
+            ("echo x | xargs rm", "xargs runs a command built from its input"),
+            ("find . -exec rm {} \\;", "find -exec runs a command per file"),
+            ("python3 -c 'print(1)'", "python3 runs code given on the command line or its input"),
+            ("perl -e 'unlink 1'", "perl runs code given on the command line or its input"),
+            ("node -e 1", "node runs code given on the command line or its input"),
+            ("echo hi > $F", "a redirection to a file not known before it runs"),
+        ],
+    )
     def test_what_cannot_be_known_is_flagged(self, line: str, reason: str) -> None:
         """Anything whose effect is only known when it runs carries why."""
         assert reason in [c.dynamic for c in parse_command(line).commands]

@@ -50,8 +50,9 @@ class TestPreToolUse:
         hooks.on("PreToolUse", broken)
         hooks.on("PreToolUse", lambda e: ran.append(1))
         verdict = hooks.pre_tool_use(event(tmp_path))
-        assert verdict.decision == Deny("Permission denied: PreToolUse hook broken failed (oops), so the call is "
-                                        "blocked")
+        assert verdict.decision == Deny(
+            "Permission denied: PreToolUse hook broken failed (oops), so the call is blocked"
+        )
         assert (verdict.by, ran) == ("broken", [1])
 
     def test_a_plain_string_denies(self, tmp_path):
@@ -133,7 +134,8 @@ class TestThreads:
 
         hooks.on("SubagentStop", Free())
         finished_meanwhile, answers = finishes_while_held(
-            hooks, tmp_path, lambda: hooks.fire(event(tmp_path, "SubagentStop")))
+            hooks, tmp_path, lambda: hooks.fire(event(tmp_path, "SubagentStop"))
+        )
         assert finished_meanwhile and answers == [(None, ["ran"])]
 
     def test_a_callback_may_fire_hooks_itself(self, tmp_path):
@@ -156,7 +158,7 @@ class TestDefaultHooks:
     def test_log_hook_text(self, tmp_path):
         """The log notice shows the tool name and its first two input values, cut at 60 chars."""
         call = tool_use("write_file", {"path": "a.py", "content": "x" * 100})
-        assert log_hook(event(tmp_path, tool_call=call)) == Notice(f"write_file(a.py, {'x' * 100})"[:11 + 60] + ")")
+        assert log_hook(event(tmp_path, tool_call=call)) == Notice(f"write_file(a.py, {'x' * 100})"[: 11 + 60] + ")")
 
     def test_large_output_warns_above_100k(self, tmp_path):
         """Outputs above 100,000 chars get a notice; smaller ones none."""
@@ -179,9 +181,16 @@ class TestDefaultHooks:
     def test_summary_counts_this_run_with_its_subagents(self, tmp_path):
         """The Stop summary counts the run's tool calls, the task call and the subagent's included, not earlier
         runs', in grammatical English."""
-        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.md"}), tool_use("task", {"prompt": "p"})),
-                               tool_reply(tool_use("glob", {"pattern": "*.py"})), text_reply("child"),
-                               text_reply("done"), tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("again")])
+        model = ScriptedModel(
+            [
+                tool_reply(tool_use("glob", {"pattern": "*.md"}), tool_use("task", {"prompt": "p"})),
+                tool_reply(tool_use("glob", {"pattern": "*.py"})),
+                text_reply("child"),
+                text_reply("done"),
+                tool_reply(tool_use("glob", {"pattern": "*"})),
+                text_reply("again"),
+            ]
+        )
         agent = Agent(model=model, workdir=str(tmp_path))
 
         def summaries() -> list[str]:
@@ -199,12 +208,26 @@ class TestEventsInAgent:
         hooks, seen = Hooks(), []
         for name in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop"):
             hooks.on(name, lambda e: seen.append((e.name, e.depth)))
-        model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "p"})),
-                               tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("sub"), text_reply("top")])
+        model = ScriptedModel(
+            [
+                tool_reply(tool_use("task", {"prompt": "p"})),
+                tool_reply(tool_use("glob", {"pattern": "*"})),
+                text_reply("sub"),
+                text_reply("top"),
+            ]
+        )
         Agent(model=model, workdir=str(tmp_path), hooks=hooks).run("x")
-        assert seen == [("UserPromptSubmit", 0), ("PreToolUse", 0), ("SubagentStart", 0),
-                        ("UserPromptSubmit", 1), ("PreToolUse", 1), ("PostToolUse", 1), ("SubagentStop", 1),
-                        ("PostToolUse", 0), ("Stop", 0)]
+        assert seen == [
+            ("UserPromptSubmit", 0),
+            ("PreToolUse", 0),
+            ("SubagentStart", 0),
+            ("UserPromptSubmit", 1),
+            ("PreToolUse", 1),
+            ("PostToolUse", 1),
+            ("SubagentStop", 1),
+            ("PostToolUse", 0),
+            ("Stop", 0),
+        ]
 
     def test_prompt_hook_adds_context(self, tmp_path):
         """A UserPromptSubmit string is added to the user message."""
@@ -213,7 +236,9 @@ class TestEventsInAgent:
         model = ScriptedModel([text_reply("ok")])
         Agent(model=model, workdir=str(tmp_path), hooks=hooks).run("hi")
         assert model.requests[0].messages[0]["content"] == [
-            {"type": "text", "text": "hi"}, {"type": "text", "text": "today is Sunday"}]
+            {"type": "text", "text": "hi"},
+            {"type": "text", "text": "today is Sunday"},
+        ]
 
     def test_stop_hook_active_survives_a_restore(self, tmp_path):
         """stop_hook_active is the agent's data: an agent rebuilt after a forced turn still tells the Stop hook."""
@@ -235,8 +260,14 @@ class TestEventsInAgent:
         """A SubagentStop string sends the child one more turn before it returns."""
         hooks, asked = Hooks(), []
         hooks.on("SubagentStop", lambda e: None if asked else asked.append(1) or "double-check")
-        model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "p"})), text_reply("first"),
-                               text_reply("checked"), text_reply("top")])
+        model = ScriptedModel(
+            [
+                tool_reply(tool_use("task", {"prompt": "p"})),
+                text_reply("first"),
+                text_reply("checked"),
+                text_reply("top"),
+            ]
+        )
         Agent(model=model, workdir=str(tmp_path), hooks=hooks).run("x")
         assert model.requests[2].messages[-1] == {"role": "user", "content": "double-check"}
         assert model.requests[3].messages[-1]["content"][0]["content"] == "checked"

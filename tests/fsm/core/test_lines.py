@@ -12,9 +12,19 @@ from tools import ToolOutput
 
 
 def _tool_record(text: str = "a.py", *, is_error: bool = False) -> Transition:
-    return Transition(seq=4, agent="ab.1", parent="ab", depth=1, source="executing_tools", trigger="tool_ran",
-                      dest="executing_tools", turn=1, tool_call=tool_use("glob", {"pattern": "*.py"}, id="t1"),
-                      tool_result=ToolOutput(text, is_error=is_error), notes=("glob(*.py)",))
+    return Transition(
+        seq=4,
+        agent="ab.1",
+        parent="ab",
+        depth=1,
+        source="executing_tools",
+        trigger="tool_ran",
+        dest="executing_tools",
+        turn=1,
+        tool_call=tool_use("glob", {"pattern": "*.py"}, id="t1"),
+        tool_result=ToolOutput(text, is_error=is_error),
+        notes=("glob(*.py)",),
+    )
 
 
 class TestClip:
@@ -48,7 +58,8 @@ class TestDescribe:
         """A subagent's tool step reads as its edge and turn, the call, the result and the hook notes."""
         assert describe(_tool_record("a.py\nb.py")) == (
             '#4 depth 1 ab.1: executing_tools --tool_ran--> executing_tools (turn 1)  glob {"pattern": "*.py"}  '
-            "-> 'a.py b.py'  [glob(*.py)]")
+            "-> 'a.py b.py'  [glob(*.py)]"
+        )
 
     def test_error_result(self) -> None:
         """A failed tool says so after its result."""
@@ -59,11 +70,17 @@ class TestDescribe:
         lines = [describe(r) for r in delegating_run(tmp_path)]
         root = lines[0].split()[3].rstrip(":")
         assert lines[0] == f"#1 depth 0 {root}: idle --prompt--> awaiting_model (turn 0)"
-        assert lines[1] == f"#2 depth 0 {root}: awaiting_model --replied_with_tools--> executing_tools (turn 1)  " \
-                           "tool_use task"
-        assert lines[2] == f"#3 depth 0 {root}: executing_tools --subagent_spawned--> executing_tools (turn 1)  " \
-                           f"child {root}.1 'look'"
-        assert lines[-2] == f"#12 depth 0 {root}: awaiting_model --replied_final--> stopping (turn 2)  " \
-                            "reply 'all done'  outcome end_turn"
+        assert (
+            lines[1] == f"#2 depth 0 {root}: awaiting_model --replied_with_tools--> executing_tools (turn 1)  "
+            "tool_use task"
+        )
+        assert (
+            lines[2] == f"#3 depth 0 {root}: executing_tools --subagent_spawned--> executing_tools (turn 1)  "
+            f"child {root}.1 'look'"
+        )
+        assert (
+            lines[-2] == f"#12 depth 0 {root}: awaiting_model --replied_final--> stopping (turn 2)  "
+            "reply 'all done'  outcome end_turn"
+        )
         assert lines[-1].startswith(f"#13 depth 0 {root}: stopping --stopped--> idle (turn 2)")
         assert lines[-1].endswith("outcome end_turn")

@@ -49,22 +49,34 @@ class TestTable:
         """No row enters awaiting_model unless both limits allow another call (the root's prompt resets them)."""
         for row in TRANSITIONS:
             if row["dest"] == "awaiting_model":
-                expected = {"out_of_model_calls"} if row["trigger"] == "prompt" else {"out_of_turns",
-                                                                                      "out_of_model_calls"}
+                expected = (
+                    {"out_of_model_calls"} if row["trigger"] == "prompt" else {"out_of_turns", "out_of_model_calls"}
+                )
                 assert expected <= set(unless(row)), row["trigger"]
 
     def test_limit_guards_are_exclusive(self):
         """Where a trigger continues unless a limit is reached, another row leaves the same state when it is."""
         for row in TRANSITIONS:
             for guard in unless(row):
-                leave = [r for r in outgoing(row["source"]) if guard in r.get("conditions", ())
-                         or (r["trigger"] == "stopped" and row["source"] == "stopping")]
+                leave = [
+                    r
+                    for r in outgoing(row["source"])
+                    if guard in r.get("conditions", ()) or (r["trigger"] == "stopped" and row["source"] == "stopping")
+                ]
                 assert leave, (row["trigger"], guard)
 
 
 def facts(**changes) -> Facts:
-    base = {"turn": 0, "max_turns": 3, "depth": 0, "active_children": 0, "max_parallel": 1, "run_calls": 0,
-            "others_awaiting": 0, "max_model_calls": 5}
+    base = {
+        "turn": 0,
+        "max_turns": 3,
+        "depth": 0,
+        "active_children": 0,
+        "max_parallel": 1,
+        "run_calls": 0,
+        "others_awaiting": 0,
+        "max_model_calls": 5,
+    }
     return Facts(**{**base, **changes})
 
 
@@ -93,8 +105,11 @@ class TestBuildMachine:
         class Bare:
             pass
 
-        with pytest.raises(TypeError, match=r"guard method\(s\) \['can_spawn', 'out_of_budget_usd', "
-                                            r"'out_of_model_calls', 'out_of_turns'\]"):
+        with pytest.raises(
+            TypeError,
+            match=r"guard method\(s\) \['can_spawn', 'out_of_budget_usd', "
+            r"'out_of_model_calls', 'out_of_turns'\]",
+        ):
             build_machine(Bare())
 
     def test_no_auto_transitions(self, tmp_path):
@@ -136,12 +151,26 @@ class TestDispatch:
                 for make in ("ours", "library"):
                     probe = _Probe(dict(zip(names, answers, strict=True)))
                     if make == "ours":
-                        build_machine(probe, initial=source, prepare_event="prepare", before_state_change="before",
-                                      after_state_change="after")
+                        build_machine(
+                            probe,
+                            initial=source,
+                            prepare_event="prepare",
+                            before_state_change="before",
+                            after_state_change="after",
+                        )
                     else:
-                        Machine(model=probe, states=STATES, transitions=rows, initial=source, auto_transitions=False,
-                                send_event=True, queued=False, prepare_event="prepare",
-                                before_state_change="before", after_state_change="after")
+                        Machine(
+                            model=probe,
+                            states=STATES,
+                            transitions=rows,
+                            initial=source,
+                            auto_transitions=False,
+                            send_event=True,
+                            queued=False,
+                            prepare_event="prepare",
+                            before_state_change="before",
+                            after_state_change="after",
+                        )
                     try:
                         result: object = getattr(probe, trigger)()
                     except MachineError:

@@ -17,36 +17,49 @@ from fsm.testing import text, text_reply, tool_reply, tool_use
 from tests.e2e.fake_server import FakeAnthropic, Raw, Status, Streamed
 
 MESSAGE = {
-    "id": "msg_1", "type": "message", "role": "assistant", "model": "claude-test",
-    "content": [{"type": "text", "text": "hi", "citations": None},
-                {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}}],
-    "stop_reason": "tool_use", "stop_sequence": None,
-    "usage": {"input_tokens": 12, "output_tokens": 7, "cache_creation_input_tokens": 3,
-              "cache_read_input_tokens": 4},
+    "id": "msg_1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-test",
+    "content": [
+        {"type": "text", "text": "hi", "citations": None},
+        {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
+    ],
+    "stop_reason": "tool_use",
+    "stop_sequence": None,
+    "usage": {"input_tokens": 12, "output_tokens": 7, "cache_creation_input_tokens": 3, "cache_read_input_tokens": 4},
 }
 
 
 def model_with(handler, *, max_retries: int = 0, **options) -> AnthropicModel:
     client = anthropic.Anthropic(
-        api_key="test", base_url="http://127.0.0.1:9", max_retries=5,  # ours replace the SDK's
+        api_key="test",
+        base_url="http://127.0.0.1:9",
+        max_retries=5,  # ours replace the SDK's
         http_client=anthropic.DefaultHttpxClient(transport=httpx2.MockTransport(handler)),
-        _strict_response_validation=True)
+        _strict_response_validation=True,
+    )
     options.setdefault("sleep", lambda seconds: None)
     return AnthropicModel("claude-test", client=client, max_retries=max_retries, **options)
 
 
 def call(model: AnthropicModel) -> Reply:
-    return model.create(system="sys", messages=[{"role": "user", "content": "hello"}],
-                        tools=[{"name": "bash", "description": "d", "input_schema": {"type": "object"}}],
-                        max_tokens=100)
+    return model.create(
+        system="sys",
+        messages=[{"role": "user", "content": "hello"}],
+        tools=[{"name": "bash", "description": "d", "input_schema": {"type": "object"}}],
+        max_tokens=100,
+    )
 
 
 class TestAnthropicModel:
     def test_reply_is_plain_data(self):
         """A reply comes back as plain dicts with usage, no SDK objects and no nulls."""
         reply = call(model_with(lambda request: httpx2.Response(200, json=MESSAGE)))
-        assert reply.content == ({"type": "text", "text": "hi"},
-                                 {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}})
+        assert reply.content == (
+            {"type": "text", "text": "hi"},
+            {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {"command": "ls"}},
+        )
         assert reply.stop_reason == "tool_use"
         assert reply.usage == Usage(12, 7, 3, 4)
         assert all(type(b) is dict for b in reply.content)
@@ -62,8 +75,9 @@ class TestAnthropicModel:
         call(model_with(handler))
         body = sent[0]
         assert body["system"] == [{"type": "text", "text": "sys", "cache_control": {"type": "ephemeral"}}]
-        assert body["messages"] == [{"role": "user", "content": [
-            {"type": "text", "text": "hello", "cache_control": {"type": "ephemeral"}}]}]
+        assert body["messages"] == [
+            {"role": "user", "content": [{"type": "text", "text": "hello", "cache_control": {"type": "ephemeral"}}]}
+        ]
         assert body["model"] == "claude-test" and body["max_tokens"] == 100
         assert body["tools"][0]["name"] == "bash"
 
@@ -82,8 +96,11 @@ class TestAnthropicModel:
             status = next(answers)
             if status == 200:
                 return httpx2.Response(200, json=MESSAGE)
-            return httpx2.Response(status, headers={"retry-after-ms": "1"},
-                                   json={"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+            return httpx2.Response(
+                status,
+                headers={"retry-after-ms": "1"},
+                json={"type": "error", "error": {"type": "overloaded_error", "message": "busy"}},
+            )
 
         assert call(model_with(handler, max_retries=2)).stop_reason == "tool_use"
 
@@ -117,31 +134,65 @@ def message_with(**changes) -> str:
 class TestBodies:
     """Every body the boundary can get back becomes a Reply or one ModelError line; nothing else escapes."""
 
-    @pytest.mark.parametrize(("body", "content_type", "expected"), [
-        ("<html>proxy login</html>", "text/html; charset=utf-8",
-         "the model API answered 200 with text/html, not a message ('<html>proxy login</html>'); "
-         "check ANTHROPIC_BASE_URL"),
-        ("", "application/json", "the model API answered 200 with an empty body, not a message; "
-                                 "check ANTHROPIC_BASE_URL"),
-        ("null", "application/json", "the model API answered 200 with JSON null, not a message object; "
-                                     "check ANTHROPIC_BASE_URL"),
-        ("[1,2]", "application/json", "the model API answered 200 with JSON [1, 2], not a message object; "
-                                      "check ANTHROPIC_BASE_URL"),
-        ('{"content": [', "application/json", "the model API answered 200 with application/json that is not "
-                                              "JSON, not a message ('{\"content\": ['); check ANTHROPIC_BASE_URL"),
-        (message_with(usage={"input_tokens": "lots"}), "application/json",
-         'malformed reply: usage.input_tokens must be a non-negative integer (got "lots")'),
-        (message_with(usage=[1]), "application/json", "malformed reply: usage must be an object (got [1])"),
-        (message_with(content="hi"), "application/json",
-         'malformed reply: expected an object with a content list (got content "hi")'),
-        (message_with(content=["hi"]), "application/json",
-         'malformed reply: content[0] is not a content block (got "hi")'),
-        (message_with(content=[{"type": "text"}]), "application/json",
-         "malformed reply: text content[0] has no text (got null)"),
-        (message_with(stop_reason=5), "application/json", "malformed reply: stop_reason must be a string (got 5)"),
-        (json.dumps({"type": "error", "error": {"type": "api_error", "message": "upstream down"}}),
-         "application/json", 'malformed reply: the body is an error, not a message ("upstream down")'),
-    ])
+    @pytest.mark.parametrize(
+        ("body", "content_type", "expected"),
+        [
+            (
+                "<html>proxy login</html>",
+                "text/html; charset=utf-8",
+                "the model API answered 200 with text/html, not a message ('<html>proxy login</html>'); "
+                "check ANTHROPIC_BASE_URL",
+            ),
+            (
+                "",
+                "application/json",
+                "the model API answered 200 with an empty body, not a message; check ANTHROPIC_BASE_URL",
+            ),
+            (
+                "null",
+                "application/json",
+                "the model API answered 200 with JSON null, not a message object; check ANTHROPIC_BASE_URL",
+            ),
+            (
+                "[1,2]",
+                "application/json",
+                "the model API answered 200 with JSON [1, 2], not a message object; check ANTHROPIC_BASE_URL",
+            ),
+            (
+                '{"content": [',
+                "application/json",
+                "the model API answered 200 with application/json that is not "
+                "JSON, not a message ('{\"content\": ['); check ANTHROPIC_BASE_URL",
+            ),
+            (
+                message_with(usage={"input_tokens": "lots"}),
+                "application/json",
+                'malformed reply: usage.input_tokens must be a non-negative integer (got "lots")',
+            ),
+            (message_with(usage=[1]), "application/json", "malformed reply: usage must be an object (got [1])"),
+            (
+                message_with(content="hi"),
+                "application/json",
+                'malformed reply: expected an object with a content list (got content "hi")',
+            ),
+            (
+                message_with(content=["hi"]),
+                "application/json",
+                'malformed reply: content[0] is not a content block (got "hi")',
+            ),
+            (
+                message_with(content=[{"type": "text"}]),
+                "application/json",
+                "malformed reply: text content[0] has no text (got null)",
+            ),
+            (message_with(stop_reason=5), "application/json", "malformed reply: stop_reason must be a string (got 5)"),
+            (
+                json.dumps({"type": "error", "error": {"type": "api_error", "message": "upstream down"}}),
+                "application/json",
+                'malformed reply: the body is an error, not a message ("upstream down")',
+            ),
+        ],
+    )
     def test_unusable_body_is_one_line(self, body, content_type, expected, recwarn):
         """A 200 whose body is not a usable message is a malformed ModelError saying what came back."""
         with pytest.raises(ModelError) as info:
@@ -187,8 +238,10 @@ class TestBodies:
 
     def test_prompt_too_long_is_context_window(self):
         """A 400 saying the prompt is too long is a ModelError of kind context_window, never retried."""
-        body = {"type": "error", "error": {"type": "invalid_request_error",
-                                           "message": "prompt is too long: 210000 tokens > 200000 maximum"}}
+        body = {
+            "type": "error",
+            "error": {"type": "invalid_request_error", "message": "prompt is too long: 210000 tokens > 200000 maximum"},
+        }
         seen = []
 
         def handler(request):
@@ -198,8 +251,10 @@ class TestBodies:
         with pytest.raises(ModelError) as info:
             call(model_with(handler, max_retries=2))
         assert info.value.kind == "context_window" and len(seen) == 1
-        assert str(info.value) == ("the conversation no longer fits the model's context window (prompt is too "
-                                   "long: 210000 tokens > 200000 maximum)")
+        assert str(info.value) == (
+            "the conversation no longer fits the model's context window (prompt is too "
+            "long: 210000 tokens > 200000 maximum)"
+        )
 
     def test_html_error_page_is_one_line(self):
         """A 502 from a proxy with an HTML page says its status, type and the start of the page on one line."""
@@ -217,16 +272,20 @@ class TestRetries:
             status = next(answers)
             if status == 200:
                 return httpx2.Response(200, json=MESSAGE)
-            return httpx2.Response(status, headers=headers,
-                                   json={"type": "error", "error": {"type": "overloaded_error", "message": "busy"}})
+            return httpx2.Response(
+                status,
+                headers=headers,
+                json={"type": "error", "error": {"type": "overloaded_error", "message": "busy"}},
+            )
 
         return handler
 
     def test_retry_after_is_capped_and_announced(self):
         """retry-after: 120 waits RETRY_AFTER_CAP seconds, and the wait is announced in one line."""
         waits, lines = [], []
-        model = model_with(self.busy([429, 200], {"retry-after": "120"}), max_retries=2, sleep=waits.append,
-                           on_retry=lines.append)
+        model = model_with(
+            self.busy([429, 200], {"retry-after": "120"}), max_retries=2, sleep=waits.append, on_retry=lines.append
+        )
         assert call(model).stop_reason == "tool_use"
         assert waits == [RETRY_AFTER_CAP]
         assert lines == ["the model API is rate limited (429); retrying in 60 s (attempt 2 of 3)"]
@@ -234,8 +293,12 @@ class TestRetries:
     def test_short_waits_are_quiet(self):
         """Waits up to QUIET_WAIT are not announced; 529 is retried until max_retries is used up."""
         waits, lines = [], []
-        model = model_with(self.busy([529, 529, 529], {"retry-after-ms": "1"}), max_retries=2,
-                           sleep=waits.append, on_retry=lines.append)
+        model = model_with(
+            self.busy([529, 529, 529], {"retry-after-ms": "1"}),
+            max_retries=2,
+            sleep=waits.append,
+            on_retry=lines.append,
+        )
         with pytest.raises(ModelError, match=r"^the model API answered 529: busy$"):
             call(model)
         assert waits == [0.001, 0.001] and lines == []
@@ -264,9 +327,18 @@ class TestRetries:
             call(model_with(handler, max_retries=1, timeout=1.5))
         assert info.value.kind == "timeout" and len(tries) == 2
 
-    @pytest.mark.parametrize(("headers", "attempt", "expected"), [
-        ({"retry-after-ms": "1500"}, 1, 1.5), ({"retry-after": "3"}, 1, 3.0), ({"retry-after": "999"}, 1, 60.0),
-        ({}, 1, 0.5), ({}, 3, 2.0), ({}, 10, 8.0), ({"retry-after": "soon"}, 2, 1.0)])
+    @pytest.mark.parametrize(
+        ("headers", "attempt", "expected"),
+        [
+            ({"retry-after-ms": "1500"}, 1, 1.5),
+            ({"retry-after": "3"}, 1, 3.0),
+            ({"retry-after": "999"}, 1, 60.0),
+            ({}, 1, 0.5),
+            ({}, 3, 2.0),
+            ({}, 10, 8.0),
+            ({"retry-after": "soon"}, 2, 1.0),
+        ],
+    )
     def test_retry_wait(self, headers, attempt, expected):
         """retry_wait honours retry-after-ms and retry-after up to the cap, else backs off exponentially."""
         assert retry_wait(headers, attempt) == pytest.approx(expected)
@@ -288,8 +360,12 @@ class TestCacheBreakpoint:
 class TestStreaming:
     """AnthropicModel.stream over the real SDK against the loopback fake server, which streams SSE."""
 
-    KW: ClassVar[dict[str, Any]] = {"system": "sys", "messages": [{"role": "user", "content": "hello"}], "tools": [],
-                                    "max_tokens": 100}
+    KW: ClassVar[dict[str, Any]] = {
+        "system": "sys",
+        "messages": [{"role": "user", "content": "hello"}],
+        "tools": [],
+        "max_tokens": 100,
+    }
 
     @staticmethod
     def model(fake: FakeAnthropic, **options: Any) -> AnthropicModel:
@@ -298,8 +374,7 @@ class TestStreaming:
 
     def test_same_reply_as_create_and_events_in_order(self) -> None:
         """stream returns the Reply create returns; each raw event reaches on_event in order, never a ping."""
-        reply = tool_reply(text("Let me look."), tool_use("bash", {"command": "ls -la"}, id="toolu_1"),
-                           usage=(12, 7))
+        reply = tool_reply(text("Let me look."), tool_use("bash", {"command": "ls -la"}, id="toolu_1"), usage=(12, 7))
         with FakeAnthropic([reply, Streamed(reply, chunk=3)]) as fake:
             model = self.model(fake)
             whole = model.create(**self.KW)
@@ -323,19 +398,27 @@ class TestStreaming:
     def test_stream_cut_midway_is_one_model_error_not_retried(self) -> None:
         """A connection dropped after some events is a ModelError of kind connection, and is not retried."""
         with FakeAnthropic([Streamed(text_reply("hello there"), cut_after=4), text_reply("never")]) as fake:
-            with pytest.raises(ModelError, match=r"^the model's reply broke off after 3 stream events \(.*\); try "
-                                                 r"again$") as info:
+            with pytest.raises(
+                ModelError,
+                match=r"^the model's reply broke off after 3 stream events \(.*\); try "
+                r"again$",
+            ) as info:
                 self.model(fake, max_retries=2).stream(**self.KW, on_event=lambda event: None)
             assert len(fake.messages_requests) == 1
         assert info.value.kind == "connection" and "\n" not in str(info.value)
 
     def test_error_event(self) -> None:
         """An error event is a ModelError; first in the stream an overloaded one is retried, later it is not."""
-        start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
-                                                      "content": [], "usage": {}}}
+        start = {
+            "type": "message_start",
+            "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "usage": {}},
+        }
         overloaded = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
-        script = [Streamed({}, events=[overloaded]), Streamed(text_reply("ok")),
-                  Streamed({}, events=[start, overloaded])]
+        script = [
+            Streamed({}, events=[overloaded]),
+            Streamed(text_reply("ok")),
+            Streamed({}, events=[start, overloaded]),
+        ]
         with FakeAnthropic(script) as fake:
             model = self.model(fake, max_retries=1)
             assert model.stream(**self.KW, on_event=lambda event: None).text == "ok"
@@ -343,27 +426,40 @@ class TestStreaming:
                 model.stream(**self.KW, on_event=lambda event: None)
             assert len(fake.messages_requests) == 3
 
-    @pytest.mark.parametrize(("body", "message"), [
-        ("event: message_start\ndata: {oops\n\n", r"^the model API's stream held '\{oops', not a JSON event; check "
-                                                  r"ANTHROPIC_BASE_URL$"),
-        ('event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0}\n\n',
-         r"^the model API's stream held a malformed content_block_delta event .*; check ANTHROPIC_BASE_URL$"),
-        ('event: message_start\ndata: {"type": "message_start", "message": {"id": "m", "content": []}}\n\n',
-         r"^the model's reply stream ended after 1 events, before message_stop; try again, or check "
-         r"ANTHROPIC_BASE_URL$"),
-    ])
+    @pytest.mark.parametrize(
+        ("body", "message"),
+        [
+            (
+                "event: message_start\ndata: {oops\n\n",
+                r"^the model API's stream held '\{oops', not a JSON event; check "
+                r"ANTHROPIC_BASE_URL$",
+            ),
+            (
+                'event: content_block_delta\ndata: {"type": "content_block_delta", "index": 0}\n\n',
+                r"^the model API's stream held a malformed content_block_delta event .*; check ANTHROPIC_BASE_URL$",
+            ),
+            (
+                'event: message_start\ndata: {"type": "message_start", "message": {"id": "m", "content": []}}\n\n',
+                r"^the model's reply stream ended after 1 events, before message_stop; try again, or check "
+                r"ANTHROPIC_BASE_URL$",
+            ),
+        ],
+    )
     def test_malformed_stream(self, body: str, message: str) -> None:
         """A stream that is not JSON, does not fit the events' shape, or stops short is one malformed line."""
-        with FakeAnthropic([Raw(body, content_type="text/event-stream")]) as fake, \
-                pytest.raises(ModelError, match=message) as info:
+        with (
+            FakeAnthropic([Raw(body, content_type="text/event-stream")]) as fake,
+            pytest.raises(ModelError, match=message) as info,
+        ):
             self.model(fake).stream(**self.KW, on_event=lambda event: None)
         assert info.value.kind == "malformed"
 
     def test_an_answer_that_is_not_a_stream_is_judged_as_create_judges_it(self) -> None:
         """A proxy's HTML page says the same as without streaming; a plain JSON message is taken as it is."""
         page = Raw("<html>proxy</html>", content_type="text/html")
-        with FakeAnthropic([page, page, Raw(json.dumps({**MESSAGE, "content": [{"type": "text", "text": "hi"}]}))]) \
-                as fake:
+        with FakeAnthropic(
+            [page, page, Raw(json.dumps({**MESSAGE, "content": [{"type": "text", "text": "hi"}]}))]
+        ) as fake:
             model = self.model(fake)
             with pytest.raises(ModelError) as whole:
                 model.create(**self.KW)
@@ -375,15 +471,26 @@ class TestStreaming:
 
     def test_tool_input_that_is_not_json_is_answered_as_a_bad_input(self) -> None:
         """A tool_use whose streamed input is not JSON is kept, flagged, and answered with an error, never run."""
-        start = {"type": "message_start", "message": {"id": "m", "type": "message", "role": "assistant",
-                                                      "content": [], "usage": {"input_tokens": 1}}}
-        events = [start, {"type": "content_block_start", "index": 0,
-                          "content_block": {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}}},
-                  {"type": "content_block_delta", "index": 0, "delta": {"type": "input_json_delta",
-                                                                        "partial_json": '{"command": "l'}},
-                  {"type": "content_block_stop", "index": 0},
-                  {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}},
-                  {"type": "message_stop"}]
+        start = {
+            "type": "message_start",
+            "message": {"id": "m", "type": "message", "role": "assistant", "content": [], "usage": {"input_tokens": 1}},
+        }
+        events = [
+            start,
+            {
+                "type": "content_block_start",
+                "index": 0,
+                "content_block": {"type": "tool_use", "id": "toolu_1", "name": "bash", "input": {}},
+            },
+            {
+                "type": "content_block_delta",
+                "index": 0,
+                "delta": {"type": "input_json_delta", "partial_json": '{"command": "l'},
+            },
+            {"type": "content_block_stop", "index": 0},
+            {"type": "message_delta", "delta": {"stop_reason": "tool_use"}, "usage": {"output_tokens": 3}},
+            {"type": "message_stop"},
+        ]
         with FakeAnthropic([Streamed({}, events=events)]) as fake:
             reply = self.model(fake).stream(**self.KW, on_event=lambda event: None)
         assert reply.content[0]["input"] == {} and reply.usage == Usage(1, 3)
@@ -392,8 +499,11 @@ class TestStreaming:
     def test_a_stalled_stream_times_out(self) -> None:
         """A stream that stops sending for the timeout is a ModelError of kind timeout (not retried: events came)."""
         with FakeAnthropic([Streamed(text_reply("slow"), delay=2.0)]) as fake:
-            with pytest.raises(ModelError, match=r"^the model stopped sending for 0.3 s in the middle of its reply; "
-                                                 r"try again, or allow more time$") as info:
+            with pytest.raises(
+                ModelError,
+                match=r"^the model stopped sending for 0.3 s in the middle of its reply; "
+                r"try again, or allow more time$",
+            ) as info:
                 self.model(fake, timeout=0.3, max_retries=2).stream(**self.KW, on_event=lambda event: None)
             assert len(fake.messages_requests) == 1
         assert info.value.kind == "timeout"

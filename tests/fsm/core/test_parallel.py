@@ -31,16 +31,16 @@ class Children:
         self.lock = threading.Lock()
         self.calls = 0
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply:
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply:
         with self.lock:
             self.calls += 1
         first = messages[0]["content"]
         if first in self.names:
             answered = sum(m["role"] == "assistant" for m in messages)
             if self.child_tools and answered == 0:
-                return Reply.from_wire(tool_reply(tool_use("bash", {"command": f"rm -f {first}.txt"},
-                                                           id=f"b_{first}")))
+                return Reply.from_wire(tool_reply(tool_use("bash", {"command": f"rm -f {first}.txt"}, id=f"b_{first}")))
             self.child(first)
             return Reply.from_wire(text_reply(f"{first} done"))
         if len(messages) == 1:
@@ -112,7 +112,8 @@ class TestRunChildren:
         assert model.calls == 3 and agent.run_calls == 3
         assert agent.outcome == "max_model_calls"
         assert sorted(c for _, c in results(agent)) == sorted(
-            ["one done", "two done", *["Subagent stopped: the run's budget of 3 model calls is spent."] * 2])
+            ["one done", "two done", *["Subagent stopped: the run's budget of 3 model calls is spent."] * 2]
+        )
 
     def test_approvals_are_asked_one_at_a_time_naming_the_subagent(self, tmp_path):
         """Three children each ask about a destructive command: the approver is never entered twice at once,
@@ -128,8 +129,9 @@ class TestRunChildren:
             return False
 
         names = NAMES[:3]
-        agent = Agent(Children(names, lambda name: None, child_tools=True), str(tmp_path), approver=approver,
-                      permissions=Policy())
+        agent = Agent(
+            Children(names, lambda name: None, child_tools=True), str(tmp_path), approver=approver, permissions=Policy()
+        )
         agent.run("go")
         assert sorted(asked) == [(f"{agent.agent_id}.{i}", f"rm -f {n}.txt") for i, n in enumerate(names, 1)]
         assert [c for _, c in results(agent)] == [f"{n} done" for n in names]

@@ -30,8 +30,10 @@ class TestApprovers:
     def test_unattended_denial_names_the_rule_that_would_allow(self):
         """The default approver denies and names the allow rule that would let such calls run."""
         verdict = deny_unattended(tool_use("bash", {"command": "pytest"}), Ask("`pytest` is new", ("Bash(pytest:*)",)))
-        assert verdict == Deny("Permission denied: `pytest` is new; it needs approval and no one could be asked; "
-                               "to allow it, add Bash(pytest:*) to permissions.allow in .claude/settings.json")
+        assert verdict == Deny(
+            "Permission denied: `pytest` is new; it needs approval and no one could be asked; "
+            "to allow it, add Bash(pytest:*) to permissions.allow in .claude/settings.json"
+        )
 
     def test_unattended_without_a_rule(self):
         """When no rule can allow the call, the denial says so."""
@@ -40,8 +42,9 @@ class TestApprovers:
 
     def test_deny_all_and_allow_all(self):
         """deny_all refuses every Ask; allow_all grants it."""
-        assert deny_all({}, Ask("x")) == Deny("Permission denied: x; it needs approval; no rule can allow it; "
-                                              "approve it in an interactive session")
+        assert deny_all({}, Ask("x")) == Deny(
+            "Permission denied: x; it needs approval; no rule can allow it; approve it in an interactive session"
+        )
         assert allow_all({}, Ask("x")) is True
 
 
@@ -52,9 +55,15 @@ class TestChain:
         (tmp_path / "x").write_text("x")
         (tmp_path / "y").write_text("y")
         asked: list[Ask] = []
-        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "rm -f y"}, id="a"),
-                                          tool_use("bash", {"command": "rm -f x; curl -s http://127.0.0.1:9/"},
-                                                   id="b")), text_reply("ok")])
+        model = ScriptedModel(
+            [
+                tool_reply(
+                    tool_use("bash", {"command": "rm -f y"}, id="a"),
+                    tool_use("bash", {"command": "rm -f x; curl -s http://127.0.0.1:9/"}, id="b"),
+                ),
+                text_reply("ok"),
+            ]
+        )
         agent = Agent(model, str(tmp_path), hooks=curl_hooks(), approver=lambda c, a: asked.append(a) or True)
         agent.run("go")
         assert results(model) == [("a", "(no output)"), ("b", "no network")]
@@ -64,8 +73,12 @@ class TestChain:
     def test_curl_example_holds_in_bypass_mode(self, tmp_path: Path):
         """Under bypassPermissions (the old `allow`) the hook still runs and denies."""
         (tmp_path / "x").write_text("x")
-        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "rm -f x; curl -s http://127.0.0.1:9/"},
-                                                   id="b")), text_reply("ok")])
+        model = ScriptedModel(
+            [
+                tool_reply(tool_use("bash", {"command": "rm -f x; curl -s http://127.0.0.1:9/"}, id="b")),
+                text_reply("ok"),
+            ]
+        )
         Agent(model, str(tmp_path), hooks=curl_hooks(), permissions=Policy(mode="bypassPermissions")).run("go")
         assert results(model) == [("b", "no network")]
         assert (tmp_path / "x").exists()
@@ -81,8 +94,9 @@ class TestChain:
         model = ScriptedModel([tool_reply(tool_use("bash", {"command": "touch made.txt"}, id="t")), text_reply("ok")])
         agent = Agent(model, str(tmp_path), hooks=hooks, permissions=Policy(mode="bypassPermissions"))
         agent.run("go")
-        assert results(model) == [("t", "Permission denied: PreToolUse hook guard failed (policy server down), so "
-                                        "the call is blocked")]
+        assert results(model) == [
+            ("t", "Permission denied: PreToolUse hook guard failed (policy server down), so the call is blocked")
+        ]
         assert agent.data.denials[0].by == "hook guard"
         assert not (tmp_path / "made.txt").exists()
 
@@ -102,8 +116,14 @@ class TestChain:
         """Allow from a hook runs what the mode would ask about; a deny rule still refuses."""
         hooks = Hooks()
         hooks.on("PreToolUse", lambda e: Allow())
-        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "touch a"}, id="t1"),
-                                          tool_use("bash", {"command": "touch b"}, id="t2")), text_reply("ok")])
+        model = ScriptedModel(
+            [
+                tool_reply(
+                    tool_use("bash", {"command": "touch a"}, id="t1"), tool_use("bash", {"command": "touch b"}, id="t2")
+                ),
+                text_reply("ok"),
+            ]
+        )
         policy = Policy(deny=(parse_rule("Bash(touch b)"),))
         Agent(model, str(tmp_path), hooks=hooks, permissions=policy).run("go")
         assert (tmp_path / "a").exists() and not (tmp_path / "b").exists()
@@ -111,9 +131,14 @@ class TestChain:
 
     def test_subagents_get_the_same_chain(self, tmp_path: Path):
         """A subagent's calls pass the same hooks and policy; the root's denials list holds the child's."""
-        model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "fetch"})),
-                               tool_reply(tool_use("bash", {"command": "curl http://127.0.0.1:9/"}, id="c")),
-                               text_reply("blocked"), text_reply("done")])
+        model = ScriptedModel(
+            [
+                tool_reply(tool_use("task", {"prompt": "fetch"})),
+                tool_reply(tool_use("bash", {"command": "curl http://127.0.0.1:9/"}, id="c")),
+                text_reply("blocked"),
+                text_reply("done"),
+            ]
+        )
         agent = Agent(model, str(tmp_path), hooks=curl_hooks(), permissions=Policy(mode="bypassPermissions"))
         agent.run("go")
         assert results(model, 2) == [("c", "no network")]
@@ -127,8 +152,13 @@ class TestChain:
             asked.append(ask)
             return Remember(ask.suggestions)
 
-        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "touch one"})),
-                               tool_reply(tool_use("bash", {"command": "touch two"})), text_reply("ok")])
+        model = ScriptedModel(
+            [
+                tool_reply(tool_use("bash", {"command": "touch one"})),
+                tool_reply(tool_use("bash", {"command": "touch two"})),
+                text_reply("ok"),
+            ]
+        )
         agent = Agent(model, str(tmp_path), approver=approve)
         agent.run("go")
         assert [a.suggestions for a in asked] == [("Bash(touch:*)",)]
@@ -138,19 +168,26 @@ class TestChain:
     def test_dont_ask_denies_what_would_ask(self, tmp_path: Path):
         """dontAsk never calls the approver: what would ask is denied, naming the rule that would allow it."""
         model = ScriptedModel([tool_reply(tool_use("bash", {"command": "touch a"}, id="t")), text_reply("ok")])
-        agent = Agent(model, str(tmp_path), approver=lambda c, a: pytest.fail("asked"),
-                      permissions=Policy(mode="dontAsk"))
+        agent = Agent(
+            model, str(tmp_path), approver=lambda c, a: pytest.fail("asked"), permissions=Policy(mode="dontAsk")
+        )
         agent.run("go")
-        assert results(model) == [("t", "Permission denied: `touch a` is not a built-in read-only command; dontAsk "
-                                        "mode denies what would ask; to allow it, add Bash(touch:*) to "
-                                        "permissions.allow in .claude/settings.json")]
+        assert results(model) == [
+            (
+                "t",
+                "Permission denied: `touch a` is not a built-in read-only command; dontAsk "
+                "mode denies what would ask; to allow it, add Bash(touch:*) to "
+                "permissions.allow in .claude/settings.json",
+            )
+        ]
 
     def test_approved_outside_write_happens(self, tmp_path: Path):
         """When the approver says yes, a write outside the workspace runs there."""
         root = tmp_path / "ws"
         root.mkdir()
-        model = ScriptedModel([tool_reply(tool_use("write_file", {"path": "../ok.txt", "content": "x"})),
-                               text_reply("done")])
+        model = ScriptedModel(
+            [tool_reply(tool_use("write_file", {"path": "../ok.txt", "content": "x"})), text_reply("done")]
+        )
         Agent(model=model, workdir=str(root), approver=allow_all).run("go")
         assert (tmp_path / "ok.txt").read_text() == "x"
 
@@ -158,24 +195,45 @@ class TestChain:
 class TestDenials:
     def test_denials_are_recorded_on_the_agent_and_in_the_journal(self, tmp_path: Path):
         """Every refused call is a Denial on the agent's data, and a journal restores the same list."""
-        model = ScriptedModel([tool_reply(tool_use("bash", {"command": "sudo ls"}, id="s"),
-                                          tool_use("write_file", {"path": "a.txt", "content": "x"}, id="w"),
-                                          tool_use("glob", {"pattern": "*"}, id="g")), text_reply("ok")])
+        model = ScriptedModel(
+            [
+                tool_reply(
+                    tool_use("bash", {"command": "sudo ls"}, id="s"),
+                    tool_use("write_file", {"path": "a.txt", "content": "x"}, id="w"),
+                    tool_use("glob", {"pattern": "*"}, id="g"),
+                ),
+                text_reply("ok"),
+            ]
+        )
         agent = Agent(model, str(tmp_path))
         with Journal(default_path(tmp_path)) as journal:
             session = journal.start(agent)
             agent.run("go")
             assert agent.data.denials == [
-                Denial("bash", "s", {"command": "sudo ls"},
-                       "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)", "Bash(sudo:*) (built-in)"),
-                Denial("write_file", "w", {"path": "a.txt", "content": "x"},
-                       "Permission denied: write_file a.txt (an edit inside the workspace); it needs approval and "
-                       "no one could be asked; to allow it, add Edit(./a.txt) to permissions.allow in "
-                       ".claude/settings.json", "approver")]
+                Denial(
+                    "bash",
+                    "s",
+                    {"command": "sudo ls"},
+                    "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)",
+                    "Bash(sudo:*) (built-in)",
+                ),
+                Denial(
+                    "write_file",
+                    "w",
+                    {"path": "a.txt", "content": "x"},
+                    "Permission denied: write_file a.txt (an edit inside the workspace); it needs approval and "
+                    "no one could be asked; to allow it, add Edit(./a.txt) to permissions.allow in "
+                    ".claude/settings.json",
+                    "approver",
+                ),
+            ]
             restored = resume(journal, session, ScriptedModel())
         assert restored.data.denials == agent.data.denials
         assert agent.data.denials[0].to_json() == {
-            "tool_name": "bash", "tool_use_id": "s", "tool_input": {"command": "sudo ls"},
+            "tool_name": "bash",
+            "tool_use_id": "s",
+            "tool_input": {"command": "sudo ls"},
             "reason": "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)",
-            "by": "Bash(sudo:*) (built-in)"}
+            "by": "Bash(sudo:*) (built-in)",
+        }
         assert [r.denial for r in agent.history if r.denial] == agent.data.denials

@@ -20,8 +20,15 @@ class Streaming(ScriptedModel):
 
     streamed = 0
 
-    def stream(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int,
-               on_event: OnEvent) -> Reply:
+    def stream(
+        self,
+        *,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        max_tokens: int,
+        on_event: OnEvent,
+    ) -> Reply:
         reply = self.create(system=system, messages=messages, tools=tools, max_tokens=max_tokens)
         self.streamed += 1
         on_event({"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": reply.text}})
@@ -29,8 +36,11 @@ class Streaming(ScriptedModel):
 
 
 def _script() -> list[Any]:
-    return [tool_reply(tool_use("glob", {"pattern": "*"}, id="toolu_g"),
-                       tool_use("task", {"prompt": "p"}, id="toolu_t")), text_reply("child"), text_reply("done")]
+    return [
+        tool_reply(tool_use("glob", {"pattern": "*"}, id="toolu_g"), tool_use("task", {"prompt": "p"}, id="toolu_t")),
+        text_reply("child"),
+        text_reply("done"),
+    ]
 
 
 def _timeless(records: list[Transition]) -> list[Transition]:
@@ -45,8 +55,12 @@ class TestWatchProgress:
         agent = Agent(ScriptedModel(_script()), str(tmp_path))
         agent.watch_progress(lambda p: seen.append((p.kind, p.depth, (p.tool_call or {}).get("name"))))
         agent.run("go")
-        assert seen == [("model_call", 0, None), ("tool_call", 0, "glob"), ("model_call", 1, None),
-                        ("model_call", 0, None)]
+        assert seen == [
+            ("model_call", 0, None),
+            ("tool_call", 0, "glob"),
+            ("model_call", 1, None),
+            ("model_call", 0, None),
+        ]
 
     def test_a_streaming_model_streams_only_while_watched(self, tmp_path: Path) -> None:
         """While someone watches, a StreamingModel's stream is called and its events are told; unwatched, create
@@ -58,7 +72,10 @@ class TestWatchProgress:
         unwatch = agent.watch_progress(lambda p: events.append(p) if p.kind == "stream" else None)
         agent.run("go")
         assert watched.streamed == 3 and [(e.depth, e.event["delta"]["text"]) for e in events if e.event] == [
-            (0, ""), (1, "child"), (0, "done")]
+            (0, ""),
+            (1, "child"),
+            (0, "done"),
+        ]
         unwatch()
         agent.run("more")
         assert watched.streamed == 3 and len(watched.requests) == 4
@@ -66,15 +83,18 @@ class TestWatchProgress:
         plain.data.agent_id = agent.agent_id
         plain.run("go")
         assert plain.model.streamed == 0  # type: ignore[attr-defined]
-        assert _timeless(plain.history) == _timeless(agent.history[:len(plain.history)])
+        assert _timeless(plain.history) == _timeless(agent.history[: len(plain.history)])
 
     def test_a_denied_call_never_starts(self, tmp_path: Path) -> None:
         """A call the permission chain refuses is not told as starting; its record comes alone."""
         hooks = Hooks()
         hooks.on("PreToolUse", lambda event: Deny("no"))
         seen: list[str] = []
-        agent = Agent(ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("ok")]),
-                      str(tmp_path), hooks=hooks)
+        agent = Agent(
+            ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("ok")]),
+            str(tmp_path),
+            hooks=hooks,
+        )
         agent.watch_progress(lambda p: seen.append(p.kind))
         agent.run("go")
         assert seen == ["model_call", "model_call"]

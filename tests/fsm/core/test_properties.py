@@ -77,8 +77,11 @@ def tool_uses(message: dict) -> list[str]:
 
 def tool_results(message: dict) -> list[str]:
     content = message["content"]
-    return [b["tool_use_id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_result"] \
-        if isinstance(content, list) else []
+    return (
+        [b["tool_use_id"] for b in content if isinstance(b, dict) and b.get("type") == "tool_result"]
+        if isinstance(content, list)
+        else []
+    )
 
 
 def check_answers(agent: Agent) -> None:
@@ -119,8 +122,9 @@ def check_state_agrees(agent: Agent) -> None:
         assert [c.agent_id for c in agent.children] == data.active
         # the running subagents answer the first pending calls, all task calls, one each
         assert [c.data.parent_tool_use_id for c in agent.children] == [
-            call["id"] for call in data.pending[:len(agent.children)]]
-        assert all(call["name"] == "task" for call in data.pending[:len(agent.children)])
+            call["id"] for call in data.pending[: len(agent.children)]
+        ]
+        assert all(call["name"] == "task" for call in data.pending[: len(agent.children)])
     else:
         assert data.outcome is not None
 
@@ -160,10 +164,15 @@ class AgentMachine(RuleBasedStateMachine):
             self.journal.close()
         shutil.rmtree(self.base, ignore_errors=True)
 
-    @initialize(data=st.data(), max_turns=st.one_of(st.integers(1, 4), st.just(30)),
-                max_model_calls=st.one_of(st.integers(1, 8), st.just(200)), max_parallel=st.sampled_from([1, 2, 4]),
-                force=st.sampled_from(["never", "sometimes"]), journalled=st.booleans(),
-                max_budget_usd=st.sampled_from([None, None, 0.00002, 0.0001]))
+    @initialize(
+        data=st.data(),
+        max_turns=st.one_of(st.integers(1, 4), st.just(30)),
+        max_model_calls=st.one_of(st.integers(1, 8), st.just(200)),
+        max_parallel=st.sampled_from([1, 2, 4]),
+        force=st.sampled_from(["never", "sometimes"]),
+        journalled=st.booleans(),
+        max_budget_usd=st.sampled_from([None, None, 0.00002, 0.0001]),
+    )
     def build(self, data, max_turns, max_model_calls, force, journalled, max_parallel, max_budget_usd):
         self.model.draw, self.model.budget_usd = data.draw, max_budget_usd
         hooks = default_hooks()  # the permission hook is on: the deny list holds
@@ -189,8 +198,14 @@ class AgentMachine(RuleBasedStateMachine):
 
         self.options = {"hooks": hooks, "approver": approve}
         self.options = {**self.options, "max_budget_usd": max_budget_usd}
-        self.agent = Agent(model=self.model, workdir=self.dir, max_turns=max_turns, max_model_calls=max_model_calls,
-                           max_parallel=max_parallel, **self.options)
+        self.agent = Agent(
+            model=self.model,
+            workdir=self.dir,
+            max_turns=max_turns,
+            max_model_calls=max_model_calls,
+            max_parallel=max_parallel,
+            **self.options,
+        )
         if journalled:
             self.journal = Journal(f"{self.base}/sessions.db")
             self.session = self.journal.start(self.agent)
@@ -283,13 +298,19 @@ class AgentMachine(RuleBasedStateMachine):
         ids += [i for m in agent.messages if m["role"] == "user" for i in tool_results(m)]
         assert not [i for i in ids if i.startswith("c_")], "a child's tool call leaked into the parent's messages"
         for message in agent.messages:
-            assert not (message["role"] == "user" and isinstance(message["content"], str)
-                        and message["content"].startswith("subtask ")), "a child's prompt message leaked"
+            assert not (
+                message["role"] == "user"
+                and isinstance(message["content"], str)
+                and message["content"].startswith("subtask ")
+            ), "a child's prompt message leaked"
 
 
 AgentMachine.TestCase.settings = settings(
-    max_examples=200, stateful_step_count=40, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large])
+    max_examples=200,
+    stateful_step_count=40,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],
+)
 TestAgentMachine = AgentMachine.TestCase
 
 

@@ -40,12 +40,18 @@ def test_large_output_hook_on_post_tool_use():
 def test_child_read_then_text_returns_text(tmp_path):
     """A child's read_file followed by a text reply returns that text to the parent."""
     (tmp_path / "notes.md").write_text("the notes\n")
-    model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "read notes"}, id="k")),
-                           tool_reply(tool_use("read_file", {"path": "notes.md"})), text_reply("they say: the notes"),
-                           text_reply("ok")])
+    model = ScriptedModel(
+        [
+            tool_reply(tool_use("task", {"prompt": "read notes"}, id="k")),
+            tool_reply(tool_use("read_file", {"path": "notes.md"})),
+            text_reply("they say: the notes"),
+            text_reply("ok"),
+        ]
+    )
     Agent(model=model, workdir=str(tmp_path)).run("x")
     assert model.requests[1].messages == [{"role": "user", "content": "read notes"}]
     assert len(model.requests[1].tools) == 5
     assert model.requests[2].messages[-1]["content"][0]["content"] == "the notes"
     assert model.requests[3].messages[-1]["content"] == [
-        {"type": "tool_result", "tool_use_id": "k", "content": "they say: the notes"}]
+        {"type": "tool_result", "tool_use_id": "k", "content": "they say: the notes"}
+    ]

@@ -30,8 +30,9 @@ class ChoiceModel:
         self.next: tuple[str, tuple[str, ...]] = ("final", ())
         self.calls = 0
 
-    def create(self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]],
-               max_tokens: int) -> Reply:
+    def create(
+        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+    ) -> Reply:
         self.calls += 1
         choice, kinds = self.next
         if choice == "error":
@@ -42,8 +43,9 @@ class ChoiceModel:
             return Reply.from_wire(text_reply("", stop_reason="pause_turn"))
         if choice == "final":
             return Reply.from_wire(text_reply("done"))
-        blocks = [tool_use("task", {"prompt": "sub"}) if k == "task" else tool_use("glob", {"pattern": "*"})
-                  for k in kinds]
+        blocks = [
+            tool_use("task", {"prompt": "sub"}) if k == "task" else tool_use("glob", {"pattern": "*"}) for k in kinds
+        ]
         return Reply.from_wire(tool_reply(*blocks))
 
 
@@ -67,15 +69,29 @@ class Driver:
             self.hooks.on(event, lambda e: "go on" if self.force else None)
 
     def fresh(self) -> Agent:
-        agent = Agent(self.model, str(self.workdir), self.b.max_turns, self.hooks, allow_all,
-                      max_model_calls=self.b.max_model_calls)
+        agent = Agent(
+            self.model,
+            str(self.workdir),
+            self.b.max_turns,
+            self.hooks,
+            allow_all,
+            max_model_calls=self.b.max_model_calls,
+        )
         agent.send("go")
         return agent
 
     def rebuild(self, saved: tuple[Any, list[Any]]) -> Agent:
         root, children = copy.deepcopy(saved)
-        return Agent.restore(self.model, str(self.workdir), root, children=children, hooks=self.hooks,
-                             approver=allow_all, max_turns=self.b.max_turns, max_model_calls=self.b.max_model_calls)
+        return Agent.restore(
+            self.model,
+            str(self.workdir),
+            root,
+            children=children,
+            hooks=self.hooks,
+            approver=allow_all,
+            max_turns=self.b.max_turns,
+            max_model_calls=self.b.max_model_calls,
+        )
 
     def take(self, agent: Agent, choice: str) -> tuple[tuple[tuple[int, str, str, str], ...], Agent]:
         made: list[tuple[int, str, str, str]] = []

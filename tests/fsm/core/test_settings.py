@@ -40,18 +40,27 @@ class TestLoad:
         """user, project, local, --settings, then overrides: rule lists add up, the highest defaultMode wins."""
         home, project = dirs
         write(home / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(a:*)"], "defaultMode": "plan"}})
-        write(project / ".claude" / "settings.json", {"permissions": {"allow": ["Bash(b:*)"], "deny": ["Read(./.env)"],
-                                                                      "defaultMode": "acceptEdits"}})
+        write(
+            project / ".claude" / "settings.json",
+            {"permissions": {"allow": ["Bash(b:*)"], "deny": ["Read(./.env)"], "defaultMode": "acceptEdits"}},
+        )
         write(project / ".claude" / "settings.local.json", {"permissions": {"ask": ["Bash(git push:*)"]}})
-        settings = load_settings(project, home=home, extra='{"permissions": {"allow": ["Bash(c:*)"]}}',
-                                 overrides={"permissions": {"allow": ["Bash(d:*)"]}})
+        settings = load_settings(
+            project,
+            home=home,
+            extra='{"permissions": {"allow": ["Bash(c:*)"]}}',
+            overrides={"permissions": {"allow": ["Bash(d:*)"]}},
+        )
         perms = settings.permissions
         assert [r.text for r in perms.allow] == ["Bash(a:*)", "Bash(b:*)", "Bash(c:*)", "Bash(d:*)"]
         assert ([r.text for r in perms.ask], [r.text for r in perms.deny]) == (["Bash(git push:*)"], ["Read(./.env)"])
         assert perms.default_mode == "acceptEdits"
-        assert [r.source for r in perms.allow] == [str(home / ".claude" / "settings.json"),
-                                                   str(project.resolve() / ".claude" / "settings.json"),
-                                                   "given as text", "command line"]
+        assert [r.source for r in perms.allow] == [
+            str(home / ".claude" / "settings.json"),
+            str(project.resolve() / ".claude" / "settings.json"),
+            "given as text",
+            "command line",
+        ]
         assert perms.allow[1].base == project.resolve()
 
     def test_sources_choose_the_files(self, dirs: tuple[Path, Path]) -> None:
@@ -74,46 +83,83 @@ class TestLoad:
     def test_aliases_and_directories(self, dirs: tuple[Path, Path]) -> None:
         """defaultMode takes the old names; additionalDirectories are made absolute from the project."""
         home, project = dirs
-        write(project / ".claude" / "settings.json", {"permissions": {"defaultMode": "allow",
-                                                                      "additionalDirectories": ["../shared"]}})
+        write(
+            project / ".claude" / "settings.json",
+            {"permissions": {"defaultMode": "allow", "additionalDirectories": ["../shared"]}},
+        )
         perms = load_settings(project, home=home).permissions
-        assert (perms.default_mode, perms.additional_directories) == ("bypassPermissions",
-                                                                      ((project / "../shared").resolve(),))
+        assert (perms.default_mode, perms.additional_directories) == (
+            "bypassPermissions",
+            ((project / "../shared").resolve(),),
+        )
 
     def test_hooks_and_unknown_keys(self, dirs: tuple[Path, Path]) -> None:
         """Command hooks are read; unknown keys (and hook types we do not run) are named in the notes."""
         home, project = dirs
-        path = write(project / ".claude" / "settings.json", {
-            "model": "opus", "env": {"A": "1"}, "permissions": {"deny": ["WebFetch"]},
-            "hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [
-                {"type": "command", "command": "./guard.sh", "timeout": 5}, {"type": "prompt", "prompt": "x"}]}],
-                "Notification": [], "Stop": [{"hooks": [{"type": "command", "command": "./more.sh"}]}]},
-            "disableAllHooks": False})
+        path = write(
+            project / ".claude" / "settings.json",
+            {
+                "model": "opus",
+                "env": {"A": "1"},
+                "permissions": {"deny": ["WebFetch"]},
+                "hooks": {
+                    "PreToolUse": [
+                        {
+                            "matcher": "Bash|Edit",
+                            "hooks": [
+                                {"type": "command", "command": "./guard.sh", "timeout": 5},
+                                {"type": "prompt", "prompt": "x"},
+                            ],
+                        }
+                    ],
+                    "Notification": [],
+                    "Stop": [{"hooks": [{"type": "command", "command": "./more.sh"}]}],
+                },
+                "disableAllHooks": False,
+            },
+        )
         settings = load_settings(project, home=home)
         where = str(path.resolve())
-        assert settings.hooks == (HookCommand("PreToolUse", "./guard.sh", "Bash|Edit", 5.0, where),
-                                  HookCommand("Stop", "./more.sh", "", 60.0, where))
+        assert settings.hooks == (
+            HookCommand("PreToolUse", "./guard.sh", "Bash|Edit", 5.0, where),
+            HookCommand("Stop", "./more.sh", "", 60.0, where),
+        )
         assert settings.notes == (
-            f"settings {where}: ignored unknown key 'model'", f"settings {where}: ignored unknown key 'env'",
+            f"settings {where}: ignored unknown key 'model'",
+            f"settings {where}: ignored unknown key 'env'",
             f"settings {where}: ignored rule 'WebFetch' of permissions.deny: agentfsm has no WebFetch tool",
             f"settings {where}: ignored hooks.PreToolUse[0].hooks[1] of type 'prompt' (only 'command' hooks run)",
-            f"settings {where}: ignored unknown hook event 'hooks.Notification'")
+            f"settings {where}: ignored unknown hook event 'hooks.Notification'",
+        )
 
 
 class TestErrors:
-    @pytest.mark.parametrize(("data", "message"), [
-        ({"permissions": {"allow": "Bash"}}, 'permissions.allow must be a list of strings (got "Bash")'),
-        ({"permissions": {"deny": ["Bash(rm"]}}, "permissions.deny: rule 'Bash(rm' has no closing ')'"),
-        ({"permissions": {"defaultMode": "yolo"}}, "permissions.defaultMode must be one of default, acceptEdits, "
-                                                   'plan, dontAsk, bypassPermissions (got "yolo")'),
-        ({"hooks": {"PreToolUse": [{"matcher": "(", "hooks": []}]}},
-         "hooks.PreToolUse[0].matcher '(' is not a valid pattern: missing ), unterminated subpattern at position 0"),
-        ({"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}},
-         "hooks.Stop[0].hooks[0].command must be a non-empty string (got null)"),
-        ({"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": 0}]}]}},
-         "hooks.Stop[0].hooks[0].timeout must be a positive number of seconds (got 0)"),
-        ({"disableAllHooks": "yes"}, 'disableAllHooks must be true or false (got "yes")'),
-    ])
+    @pytest.mark.parametrize(
+        ("data", "message"),
+        [
+            ({"permissions": {"allow": "Bash"}}, 'permissions.allow must be a list of strings (got "Bash")'),
+            ({"permissions": {"deny": ["Bash(rm"]}}, "permissions.deny: rule 'Bash(rm' has no closing ')'"),
+            (
+                {"permissions": {"defaultMode": "yolo"}},
+                "permissions.defaultMode must be one of default, acceptEdits, "
+                'plan, dontAsk, bypassPermissions (got "yolo")',
+            ),
+            (
+                {"hooks": {"PreToolUse": [{"matcher": "(", "hooks": []}]}},
+                "hooks.PreToolUse[0].matcher '(' is not a valid pattern: "
+                "missing ), unterminated subpattern at position 0",
+            ),
+            (
+                {"hooks": {"Stop": [{"hooks": [{"type": "command"}]}]}},
+                "hooks.Stop[0].hooks[0].command must be a non-empty string (got null)",
+            ),
+            (
+                {"hooks": {"Stop": [{"hooks": [{"command": "x", "timeout": 0}]}]}},
+                "hooks.Stop[0].hooks[0].timeout must be a positive number of seconds (got 0)",
+            ),
+            ({"disableAllHooks": "yes"}, 'disableAllHooks must be true or false (got "yes")'),
+        ],
+    )
     def test_one_line_naming_the_file(self, dirs: tuple[Path, Path], data: object, message: str) -> None:
         """A key of the wrong shape: one line naming the file, the key and the value."""
         home, project = dirs
@@ -128,16 +174,21 @@ class TestErrors:
         (home / ".claude" / "settings.json").write_text('{"permissions": }')
         with pytest.raises(SettingsError) as info:
             load_settings(project, home=home)
-        assert str(info.value) == (f"settings file {home}/.claude/settings.json is not valid JSON: Expecting value: "
-                                   "line 1 column 17 (char 16)")
+        assert str(info.value) == (
+            f"settings file {home}/.claude/settings.json is not valid JSON: Expecting value: line 1 column 17 (char 16)"
+        )
 
 
 class TestSandboxKey:
     def test_layers_merge_field_by_field(self, tmp_path: Path) -> None:
         """sandbox.enabled, network and autoAllowBashIfSandboxed each come from the highest layer that sets them."""
         origin = Origin("x", tmp_path)
-        merged = merge([parse_settings({"sandbox": {"enabled": True, "network": True}}, origin),
-                        parse_settings({"sandbox": {"network": False, "autoAllowBashIfSandboxed": False}}, origin)])
+        merged = merge(
+            [
+                parse_settings({"sandbox": {"enabled": True, "network": True}}, origin),
+                parse_settings({"sandbox": {"network": False, "autoAllowBashIfSandboxed": False}}, origin),
+            ]
+        )
         assert merged.sandbox == SandboxSettings(enabled=True, network=False, auto_allow_bash=False)
 
     def test_wrong_shapes_name_the_key(self, tmp_path: Path) -> None:
@@ -151,12 +202,20 @@ class TestSandboxKey:
 class TestExtending:
     def test_a_new_key_is_one_field_and_one_entry(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         """Adding a key takes a Settings field and a KEYS entry; layers merge it like the others."""
-        Extended = attrs.make_class("Extended", {"status_line": attrs.field(default=None)}, bases=(Settings,),
-                                    frozen=True)
-        monkeypatch.setitem(KEYS, "statusLine", SettingsKey("status_line", lambda v, origin, notes: v,
-                                                         lambda lower, higher: {**(lower or {}), **higher}))
+        Extended = attrs.make_class(
+            "Extended", {"status_line": attrs.field(default=None)}, bases=(Settings,), frozen=True
+        )
+        monkeypatch.setitem(
+            KEYS,
+            "statusLine",
+            SettingsKey("status_line", lambda v, origin, notes: v, lambda lower, higher: {**(lower or {}), **higher}),
+        )
         monkeypatch.setattr("fsm.core.settings.Settings", Extended)
         origin = Origin("x", tmp_path)
-        merged = merge([parse_settings({"statusLine": {"type": "command"}}, origin),
-                        parse_settings({"statusLine": {"command": "x"}}, origin)])
+        merged = merge(
+            [
+                parse_settings({"statusLine": {"type": "command"}}, origin),
+                parse_settings({"statusLine": {"command": "x"}}, origin),
+            ]
+        )
         assert merged.status_line == {"type": "command", "command": "x"}

@@ -12,38 +12,58 @@ from fsm.core.subagents import AgentDefinition, definitions_from_json, load_defi
 from fsm.errors import ConfigError
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
-REVIEWER = "---\nname: reviewer\ndescription: Reviews code.\ntools: Read, Glob\nmodel: haiku\nmaxTurns: 3\n---\n" \
-           "You review code carefully.\n"
+REVIEWER = (
+    "---\nname: reviewer\ndescription: Reviews code.\ntools: Read, Glob\nmodel: haiku\nmaxTurns: 3\n---\n"
+    "You review code carefully.\n"
+)
 
 
 class TestParseDefinition:
     def test_fields(self) -> None:
         """Frontmatter fields and the body become the definition; Claude Code's tool names map to ours."""
         d = parse_definition(REVIEWER, "r.md")
-        assert d == AgentDefinition("reviewer", "Reviews code.", "You review code carefully.",
-                                    ("read_file", "glob"), "claude-haiku-4-5", 3, "r.md")
+        assert d == AgentDefinition(
+            "reviewer",
+            "Reviews code.",
+            "You review code carefully.",
+            ("read_file", "glob"),
+            "claude-haiku-4-5",
+            3,
+            "r.md",
+        )
 
     def test_yaml_list_and_inherit(self) -> None:
         """tools may be a YAML list; model inherit (or none) keeps the parent's."""
         d = parse_definition("---\nname: a\ndescription: d\ntools: [bash, Edit]\nmodel: inherit\n---\nP", "a.md")
         assert (d.tools, d.model, d.max_turns) == (("bash", "edit_file"), None, None)
 
-    @pytest.mark.parametrize(("text", "message"), [
-        ("name: a\n", "a.md: no YAML frontmatter: the file must start with a '---' line"),
-        ("---\nname: a\n", "a.md: the frontmatter has no closing '---' line"),
-        ("---\nname: a: b\n---\nP", "a.md: the frontmatter is not valid YAML at line 2: mapping values"),
-        ("---\nname: a\ndescription: d\ntools: Read, Task\n---\nP",
-         "a.md: tools lists Task, but a subagent cannot delegate (depth stays 1); remove it"),
-        ("---\nname: a\ndescription: d\ntools: Agent\n---\nP",
-         "a.md: tools lists Agent, but a subagent cannot delegate (depth stays 1); remove it"),
-        ("---\nname: a\ndescription: d\ntools: Grep\n---\nP",
-         "a.md: unknown tool 'Grep' in tools (available: Read, Write, Edit, Bash, Glob)"),
-        ("---\nname: a\n---\nP", "a.md: description is missing; say when the subagent should be used"),
-        ("---\nname: a\ndescription: d\n---\n", "a.md: the system prompt is empty; write it below the frontmatter"),
-        ("---\nname: a\ndescription: d\nmaxTurns: 99\n---\nP", "a.md: maxTurns must be 1..30 (got 99)"),
-        ("---\nname: general-purpose\ndescription: d\n---\nP",
-         "a.md: general-purpose is the built-in subagent; pick another name"),
-    ])
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ("name: a\n", "a.md: no YAML frontmatter: the file must start with a '---' line"),
+            ("---\nname: a\n", "a.md: the frontmatter has no closing '---' line"),
+            ("---\nname: a: b\n---\nP", "a.md: the frontmatter is not valid YAML at line 2: mapping values"),
+            (
+                "---\nname: a\ndescription: d\ntools: Read, Task\n---\nP",
+                "a.md: tools lists Task, but a subagent cannot delegate (depth stays 1); remove it",
+            ),
+            (
+                "---\nname: a\ndescription: d\ntools: Agent\n---\nP",
+                "a.md: tools lists Agent, but a subagent cannot delegate (depth stays 1); remove it",
+            ),
+            (
+                "---\nname: a\ndescription: d\ntools: Grep\n---\nP",
+                "a.md: unknown tool 'Grep' in tools (available: Read, Write, Edit, Bash, Glob)",
+            ),
+            ("---\nname: a\n---\nP", "a.md: description is missing; say when the subagent should be used"),
+            ("---\nname: a\ndescription: d\n---\n", "a.md: the system prompt is empty; write it below the frontmatter"),
+            ("---\nname: a\ndescription: d\nmaxTurns: 99\n---\nP", "a.md: maxTurns must be 1..30 (got 99)"),
+            (
+                "---\nname: general-purpose\ndescription: d\n---\nP",
+                "a.md: general-purpose is the built-in subagent; pick another name",
+            ),
+        ],
+    )
     def test_errors_are_one_line_naming_the_file(self, text: str, message: str) -> None:
         """Each bad definition is one ConfigError line that names the file."""
         with pytest.raises(ConfigError) as info:
@@ -82,8 +102,10 @@ class TestContext:
         (ws / ".claude" / "CLAUDE.md").write_text("dot rule")
         (ws / "AGENTS.md").write_text("agents rule")
         text = context_text(load_context(ws, home=home))
-        order = [text.index(f"## Contents of {p}") for p in (home / ".claude" / "CLAUDE.md", ws / "CLAUDE.md",
-                                                              ws / ".claude" / "CLAUDE.md", ws / "AGENTS.md")]
+        order = [
+            text.index(f"## Contents of {p}")
+            for p in (home / ".claude" / "CLAUDE.md", ws / "CLAUDE.md", ws / ".claude" / "CLAUDE.md", ws / "AGENTS.md")
+        ]
         assert order == sorted(order)
         assert text.index("user rule") < text.index("claude rule") < text.index("dot rule") < text.index("agents")
 
@@ -112,10 +134,19 @@ class TestContext:
 class TestAgentWithDefinitions:
     def test_child_gets_the_definition(self, tmp_path: Path) -> None:
         """subagent_type picks the definition: its tools, its prompt, its cap; context reaches both agents."""
-        model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "look", "subagent_type": "reviewer"})),
-                               text_reply("fine"), text_reply("it is fine")])
-        agent = Agent(model, str(tmp_path), context="# Project context\nRULE-42",
-                      agents={"reviewer": parse_definition(REVIEWER, "r.md")})
+        model = ScriptedModel(
+            [
+                tool_reply(tool_use("task", {"prompt": "look", "subagent_type": "reviewer"})),
+                text_reply("fine"),
+                text_reply("it is fine"),
+            ]
+        )
+        agent = Agent(
+            model,
+            str(tmp_path),
+            context="# Project context\nRULE-42",
+            agents={"reviewer": parse_definition(REVIEWER, "r.md")},
+        )
         assert agent.run("review") == "it is fine"
         root, child = model.requests[0], model.requests[1]
         assert "reviewer: Reviews code." in next(t for t in root.tools if t["name"] == "task")["description"]
@@ -127,19 +158,27 @@ class TestAgentWithDefinitions:
 
     def test_a_type_without_tools_gets_the_base_five(self, tmp_path: Path) -> None:
         """A definition without tools runs with the five base tools, never task."""
-        model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "p", "subagent_type": "a"})),
-                               text_reply("child"), text_reply("done")])
+        model = ScriptedModel(
+            [
+                tool_reply(tool_use("task", {"prompt": "p", "subagent_type": "a"})),
+                text_reply("child"),
+                text_reply("done"),
+            ]
+        )
         definition = parse_definition("---\nname: a\ndescription: d\n---\nYou are a.", "a.md")
         Agent(model, str(tmp_path), agents={"a": definition}).run("go")
         assert model.requests[1].tool_names == ["bash", "read_file", "write_file", "edit_file", "glob"]
 
     def test_unknown_type_is_an_error_result(self, tmp_path: Path) -> None:
         """An unknown subagent_type spawns nothing and answers the call with the types there are."""
-        model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "p", "subagent_type": "nope"})),
-                               text_reply("ok")])
+        model = ScriptedModel(
+            [tool_reply(tool_use("task", {"prompt": "p", "subagent_type": "nope"})), text_reply("ok")]
+        )
         agent = Agent(model, str(tmp_path))
         agent.run("go")
         result = model.requests[1].messages[-1]["content"][0]
         assert (result["content"], result["is_error"]) == (
-            "Error: task: unknown subagent_type 'nope' (available: general-purpose)", True)
+            "Error: task: unknown subagent_type 'nope' (available: general-purpose)",
+            True,
+        )
         assert agent.data.spawned == 0

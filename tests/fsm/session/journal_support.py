@@ -88,9 +88,24 @@ def run_prompts(agent: Agent, prompts: list[str]) -> None:
 
 def without_timing(record: Transition) -> tuple[Any, ...]:
     """A record's content, leaving out when it happened and how long it took."""
-    return (record.seq, record.agent, record.parent, record.depth, record.source, record.trigger, record.dest,
-            record.turn, record.reply, record.tool_call, record.tool_result, record.error, record.outcome,
-            record.child, record.appended, record.notes)
+    return (
+        record.seq,
+        record.agent,
+        record.parent,
+        record.depth,
+        record.source,
+        record.trigger,
+        record.dest,
+        record.turn,
+        record.reply,
+        record.tool_call,
+        record.tool_result,
+        record.error,
+        record.outcome,
+        record.child,
+        record.appended,
+        record.notes,
+    )
 
 
 def open_policy() -> Policy:
@@ -101,10 +116,14 @@ def open_policy() -> Policy:
 def delegation_script() -> list[dict[str, Any]]:
     """A parent that runs bash, delegates (the child reads and writes), writes a file, then answers."""
     return [
-        tool_reply(tool_use("bash", {"command": "echo one >> log.txt"}, id="p1"),
-                   tool_use("task", {"prompt": "write the notes"}, id="p2")),
-        tool_reply(tool_use("write_file", {"path": "notes.txt", "content": "n" * 50}, id="c1"),
-                   tool_use("bash", {"command": "echo child >> log.txt"}, id="c2")),
+        tool_reply(
+            tool_use("bash", {"command": "echo one >> log.txt"}, id="p1"),
+            tool_use("task", {"prompt": "write the notes"}, id="p2"),
+        ),
+        tool_reply(
+            tool_use("write_file", {"path": "notes.txt", "content": "n" * 50}, id="c1"),
+            tool_use("bash", {"command": "echo child >> log.txt"}, id="c2"),
+        ),
         text_reply("notes written"),
         tool_reply(tool_use("bash", {"command": "echo two >> log.txt"}, id="p3")),
         text_reply("all done"),
@@ -113,9 +132,14 @@ def delegation_script() -> list[dict[str, Any]]:
 
 def delegating_run(tmp_path: Path) -> list[Transition]:
     """The records of a small run in *tmp_path*: the parent delegates, the child globs and answers, the parent ends."""
-    model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "look"})),
-                           tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("child done"),
-                           text_reply("all done")])
+    model = ScriptedModel(
+        [
+            tool_reply(tool_use("task", {"prompt": "look"})),
+            tool_reply(tool_use("glob", {"pattern": "*"})),
+            text_reply("child done"),
+            text_reply("all done"),
+        ]
+    )
     agent = Agent(model, str(tmp_path))
     records: list[Transition] = []
     agent.subscribe(records.append)

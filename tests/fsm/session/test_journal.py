@@ -103,7 +103,8 @@ class TestOpen:
         assert db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
         assert db.execute("PRAGMA user_version").fetchone() == (SCHEMA_VERSION,)
         assert db.execute("SELECT version, description FROM migrations").fetchall() == [
-            (m.version, m.description) for m in fsm.session.journal.MIGRATIONS]
+            (m.version, m.description) for m in fsm.session.journal.MIGRATIONS
+        ]
 
     def test_migrations_run_once_in_order(self, tmp_path, monkeypatch):
         """An older file is migrated up to the new version on open, its data kept, and the step recorded."""
@@ -129,8 +130,10 @@ class TestOpen:
         path.write_bytes(b"this is not a database at all, just some bytes" * 100)
         with pytest.raises(JournalError) as caught:
             Journal(path)
-        assert str(caught.value) == (f"session journal {path} is not a readable SQLite database (file is not a "
-                                     "database); move it aside or use another journal")
+        assert str(caught.value) == (
+            f"session journal {path} is not a readable SQLite database (file is not a "
+            "database); move it aside or use another journal"
+        )
         assert caught.value.path == str(path)
 
     def test_newer_schema_is_a_clear_error(self, tmp_path):
@@ -141,9 +144,11 @@ class TestOpen:
         db.close()
         with pytest.raises(JournalError) as caught:
             Journal(tmp_path / "j.db")
-        assert str(caught.value) == (f"session journal {tmp_path / 'j.db'} has schema version "
-                                     f"{SCHEMA_VERSION + 1}, but this version reads at most {SCHEMA_VERSION}; "
-                                     "upgrade, or use another journal")
+        assert str(caught.value) == (
+            f"session journal {tmp_path / 'j.db'} has schema version "
+            f"{SCHEMA_VERSION + 1}, but this version reads at most {SCHEMA_VERSION}; "
+            "upgrade, or use another journal"
+        )
 
     def test_foreign_database_is_refused(self, tmp_path):
         """Some other SQLite database is not taken over."""
@@ -153,8 +158,9 @@ class TestOpen:
         db.close()
         with pytest.raises(JournalError) as caught:
             Journal(tmp_path / "other.db")
-        assert str(caught.value) == (f"{tmp_path / 'other.db'} is a SQLite database but not a session "
-                                     "journal; use another journal")
+        assert str(caught.value) == (
+            f"{tmp_path / 'other.db'} is a SQLite database but not a session journal; use another journal"
+        )
 
     def test_unwritable_place_is_a_clear_error(self, tmp_path):
         """A journal path under a file (not a directory) raises JournalError, not OSError."""
@@ -174,8 +180,9 @@ class TestOpen:
         db.close()
         with Journal(tmp_path / "j.db") as journal, pytest.raises(JournalError) as caught:
             journal.records(session)
-        assert str(caught.value).startswith(f"session {session} in {tmp_path / 'j.db'} has an unreadable record "
-                                            "at seq 2 (JSONDecodeError: ")
+        assert str(caught.value).startswith(
+            f"session {session} in {tmp_path / 'j.db'} has an unreadable record at seq 2 (JSONDecodeError: "
+        )
 
     def test_write_failure_is_a_journal_error(self, tmp_path):
         """A step whose record cannot be written raises JournalError."""
@@ -184,16 +191,19 @@ class TestOpen:
         agent.send("hello")
         with pytest.raises(JournalError) as caught:
             agent.step()
-        assert str(caught.value) == (f"cannot write to session journal {tmp_path / 'j.db'} "
-                                     f"(Cannot operate on a closed database.); session {session} is journalled up "
-                                     "to the transition before seq 1")
+        assert str(caught.value) == (
+            f"cannot write to session journal {tmp_path / 'j.db'} "
+            f"(Cannot operate on a closed database.); session {session} is journalled up "
+            "to the transition before seq 1"
+        )
 
 
 class TestWriting:
     def test_no_row_after_a_failed_write(self, tmp_path):
         """Once a write failed, later transitions are refused rather than journalled with a hole."""
-        agent, journal, session = journalled(tmp_path, [tool_reply(tool_use("glob", {"pattern": "*"})),
-                                                        text_reply("done")])
+        agent, journal, session = journalled(
+            tmp_path, [tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("done")]
+        )
         agent.send("go")
         agent.step()
         db = sqlite3.connect(tmp_path / "j.db")
@@ -201,15 +211,19 @@ class TestWriting:
         db.commit()
         with pytest.raises(JournalError) as caught:
             agent.step()
-        assert str(caught.value) == (f"cannot write to session journal {tmp_path / 'j.db'} (disk full); session "
-                                     f"{session} is journalled up to the transition before seq 2")
+        assert str(caught.value) == (
+            f"cannot write to session journal {tmp_path / 'j.db'} (disk full); session "
+            f"{session} is journalled up to the transition before seq 2"
+        )
         assert caught.value.session_id == session
         db.execute("DROP TRIGGER no_more")
         db.commit()
         with pytest.raises(JournalError) as caught:
             agent.step()
-        assert str(caught.value) == (f"session {session} is no longer journalled: writing seq 2 to "
-                                     f"{tmp_path / 'j.db'} failed; resume session {session} from that journal")
+        assert str(caught.value) == (
+            f"session {session} is no longer journalled: writing seq 2 to "
+            f"{tmp_path / 'j.db'} failed; resume session {session} from that journal"
+        )
         assert caught.value.session_id == session
         assert [r.seq for r in journal.records(session)] == [1]
 
@@ -222,8 +236,9 @@ class TestWriting:
             agent.step()
         with Journal(tmp_path / "j.db") as journal, pytest.raises(MisuseError) as caught:
             journal.start(agent)
-        assert str(caught.value) == (f"start a session before {agent.agent_id} runs a subagent, not while "
-                                     f"{agent.agent_id}.1 is running")
+        assert str(caught.value) == (
+            f"start a session before {agent.agent_id} runs a subagent, not while {agent.agent_id}.1 is running"
+        )
 
     def test_every_transition_is_committed_before_the_step_returns(self, tmp_path):
         """After each step another connection already sees that transition's row."""
@@ -247,16 +262,23 @@ class TestWriting:
 
     def test_each_message_is_stored_once(self, tmp_path):
         """A tool input, a tool output and a reply text each appear once in the whole journal."""
-        script = [tool_reply(tool_use("write_file", {"path": "a.txt", "content": "x" * 900 + "<<INPUT>>"}, id="t1"),
-                             tool_use("bash", {"command": 'printf "%0900d<<OUT""PUT>>" 0'}, id="t2")),
-                  text_reply("y" * 900 + "<<REPLY>>")]
+        script = [
+            tool_reply(
+                tool_use("write_file", {"path": "a.txt", "content": "x" * 900 + "<<INPUT>>"}, id="t1"),
+                tool_use("bash", {"command": 'printf "%0900d<<OUT""PUT>>" 0'}, id="t2"),
+            ),
+            text_reply("y" * 900 + "<<REPLY>>"),
+        ]
         agent, _journal, _session = journalled(tmp_path, script)
         agent.run("go")
         assert "<<OUTPUT>>" in agent.messages[2]["content"][1]["content"]
         db = sqlite3.connect(tmp_path / "j.db")
         for mark in ("<<INPUT>>", "<<OUTPUT>>", "<<REPLY>>"):
-            (count,) = db.execute("SELECT sum((length(record || appended) - length(replace(record || appended, ?1, "
-                                  "''))) / length(?1)) FROM transitions", (mark,)).fetchone()
+            (count,) = db.execute(
+                "SELECT sum((length(record || appended) - length(replace(record || appended, ?1, "
+                "''))) / length(?1)) FROM transitions",
+                (mark,),
+            ).fetchone()
             assert count == 1, mark
 
     def test_rows_hold_tokens_and_timings(self, tmp_path):
@@ -264,8 +286,10 @@ class TestWriting:
         agent, journal, session = journalled(tmp_path, [text_reply("hi", usage=(7, 3))])
         agent.run("hello")
         db = sqlite3.connect(tmp_path / "j.db")
-        rows = db.execute("SELECT trigger, input_tokens, output_tokens, started_at > 0, duration_ms >= 0 "
-                          "FROM transitions ORDER BY seq").fetchall()
+        rows = db.execute(
+            "SELECT trigger, input_tokens, output_tokens, started_at > 0, duration_ms >= 0 "
+            "FROM transitions ORDER BY seq"
+        ).fetchall()
         assert rows == [("prompt", 0, 0, 1, 1), ("replied_final", 7, 3, 1, 1), ("stopped", 0, 0, 1, 1)]
         assert journal.find(session).tokens == 10
 
@@ -298,8 +322,10 @@ class TestWriting:
             assert journal.find("aaaa2").id == "aaaa2222"
             with pytest.raises(ConfigError) as caught:
                 journal.find("aaaa")
-            assert str(caught.value) == (f"session id 'aaaa' is ambiguous in {tmp_path / 'j.db'}: it starts "
-                                         "aaaa1111, aaaa2222; give more characters")
+            assert str(caught.value) == (
+                f"session id 'aaaa' is ambiguous in {tmp_path / 'j.db'}: it starts "
+                "aaaa1111, aaaa2222; give more characters"
+            )
             with pytest.raises(ConfigError) as caught:
                 journal.find("zz")
             assert str(caught.value) == f"no session 'zz' in {tmp_path / 'j.db'}"
@@ -331,8 +357,9 @@ def test_rebuilding_at_every_seq_gives_the_live_state(data, max_turns, forced, p
                 assert snapshot.active == moment.active
                 for agent_id, state in moment.agents.items():
                     assert snapshot.agents[agent_id] == state, (seq, agent_id)
-                restored = Agent.restore(ScriptedModel(), str(ws), snapshot.root_state, children=snapshot.children,
-                                         next_seq=seq + 1)
+                restored = Agent.restore(
+                    ScriptedModel(), str(ws), snapshot.root_state, children=snapshot.children, next_seq=seq + 1
+                )
                 assert repr(restored) == moment.described
         assert os.path.exists(Path(tmp) / "j.db")
 
@@ -404,9 +431,16 @@ class TestReading:
 
     def test_usage_adds_up_every_kind_of_token(self, tmp_path):
         """A session's usage sums every agent's input, output and cache tokens, as its replies reported them."""
-        cached = {"content": [{"type": "text", "text": "hi"}], "stop_reason": "end_turn",
-                  "usage": {"input_tokens": 3, "output_tokens": 2, "cache_creation_input_tokens": 7,
-                            "cache_read_input_tokens": 100}}
+        cached = {
+            "content": [{"type": "text", "text": "hi"}],
+            "stop_reason": "end_turn",
+            "usage": {
+                "input_tokens": 3,
+                "output_tokens": 2,
+                "cache_creation_input_tokens": 7,
+                "cache_read_input_tokens": 100,
+            },
+        }
         agent, journal, session = journalled(tmp_path, [cached, text_reply("again")])
         agent.run("one")
         agent.run("two")
@@ -425,7 +459,7 @@ class TestIntegrity:
         with sqlite3.connect(path) as db:
             db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         data = bytearray(path.read_bytes())
-        data[4096 * 3:4096 * 5] = b"\xde\xad" * 4096
+        data[4096 * 3 : 4096 * 5] = b"\xde\xad" * 4096
         path.write_bytes(bytes(data))
         with pytest.raises(JournalError) as caught:
             Journal(path)
@@ -443,15 +477,24 @@ class TestOneWriterPerSession:
         with Journal(path) as journal:
             session = journal.start(Agent(ScriptedModel(), str(tmp_path)))
         holder = subprocess.Popen(
-            [sys.executable, "-c", "import sys, time; from fsm.session.journal import Journal; "
-             f"j = Journal({str(path)!r}); j.claim({session!r}); print('held', flush=True); sys.stdin.read()"],
-            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+            [
+                sys.executable,
+                "-c",
+                "import sys, time; from fsm.session.journal import Journal; "
+                f"j = Journal({str(path)!r}); j.claim({session!r}); print('held', flush=True); sys.stdin.read()",
+            ],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
         try:
             assert holder.stdout.readline() == "held\n"
             with Journal(path) as journal, pytest.raises(JournalError) as caught:
                 journal.claim(session)
-            assert str(caught.value) == (f"session {session} is being run by another process (pid "
-                                         f"{holder.pid}); wait for it to finish, or stop it first")
+            assert str(caught.value) == (
+                f"session {session} is being run by another process (pid "
+                f"{holder.pid}); wait for it to finish, or stop it first"
+            )
         finally:
             holder.communicate("")
         with Journal(path) as journal:

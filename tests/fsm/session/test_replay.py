@@ -49,8 +49,12 @@ class TestReplay:
 
     def test_several_prompts_and_model_errors(self, tmp_path):
         """Every recorded prompt is sent again and recorded model errors are raised again."""
-        script = [ModelError("overloaded"), text_reply("second"), tool_reply(tool_use("glob", {"pattern": "*"})),
-                  text_reply("third")]
+        script = [
+            ModelError("overloaded"),
+            text_reply("second"),
+            tool_reply(tool_use("glob", {"pattern": "*"})),
+            text_reply("third"),
+        ]
         path, session = record(tmp_path, script, prompts=("one", "two", "three"))
         report = replayed(path, session, tmp_path / "scratch")
         assert report.ok and report.matched == report.recorded == 12
@@ -64,7 +68,8 @@ class TestReplay:
             "transitions\n"
             "  recorded: #3 depth 0 5d1c9e2a: stopping --continue_forced--> awaiting_model (turn 1)\n"
             "  replayed: #3 depth 0 5d1c9e2a: stopping --stopped--> idle (turn 1)  [Stop: this run used 0 tool calls]"
-            "  outcome end_turn")
+            "  outcome end_turn"
+        )
         assert replayed(path, session, tmp_path / "again", hooks=stop_hooks(1)).ok
 
     def test_tool_results_are_compared_on_request(self, tmp_path):
@@ -77,10 +82,13 @@ class TestReplay:
         report = replayed(path, session, tmp_path / "scratch", results=True)
         assert report.divergence is not None
         head, recorded, again = report.describe().splitlines()
-        assert head == (f"replayed session 5d1c9e2a in {tmp_path / 'scratch'}: diverged at seq 3 (tool result) "
-                        "after 2 matching transitions")
-        edge = ('#3 depth 0 5d1c9e2a: executing_tools --tool_ran--> executing_tools (turn 1)  '
-                'read_file {"path": "a.txt"}')
+        assert head == (
+            f"replayed session 5d1c9e2a in {tmp_path / 'scratch'}: diverged at seq 3 (tool result) "
+            "after 2 matching transitions"
+        )
+        edge = (
+            '#3 depth 0 5d1c9e2a: executing_tools --tool_ran--> executing_tools (turn 1)  read_file {"path": "a.txt"}'
+        )
         assert recorded == f"  recorded: {edge}  -> 'hello'  result 'hello'"
         assert again.startswith(f"  replayed: {edge}  -> 'Error: ")
         assert "  result 'Error: " in again
@@ -106,8 +114,10 @@ class TestReplay:
         path, session = record(tmp_path, [tool_reply(tool_use("glob", {"pattern": "*"}))], hooks=hooks)
         report = replayed(path, session, tmp_path / "scratch")
         assert report.ok and report.interrupted_at == 3
-        assert report.describe() == (f"replayed session 5d1c9e2a in {tmp_path / 'scratch'}: 2 of 3 transitions "
-                                     "match; the recording was interrupted at seq 3, where a replay stops")
+        assert report.describe() == (
+            f"replayed session 5d1c9e2a in {tmp_path / 'scratch'}: 2 of 3 transitions "
+            "match; the recording was interrupted at seq 3, where a replay stops"
+        )
 
     def test_a_resumed_session_replays_with_its_in_flight_call_run(self, tmp_path):
         """The call answered as in flight on resume is run by the replay, and not counted as a divergence."""

@@ -56,8 +56,11 @@ def model_calls(journal: Journal, session: str) -> int:
 def answered_once(messages: list[dict[str, Any]]) -> bool:
     """Every tool_use is answered exactly once, by id, in order, in the next message."""
     for i, message in enumerate(messages):
-        calls = [b["id"] for b in message["content"] if isinstance(b, dict) and b.get("type") == "tool_use"] \
-            if message["role"] == "assistant" else []
+        calls = (
+            [b["id"] for b in message["content"] if isinstance(b, dict) and b.get("type") == "tool_use"]
+            if message["role"] == "assistant"
+            else []
+        )
         if calls:
             answers = [b["tool_use_id"] for b in messages[i + 1]["content"] if b.get("type") == "tool_result"]
             if answers != calls:
@@ -66,16 +69,35 @@ def answered_once(messages: list[dict[str, Any]]) -> bool:
 
 
 def interrupted_ids(messages: list[dict[str, Any]]) -> set[str]:
-    return {b["tool_use_id"] for m in messages if isinstance(m["content"], list) for b in m["content"]
-            if b.get("type") == "tool_result" and b["content"] == RESUMED_IN_FLIGHT}
+    return {
+        b["tool_use_id"]
+        for m in messages
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result" and b["content"] == RESUMED_IN_FLIGHT
+    }
 
 
 def as_uninterrupted(messages: list[dict[str, Any]], baseline: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """*messages* with each in-flight answer replaced by the baseline's answer to the same call."""
-    answers = {b["tool_use_id"]: b for m in baseline if isinstance(m["content"], list) for b in m["content"]
-               if b.get("type") == "tool_result"}
-    return [{**m, "content": [answers[b["tool_use_id"]] if b.get("content") == RESUMED_IN_FLIGHT else b
-                              for b in m["content"]]} if isinstance(m["content"], list) else m for m in messages]
+    answers = {
+        b["tool_use_id"]: b
+        for m in baseline
+        if isinstance(m["content"], list)
+        for b in m["content"]
+        if b.get("type") == "tool_result"
+    }
+    return [
+        {
+            **m,
+            "content": [
+                answers[b["tool_use_id"]] if b.get("content") == RESUMED_IN_FLIGHT else b for b in m["content"]
+            ],
+        }
+        if isinstance(m["content"], list)
+        else m
+        for m in messages
+    ]
 
 
 def baseline(tmp_path: Path) -> tuple[Agent, list[str]]:
@@ -93,9 +115,11 @@ def crash(tmp_path: Path, name: str, *, after: int | None = None, in_tool: str |
     ws.mkdir()
     hooks = Hooks()
     if in_tool is not None:
+
         def die(event: Any) -> None:
             if event.tool_call["id"] == in_tool:
                 raise Killed
+
         hooks.on("PostToolUse", die)
     agent = Agent(ScriptedModel(delegation_script()), str(ws), hooks=hooks, permissions=open_policy())
     journal = Journal(default_path(ws))
@@ -113,7 +137,7 @@ def crash(tmp_path: Path, name: str, *, after: int | None = None, in_tool: str |
 
 def resume_and_finish(ws: Path, session: str) -> Agent:
     with Journal(default_path(ws)) as journal:
-        agent = resume(journal, session, ScriptedModel(delegation_script()[model_calls(journal, session):]))
+        agent = resume(journal, session, ScriptedModel(delegation_script()[model_calls(journal, session) :]))
         while agent.state != "idle":
             agent.step()
         return agent
@@ -165,13 +189,20 @@ class TestResume:
         with Journal(default_path(ws)) as journal:
             agent = resume(journal, session, ScriptedModel())
             record = agent.history[-1]
-            assert (record.seq, record.trigger, record.tool_call["id"], record.notes) == (3, "tool_ran", "p1",
-                                                                                         (RESUMED_NOTE,))
-            assert agent.data.results == [{"type": "tool_result", "tool_use_id": "p1", "content": RESUMED_IN_FLIGHT,
-                                           "is_error": True}]
+            assert (record.seq, record.trigger, record.tool_call["id"], record.notes) == (
+                3,
+                "tool_ran",
+                "p1",
+                (RESUMED_NOTE,),
+            )
+            assert agent.data.results == [
+                {"type": "tool_result", "tool_use_id": "p1", "content": RESUMED_IN_FLIGHT, "is_error": True}
+            ]
             assert journal.records(session)[-1] == record
-        assert RESUMED_IN_FLIGHT == ("Error: interrupted: the run stopped while this tool call was in flight, so it "
-                                     "may have partly run; check its effects before trying it again")
+        assert RESUMED_IN_FLIGHT == (
+            "Error: interrupted: the run stopped while this tool call was in flight, so it "
+            "may have partly run; check its effects before trying it again"
+        )
 
     def test_a_task_call_is_never_in_flight(self, tmp_path):
         """Stopped before a task call, the resumed run spawns the subagent instead of answering it."""
@@ -221,12 +252,26 @@ class TestTimeTravel:
         assert str(caught.value) == f"at must be 0..4 for session {session} (got 5)"
 
 
-def assert_steps_on_alike(journal: Journal, session: str, agent: Agent, live: LiveRecorder,
-                          served: list[Reply | BaseException], seq: int, *, forced: int,
-                          prompts: list[str]) -> None:
+def assert_steps_on_alike(
+    journal: Journal,
+    session: str,
+    agent: Agent,
+    live: LiveRecorder,
+    served: list[Reply | BaseException],
+    seq: int,
+    *,
+    forced: int,
+    prompts: list[str],
+) -> None:
     """Restored at *seq* and fed the replies served after it, the agents make the live run's transitions."""
-    again = restore_at(journal, session, seq, ScriptedModel(served[sum(_served(r) for r in live.records[:seq]):]),
-                       hooks=stop_hooks(forced), approver=deny_all)
+    again = restore_at(
+        journal,
+        session,
+        seq,
+        ScriptedModel(served[sum(_served(r) for r in live.records[:seq]) :]),
+        hooks=stop_hooks(forced),
+        approver=deny_all,
+    )
     try:
         while again.state != "idle":
             again.step()
@@ -254,8 +299,16 @@ def test_stepping_on_from_any_seq_repeats_the_run(data, max_turns, forced, at):
             agent.subscribe(live)
             prompts = ["first", "second"]
             run_prompts(agent, prompts)
-            assert_steps_on_alike(journal, session, agent, live, drawn.served, round(at * len(live.records)),
-                                  forced=forced, prompts=prompts)
+            assert_steps_on_alike(
+                journal,
+                session,
+                agent,
+                live,
+                drawn.served,
+                round(at * len(live.records)),
+                forced=forced,
+                prompts=prompts,
+            )
 
 
 @pytest.mark.parametrize("max_turns", [1, 3])
@@ -273,8 +326,19 @@ def test_ctrl_c_in_a_childs_model_call_then_a_model_error_repeats_from_every_seq
         agent.subscribe(live)
         run_prompts(agent, ["first", "second"])
         assert [r.trigger for r in live.records] == [
-            "prompt", "replied_with_tools", "subagent_spawned", "subagent_spawned", "prompt", "prompt",
-            "interrupted", "interrupted", "interrupted", "prompt", "model_failed", "stopped"]
+            "prompt",
+            "replied_with_tools",
+            "subagent_spawned",
+            "subagent_spawned",
+            "prompt",
+            "prompt",
+            "interrupted",
+            "interrupted",
+            "interrupted",
+            "prompt",
+            "model_failed",
+            "stopped",
+        ]
         for seq in range(len(live.records) + 1):
             assert_steps_on_alike(journal, session, agent, live, served, seq, forced=0, prompts=["first", "second"])
 
@@ -311,11 +375,14 @@ class TestSessionFlags:
         assert session.journal.path == tmp_path / "x.db"
         session.close()
 
-    @pytest.mark.parametrize(("argv", "message"), [
-        (["--resume", "ab", "--continue"], "--resume and --continue cannot be used together; pick one"),
-        (["--no-session", "--resume", "ab"], "--no-session cannot be used with --resume"),
-        (["--no-session", "--continue"], "--no-session cannot be used with --continue"),
-    ])
+    @pytest.mark.parametrize(
+        ("argv", "message"),
+        [
+            (["--resume", "ab", "--continue"], "--resume and --continue cannot be used together; pick one"),
+            (["--no-session", "--resume", "ab"], "--no-session cannot be used with --resume"),
+            (["--no-session", "--continue"], "--no-session cannot be used with --continue"),
+        ],
+    )
     def test_contradictions(self, tmp_path, argv, message):
         """Flags that contradict each other are a one-line ConfigError."""
         with pytest.raises(ConfigError) as caught:
@@ -335,8 +402,7 @@ class TestSessionFlags:
         Journal(path).close()
         with pytest.raises(ConfigError) as caught:
             session_from_args(parse("--continue"), self.fresh(tmp_path))
-        assert str(caught.value) == (f"nothing to continue: no session in {path}; start one with agentfsm -p "
-                                     "PROMPT")
+        assert str(caught.value) == (f"nothing to continue: no session in {path}; start one with agentfsm -p PROMPT")
 
     def test_continue_resumes_the_latest_session(self, tmp_path):
         """--continue picks the most recently active session and rebuilds its agent like the given one."""
@@ -368,8 +434,9 @@ class TestSessionFlags:
     def test_time_travel_offline_with_the_recorded_replies(self, tmp_path):
         """--recorded serves the replies the session got after SEQ, so stepping on needs no real model."""
         ws, session = crash(tmp_path, "ws")
-        args = parse("--session", session, "--at", "9", "--recorded", "--session-db", str(default_path(ws)),
-                     time_travel=True)
+        args = parse(
+            "--session", session, "--at", "9", "--recorded", "--session-db", str(default_path(ws)), time_travel=True
+        )
         model = recorded_model_from_args(args)
         agent, handle = time_travel_from_args(args, Agent(model, str(ws)))
         while agent.state != "idle":
@@ -402,8 +469,9 @@ class TestLimitsOnResume:
         """--max-turns and --max-model-calls with --continue apply to the run the next prompt starts."""
         self.session_at(tmp_path, 5)
         model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}))] * 5)
-        agent, session = session_from_args(parse_run("--continue", "--max-turns", "2", "--max-model-calls", "9"),
-                                           Agent(model, str(tmp_path)))
+        agent, session = session_from_args(
+            parse_run("--continue", "--max-turns", "2", "--max-model-calls", "9"), Agent(model, str(tmp_path))
+        )
         agent.run("second")
         session.close()
         assert (agent.turn, agent.max_turns, agent.max_model_calls, len(model.requests)) == (2, 2, 9, 2)
@@ -427,13 +495,18 @@ class TestLimitsOnResume:
             journal.start(first)
             first.run("first")
         assert (first.run_cost_usd, first.outcome, len(haiku.requests)) == (2, "max_budget_usd", 2)
-        agent, session = session_from_args(parse_run("--continue", "--max-budget-usd", "1"),
-                                           Agent(haiku, str(tmp_path)))
+        agent, session = session_from_args(
+            parse_run("--continue", "--max-budget-usd", "1"), Agent(haiku, str(tmp_path))
+        )
         assert agent.run_cost_usd == 2  # the session's last run, restored as it was
         agent.run("second")
         session.close()
         assert (agent.max_budget_usd, agent.run_cost_usd, agent.outcome, len(haiku.requests)) == (
-            1, 1, "max_budget_usd", 3)
+            1,
+            1,
+            "max_budget_usd",
+            3,
+        )
         agent, session = session_from_args(parse_run("--continue"), Agent(haiku, str(tmp_path)))
         agent.run("third")
         session.close()
@@ -445,8 +518,9 @@ class TestLimitsOnResume:
         with Journal(default_path(tmp_path)) as journal:
             with journal._transaction("edit") as db:
                 initial = db.execute("SELECT initial FROM sessions WHERE id = ?", (session,)).fetchone()[0]
-                db.execute("UPDATE sessions SET initial = ? WHERE id = ?",
-                           (initial.replace('"turn":0', '"turn":-97'), session))
+                db.execute(
+                    "UPDATE sessions SET initial = ? WHERE id = ?", (initial.replace('"turn":0', '"turn":-97'), session)
+                )
             with pytest.raises(ConfigError, match=r"'turn' must be 0\.\.30 \(its max_turns\) \(got -97\)"):
                 resume(journal, session, ScriptedModel())
 
@@ -458,8 +532,9 @@ class TestOrphans:
         is told, the row is closed); the answer's words are pinned (the e2e test sees them sent)."""
         ws, session = crash(tmp_path, "ws", after=2)  # p1 (bash) is next
         tag = "orphan-test-tag"
-        orphan = subprocess.Popen(["sleep", "3190"], env={"PATH": os.environ["PATH"], TAG_VAR: tag},
-                                  start_new_session=True)
+        orphan = subprocess.Popen(
+            ["sleep", "3190"], env={"PATH": os.environ["PATH"], TAG_VAR: tag}, start_new_session=True
+        )
         try:
             with Journal(default_path(ws)) as journal:
                 agent = resume(journal, session, ScriptedModel())  # only to get a journalled agent back
@@ -479,7 +554,8 @@ class TestOrphans:
         assert RESUMED_KILLED.format(what=what) == (
             f"Error: interrupted: the run stopped while this tool call was in flight, and its command was still "
             f"running ({what}); it was killed when the run resumed. It may have partly run; check its effects "
-            "before trying it again")
+            "before trying it again"
+        )
 
 
 def test_a_call_in_flight_at_a_crash_is_sent_again_and_counted_once(tmp_path):

@@ -89,9 +89,13 @@ def ui() -> Iterator[Callable[..., Server]]:
     started: list[subprocess.Popen[str]] = []
 
     def start(journal: Path, *args: str) -> Server:
-        process = subprocess.Popen([str(AGENTFSM), "ui", "--port", "0", "--session-db", str(journal), *args],
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL,
-                                   text=True)
+        process = subprocess.Popen(
+            [str(AGENTFSM), "ui", "--port", "0", "--session-db", str(journal), *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            stdin=subprocess.DEVNULL,
+            text=True,
+        )
         started.append(process)
         line = process.stdout.readline() if process.stdout else ""
         match = re.search(r"(http://\S+)", line)

@@ -27,8 +27,12 @@ def capture(out: Path) -> None:
 
     work = Path(tempfile.mkdtemp())
     session = delegating_session(work / "sessions.db", work / "project")
-    server = subprocess.Popen([str(AGENTFSM), "ui", "--port", "0", "--session-db", str(work / "sessions.db")],
-                              stdout=subprocess.PIPE, text=True, stdin=subprocess.DEVNULL)
+    server = subprocess.Popen(
+        [str(AGENTFSM), "ui", "--port", "0", "--session-db", str(work / "sessions.db")],
+        stdout=subprocess.PIPE,
+        text=True,
+        stdin=subprocess.DEVNULL,
+    )
     try:
         match = re.search(r"(http://\S+)/", server.stdout.readline() if server.stdout else "")
         assert match, "agentfsm ui did not start"

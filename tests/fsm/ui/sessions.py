@@ -22,11 +22,13 @@ XSS = '<script>window.__xss = 1</script><img src=x onerror="window.__xss = 2"><b
 def sample_workspace(root: Path) -> Path:
     """A small Python project to run tools on."""
     root.mkdir(parents=True, exist_ok=True)
-    (root / "pyproject.toml").write_text('[project]\nname = "inventory"\n\n[project.optional-dependencies]\n'
-                                         'test = ["pytest>=8"]\n')
+    (root / "pyproject.toml").write_text(
+        '[project]\nname = "inventory"\n\n[project.optional-dependencies]\ntest = ["pytest>=8"]\n'
+    )
     (root / "tests").mkdir(exist_ok=True)
-    (root / "tests" / "test_pricing.py").write_text("from inventory.pricing import price\n\n\ndef test_price():\n"
-                                                    "    assert price(1000, discount=0.5) == 500\n")
+    (root / "tests" / "test_pricing.py").write_text(
+        "from inventory.pricing import price\n\n\ndef test_price():\n    assert price(1000, discount=0.5) == 500\n"
+    )
     lines = [f"def helper_{i}(x):\n    return x + {i}\n" for i in range(40)]
     (root / "inventory.py").write_text('"""Inventory helpers."""\n\n' + "\n\n".join(lines))
     return root
@@ -35,19 +37,24 @@ def sample_workspace(root: Path) -> Path:
 def delegation_script() -> list[dict[str, Any]]:
     """A parent that delegates (the child globs and reads), is denied a destructive command, then answers."""
     return [
-        tool_reply(text("I'll ask a subagent to look at the tests, and clean the build folder meanwhile."),
-                   tool_use("task", {"prompt": "Find out which testing framework this project uses."}, id="t1"),
-                   tool_use("bash", {"command": "rm -rf build"}, id="b1")),
-        tool_reply(tool_use("glob", {"pattern": "**/test_*.py"}, id="c1"),
-                   tool_use("read_file", {"path": "pyproject.toml"}, id="c2")),
+        tool_reply(
+            text("I'll ask a subagent to look at the tests, and clean the build folder meanwhile."),
+            tool_use("task", {"prompt": "Find out which testing framework this project uses."}, id="t1"),
+            tool_use("bash", {"command": "rm -rf build"}, id="b1"),
+        ),
+        tool_reply(
+            tool_use("glob", {"pattern": "**/test_*.py"}, id="c1"),
+            tool_use("read_file", {"path": "pyproject.toml"}, id="c2"),
+        ),
         text_reply("The project uses pytest: tests/test_pricing.py, and pyproject.toml lists pytest>=8."),
         tool_reply(tool_use("read_file", {"path": "inventory.py"}, id="r1")),
         text_reply("This project uses **pytest** (declared in pyproject.toml; tests live in tests/)."),
     ]
 
 
-def delegating_session(journal_path: Path, workdir: Path, *, prompt: str = "Which testing framework does this "
-                       "project use?") -> str:
+def delegating_session(
+    journal_path: Path, workdir: Path, *, prompt: str = "Which testing framework does this project use?"
+) -> str:
     """Run the real agent on :func:`delegation_script` in *workdir*, journalled; return the session id."""
     agent = Agent(ScriptedModel(delegation_script()), str(sample_workspace(workdir)), approver=deny_all)
     with Journal(journal_path) as journal:
@@ -74,12 +81,18 @@ def long_session(journal_path: Path, workdir: Path, *, transitions: int = 2000) 
     sample_workspace(workdir)
     script: list[dict[str, Any]] = []
     for _ in range(transitions // 100 + 1):
-        script.append(tool_reply(tool_use("task", {"prompt": "Read the tests"}),
-                                 tool_use("glob", {"pattern": "**/*.py"})))
+        script.append(
+            tool_reply(tool_use("task", {"prompt": "Read the tests"}), tool_use("glob", {"pattern": "**/*.py"}))
+        )
         script += [tool_reply(tool_use("read_file", {"path": "tests/test_pricing.py"})), text_reply("pytest")]
         for turn in range(26):
-            script.append(tool_reply(text(f"Step {turn}."), tool_use("read_file", {"path": "inventory.py"}),
-                                     tool_use("glob", {"pattern": "*.toml"})))
+            script.append(
+                tool_reply(
+                    text(f"Step {turn}."),
+                    tool_use("read_file", {"path": "inventory.py"}),
+                    tool_use("glob", {"pattern": "*.toml"}),
+                )
+            )
         script.append(text_reply("Done."))
     agent = Agent(ScriptedModel(script), str(workdir))
     with Journal(journal_path) as journal:
@@ -109,29 +122,52 @@ def parallel_records(root: str, *, clock: Callable[[], float] = time.time) -> li
 
     def t(agent: str, source: str, trigger: str, dest: str, turn: int, **fields: Any) -> Transition:
         parent, depth = (None, 0) if agent == root else (root, 1)
-        return Transition(next(seq), agent, parent, depth, source, trigger, dest, turn, started_at=clock(),
-                          duration_ms=1.5, **fields)
+        return Transition(
+            next(seq), agent, parent, depth, source, trigger, dest, turn, started_at=clock(), duration_ms=1.5, **fields
+        )
 
     def prompt(agent: str, words: str) -> Transition:
         return t(agent, "idle", "prompt", "awaiting_model", 0, appended=({"role": "user", "content": words},))
 
     def answer(agent: str, value: str) -> Transition:
         final = Reply((text(value),), "end_turn", Usage(8, 4))
-        return t(agent, "awaiting_model", "replied_final", "stopping", 2, reply=final, outcome="end_turn",
-                 appended=({"role": "assistant", "content": list(final.content)},))
+        return t(
+            agent,
+            "awaiting_model",
+            "replied_final",
+            "stopping",
+            2,
+            reply=final,
+            outcome="end_turn",
+            appended=({"role": "assistant", "content": list(final.content)},),
+        )
 
     def with_tools(agent: str, r: Reply) -> Transition:
-        return t(agent, "awaiting_model", "replied_with_tools", "executing_tools", 1, reply=r,
-                 appended=({"role": "assistant", "content": list(r.content)},))
+        return t(
+            agent,
+            "awaiting_model",
+            "replied_with_tools",
+            "executing_tools",
+            1,
+            reply=r,
+            appended=({"role": "assistant", "content": list(r.content)},),
+        )
 
     def ran(agent: str, call: dict[str, Any], out: str) -> Transition:
-        return t(agent, "executing_tools", "tool_ran", "executing_tools", 1, tool_call=call,
-                 tool_result=ToolOutput(out))
+        return t(
+            agent, "executing_tools", "tool_ran", "executing_tools", 1, tool_call=call, tool_result=ToolOutput(out)
+        )
 
     def done(agent: str, *pairs: tuple[dict[str, Any], str], turn: int = 1) -> Transition:
         blocks = [{"type": "tool_result", "tool_use_id": call["id"], "content": out} for call, out in pairs]
-        return t(agent, "executing_tools", "tools_done", "awaiting_model", turn,
-                 appended=({"role": "user", "content": blocks},))
+        return t(
+            agent,
+            "executing_tools",
+            "tools_done",
+            "awaiting_model",
+            turn,
+            appended=({"role": "user", "content": blocks},),
+        )
 
     def stopped(agent: str) -> Transition:
         return t(agent, "stopping", "stopped", "idle", 2, outcome="end_turn")
@@ -153,19 +189,38 @@ def parallel_records(root: str, *, clock: Callable[[], float] = time.time) -> li
         answer(c1, "a.py defines a(), which returns 1."),
         answer(c2, "b.py defines b(), which returns 2."),
         stopped(c1),
-        t(root, "executing_tools", "subagent_returned", "executing_tools", 1, tool_call=task1, child=c1,
-          outcome="end_turn", tool_result=ToolOutput("a.py defines a(), which returns 1.")),
+        t(
+            root,
+            "executing_tools",
+            "subagent_returned",
+            "executing_tools",
+            1,
+            tool_call=task1,
+            child=c1,
+            outcome="end_turn",
+            tool_result=ToolOutput("a.py defines a(), which returns 1."),
+        ),
         stopped(c2),
-        t(root, "executing_tools", "subagent_returned", "executing_tools", 1, tool_call=task2, child=c2,
-          outcome="end_turn", tool_result=ToolOutput("b.py defines b(), which returns 2.")),
+        t(
+            root,
+            "executing_tools",
+            "subagent_returned",
+            "executing_tools",
+            1,
+            tool_call=task2,
+            child=c2,
+            outcome="end_turn",
+            tool_result=ToolOutput("b.py defines b(), which returns 2."),
+        ),
         done(root, (task1, "a.py defines a(), which returns 1."), (task2, "b.py defines b(), which returns 2.")),
         answer(root, "a.py returns 1 and b.py returns 2."),
         stopped(root),
     ]
 
 
-def parallel_session(journal_path: Path, workdir: Path, *, pace: float = 0.0,
-                     clock: Callable[[], float] = time.time) -> Iterator[tuple[str, Transition]]:
+def parallel_session(
+    journal_path: Path, workdir: Path, *, pace: float = 0.0, clock: Callable[[], float] = time.time
+) -> Iterator[tuple[str, Transition]]:
     """Write :func:`parallel_records` through the journal's writer, one record every *pace* seconds; yields the
     session id with each record right after it is committed (a generator: drive it to write)."""
     workdir.mkdir(parents=True, exist_ok=True)

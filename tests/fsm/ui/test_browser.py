@@ -48,7 +48,14 @@ class TestSessionsPage:
         assert _rows(page) == [fork_id, second, first]
         row = page.locator(f'#rows tr[data-id="{first}"]')
         assert row.locator("td").all_text_contents()[2:] == [
-            "Which testing framework does this project use?", "end_turn", "3", "5", "75", "—", "18"]
+            "Which testing framework does this project use?",
+            "end_turn",
+            "3",
+            "5",
+            "75",
+            "—",
+            "18",
+        ]
         fork_row = page.locator(f'#rows tr[data-id="{fork_id}"]')
         assert fork_row.locator(".fork-of").text_content() == f"fork of {first[:8]} at #3"
         assert fork_row.locator(".fork-of a").get_attribute("title") == first
@@ -91,7 +98,8 @@ class TestSessionPage:
         assert nested.locator(".call-head .tool").all_text_contents() == ["glob", "read_file"]
         assert nested.locator(".msg.user pre").text_content() == "Find out which testing framework this project uses."
         assert task.locator(":scope > .result pre").text_content() == (
-            "The project uses pytest: tests/test_pricing.py, and pyproject.toml lists pytest>=8.")
+            "The project uses pytest: tests/test_pricing.py, and pyproject.toml lists pytest>=8."
+        )
         denied = page.locator(".call.denied")
         assert denied.locator(".call-head .tool").text_content() == "bash"
         assert denied.locator(".result.denied .role").text_content() == "permission denied by approver"
@@ -111,17 +119,28 @@ class TestSessionPage:
         session = delegating_session(journal, tmp_path / "ws")
         page.goto(ui(journal)(f"/session/{session}"))
         page.wait_for_selector('.tl-row[data-seq="18"].sel')
-        assert _selected_nodes(page) == {"current": ["st_idle"], "also": [], "last": ["tr_stopping__stopped"],
-                                         "live": []}
+        assert _selected_nodes(page) == {
+            "current": ["st_idle"],
+            "also": [],
+            "last": ["tr_stopping__stopped"],
+            "live": [],
+        }
         page.click('.tl-row[data-seq="2"]')
-        assert _selected_nodes(page) == {"current": ["st_executing_tools"], "also": [],
-                                         "last": ["tr_awaiting_model__replied_with_tools"], "live": []}
+        assert _selected_nodes(page) == {
+            "current": ["st_executing_tools"],
+            "also": [],
+            "last": ["tr_awaiting_model__replied_with_tools"],
+            "live": [],
+        }
         assert page.text_content("#fork-cmd") == f"agentfsm debug --session {session} --at 2"
         page.click('.tl-row[data-seq="5"]')
-        assert _selected_nodes(page) == {"current": ["st_sub_executing_tools"], "also": ["st_executing_tools"],
-                                         "last": ["tr_sub_awaiting_model__replied_with_tools"], "live": []}
-        assert page.locator("#agents .chip").all_text_contents() == ["root executing_tools",
-                                                                   "sub 1 executing_tools"]
+        assert _selected_nodes(page) == {
+            "current": ["st_sub_executing_tools"],
+            "also": ["st_executing_tools"],
+            "last": ["tr_sub_awaiting_model__replied_with_tools"],
+            "live": [],
+        }
+        assert page.locator("#agents .chip").all_text_contents() == ["root executing_tools", "sub 1 executing_tools"]
         page.focus("#timeline")
         page.keyboard.press("ArrowUp")
         assert page.get_attribute(".tl-row.sel", "data-seq") == "4"
@@ -200,12 +219,17 @@ class TestLive:
             committed[record.seq] = time.time() * 1000
             page.wait_for_selector(f'.tl-row[data-seq="{record.seq}"].sel')
             if record.seq == 7:  # sub 1 has tools to run, sub 2 waits for its model
-                assert _selected_nodes(page) == {"current": ["st_sub_executing_tools"],
-                                                 "also": ["st_executing_tools", "st_sub_awaiting_model"],
-                                                 "last": ["tr_sub_awaiting_model__replied_with_tools"],
-                                                 "live": ["st_sub_executing_tools"]}
+                assert _selected_nodes(page) == {
+                    "current": ["st_sub_executing_tools"],
+                    "also": ["st_executing_tools", "st_sub_awaiting_model"],
+                    "last": ["tr_sub_awaiting_model__replied_with_tools"],
+                    "live": ["st_sub_executing_tools"],
+                }
                 assert page.locator("#agents .chip").all_text_contents() == [
-                    "root executing_tools", "sub 1 executing_tools", "sub 2 awaiting_model"]
+                    "root executing_tools",
+                    "sub 1 executing_tools",
+                    "sub 2 awaiting_model",
+                ]
                 assert page.text_content("#status") == "live"
         seen = page.evaluate("window.__seen")
         latency = {seq: seen[str(seq)] - at for seq, at in committed.items()}
@@ -250,12 +274,21 @@ class TestLive:
         page.goto(server())
         page.wait_for_selector("#empty:not([hidden])")
         with FakeAnthropic() as fake:
-            fake.script = [tool_reply(tool_use("task", {"prompt": "Which framework?"}, id="toolu_t")),
-                           child_reply, text_reply("It uses pytest.")]
+            fake.script = [
+                tool_reply(tool_use("task", {"prompt": "Which framework?"}, id="toolu_t")),
+                child_reply,
+                text_reply("It uses pytest."),
+            ]
             env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-            run = subprocess.Popen([str(AGENTFSM), "-p", "Use a subtask to find the test framework",
-                                    "--session-db", str(journal)], cwd=work, env=env, text=True,
-                                   stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+            run = subprocess.Popen(
+                [str(AGENTFSM), "-p", "Use a subtask to find the test framework", "--session-db", str(journal)],
+                cwd=work,
+                env=env,
+                text=True,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+            )
             try:
                 page.wait_for_selector("#rows tr td.id a", timeout=20_000)  # the process starts, then journals
                 page.click("#rows tr td.id a")

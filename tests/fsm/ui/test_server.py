@@ -48,7 +48,13 @@ class TestSessions:
         assert body["sessions"][0]["id"] == later
         first = body["sessions"][1]
         assert {k: first[k] for k in ("turns", "model_calls", "tokens", "transitions", "outcome", "state")} == {
-            "turns": 3, "model_calls": 5, "tokens": 75, "transitions": 18, "outcome": "end_turn", "state": "idle"}
+            "turns": 3,
+            "model_calls": 5,
+            "tokens": 75,
+            "transitions": 18,
+            "outcome": "end_turn",
+            "state": "idle",
+        }
 
     def test_missing_journal_is_not_created(self, tmp_path):
         """A journal that does not exist yet is reported, and the app creates nothing."""
@@ -104,12 +110,16 @@ class TestSession:
         session = app.get("/api/sessions").json()["sessions"][0]["id"]
         events = app.get(f"/api/sessions/{session}").json()["events"]
         spawn = events[2]
-        assert (spawn["trigger"], spawn["child"], spawn["call"]["name"]) == ("subagent_spawned", f"{session}.1",
-                                                                            "task")
+        assert (spawn["trigger"], spawn["child"], spawn["call"]["name"]) == ("subagent_spawned", f"{session}.1", "task")
         denied = next(e for e in events if e.get("call", {}).get("name") == "bash")
         assert denied["result"]["is_error"] and denied["result"]["denied_by"] == "approver"
-        asked = next(b for e in events if "reply" in e for b in e["reply"]["blocks"]
-                     if b.get("input") == {"path": "inventory.py"})
+        asked = next(
+            b
+            for e in events
+            if "reply" in e
+            for b in e["reply"]["blocks"]
+            if b.get("input") == {"path": "inventory.py"}
+        )
         read = next(e for e in events if e.get("call", {}).get("id") == asked["id"])
         assert read["result"]["text"].endswith("return x + 39") and read["result"]["denied_by"] is None
         assert events[0]["prompt"] == "Which testing framework does this project use?"
@@ -135,8 +145,12 @@ class TestSafety:
         app = TestClient(create_app(journal), base_url="http://attacker.example")
         assert app.get("/api/sessions").status_code == 400
         assert client(journal).get("/api/sessions").status_code == 200
-        assert TestClient(create_app(journal, loopback_only=False),
-                          base_url="http://box.lan").get("/api/sessions").status_code == 200
+        assert (
+            TestClient(create_app(journal, loopback_only=False), base_url="http://box.lan")
+            .get("/api/sessions")
+            .status_code
+            == 200
+        )
 
     def test_strict_content_security_policy(self, journal):
         """Every response forbids scripts and styles from anywhere but this server, and inline ones."""
@@ -150,19 +164,31 @@ class TestAssets:
     def test_pages_and_assets_ship_in_the_package(self, journal):
         """Both pages and their assets are served from the package, and they name no other origin."""
         app = client(journal)
-        for path in ("/", "/session/abc", "/static/app.css", "/static/common.js", "/static/session.js",
-                     "/static/sessions.js", "/static/favicon.svg"):
+        for path in (
+            "/",
+            "/session/abc",
+            "/static/app.css",
+            "/static/common.js",
+            "/static/session.js",
+            "/static/sessions.js",
+            "/static/favicon.svg",
+        ):
             response = app.get(path)
             assert response.status_code == 200, path
-            assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", response.text.replace(
-                "http://www.w3.org/2000/svg", "")), path
+            assert not re.search(
+                r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", response.text.replace("http://www.w3.org/2000/svg", "")
+            ), path
 
     def test_no_innerhtml_of_journal_text(self):
         """The page's scripts set journal text with textContent only: innerHTML is used once, for the SVG."""
         from fsm.ui.server import STATIC
 
-        uses = [(f.name, line) for f in STATIC.glob("*.js") for line in f.read_text().splitlines()
-                if "innerHTML" in line or "outerHTML" in line or "insertAdjacentHTML" in line]
+        uses = [
+            (f.name, line)
+            for f in STATIC.glob("*.js")
+            for line in f.read_text().splitlines()
+            if "innerHTML" in line or "outerHTML" in line or "insertAdjacentHTML" in line
+        ]
         assert uses == [("session.js", '  $("diagram").innerHTML = await response.text();')]
 
 
@@ -187,6 +213,15 @@ def test_event_of_a_forced_continue_holds_its_text():
     """A Stop hook's push is a prompt of the transcript (its text), like the user's."""
     from fsm import Transition
 
-    record = Transition(3, "a", None, 0, "stopping", "continue_forced", "awaiting_model", 1,
-                        appended=({"role": "user", "content": [{"type": "text", "text": "keep going"}]},))
+    record = Transition(
+        3,
+        "a",
+        None,
+        0,
+        "stopping",
+        "continue_forced",
+        "awaiting_model",
+        1,
+        appended=({"role": "user", "content": [{"type": "text", "text": "keep going"}]},),
+    )
     assert event(record)["prompt"] == "keep going"

@@ -30,8 +30,12 @@ needs_pygraphviz = pytest.mark.skipif(not HAVE_PYGRAPHVIZ, reason="pygraphviz no
 def taken() -> frozenset[tuple[str, str, str]]:
     """(prefix, source, trigger) of every edge some run takes, asked of the checker without fsm.view."""
     b = Bounds(3, 2, 4, exact_budget=True)
-    return frozenset((CHILD if depth else "", source, trigger) for config in explore(b)[0]
-                     for _, made, _ in moves(config, b) for depth, source, trigger, _ in made)
+    return frozenset(
+        (CHILD if depth else "", source, trigger)
+        for config in explore(b)[0]
+        for _, made, _ in moves(config, b)
+        for depth, source, trigger, _ in made
+    )
 
 
 def legibility(text: str) -> dict[float, float]:
@@ -54,8 +58,9 @@ def table_edges(prefix: str = "", *, conditions: bool = False) -> list[tuple[str
             if (prefix, source, row["trigger"]) not in reached:
                 continue
             label = row["trigger"]
-            guards = [f"{word} {' or '.join(names)}" for word, names in (("if", if_(row)), ("unless", unless(row)))
-                      if names]
+            guards = [
+                f"{word} {' or '.join(names)}" for word, names in (("if", if_(row)), ("unless", unless(row))) if names
+            ]
             if conditions and guards:
                 label += f" [{', '.join(guards)}]"
             out.append((prefix + source, prefix + (row["dest"] or source), label))

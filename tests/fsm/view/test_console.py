@@ -13,8 +13,9 @@ from fsm.testing import ScriptedByPrompt, ScriptedModel, text, text_reply, tool_
 from fsm.view.console import ConsolePrinter, call_text
 
 
-def run_printed(tmp_path: Path, *replies: object, max_turns: int = 30, progress: bool = True,
-                text_too: bool = False) -> str:
+def run_printed(
+    tmp_path: Path, *replies: object, max_turns: int = 30, progress: bool = True, text_too: bool = False
+) -> str:
     out = io.StringIO()
     agent = Agent(model=ScriptedModel(replies), workdir=str(tmp_path), max_turns=max_turns)  # type: ignore[arg-type]
     printer = ConsolePrinter(out, color=False, text=text_too)
@@ -25,9 +26,12 @@ def run_printed(tmp_path: Path, *replies: object, max_turns: int = 30, progress:
     return out.getvalue()
 
 
-DELEGATING = (tool_reply(text("Let me look."), tool_use("glob", {"pattern": "*.txt"}),
-                         tool_use("task", {"prompt": "read a"})),
-              tool_reply(tool_use("read_file", {"path": "a.txt"})), text_reply("300 x"), text_reply("fine"))
+DELEGATING = (
+    tool_reply(text("Let me look."), tool_use("glob", {"pattern": "*.txt"}), tool_use("task", {"prompt": "read a"})),
+    tool_reply(tool_use("read_file", {"path": "a.txt"})),
+    text_reply("300 x"),
+    text_reply("fine"),
+)
 
 
 class TestConsolePrinter:
@@ -35,8 +39,10 @@ class TestConsolePrinter:
         """Each tool call has one start line and one end line; a subagent's lines are indented under its task."""
         (tmp_path / "a.txt").write_text("x" * 300)
         printed = run_printed(tmp_path, *DELEGATING)
-        assert printed == ("● glob(*.txt)\n  ⎿  a.txt\n● task(read a)\n  ● read_file(a.txt)\n"
-                           f"    ⎿  {'x' * 99}…\n  ⎿  300 x\n[HOOK] Stop: this run used 3 tool calls\n")
+        assert printed == (
+            "● glob(*.txt)\n  ⎿  a.txt\n● task(read a)\n  ● read_file(a.txt)\n"
+            f"    ⎿  {'x' * 99}…\n  ⎿  300 x\n[HOOK] Stop: this run used 3 tool calls\n"
+        )
 
     def test_records_alone_print_the_same_lines(self, tmp_path: Path) -> None:
         """Without progress (the demo), each start line comes with its end line: the same output."""
@@ -53,8 +59,11 @@ class TestConsolePrinter:
             seen.append(out.getvalue())
 
         hooks.on("PostToolUse", peek)
-        agent = Agent(ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.py"})), text_reply("ok")]),
-                      str(tmp_path), hooks=hooks)
+        agent = Agent(
+            ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.py"})), text_reply("ok")]),
+            str(tmp_path),
+            hooks=hooks,
+        )
         printer = ConsolePrinter(out, color=False)
         agent.subscribe(printer)
         agent.watch_progress(printer.progress)
@@ -75,11 +84,23 @@ class TestConsolePrinter:
         out = io.StringIO()
         printer = ConsolePrinter(out, color=False, text=True)
         for piece in ("Hel", "lo"):
-            printer.progress(Progress("stream", "a", 0, event={"type": "content_block_delta", "index": 0,
-                                                              "delta": {"type": "text_delta", "text": piece}}))
+            printer.progress(
+                Progress(
+                    "stream",
+                    "a",
+                    0,
+                    event={"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": piece}},
+                )
+            )
         assert out.getvalue() == "Hello"
-        printer.progress(Progress("stream", "a.1", 1, event={"type": "content_block_delta", "index": 0,
-                                                            "delta": {"type": "text_delta", "text": "sub"}}))
+        printer.progress(
+            Progress(
+                "stream",
+                "a.1",
+                1,
+                event={"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "sub"}},
+            )
+        )
         assert out.getvalue() == "Hello"
         agent = Agent(ScriptedModel([text_reply("Hello")]), str(tmp_path), hooks=default_hooks())
         agent.subscribe(printer)
@@ -102,20 +123,34 @@ class TestConsolePrinter:
                 log.append(f"write {s!r}")
                 return super().write(s)
 
-        agent = Agent(ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.py"})), text_reply("ok")]),
-                      str(tmp_path))
+        agent = Agent(
+            ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.py"})), text_reply("ok")]), str(tmp_path)
+        )
         printer = ConsolePrinter(Stream(), color=False, status=Status())
         agent.subscribe(printer)
         agent.watch_progress(printer.progress)
         agent.run("go")
-        assert log == ["show waiting for the model", "hide", "write '● glob(*.py)\\n'", "show running glob(*.py)",
-                       "hide", "write '  ⎿  (no matches)\\n'", "show waiting for the model", "hide",
-                       "write '[HOOK] Stop: this run used 1 tool call\\n'"]
+        assert log == [
+            "show waiting for the model",
+            "hide",
+            "write '● glob(*.py)\\n'",
+            "show running glob(*.py)",
+            "hide",
+            "write '  ⎿  (no matches)\\n'",
+            "show waiting for the model",
+            "hide",
+            "write '[HOOK] Stop: this run used 1 tool call\\n'",
+        ]
 
     def test_subagent_stopped_at_limit(self, tmp_path: Path) -> None:
         """A child that runs out of turns ends its task line with the stop message."""
-        printed = run_printed(tmp_path, tool_reply(tool_use("task", {"prompt": "p"})),
-                              tool_reply(tool_use("glob", {"pattern": "*.none"})), text_reply("top"), max_turns=1)
+        printed = run_printed(
+            tmp_path,
+            tool_reply(tool_use("task", {"prompt": "p"})),
+            tool_reply(tool_use("glob", {"pattern": "*.none"})),
+            text_reply("top"),
+            max_turns=1,
+        )
         assert "  ⎿  Subagent stopped after 1 turns without a final answer.\n" in printed
         assert "    ⎿  (no matches)\n" in printed
 
@@ -136,12 +171,16 @@ class TestConsolePrinter:
 
     def test_several_subagents_are_numbered(self, tmp_path: Path) -> None:
         """When one reply starts several subagents, each line names the subagent it comes from."""
-        model = ScriptedByPrompt({
-            "go": [tool_reply(tool_use("task", {"prompt": "one"}), tool_use("task", {"prompt": "two"})),
-                   text_reply("both")],
-            "one": [tool_reply(tool_use("glob", {"pattern": "*.md"})), text_reply("1")],
-            "two": [text_reply("2")],
-        })
+        model = ScriptedByPrompt(
+            {
+                "go": [
+                    tool_reply(tool_use("task", {"prompt": "one"}), tool_use("task", {"prompt": "two"})),
+                    text_reply("both"),
+                ],
+                "one": [tool_reply(tool_use("glob", {"pattern": "*.md"})), text_reply("1")],
+                "two": [text_reply("2")],
+            }
+        )
         out = io.StringIO()
         agent = Agent(model=model, workdir=str(tmp_path))
         agent.subscribe(ConsolePrinter(out, color=False))
@@ -149,15 +188,23 @@ class TestConsolePrinter:
         while agent.busy:
             agent.step()
         lines = [line for line in out.getvalue().splitlines() if not line.startswith("[HOOK]")]
-        assert lines == ["● task(one) [1]", "● task(two) [2]", "  [1] ● glob(*.md)", "  [1]   ⎿  (no matches)",
-                         "  ⎿  [2] 2", "  ⎿  [1] 1"]
+        assert lines == [
+            "● task(one) [1]",
+            "● task(two) [2]",
+            "  [1] ● glob(*.md)",
+            "  [1]   ⎿  (no matches)",
+            "  ⎿  [2] 2",
+            "  ⎿  [1] 1",
+        ]
 
 
 class TestCallText:
     def test_first_two_values_cut(self) -> None:
         """A call reads as its name and first two input values, cut to 60 characters."""
-        assert call_text({"name": "write_file", "input": {"path": "a.py", "content": "x" * 100}}) == \
-            f"write_file(a.py, {'x' * 53}…)"
+        assert (
+            call_text({"name": "write_file", "input": {"path": "a.py", "content": "x" * 100}})
+            == f"write_file(a.py, {'x' * 53}…)"
+        )
 
     def test_task_shows_its_prompt_and_type(self) -> None:
         """A task call shows its prompt, and a custom subagent type before it."""

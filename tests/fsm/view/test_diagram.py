@@ -53,8 +53,9 @@ class TestMermaid:
         """The drawn edges are exactly the table's rows, one per source, for parent and child (without the guards,
         the rows of one trigger that differ only in their guards, budget_spent's, are one edge)."""
         drawn = Counter(parse(mermaid(conditions=conditions)))
-        parent = [(*INTO_CHILD.get(label.split(" ")[0], (s, d)), label)
-                  for s, d, label in table_edges(conditions=conditions)]
+        parent = [
+            (*INTO_CHILD.get(label.split(" ")[0], (s, d)), label) for s, d, label in table_edges(conditions=conditions)
+        ]
         rows = parent + table_edges(CHILD, conditions=conditions)
         assert drawn == Counter(rows if conditions else set(rows))
 
@@ -63,7 +64,7 @@ class TestMermaid:
         lines = mermaid().splitlines()
         start = lines.index('  state "executing_tools" as executing_tools {')
         end = lines.index("  }", start)
-        inside, outside = "\n".join(lines[start + 1:end]), "\n".join(lines[:start] + lines[end + 1:])
+        inside, outside = "\n".join(lines[start + 1 : end]), "\n".join(lines[:start] + lines[end + 1 :])
         assert {s for s, _, _ in parse(inside)} == {CHILD + s for s in STATES} | {"[*]"}
         assert {s for s, _, _ in parse(outside)} == set(STATES)
         assert 'state "subagent awaiting_model" as sub_awaiting_model' in inside
@@ -86,26 +87,35 @@ class TestMermaid:
     def test_edges_no_run_takes_are_left_out(self):
         """The subagent's spawn and return and the root's budget_spent from idle are not drawn, and are named."""
         drawn = parse(mermaid())
-        for edge in [("sub_executing_tools", "sub_executing_tools", "subagent_spawned"),
-                     ("sub_executing_tools", "sub_executing_tools", "subagent_returned"),
-                     ("idle", "stopping", "budget_spent")]:
+        for edge in [
+            ("sub_executing_tools", "sub_executing_tools", "subagent_spawned"),
+            ("sub_executing_tools", "sub_executing_tools", "subagent_returned"),
+            ("idle", "stopping", "budget_spent"),
+        ]:
             assert edge not in drawn
         assert ("sub_idle", "sub_stopping", "budget_spent") in drawn
-        assert ("%% left out, as no run takes them (agentfsm check): the root's budget_spent from idle; the "
-                "subagent's subagent_returned from executing_tools; the subagent's subagent_spawned from "
-                "executing_tools") in mermaid()
+        assert (
+            "%% left out, as no run takes them (agentfsm check): the root's budget_spent from idle; the "
+            "subagent's subagent_returned from executing_tools; the subagent's subagent_spawned from "
+            "executing_tools"
+        ) in mermaid()
 
     def test_interrupted_from_every_busy_state(self):
         """interrupted leads to idle from awaiting_model, executing_tools and stopping."""
         drawn = parse(mermaid())
         assert sorted(s for s, d, label in drawn if label == "interrupted" and d == "idle") == [
-            "awaiting_model", "executing_tools", "stopping"]
+            "awaiting_model",
+            "executing_tools",
+            "stopping",
+        ]
 
     def test_conditions_show_guards(self):
         """With conditions every guard appears after its trigger; without, none does."""
         shown = mermaid(conditions=True)
-        assert ("executing_tools --> awaiting_model: tools_done [unless out_of_turns or out_of_model_calls or "
-                "out_of_budget_usd]") in shown
+        assert (
+            "executing_tools --> awaiting_model: tools_done [unless out_of_turns or out_of_model_calls or "
+            "out_of_budget_usd]"
+        ) in shown
         assert "subagent_spawned [if can_spawn]" in shown
         assert "turn_limit [if out_of_turns]" in shown
         assert "[" not in mermaid().replace("[*]", "")
@@ -131,8 +141,10 @@ class TestMermaid:
         """Highlighting a state the table lacks raises ConfigError naming the choices."""
         with pytest.raises(ConfigError) as info:
             mermaid("thinking")
-        assert str(info.value) == ("cannot highlight 'thinking': use one of idle, awaiting_model, executing_tools, "
-                                   "stopping, or sub_NAME for the subagent's state")
+        assert str(info.value) == (
+            "cannot highlight 'thinking': use one of idle, awaiting_model, executing_tools, "
+            "stopping, or sub_NAME for the subagent's state"
+        )
 
     def test_unknown_last_is_error(self):
         """A last transition the table lacks is refused."""
@@ -160,8 +172,10 @@ class TestCommittedDiagrams:
         """The committed mermaid is what `agentfsm diagram` prints; its README lists the guards."""
         assert (COMMITTED / "agent.mmd").read_text() == mermaid()
         readme = (COMMITTED / "README.md").read_text()
-        assert ("| `paused`, `tools_done`, `continue_forced` | `unless out_of_turns or out_of_model_calls or "
-                "out_of_budget_usd` |") in readme
+        assert (
+            "| `paused`, `tools_done`, `continue_forced` | `unless out_of_turns or out_of_model_calls or "
+            "out_of_budget_usd` |"
+        ) in readme
         assert "| `budget_spent` from `idle` | `if out_of_model_calls` |" in readme
 
     def test_svg_committed(self):

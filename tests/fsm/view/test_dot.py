@@ -48,8 +48,11 @@ class TestSvg:
     def test_interrupted_leaves_the_box_of_its_sources(self, prefix):
         """Each machine's interrupted is one edge from the dotted cluster of exactly its sources to idle."""
         g = diagram.graph()
-        [(key, (tail, head, attrs))] = [(k, v) for k, v in self.edges().items()
-                                        if k.endswith(":interrupted") and k.startswith(prefix or tuple(STATES))]
+        [(key, (tail, head, attrs))] = [
+            (k, v)
+            for k, v in self.edges().items()
+            if k.endswith(":interrupted") and k.startswith(prefix or tuple(STATES))
+        ]
         froms = sorted(part.split(":")[0] for part in key.split("|"))
         assert froms == sorted(s for s, _, label in table_edges(prefix) if label == "interrupted")
         assert head == f"{prefix}idle" and attrs["label"].strip(" \\l") == "interrupted"
@@ -64,8 +67,11 @@ class TestSvg:
         for row in TRANSITIONS:
             for word, names in (("if", if_(row)), ("unless", unless(row))):
                 if names and row["trigger"] != "budget_spent":
-                    assert any(t.startswith(row["trigger"]) or f", {row['trigger']}" in t for t in texts
-                               if f"{word} {' or '.join(names)}" in t), row
+                    assert any(
+                        t.startswith(row["trigger"]) or f", {row['trigger']}" in t
+                        for t in texts
+                        if f"{word} {' or '.join(names)}" in t
+                    ), row
         assert "budget_spent from idle: if out_of_model_calls" in texts
         assert "budget_spent from awaiting_model, executing_tools: if out_of_model_calls, unless out_of_turns" in texts
         plain = diagram.svg()
@@ -77,8 +83,11 @@ class TestSvg:
         """The edges no run takes are named under the drawing."""
         texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", diagram.svg())]
         assert "left out, as no run takes them (agentfsm check):" in texts
-        assert {"the root's budget_spent from idle", "the subagent's subagent_spawned from executing_tools",
-                "the subagent's subagent_returned from executing_tools"} <= set(texts)
+        assert {
+            "the root's budget_spent from idle",
+            "the subagent's subagent_spawned from executing_tools",
+            "the subagent's subagent_returned from executing_tools",
+        } <= set(texts)
 
     def test_every_trigger_labelled(self):
         """Each drawn transition's trigger is written on the drawing."""
@@ -97,9 +106,9 @@ class TestSvg:
     def test_highlight_and_last(self):
         """The highlighted node is filled, the last transition drawn in red."""
         text = diagram.svg("sub_idle", last=("idle", "prompt"))
-        node = text[text.index("<title>sub_idle</title>"):][:600]
+        node = text[text.index("<title>sub_idle</title>") :][:600]
         assert 'fill="#ffe082"' in node
-        edge = text[text.index("<title>idle&#45;&gt;awaiting_model</title>"):][:600]
+        edge = text[text.index("<title>idle&#45;&gt;awaiting_model</title>") :][:600]
         assert 'stroke="#d32f2f"' in edge and "prompt (last step)" in edge
         edges = self.edges(last=("sub_executing_tools", "interrupted"))
         [marked] = [attrs for _, _, attrs in edges.values() if attrs.get("color") == "#d32f2f"]

@@ -19,23 +19,31 @@ class TestEdges:
 class TestNeverTaken:
     def test_is_what_the_checker_never_takes(self):
         """never_taken() is exactly the table's edges that no move of the checker's exploration makes."""
-        assert drawn.never_taken() == {(prefix, e.source[len(prefix):], e.trigger) for prefix in ("", CHILD)
-                                       for e in edges(prefix)} - taken()
+        assert (
+            drawn.never_taken()
+            == {(prefix, e.source[len(prefix) :], e.trigger) for prefix in ("", CHILD) for e in edges(prefix)} - taken()
+        )
 
     def test_today(self):
         """Today: the subagent's spawn and return (it never spawns), the root's budget_spent from idle."""
-        assert drawn.never_taken() == {("", "idle", "budget_spent"), (CHILD, "executing_tools", "subagent_spawned"),
-                                       (CHILD, "executing_tools", "subagent_returned")}
-        assert drawn.left_out() == ["the root's budget_spent from idle",
-                                    "the subagent's subagent_returned from executing_tools",
-                                    "the subagent's subagent_spawned from executing_tools"]
+        assert drawn.never_taken() == {
+            ("", "idle", "budget_spent"),
+            (CHILD, "executing_tools", "subagent_spawned"),
+            (CHILD, "executing_tools", "subagent_returned"),
+        }
+        assert drawn.left_out() == [
+            "the root's budget_spent from idle",
+            "the subagent's subagent_returned from executing_tools",
+            "the subagent's subagent_spawned from executing_tools",
+        ]
         assert drawn.left_out("`")[0] == "the root's `budget_spent` from `idle`"
 
     def test_drawn_edges_are_the_rest(self):
         """drawn_edges() is edges() less never_taken(), in table order, per machine."""
         for prefix in ("", CHILD):
             assert [(e.source, e.dest, e.trigger) for e in drawn.drawn_edges(prefix)] == [
-                (s, d, label) for s, d, label in table_edges(prefix)]
+                (s, d, label) for s, d, label in table_edges(prefix)
+            ]
 
 
 class TestGuards:

@@ -13,9 +13,17 @@ from tests.claude_parser import parse
 
 
 def _delegating(tmp_path: Path) -> Agent:
-    return Agent(ScriptedModel([tool_reply(tool_use("task", {"prompt": "look"}, id="toolu_t")),
-                                tool_reply(tool_use("glob", {"pattern": "*"}, id="toolu_g")),
-                                text_reply("nothing here"), text_reply("empty")]), str(tmp_path))
+    return Agent(
+        ScriptedModel(
+            [
+                tool_reply(tool_use("task", {"prompt": "look"}, id="toolu_t")),
+                tool_reply(tool_use("glob", {"pattern": "*"}, id="toolu_g")),
+                text_reply("nothing here"),
+                text_reply("empty"),
+            ]
+        ),
+        str(tmp_path),
+    )
 
 
 class TestClaudeStream:
@@ -30,8 +38,15 @@ class TestClaudeStream:
         parsed = [parse(o) for o in out]
         assert all(p is not None for p in parsed)
         assert [(p.type, p.fields.get("parent_tool_use_id")) for p in parsed if p] == [
-            ("system", None), ("assistant", None), ("user", "toolu_t"), ("assistant", "toolu_t"),
-            ("user", "toolu_t"), ("assistant", "toolu_t"), ("user", None), ("assistant", None)]
+            ("system", None),
+            ("assistant", None),
+            ("user", "toolu_t"),
+            ("assistant", "toolu_t"),
+            ("user", "toolu_t"),
+            ("assistant", "toolu_t"),
+            ("user", None),
+            ("assistant", None),
+        ]
         assert out[0]["permissionMode"] == "deny" and out[0]["session_id"] == "s"
         assert out[1]["message"]["model"] == "m" and out[1]["message"]["id"].startswith("msg_")
         assert out[-1]["message"]["content"] == [{"type": "text", "text": "empty"}]
@@ -59,7 +74,9 @@ class TestClaudeStream:
         agent.run()
         parsed = [parse(o) for o in out[1:]]
         assert [(p.type, p.fields["parent_tool_use_id"]) for p in parsed if p][:2] == [
-            ("user", "toolu_t"), ("assistant", "toolu_t")]
+            ("user", "toolu_t"),
+            ("assistant", "toolu_t"),
+        ]
 
     def test_stream_events_as_the_agent_sdk_reads_them(self, tmp_path: Path) -> None:
         """progress writes each stream event as a StreamEvent (a subagent's naming its task call), nothing else."""
@@ -77,5 +94,7 @@ class TestClaudeStream:
         stream.progress(Progress("stream", f"{agent.agent_id}.1", 1, event={"type": "message_stop"}))
         parsed = [parse(o) for o in out if o["type"] == "stream_event"]
         assert [(p.fields["event"], p.fields["parent_tool_use_id"], p.fields["session_id"]) for p in parsed if p] == [
-            (event, None, "s"), ({"type": "message_stop"}, "toolu_t", "s")]
+            (event, None, "s"),
+            ({"type": "message_stop"}, "toolu_t", "s"),
+        ]
         assert [o["type"] for o in out] == ["stream_event", "assistant", "stream_event"]
