@@ -3,21 +3,34 @@
 ``Agent`` is the driver: ``send()``, ``step()`` (exactly one transition), ``run()``. The packages are layers,
 each importing only those below it::
 
-    errors  ←  core  ←  session, view  ←  cli          (tools sits below core)
+    tools, errors  ←  model, policy  ←  core  ←  checker  ←  session, view  ←  ui  ←  cli
 
-``fsm.core`` holds the machine's table, the records, the model boundary, hooks, permissions and the agent;
-``fsm.session`` the journal, restore and replay; ``fsm.view`` what turns transitions into text and pictures;
-``fsm.cli`` the ``agentfsm`` command. Test doubles are in ``fsm.testing``.
+``fsm.model`` is the model boundary (the ``Model`` protocol, ``AnthropicModel``, replies, prices);
+``fsm.policy`` the permission policy (rules, modes, settings, hooks, the chain every tool call passes);
+``fsm.core`` the machine's table, its typed vocabulary, the records, the reducer and the ``Agent`` that drives it;
+``fsm.checker`` the model checker built on the table; ``fsm.session`` the journal, restore and replay;
+``fsm.view`` what turns transitions into text and pictures; ``fsm.ui`` the web view; ``fsm.cli`` the
+``agentfsm`` command. Test doubles are in ``fsm.testing``. The names below are the public API.
 """
 
 from fsm.core.agent import Agent, Listener
-from fsm.core.hooks import Allow, Ask, Deny, HookEvent, Hooks, Notice
-from fsm.core.model import AnthropicModel, Model
-from fsm.core.permissions import default_hooks
-from fsm.core.policy import Policy
-from fsm.core.records import MAX_TURNS, AgentState, Denial, Reply, Transition, Usage
-from fsm.core.settings import Settings, load_settings
+from fsm.core.records import MAX_TURNS, AgentState, Transition
 from fsm.errors import AgentfsmError, ConfigError, JournalError, MisuseError, ModelError, ScriptExhaustedError
+from fsm.model import AnthropicModel, Model
+from fsm.model.reply import Reply, Usage
+from fsm.policy import (
+    Allow,
+    Ask,
+    Denial,
+    Deny,
+    HookEvent,
+    Hooks,
+    Notice,
+    Policy,
+    Settings,
+    default_hooks,
+    load_settings,
+)
 
 __all__ = [
     "MAX_TURNS",

@@ -28,8 +28,8 @@ from typing import Any
 
 from attrs import frozen
 
-from fsm.core.records import Reply
 from fsm.errors import ModelError, ScriptExhaustedError
+from fsm.model.reply import Reply
 
 __all__ = ["Request", "ScriptedByPrompt", "ScriptedModel", "text", "text_reply", "tool_reply", "tool_use"]
 

@@ -1,5 +1,5 @@
-"""The layers hold: every import of ours points down ``errors ← core ← {session, view} ← ui ← cli``, and none
-cycles.
+"""The layers hold: every import of ours points down
+``tools, errors ← model, policy ← core ← checker, testing ← session, view ← ui ← cli``, and none cycles.
 
 Imports are read with ``ast`` (nothing is imported), lazy ones inside functions and ``TYPE_CHECKING`` blocks
 included, so a shortcut taken in a function body is caught too.
@@ -19,8 +19,11 @@ ROOT = Path(__file__).resolve().parents[1]
 RANK = {
     "tools": 0,
     "fsm.errors": 0,
-    "fsm.core": 1,
-    "fsm.testing": 2,
+    "fsm.model": 1,
+    "fsm.policy": 1,
+    "fsm.core": 2,
+    "fsm.checker": 2.5,
+    "fsm.testing": 2.5,
     "fsm.session": 3,
     "fsm.view": 3,
     "fsm.ui": 3.5,
@@ -28,8 +31,9 @@ RANK = {
     "fsm": 5,
     "fsm.__main__": 5,
 }
-"""A module may import modules of a lower rank, or of its own package; ``fsm.session`` and ``fsm.view``
-share a rank but are separate rooms, so neither imports the other."""
+"""A module may import modules of a lower rank, or of its own package. Packages that share a rank are separate
+rooms, so neither imports the other: the model boundary and the policy know nothing of each other, and the
+checker is built on the core's table as an extension the core never imports."""
 
 
 def _layer(module: str) -> str:
@@ -153,6 +157,22 @@ class TestLayers:
         fake = ROOT / "fsm" / "core" / "_probe.py"
         monkeypatch.setattr(Path, "read_text", _reader({fake: source}))
         assert violations([fake]) == []
+
+    @pytest.mark.parametrize(
+        ("place", "source", "rule"),
+        [
+            ("core", "from fsm.checker.search import check\n", "fsm.core may not import fsm.checker"),
+            ("policy", "from fsm.core.agent import Agent\n", "fsm.policy may not import fsm.core"),
+            ("policy", "from fsm.model.reply import Reply\n", "fsm.policy may not import fsm.model"),
+            ("model", "import fsm.policy.rules\n", "fsm.model may not import fsm.policy"),
+        ],
+    )
+    def test_the_rooms_beside_the_core_stay_apart(self, monkeypatch, place, source, rule):
+        """The core never imports its checker; the policy and the model boundary import neither the core nor each
+        other."""
+        fake = ROOT / "fsm" / place / "_probe.py"
+        monkeypatch.setattr(Path, "read_text", _reader({fake: source}))
+        assert [v.split(" (", 1)[1] for v in violations([fake])] == [f"{rule})"]
 
     def test_tools_never_import_fsm(self, monkeypatch):
         """tools/ sits below fsm/: importing any of it is reported."""

@@ -356,7 +356,7 @@ def _stream_messages(
     args: argparse.Namespace, agent: Agent, writer: StreamWriter, session_id: str
 ) -> Callable[[Transition], None]:
     """Write system/init and return the listener of Claude Code's stream-json messages (and our events)."""
-    from fsm.core.model import DEFAULT_MODEL
+    from fsm.model.anthropic import DEFAULT_MODEL
     from fsm.view.messages import ClaudeStream
 
     stream = ClaudeStream(

@@ -1,6 +1,6 @@
 """``agentfsm check``: prove the machine's limits from its table, exhaustively, for the bounds given.
 
-The checking is :mod:`fsm.core.checker`; this module parses the bounds, prints the figures, and exits 1
+The checking is :mod:`fsm.checker.search`; this module parses the bounds, prints the figures, and exits 1
 with the shortest counterexample when a property fails.
 """
 
@@ -10,8 +10,8 @@ import argparse
 import sys
 from typing import TextIO
 
+from fsm.checker.search import Bounds, Move, Report, check, check_inductive
 from fsm.cli.flags import _int_flag
-from fsm.core.checker import Bounds, Move, Report, check, check_inductive
 from fsm.core.records import MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 
 __all__ = ["command", "configure", "render"]

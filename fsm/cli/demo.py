@@ -24,10 +24,10 @@ from attrs import frozen
 
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
-from fsm.core.policy import Policy
 from fsm.core.records import Transition
-from fsm.core.rules import parse_rule
 from fsm.core.subagents import load_definitions
+from fsm.policy.judge import Policy
+from fsm.policy.rules import parse_rule
 from fsm.testing import Request, ScriptedModel, text, text_reply, tool_reply, tool_use
 from fsm.view.console import ConsolePrinter
 

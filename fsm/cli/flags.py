@@ -2,7 +2,7 @@
 
 :func:`add_agent_flags` adds them to a parser (``run``, ``debug`` and the REPL use the same words);
 :func:`agent_from_args` validates them once, reads ``.env`` and the settings files
-(``fsm.core.settings``, with ``--settings`` and ``--setting-sources``), layers the permission flags
+(``fsm.policy.settings``, with ``--settings`` and ``--setting-sources``), layers the permission flags
 on top (``--permission-mode``, ``--allowedTools``, ``--disallowedTools``, ``--add-dir``: Claude Code's
 names), installs the settings' command hooks, resolves the model id and the approver, and builds the
 agent. Every problem is a :class:`~fsm.errors.ConfigError` with a one-line message that names the flag
@@ -19,19 +19,20 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from fsm.cli.project import add_project_flags, project_from_args
-from fsm.core import command_hooks
 from fsm.core.agent import Agent
-from fsm.core.hooks import Ask
-from fsm.core.model import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT, Model
-from fsm.core.modes import ALIASES, MODES, resolve_mode
-from fsm.core.permissions import Approver, Remember, default_hooks, deny_unattended
-from fsm.core.policy import Policy
-from fsm.core.pricing import unpriced
 from fsm.core.prompts import compose, parent_system
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
-from fsm.core.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
-from fsm.core.settings import SOURCES, Settings, load_settings
 from fsm.errors import ConfigError
+from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT
+from fsm.model.pricing import unpriced
+from fsm.model.protocol import Model
+from fsm.policy import command_hooks
+from fsm.policy.chain import Approver, Remember, default_hooks, deny_unattended
+from fsm.policy.hooks import Ask
+from fsm.policy.judge import Policy
+from fsm.policy.modes import ALIASES, MODES, resolve_mode
+from fsm.policy.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
+from fsm.policy.settings import SOURCES, Settings, load_settings
 from tools import REGISTRY, Workspace
 from tools.sandbox import Sandbox, SandboxUnavailable, backend_for
 from tools.secrets import take_secrets
@@ -427,7 +428,7 @@ def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, int
     if model is None:
         if not (credentials.get("ANTHROPIC_API_KEY") or credentials.get("ANTHROPIC_AUTH_TOKEN")):
             raise ConfigError(NO_API_KEY)
-        from fsm.core.model import AnthropicModel
+        from fsm.model.anthropic import AnthropicModel
 
         model = AnthropicModel(
             model_id(getattr(args, "model", None)),

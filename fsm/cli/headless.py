@@ -19,11 +19,12 @@ import attrs
 from attrs import Factory, frozen
 
 from fsm.cli.signals import signal_name
-from fsm.core.pricing import budget_spent, price_of
-from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS, Transition, Usage
+from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS, Transition
 from fsm.core.reducer import made_model_call
-from fsm.core.rules import claude_name
 from fsm.errors import JournalError
+from fsm.model.pricing import budget_spent, price_of
+from fsm.model.reply import Usage
+from fsm.policy.rules import claude_name
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent

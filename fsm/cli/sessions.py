@@ -31,7 +31,7 @@ from fsm.session.restore import KilledOrphan, restore_at, resume
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
-    from fsm.core.model import Model
+    from fsm.model.protocol import Model
 
 __all__ = [
     "Session",

@@ -1,5 +1,43 @@
-"""The core layer: the machine's table, the records (and their one-line text), the reducer, the model boundary,
-hooks, permissions, prompts, the agent.
+"""The machine and its driver: the table, its typed vocabulary, the records, the one reducer, the ``Agent``.
 
-Nothing here imports ``fsm.session``, ``fsm.view`` or ``fsm.cli``; ``tools`` sits below it.
+:mod:`~fsm.core.machine` holds the table (``STATES``, ``TRANSITIONS``) written in the names of
+:mod:`~fsm.core.vocabulary`; :mod:`~fsm.core.guards` answers its yes/no questions; :mod:`~fsm.core.records` is the
+agent's data and each step's ``Transition``; :mod:`~fsm.core.reducer` is the one writer of that data;
+:mod:`~fsm.core.agent` drives the machine, one transition a step. Beside them: the data's invariant
+(``invariants``), subagents run at once (``parallel``), custom subagent types (``subagents``), system prompts
+(``prompts``, ``context``), live progress (``progress``) and a step's one-line text (``lines``).
+
+The core imports the model boundary (``fsm.model``), the policy (``fsm.policy``) and ``tools`` below it, and
+nothing above: the checker, sessions, views and the CLI are built on it.
 """
+
+from fsm.core.agent import Agent, Listener, ProcessListener
+from fsm.core.machine import STATES, TRANSITIONS, build_machine
+from fsm.core.progress import Progress, ProgressListener
+from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS, AgentState, Transition
+from fsm.core.subagents import AgentDefinition
+from fsm.core.vocabulary import OUTCOMES, GuardName, HookEventName, Outcome, State, Trigger
+
+__all__ = [
+    "DEFAULT_MAX_TOKENS",
+    "MAX_MODEL_CALLS",
+    "MAX_PARALLEL",
+    "MAX_TURNS",
+    "OUTCOMES",
+    "STATES",
+    "TRANSITIONS",
+    "Agent",
+    "AgentDefinition",
+    "AgentState",
+    "GuardName",
+    "HookEventName",
+    "Listener",
+    "Outcome",
+    "ProcessListener",
+    "Progress",
+    "ProgressListener",
+    "State",
+    "Transition",
+    "Trigger",
+    "build_machine",
+]

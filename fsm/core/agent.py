@@ -18,7 +18,7 @@ Limits. ``max_turns`` bounds each agent's model calls per run; ``max_model_calls
 of the root, subagents included: the root's ``data.run_calls`` counts them (through ``reduce``). Both are
 guards on every edge into ``awaiting_model``, and ``out_of_model_calls`` counts the other agents already in
 ``awaiting_model`` as spent, so being in ``awaiting_model`` *is* holding one granted call. ``max_budget_usd``
-(optional) bounds what one run's replies cost: each reply is priced when it comes (``fsm.core.pricing``, with
+(optional) bounds what one run's replies cost: each reply is priced when it comes (``fsm.model.pricing``, with
 the model that answered), the price travels on the step, and the root's ``data.run_cost_usd`` sums them; the
 guard ``out_of_budget_usd`` on the same edges stops every call that would start once the sum has reached the
 budget. A call's price is known only when it answers, so the calls already in flight at that moment may still
@@ -38,7 +38,7 @@ tool_use, whatever order the subagents finish in.
 Threads: every transition commits under the tree's lock, which also numbers the record and hands it to
 the listeners, so ``seq`` has no gaps or duplicates and listeners get records one at a time, in ``seq``
 order; the approver is asked under one lock of the tree's, one call at a time, and a ``Hooks`` registry
-calls its Python callbacks one at a time too (``fsm.core.hooks``; command hooks may run at once).
+calls its Python callbacks one at a time too (``fsm.policy.hooks``; command hooks may run at once).
 
 Progress (``fsm.core.progress``): while anyone watches (:meth:`Agent.watch_progress`), each step tells what
 starts inside it: a model call, each of its stream events (the call streams when the model can,
@@ -67,15 +67,10 @@ from fsm.core.guards import can_spawn as _can_spawn
 from fsm.core.guards import out_of_budget_usd as _out_of_budget_usd
 from fsm.core.guards import out_of_model_calls as _out_of_model_calls
 from fsm.core.guards import out_of_turns as _out_of_turns
-from fsm.core.hooks import Ask, Deny, HookEvent, Hooks
 from fsm.core.invariants import check_tree
 from fsm.core.lines import short
 from fsm.core.machine import STATES, build_machine
-from fsm.core.model import Model, StreamingModel
 from fsm.core.parallel import Abandoned, run_children
-from fsm.core.permissions import Approver, Permit, Remember, default_hooks, deny_unattended, permit
-from fsm.core.policy import Policy
-from fsm.core.pricing import budget_spent, price_of, unpriced
 from fsm.core.progress import Progress, ProgressListener
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
 from fsm.core.records import (
@@ -84,15 +79,19 @@ from fsm.core.records import (
     MAX_PARALLEL,
     MAX_TURNS,
     AgentState,
-    Denial,
-    Message,
-    Reply,
     Transition,
     tool_result_block,
 )
 from fsm.core.reducer import PARENT_INTERRUPTED, Step, child_state, reduce, reply_order
 from fsm.core.subagents import AgentDefinition
+from fsm.core.vocabulary import HookEventName, Outcome, State, Trigger
 from fsm.errors import ConfigError, MisuseError, ModelError
+from fsm.model.pricing import budget_spent, price_of, unpriced
+from fsm.model.protocol import Model, StreamingModel
+from fsm.model.reply import Message, Reply
+from fsm.policy.chain import Approver, Denial, Permit, Remember, default_hooks, deny_unattended, permit
+from fsm.policy.hooks import Ask, Deny, HookEvent, Hooks
+from fsm.policy.judge import Policy
 from tools import (
     BASE_TOOL_NAMES,
     BASH_TIMEOUT,
@@ -128,19 +127,23 @@ def _made(agent: Agent) -> int:
     return agent.data.transitions
 
 
-def _budget_spent(facts: Facts) -> str | None:
+def _budget_spent(facts: Facts) -> Outcome | None:
     """Which of the run's budgets *facts* show spent, as the outcome it ends with (the table's order), or None."""
     if _out_of_model_calls(facts):
         return "max_model_calls"
     return "max_budget_usd" if _out_of_budget_usd(facts) else None
 
 
-def _limit_reached(facts: Facts) -> str | None:
+def _limit_reached(facts: Facts) -> Outcome | None:
     """The agent's turn limit or a run budget, whichever *facts* show reached first, as the outcome, or None."""
     return "max_turns" if _out_of_turns(facts) else _budget_spent(facts)
 
 
-_FINAL_OUTCOMES = {"max_tokens": "max_tokens", "refusal": "refusal", "model_context_window_exceeded": "context_window"}
+_FINAL_OUTCOMES: dict[str, Outcome] = {
+    "max_tokens": "max_tokens",
+    "refusal": "refusal",
+    "model_context_window_exceeded": "context_window",
+}
 INTERRUPTED = "Error: interrupted before this tool call finished"
 INTERRUPTED_MARKER = "[Request interrupted by user]"
 """The user text an interruption leaves in the conversation, as Claude Code does, so the model sees it."""
@@ -337,12 +340,12 @@ class Agent:
     # -- the data, read-only views -------------------------------------------------------------------------
 
     @property
-    def state(self) -> str:
+    def state(self) -> State:
         """The machine's state name (kept in ``data`` so a journal can restore it)."""
         return self.data.state
 
     @state.setter
-    def state(self, value: str) -> None:  # only the machine sets it
+    def state(self, value: State) -> None:  # only the machine sets it
         self.data.state = value
 
     agent_id = property(lambda self: self.data.agent_id, doc="This agent's id; a subagent's is PARENT.N.")
@@ -806,7 +809,7 @@ class Agent:
         return self._fire("tool_ran", tool_call=call, tool_result=output, notes=notes, denial=denial)
 
     def _step_stopping(self) -> Transition:
-        name = "Stop" if self.depth == 0 else "SubagentStop"
+        name: HookEventName = "Stop" if self.depth == 0 else "SubagentStop"
         more, notes = self.hooks.fire(
             self._event(name, messages=self.data.messages, outcome=self.outcome, stop_hook_active=self.data.stop_forced)
         )
@@ -1026,7 +1029,7 @@ class Agent:
 
     # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
-    def _event(self, name: str, **fields: Any) -> HookEvent:
+    def _event(self, name: HookEventName, **fields: Any) -> HookEvent:
         data = self.data
         return HookEvent(
             name,
@@ -1041,7 +1044,7 @@ class Agent:
 
     def _fire(
         self,
-        trigger: str,
+        trigger: Trigger,
         *,
         notes: tuple[str, ...] = (),
         child: str | None = None,

@@ -2,7 +2,7 @@
 
 ``TRANSITIONS`` names a guard by string (``"unless": "out_of_turns"``); :data:`GUARD_FUNCTIONS` maps each name
 to its function here. ``Agent`` answers a guard by building the :class:`Facts` of its tree and calling it;
-``fsm.core.checker`` builds the same Facts from an abstract configuration. A guard is judged after the step's
+``fsm.checker.search`` builds the same Facts from an abstract configuration. A guard is judged after the step's
 data change (the machine's ``prepare_event``), so ``out_of_turns`` after a model call counts that call.
 """
 

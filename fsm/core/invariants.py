@@ -1,6 +1,6 @@
 """The invariant of agent data, checked wherever data comes from outside: ``Agent(data=…)``, restore, a journal.
 
-Inside the machine the invariant holds by construction (the checker in ``fsm.core.checker`` proves it from the
+Inside the machine the invariant holds by construction (the checker in ``fsm.checker.search`` proves it from the
 table); data handed in from outside is checked once, here, and refused with a :class:`~fsm.errors.ConfigError`
 naming the field and the value, in the shape ``'turn' must be 0..30 (got -70)``.
 """

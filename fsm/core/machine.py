@@ -4,7 +4,7 @@ Every agent (root or subagent) runs on one ``transitions.Machine`` built from th
 :func:`build_machine` (one machine serves them all: each agent is passed to the trigger it fires).
 The driver (``fsm.core.agent.Agent``) does a step's I/O, then fires exactly one trigger; guards are yes/no
 questions answered by the pure functions of ``fsm.core.guards`` (``out_of_turns``, ``out_of_model_calls``,
-``out_of_budget_usd``, ``can_spawn``), which the agent and the model checker (``fsm.core.checker``) both call.
+``out_of_budget_usd``, ``can_spawn``), which the agent and the model checker (``fsm.checker.search``) both call.
 The per-agent turn limit and the run-wide budgets guard every edge into ``awaiting_model``, so an agent in
 ``awaiting_model`` always holds a granted call: that is what makes the budget of model calls exact when several
 agents run. The USD budget is judged on the cost of the replies already in, so it stops every call that would
@@ -21,11 +21,12 @@ straight to ``idle``: after Ctrl-C no Stop hook runs and no turn is spent; the a
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NotRequired, TypedDict, cast
 
 from transitions import Event, EventData, Machine, Transition
 
 from fsm.core.guards import GUARD_FUNCTIONS
+from fsm.core.vocabulary import GuardName, State, Trigger
 
 __all__ = [
     "GUARDS",
@@ -33,6 +34,7 @@ __all__ = [
     "STATE_DOCS",
     "TRANSITIONS",
     "TRIGGERS",
+    "Row",
     "build_machine",
     "conditions",
     "outgoing",
@@ -40,15 +42,27 @@ __all__ = [
     "unless",
 ]
 
-STATE_DOCS: dict[str, str] = {
+
+class Row(TypedDict):
+    """One row of the table, in ``transitions``' shape plus a ``doc``; every name is of the typed vocabulary."""
+
+    trigger: Trigger
+    source: State | list[State]
+    dest: State | None
+    conditions: NotRequired[GuardName | list[GuardName]]
+    unless: NotRequired[GuardName | list[GuardName]]
+    doc: str
+
+
+STATE_DOCS: dict[State, str] = {
     "idle": "waiting for send(prompt)",
     "awaiting_model": "one model call per step (one turn)",
     "executing_tools": "one tool_use per step, or one step of the running subagent",
     "stopping": "Stop hooks run; one may force another turn",
 }
-STATES: list[str] = list(STATE_DOCS)
+STATES: list[State] = list(STATE_DOCS)
 
-TRANSITIONS: list[dict[str, Any]] = [
+TRANSITIONS: list[Row] = [
     {
         "trigger": "prompt",
         "source": "idle",
@@ -198,16 +212,16 @@ def unless(row: Mapping[str, Any]) -> list[str]:
     return _names(row.get("unless"))
 
 
-def sources(row: Mapping[str, Any]) -> list[str]:
+def sources(row: Mapping[str, Any]) -> list[State]:
     """The states *row* leaves from."""
-    return _names(row["source"])
+    return cast(list[State], _names(row["source"]))
 
 
 TRIGGERS: frozenset[str] = frozenset(row["trigger"] for row in TRANSITIONS)
 GUARDS: frozenset[str] = frozenset(name for row in TRANSITIONS for name in conditions(row) + unless(row))
 
 
-def outgoing(state: str) -> list[dict[str, Any]]:
+def outgoing(state: str) -> list[Row]:
     """The table rows that leave *state*, in table order."""
     return [row for row in TRANSITIONS if state in sources(row)]
 
@@ -218,7 +232,8 @@ def _check_table() -> None:
         for name in [*sources(row), row["dest"]]:
             if name is not None and name not in STATES:
                 raise ValueError(f"transition {row['trigger']!r} names unknown state {name!r}; add it to STATES")
-    reached, frontier = {"idle"}, ["idle"]
+    reached: set[State] = {"idle"}
+    frontier: list[State] = ["idle"]
     while frontier:
         for row in outgoing(frontier.pop()):
             if row["dest"] is not None and row["dest"] not in reached:

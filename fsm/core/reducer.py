@@ -24,7 +24,10 @@ from typing import Any, Protocol
 
 from attrs import define
 
-from fsm.core.records import AgentState, Denial, Message, Reply, tool_result_block
+from fsm.core.records import AgentState, tool_result_block
+from fsm.core.vocabulary import Outcome, State, Trigger
+from fsm.model.reply import Message, Reply
+from fsm.policy.chain import Denial
 from tools import ToolOutput
 
 __all__ = ["PARENT_INTERRUPTED", "Change", "Step", "child_state", "made_model_call", "reduce", "reply_order"]
@@ -39,9 +42,9 @@ class Change(Protocol):
     """What :func:`reduce` reads: a :class:`Step`, or a journalled ``Transition`` (same field names)."""
 
     @property
-    def trigger(self) -> str: ...
+    def trigger(self) -> Trigger: ...
     @property
-    def source(self) -> str: ...
+    def source(self) -> State: ...
     @property
     def reply(self) -> Reply | None: ...
     @property
@@ -51,7 +54,7 @@ class Change(Protocol):
     @property
     def error(self) -> str | None: ...
     @property
-    def outcome(self) -> str | None: ...
+    def outcome(self) -> Outcome | None: ...
     @property
     def appended(self) -> tuple[Message, ...]: ...
     @property
@@ -74,13 +77,13 @@ class Step:
     made; it is not frozen only because it is made on every commit, and a frozen class's ``__init__`` costs
     three times as much (it lives for that one commit)."""
 
-    trigger: str
-    source: str
+    trigger: Trigger
+    source: State
     reply: Reply | None = None
     tool_call: dict[str, Any] | None = None
     tool_result: ToolOutput | None = None
     error: str | None = None
-    outcome: str | None = None
+    outcome: Outcome | None = None
     appended: tuple[Message, ...] = ()
     model_called: bool = False
     run_limits: tuple[int, int] | None = None

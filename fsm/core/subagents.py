@@ -29,8 +29,8 @@ from typing import Any
 from attrs import frozen
 
 from fsm.core.records import MAX_TURNS
-from fsm.core.rules import TOOL_NAMES
 from fsm.errors import ConfigError
+from fsm.policy.rules import TOOL_NAMES
 from tools import BASE_TOOL_NAMES
 from tools.task import GENERAL_PURPOSE
 

@@ -52,9 +52,10 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
-from fsm.core.policy import Policy
-from fsm.core.records import AgentState, Transition, Usage, converter
+from fsm.core.records import AgentState, Transition, converter
 from fsm.errors import ConfigError, JournalError, MisuseError, UnknownSessionError
+from fsm.model.reply import Usage
+from fsm.policy.judge import Policy
 from fsm.session.codec import Codec, dumps
 from fsm.session.snapshot import Snapshot
 from tools.processes import ToolProcess

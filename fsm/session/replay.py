@@ -24,9 +24,10 @@ from attrs import frozen
 
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
-from fsm.core.records import Reply, Transition
+from fsm.core.records import Transition
 from fsm.core.reducer import PARENT_INTERRUPTED
 from fsm.errors import MisuseError, ModelError
+from fsm.model.reply import Reply
 from fsm.session.journal import Journal
 from fsm.session.restore import RESUMED_NOTE
 from fsm.testing import ScriptedModel

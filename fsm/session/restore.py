@@ -28,7 +28,7 @@ from fsm.session.snapshot import Snapshot
 from tools.processes import ToolProcess, kill_survivors
 
 if TYPE_CHECKING:
-    from fsm.core.model import Model
+    from fsm.model.protocol import Model
     from fsm.session.journal import Journal
 
 __all__ = [

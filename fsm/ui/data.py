@@ -9,8 +9,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fsm.core.pricing import price_of
 from fsm.core.records import Transition
+from fsm.model.pricing import price_of
 from fsm.session.journal import SessionInfo
 from fsm.view.diagram import CHILD, NODES, graph
 

@@ -34,9 +34,9 @@ from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from fsm.core.pricing import price_of
-from fsm.core.records import Usage
 from fsm.errors import ConfigError, JournalError, UnknownSessionError
+from fsm.model.pricing import price_of
+from fsm.model.reply import Usage
 from fsm.session.journal import Follower, Journal
 from fsm.ui.data import event, session_row, svg
 

@@ -17,7 +17,8 @@ import attrs
 
 from fsm.core.agent import Agent
 from fsm.core.lines import short
-from fsm.core.records import Transition, Usage
+from fsm.core.records import Transition
+from fsm.model.reply import Usage
 
 __all__ = ["VIEWS", "block", "location", "usage_line"]
 

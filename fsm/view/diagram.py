@@ -170,7 +170,7 @@ until its `stopped` brings it back to its `idle` and the parent's `{RETURN}`, dr
 | --- | --- |
 {table}
 
-Edges that no run takes are left out, computed by the model checker (`fsm.core.checker`, every reachable
+Edges that no run takes are left out, computed by the model checker (`fsm.checker.search`, every reachable
 configuration at small bounds), not listed by hand: {"; ".join(left_out("`"))}.
 
 ```mermaid

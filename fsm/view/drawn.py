@@ -3,7 +3,7 @@
 The diagram cannot lie because it has no edges of its own: :func:`edges` reads ``TRANSITIONS`` row by row,
 once for the parent machine and once for the subagent's, whose node ids are prefixed ``sub_`` (:data:`CHILD`).
 An internal transition (``dest: None``) is a self-loop; a row with several sources is one edge per source. It
-is also the proof's picture: :func:`never_taken` asks the model checker (``fsm.core.checker``) which rows no
+is also the proof's picture: :func:`never_taken` asks the model checker (``fsm.checker.search``) which rows no
 run takes at each depth (the subagent's ``subagent_spawned``, the root's ``budget_spent`` from idle), and
 :func:`drawn_edges` leaves those out. :func:`guards` and :func:`left_out` say in words what the drawings list
 beside them. Both renderers, :mod:`fsm.view.diagram` (mermaid) and :mod:`fsm.view.dot` (SVG, PNG), draw this.
@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import functools
 from collections import Counter
+from collections.abc import Mapping
 from typing import Any, NamedTuple
 
-from fsm.core.checker import Bounds, explore, moves
+from fsm.checker.search import Bounds, explore, moves
 from fsm.core.machine import STATES, TRANSITIONS, conditions, sources, unless
 from fsm.errors import ConfigError
 
@@ -73,7 +74,7 @@ class Edge(NamedTuple):
         return f"{self.trigger} [{self.guard}]" if conditions and self.guard else self.trigger
 
 
-def _guard(row: dict[str, Any]) -> str | None:
+def _guard(row: Mapping[str, Any]) -> str | None:
     parts = [
         f"{word} {' or '.join(names)}" for word, names in (("if", conditions(row)), ("unless", unless(row))) if names
     ]

@@ -26,7 +26,8 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fsm.core.progress import Progress
-from fsm.core.records import Message, Transition
+from fsm.core.records import Transition
+from fsm.model.reply import Message
 from fsm.view.stream import CONTENT_CUT, event_of
 
 if TYPE_CHECKING:

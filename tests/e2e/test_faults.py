@@ -25,7 +25,7 @@ from attrs import field, frozen
 
 from fsm.cli import sessions
 from fsm.cli.app import build_parser
-from fsm.core.records import CUT_CALL
+from fsm.model.reply import CUT_CALL
 from fsm.testing import text, text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, Run, base_env
 from tests.e2e.fake_server import FakeAnthropic, Hang, Raw, Recorded, Status

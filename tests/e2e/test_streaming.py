@@ -13,8 +13,8 @@ import attrs
 import pexpect
 
 from fsm.core.agent import Agent
-from fsm.core.model import AnthropicModel
 from fsm.core.records import AgentState, Transition
+from fsm.model.anthropic import AnthropicModel
 from fsm.session.journal import Journal
 from fsm.testing import text, text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, Runner, base_env

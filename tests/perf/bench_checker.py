@@ -12,7 +12,7 @@ Run: python tests/perf/bench_checker.py
 
 from __future__ import annotations
 
-from fsm.core.checker import Bounds, Report, _check
+from fsm.checker.search import Bounds, Report, _check
 
 SMALL = [(3, 2, 10, 4), (2, 3, 5, 3), (4, 2, 20, 2)]
 """(max_turns, tools per reply, max_model_calls, max_parallel) where every interleaving still fits."""

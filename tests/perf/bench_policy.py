@@ -19,7 +19,7 @@ import time
 from collections.abc import Callable
 
 from fsm import Policy
-from fsm.core.rules import parse_rule
+from fsm.policy.rules import parse_rule
 from tools import BASE_TOOLS, Workspace, run_tool
 
 ROUNDS = 31

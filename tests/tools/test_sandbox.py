@@ -17,8 +17,8 @@ from pathlib import Path
 import attrs
 import pytest
 
-from fsm.core.policy import Policy
-from fsm.core.rules import parse_rule
+from fsm.policy.judge import Policy
+from fsm.policy.rules import parse_rule
 from tools import BASE_TOOLS, ToolOutput, Workspace, run_tool
 from tools.processes import ToolProcess, survivors
 from tools.sandbox import Bubblewrap, Sandbox, SandboxUnavailable, backend_for, note_for

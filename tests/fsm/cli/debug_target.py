@@ -11,8 +11,8 @@ import time
 
 from fsm.cli.debugger import Debugger
 from fsm.core.agent import Agent
-from fsm.core.policy import Policy
-from fsm.core.rules import parse_rule
+from fsm.policy.judge import Policy
+from fsm.policy.rules import parse_rule
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
 

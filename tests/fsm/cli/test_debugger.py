@@ -17,10 +17,10 @@ from fsm.cli import main
 from fsm.cli.debugger import HELP, Debugger
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
-from fsm.core.policy import Policy
 from fsm.core.records import AgentState
-from fsm.core.rules import parse_rule
 from fsm.errors import ConfigError
+from fsm.policy.judge import Policy
+from fsm.policy.rules import parse_rule
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from fsm.view.debugtext import location
 

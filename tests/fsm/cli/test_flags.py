@@ -10,10 +10,10 @@ from pathlib import Path
 import pytest
 
 from fsm.cli.flags import NO_API_KEY, add_agent_flags, agent_from_args, model_id, print_retry, terminal_approver
-from fsm.core.hooks import Ask
-from fsm.core.model import DEFAULT_MODEL, AnthropicModel
-from fsm.core.permissions import Remember, deny_unattended
 from fsm.errors import ConfigError
+from fsm.model.anthropic import DEFAULT_MODEL, AnthropicModel
+from fsm.policy.chain import Remember, deny_unattended
+from fsm.policy.hooks import Ask
 from fsm.testing import ScriptedModel
 
 SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
@@ -396,7 +396,7 @@ class TestSandboxFlag:
         """--sandbox without bwrap: a ConfigError (exit 2) saying what to install."""
         import tools.sandbox
         from fsm.cli.flags import sandbox_from
-        from fsm.core.settings import Settings
+        from fsm.policy.settings import Settings
 
         monkeypatch.setattr(tools.sandbox, "_ready", {})
         monkeypatch.setattr(tools.sandbox.shutil, "which", lambda name: None)

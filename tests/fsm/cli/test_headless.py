@@ -10,8 +10,8 @@ import pytest
 from fsm.cli.headless import SUBTYPES, ModelUsage, RunResult, error_line, run_headless
 from fsm.cli.signals import Interrupted
 from fsm.core.agent import Agent
-from fsm.core.records import Usage
 from fsm.errors import ModelError
+from fsm.model.reply import Usage
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from fsm import Agent, ConfigError, Hooks, MisuseError, ModelError
 from fsm.core.agent import INTERRUPTED, INTERRUPTED_MARKER
-from fsm.core.records import CUT_CALL
+from fsm.model.reply import CUT_CALL
 from fsm.testing import ScriptedModel, text, text_reply, tool_reply, tool_use
 
 

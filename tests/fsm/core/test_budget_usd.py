@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from fsm import Agent, ConfigError, Hooks, ModelError
-from fsm.core.pricing import budget_spent, usd
 from fsm.core.records import AgentState
 from fsm.core.subagents import AgentDefinition
+from fsm.model.pricing import budget_spent, usd
 from fsm.testing import Request, ScriptedModel, text_reply, tool_reply, tool_use
 
 PRICED = "claude-haiku-4-5"

@@ -15,9 +15,9 @@ import pytest
 
 from fsm import Agent, ModelError, Reply
 from fsm.core.agent import INTERRUPTED
-from fsm.core.hooks import Ask, HookEvent, Hooks
-from fsm.core.policy import Policy
 from fsm.core.reducer import PARENT_INTERRUPTED
+from fsm.policy.hooks import Ask, HookEvent, Hooks
+from fsm.policy.judge import Policy
 from fsm.testing import text_reply, tool_reply, tool_use
 
 NAMES = ["one", "two", "three", "four"]

@@ -8,10 +8,11 @@ from typing import Any
 import attrs
 
 from fsm.core.agent import Agent
-from fsm.core.hooks import Deny, Hooks
-from fsm.core.model import OnEvent, StreamingModel
 from fsm.core.progress import Progress
-from fsm.core.records import Reply, Transition
+from fsm.core.records import Transition
+from fsm.model.protocol import OnEvent, StreamingModel
+from fsm.model.reply import Reply
+from fsm.policy.hooks import Deny, Hooks
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
 

@@ -26,10 +26,10 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
 
 from fsm import Agent, ModelError, Reply
-from fsm.core.hooks import Notice
-from fsm.core.permissions import default_hooks
-from fsm.core.pricing import price_of
 from fsm.core.reducer import made_model_call
+from fsm.model.pricing import price_of
+from fsm.policy.chain import default_hooks
+from fsm.policy.hooks import Notice
 from fsm.session.journal import Journal
 from fsm.session.restore import resume
 from fsm.testing import Request

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from fsm import Agent, default_hooks
-from fsm.core.hooks import large_output_hook
+from fsm.policy.hooks import large_output_hook
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tools import BASE_TOOLS, PARENT_TOOLS, REGISTRY
 

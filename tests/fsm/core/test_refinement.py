@@ -18,8 +18,8 @@ from typing import Any
 import pytest
 
 from fsm import Agent, Hooks, ModelError, Reply
-from fsm.core.checker import Bounds, Config, Node, explore, initial, moves
-from fsm.core.permissions import allow_all
+from fsm.checker.search import Bounds, Config, Node, explore, initial, moves
+from fsm.policy.chain import allow_all
 from fsm.testing import text_reply, tool_reply, tool_use
 
 

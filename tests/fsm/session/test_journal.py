@@ -16,9 +16,10 @@ from hypothesis import strategies as st
 
 import fsm.session.journal
 from fsm import Agent, ConfigError, MisuseError
-from fsm.core.permissions import deny_all
-from fsm.core.records import AgentState, Usage
+from fsm.core.records import AgentState
 from fsm.errors import JournalError
+from fsm.model.reply import Usage
+from fsm.policy.chain import deny_all
 from fsm.session.journal import SCHEMA_VERSION, Journal, Migration, default_path, legacy_path, locate, open_journal
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tests.fsm.session.journal_support import (

@@ -22,8 +22,8 @@ from fsm.cli.sessions import (
     session_from_args,
     time_travel_from_args,
 )
-from fsm.core.permissions import deny_all
 from fsm.core.reducer import PARENT_INTERRUPTED, made_model_call
+from fsm.policy.chain import deny_all
 from fsm.session.journal import Journal, default_path
 from fsm.session.restore import RESUMED_IN_FLIGHT, RESUMED_KILLED, RESUMED_NOTE, KilledOrphan, restore_at, resume
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import Any
 
 from fsm import Agent, Transition
-from fsm.core.permissions import deny_all
-from fsm.core.records import Reply, Usage
+from fsm.model.reply import Reply, Usage
+from fsm.policy.chain import deny_all
 from fsm.session.journal import Journal
 from fsm.testing import ScriptedModel, text, text_reply, tool_reply, tool_use
 from tools import ToolOutput

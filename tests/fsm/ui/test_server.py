@@ -10,8 +10,8 @@ import pytest
 from starlette.testclient import TestClient
 
 from fsm import Agent
-from fsm.core.pricing import price_of
-from fsm.core.records import Usage
+from fsm.model.pricing import price_of
+from fsm.model.reply import Usage
 from fsm.session.journal import Journal
 from fsm.testing import ScriptedModel, text_reply
 from fsm.ui.data import edge_class, event, node_class, svg

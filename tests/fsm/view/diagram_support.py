@@ -7,7 +7,7 @@ import re
 
 import pytest
 
-from fsm.core.checker import Bounds, explore, moves
+from fsm.checker.search import Bounds, explore, moves
 from fsm.core.machine import TRANSITIONS, sources, unless
 from fsm.core.machine import conditions as if_
 

@@ -6,9 +6,9 @@ import io
 from pathlib import Path
 
 from fsm import Agent
-from fsm.core.hooks import HookEvent
-from fsm.core.permissions import default_hooks
 from fsm.core.progress import Progress
+from fsm.policy.chain import default_hooks
+from fsm.policy.hooks import HookEvent
 from fsm.testing import ScriptedByPrompt, ScriptedModel, text, text_reply, tool_reply, tool_use
 from fsm.view.console import ConsolePrinter, call_text
 

@@ -6,7 +6,8 @@ import io
 import json
 from pathlib import Path
 
-from fsm.core.records import Reply, Transition, Usage
+from fsm.core.records import Transition
+from fsm.model.reply import Reply, Usage
 from fsm.testing import tool_use
 from fsm.view.stream import CONTENT_CUT, StreamWriter, event_of
 from tests.fsm.session.journal_support import delegating_run

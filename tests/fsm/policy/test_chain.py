@@ -1,4 +1,4 @@
-"""Tests for fsm.core.permissions: the chain (hooks, rules and mode, the approver once), approvers, denials."""
+"""Tests for fsm.policy.chain: the chain (hooks, rules and mode, the approver once), approvers, denials."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from fsm import Agent, Allow, Ask, Denial, Deny, Hooks, Policy, default_hooks
-from fsm.core.permissions import Remember, allow_all, deny_all, deny_unattended
-from fsm.core.rules import parse_rule
+from fsm.policy.chain import Remember, allow_all, deny_all, deny_unattended
+from fsm.policy.rules import parse_rule
 from fsm.session.journal import Journal, default_path
 from fsm.session.restore import resume
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use

@@ -30,7 +30,7 @@ from __future__ import annotations
 import logging
 import threading
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, get_args
 
 from attrs import field, frozen
 
@@ -43,6 +43,7 @@ __all__ = [
     "Deny",
     "Hook",
     "HookEvent",
+    "HookEventName",
     "Hooks",
     "Notice",
     "PreToolVerdict",
@@ -54,7 +55,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop")
+HookEventName = Literal["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop"]
+"""The points of a run where hooks are called, in Claude Code's names."""
+EVENTS: tuple[HookEventName, ...] = get_args(HookEventName)
 
 
 @frozen
@@ -93,8 +96,7 @@ class Notice:
 class HookEvent:
     """What a hook callback is told."""
 
-    name: str
-    """One of ``EVENTS``."""
+    name: HookEventName
     agent_id: str
     depth: int
     workspace: Workspace = field(repr=False)
@@ -113,7 +115,7 @@ class HookEvent:
     outcome: str | None = None
     """Stop, SubagentStop: how the run ended."""
     permission_mode: str = "default"
-    """The agent's permission mode (``fsm.core.modes``)."""
+    """The agent's permission mode (``fsm.policy.modes``)."""
     stop_hook_active: bool = False
     """Stop, SubagentStop: a Stop hook already made this run go on once."""
 

@@ -1,4 +1,4 @@
-"""Tests for fsm.core.hooks: every callback runs, the strictest PreToolUse decision wins, and the default hooks."""
+"""Tests for fsm.policy.hooks: every callback runs, the strictest PreToolUse decision wins, and the default hooks."""
 
 from __future__ import annotations
 
@@ -7,9 +7,9 @@ import threading
 import pytest
 
 from fsm import Agent, Allow, Ask, Deny, HookEvent, Hooks, Notice, default_hooks
-from fsm.core.hooks import PreToolVerdict, large_output_hook, log_hook
+from fsm.policy.hooks import PreToolVerdict, large_output_hook, log_hook
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
-from tests.fsm.core.hook_support import finishes_while_held
+from tests.fsm.policy.hook_support import finishes_while_held
 from tools import ToolOutput, Workspace
 
 

@@ -1,6 +1,6 @@
 """The built-in rules on parsed commands: what is always refused, what is destructive, what is read-only.
 
-They judge one :class:`~fsm.core.commands.SimpleCommand` at a time; ``fsm.core.policy`` combines them with
+They judge one :class:`~fsm.policy.commands.SimpleCommand` at a time; ``fsm.policy.judge`` combines them with
 the user's rules and the mode.
 
 - :data:`BUILT_IN_DENY` and :func:`refused`: ``sudo``, ``shutdown``, ``reboot``, ``halt``, ``poweroff``,
@@ -21,8 +21,8 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-from fsm.core.commands import SimpleCommand
-from fsm.core.rules import Rule, parse_rule
+from fsm.policy.commands import SimpleCommand
+from fsm.policy.rules import Rule, parse_rule
 
 __all__ = ["BUILT_IN_DENY", "Finding", "Locate", "destructive", "path_args", "read_only", "refused"]
 

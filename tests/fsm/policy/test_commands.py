@@ -1,10 +1,10 @@
-"""Tests for fsm.core.commands: a command line parsed into the simple commands it runs."""
+"""Tests for fsm.policy.commands: a command line parsed into the simple commands it runs."""
 
 from __future__ import annotations
 
 import pytest
 
-from fsm.core.commands import Redirect, parse_command
+from fsm.policy.commands import Redirect, parse_command
 
 
 def argvs(line: str) -> list[tuple[str, ...]]:

@@ -1,4 +1,4 @@
-"""Tests for fsm.core.settings: Claude Code's settings files, their precedence, and one-line errors."""
+"""Tests for fsm.policy.settings: Claude Code's settings files, their precedence, and one-line errors."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from fsm.core.settings import (
+from fsm.policy.settings import (
     KEYS,
     HookCommand,
     Origin,
@@ -210,7 +210,7 @@ class TestExtending:
             "statusLine",
             SettingsKey("status_line", lambda v, origin, notes: v, lambda lower, higher: {**(lower or {}), **higher}),
         )
-        monkeypatch.setattr("fsm.core.settings.Settings", Extended)
+        monkeypatch.setattr("fsm.policy.settings.Settings", Extended)
         origin = Origin("x", tmp_path)
         merged = merge(
             [

@@ -1,11 +1,11 @@
-"""Tests for fsm.core.pricing: prices from genai-prices' table, None for an unknown model."""
+"""Tests for fsm.model.pricing: prices from genai-prices' table, None for an unknown model."""
 
 from __future__ import annotations
 
 import pytest
 
-from fsm.core.pricing import price_of
-from fsm.core.records import Usage
+from fsm.model.pricing import price_of
+from fsm.model.reply import Usage
 
 
 class TestPriceOf:

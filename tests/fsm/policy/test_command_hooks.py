@@ -1,4 +1,4 @@
-"""Tests for fsm.core.command_hooks: Claude Code's command hooks, run for real as small shell scripts."""
+"""Tests for fsm.policy.command_hooks: Claude Code's command hooks, run for real as small shell scripts."""
 
 from __future__ import annotations
 
@@ -9,11 +9,11 @@ from pathlib import Path
 import pytest
 
 from fsm import Agent, Allow, Ask, Deny, Hooks, Notice, Policy
-from fsm.core.command_hooks import CommandHook, install
-from fsm.core.hooks import HookEvent
-from fsm.core.settings import HookCommand, Settings
+from fsm.policy.command_hooks import CommandHook, install
+from fsm.policy.hooks import HookEvent
+from fsm.policy.settings import HookCommand, Settings
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
-from tests.fsm.core.hook_support import finishes_while_held
+from tests.fsm.policy.hook_support import finishes_while_held
 from tools import ToolOutput, Workspace
 
 

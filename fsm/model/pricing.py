@@ -12,7 +12,7 @@ from collections.abc import Iterable
 
 from attrs import frozen
 
-from fsm.core.records import Usage
+from fsm.model.reply import Usage
 
 __all__ = ["Price", "budget_spent", "price_of", "unpriced", "usd"]
 

@@ -2,11 +2,11 @@
 
 :func:`permit`, in order: every PreToolUse hook runs (Python and command alike, none skipped; the
 strictest answer wins, a raising hook denies); a hook's deny ends it. Then the policy
-(``fsm.core.policy``): deny rules refuse in every mode, ask rules ask. What still asks (an ask rule, a
+(``fsm.policy.judge``): deny rules refuse in every mode, ask rules ask. What still asks (an ask rule, a
 hook's ``Ask``, or the mode, unless a hook said ``Allow``) is denied under ``dontAsk``, else put to the
 approver **once**, after all hooks. An approval never skips a hook: they have all run already.
 
-An approver answers an :class:`~fsm.core.hooks.Ask` for one tool_use block: True allows, False is
+An approver answers an :class:`~fsm.policy.hooks.Ask` for one tool_use block: True allows, False is
 ``Permission denied by user``, a ``Deny`` gives its reason, and :class:`Remember` allows and adds rules for
 the rest of the session. Every refusal becomes a :class:`~fsm.core.records.Denial` the agent records.
 """
@@ -18,13 +18,46 @@ from typing import Any
 
 from attrs import frozen
 
-from fsm.core.hooks import Allow, Ask, Deny, HookEvent, Hooks, large_output_hook, summary_hook
-from fsm.core.policy import Policy, Verdict
-from fsm.core.records import Denial
-from fsm.core.rules import parse_rule
+from fsm.policy.hooks import Allow, Ask, Deny, HookEvent, Hooks, large_output_hook, summary_hook
+from fsm.policy.judge import Policy, Verdict
+from fsm.policy.rules import parse_rule
 from tools import Workspace
 
-__all__ = ["Approver", "Permit", "Remember", "allow_all", "default_hooks", "deny_all", "deny_unattended", "permit"]
+__all__ = [
+    "Approver",
+    "Denial",
+    "Permit",
+    "Remember",
+    "allow_all",
+    "default_hooks",
+    "deny_all",
+    "deny_unattended",
+    "permit",
+]
+
+
+@frozen
+class Denial:
+    """A tool call the permission chain refused (what Claude Code reports as ``permission_denials``)."""
+
+    tool_name: str
+    tool_use_id: str
+    tool_input: Any
+    reason: str
+    """Exactly what the model was told (the error tool_result)."""
+    by: str
+    """What refused it: ``rule Bash(sudo:*) (built-in)``, ``hook ./guard.sh``, ``user``, ``plan mode`` …"""
+
+    def to_json(self) -> dict[str, Any]:
+        """Claude Code's ``permission_denials`` entry (``tool_name``, ``tool_use_id``, ``tool_input``), plus
+        ``reason`` and ``by``."""
+        return {
+            "tool_name": self.tool_name,
+            "tool_use_id": self.tool_use_id,
+            "tool_input": self.tool_input,
+            "reason": self.reason,
+            "by": self.by,
+        }
 
 
 @frozen

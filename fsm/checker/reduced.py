@@ -1,4 +1,4 @@
-"""The reduced search: a modular over-approximation of the exact system (:mod:`fsm.core.configs`), explored
+"""The reduced search: a modular over-approximation of the exact system (:mod:`fsm.checker.space`), explored
 with persistent sets, which proves the checker's properties at the defaults in seconds.
 
 **The reduced search** (the default) checks a modular over-approximation with persistent sets. Call
@@ -22,9 +22,9 @@ with persistent sets, which proves the checker's properties at the defaults in s
    the first busy subagent with moves in every budget class; else every move. Every Ctrl-C is taken too: it
    ends the run, and its outcome depends on the root's node alone.
 4. *The USD budget* (``Bounds.budget_usd``) is one more such choice, made the same way: whenever an agent's
-   guards are asked, the USD budget may be spent or not (:func:`fsm.core.configs.usd_views`), so there are four
+   guards are asked, the USD budget may be spent or not (:func:`fsm.checker.space.usd_views`), so there are four
    classes (:func:`classes`), and a move that takes a call in a class where it is spent is the violation
-   :data:`~fsm.core.configs.USD_OVERDRAWN`. It reads nothing another agent writes, so 2. and 3. stand.
+   :data:`~fsm.checker.space.USD_OVERDRAWN`. It reads nothing another agent writes, so 2. and 3. stand.
 
 With the reduced graph acyclic (checked: termination), the standard arguments (the first move of the chosen
 agent in any run commutes to the front; a run without one commutes with it) give: a violation -- of an agent's
@@ -38,7 +38,7 @@ on its mutants. A counterexample of the reduced search is a run of the modular s
 
 from __future__ import annotations
 
-from fsm.core.configs import (
+from fsm.checker.space import (
     CACHE,
     CHOICES,
     OVERDRAWN,

@@ -4,11 +4,11 @@ Order, as in Claude Code: deny rules (built-in ones first) refuse in every mode;
 (``forced``: a hook's allow does not skip them); then the mode (``plan`` denies what writes,
 ``bypassPermissions`` allows the rest); then allow rules and the mode's own allowances (read-only tools
 inside the workspace, the built-in read-only commands, edits under ``acceptEdits``); anything left asks.
-A bash command is judged per simple command (``fsm.core.commands``): a deny or ask rule matching any one
+A bash command is judged per simple command (``fsm.policy.commands``): a deny or ask rule matching any one
 decides; the command is allowed only if every simple command in it is. What cannot be known statically,
-or a destructive command (``fsm.core.shell_rules``), is never allowed by a broad rule. An ask carries the
+or a destructive command (``fsm.policy.shell_rules``), is never allowed by a broad rule. An ask carries the
 rules that would allow the call (:attr:`Verdict.suggestions`). The policy never asks anyone: the chain in
-``fsm.core.permissions`` does, once.
+``fsm.policy.chain`` does, once.
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ from typing import Any
 
 from attrs import Factory, define, frozen
 
-from fsm.core.commands import SimpleCommand, parse_command
-from fsm.core.modes import MODES
-from fsm.core.rules import Rule, claude_name, parse_rule
-from fsm.core.settings import Settings
-from fsm.core.shell_rules import destructive, path_args, read_only, refused
+from fsm.policy.commands import SimpleCommand, parse_command
+from fsm.policy.modes import MODES
+from fsm.policy.rules import Rule, claude_name, parse_rule
+from fsm.policy.settings import Settings
+from fsm.policy.shell_rules import destructive, path_args, read_only, refused
 from tools import REGISTRY, Workspace
 
 __all__ = ["Policy", "Verdict"]

@@ -1,11 +1,11 @@
 """A model checker built from the table: every reachable configuration of a run, explored breadth-first, and the
 seven properties proved on them.
 
-The configurations and the exact system's moves are :mod:`fsm.core.configs` (read from ``TRANSITIONS`` and
-``GUARDS``, restating no edge); the default, reduced search and why it is sound, :mod:`fsm.core.reduction`.
+The configurations and the exact system's moves are :mod:`fsm.checker.space` (read from ``TRANSITIONS`` and
+``GUARDS``, restating no edge); the default, reduced search and why it is sound, :mod:`fsm.checker.reduced`.
 :func:`check` proves for the bounds given: depth <= 1; turns <= max_turns for every agent; run total <=
 max_model_calls; with ``budget_usd``, no model call starts where the USD budget is spent (whatever the replies
-cost: see :mod:`fsm.core.configs`); no deadlock (every busy configuration has a move besides Ctrl-C); idle
+cost: see :mod:`fsm.checker.space`); no deadlock (every busy configuration has a move besides Ctrl-C); idle
 reachable from every configuration; every run terminates (the graph is acyclic). :func:`check_inductive` checks,
 over every well-formed configuration of the exact system within the bounds, reachable or not, that the
 invariant :func:`invariant` is kept by every move.
@@ -20,7 +20,8 @@ from collections.abc import Iterator
 
 from attrs import frozen
 
-from fsm.core.configs import (
+from fsm.checker.reduced import FREE, persistent_moves
+from fsm.checker.space import (
     CHOICES,
     EFFECTS,
     KINDS,
@@ -40,7 +41,6 @@ from fsm.core.configs import (
     moves,
     usd_views,
 )
-from fsm.core.reduction import FREE, persistent_moves
 
 __all__ = [
     "CHOICES",

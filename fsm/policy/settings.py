@@ -27,10 +27,10 @@ from typing import Any
 import attrs
 from attrs import frozen
 
-from fsm.core.hooks import EVENTS
-from fsm.core.modes import MODES, resolve_mode
-from fsm.core.rules import Rule, RuleError, parse_rule
 from fsm.errors import ConfigError
+from fsm.policy.hooks import EVENTS
+from fsm.policy.modes import MODES, resolve_mode
+from fsm.policy.rules import Rule, RuleError, parse_rule
 
 __all__ = [
     "KEYS",
@@ -74,7 +74,7 @@ class PermissionSettings:
     ask: tuple[Rule, ...] = ()
     deny: tuple[Rule, ...] = ()
     default_mode: str | None = None
-    """One of ``fsm.core.modes.MODES`` (aliases resolved), or None when no layer sets it."""
+    """One of ``fsm.policy.modes.MODES`` (aliases resolved), or None when no layer sets it."""
     additional_directories: tuple[Path, ...] = ()
     """Directories added to the workspace boundary, absolute."""
 
@@ -84,7 +84,7 @@ class HookCommand:
     """One ``{"type": "command"}`` hook of the ``hooks`` key."""
 
     event: str
-    """One of ``fsm.core.hooks.EVENTS``."""
+    """One of ``fsm.policy.hooks.EVENTS``."""
     command: str
     matcher: str = ""
     """A regular expression on the tool name (Claude Code's spelling or ours); empty or ``*`` matches all."""

@@ -1,4 +1,4 @@
-"""Tests for fsm.core.policy: deny → ask → allow on parsed commands, the built-in rules and the modes.
+"""Tests for fsm.policy.judge: deny → ask → allow on parsed commands, the built-in rules and the modes.
 
 Nothing here runs a command: every test asks the policy for its verdict only.
 """
@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fsm import Policy
-from fsm.core.rules import parse_rule
+from fsm.policy.rules import parse_rule
 from tools import Workspace
 
 

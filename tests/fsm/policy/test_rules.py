@@ -1,4 +1,4 @@
-"""Tests for fsm.core.rules: Claude Code's rule syntax, parse errors, and matching."""
+"""Tests for fsm.policy.rules: Claude Code's rule syntax, parse errors, and matching."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from fsm.core.rules import RuleError, parse_rule, split_rules
+from fsm.policy.rules import RuleError, parse_rule, split_rules
 
 
 class TestParseRule:

@@ -1,6 +1,7 @@
-"""The model boundary: the ``Model`` protocol and ``AnthropicModel``, the only code that touches the SDK.
+"""``AnthropicModel``: the only code that touches the ``anthropic`` SDK.
 
-A model turns ``(system, messages, tools, max_tokens)`` into a plain-data :class:`~fsm.core.records.Reply`.
+It answers the :class:`~fsm.model.protocol.Model` protocol: ``(system, messages, tools, max_tokens)`` in, a plain-data
+:class:`~fsm.model.reply.Reply` out.
 ``anthropic`` is imported lazily (it costs about a second), so ``agentfsm --help`` and the offline demo
 never pay for it.
 
@@ -32,10 +33,11 @@ import json
 import random
 import time
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol, runtime_checkable
+from typing import Any
 
-from fsm.core.records import Reply
 from fsm.errors import ModelError
+from fsm.model.protocol import OnEvent
+from fsm.model.reply import Reply
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
@@ -44,9 +46,6 @@ __all__ = [
     "QUIET_WAIT",
     "RETRY_AFTER_CAP",
     "AnthropicModel",
-    "Model",
-    "OnEvent",
-    "StreamingModel",
     "retry_wait",
     "with_cache_breakpoint",
 ]
@@ -66,37 +65,6 @@ _CACHE = {"type": "ephemeral"}
 _RETRIED_STATUSES = frozenset({408, 409, 429})
 _RETRIED_STREAM_ERRORS = {"overloaded_error": 529, "api_error": 500, "rate_limit_error": 429}
 """A stream's ``error`` events that are tried again (when no event came before), as their statuses are."""
-
-OnEvent = Callable[[dict[str, Any]], None]
-"""Called with each raw API stream event, in order, as it arrives."""
-
-
-class Model(Protocol):
-    """Anything that answers one Messages API request with a Reply."""
-
-    def create(
-        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
-    ) -> Reply: ...
-
-
-@runtime_checkable
-class StreamingModel(Protocol):
-    """A Model that can also stream: ``stream`` returns what ``create`` would, each raw API stream event handed to
-    *on_event* on the way."""
-
-    def create(
-        self, *, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
-    ) -> Reply: ...
-
-    def stream(
-        self,
-        *,
-        system: str,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]],
-        max_tokens: int,
-        on_event: OnEvent,
-    ) -> Reply: ...
 
 
 def with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -1,4 +1,4 @@
-"""Tests for fsm.core.model: AnthropicModel over the real SDK with a mock transport, and cache breakpoints."""
+"""Tests for fsm.model.anthropic: AnthropicModel over the real SDK with a mock transport, and cache breakpoints."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ import httpx2
 import pytest
 
 from fsm import ModelError, Reply, Usage
-from fsm.core.model import RETRY_AFTER_CAP, AnthropicModel, retry_wait, with_cache_breakpoint
-from fsm.core.records import CUT_CALL
+from fsm.model.anthropic import RETRY_AFTER_CAP, AnthropicModel, retry_wait, with_cache_breakpoint
+from fsm.model.reply import CUT_CALL
 from fsm.testing import text, text_reply, tool_reply, tool_use
 from tests.e2e.fake_server import FakeAnthropic, Raw, Status, Streamed
 

@@ -7,7 +7,7 @@ A rule naming a tool we do not have (``WebFetch``, ``mcp__…``) parses and neve
 - ``bash``: ``Bash(npm run build)`` exact; ``Bash(npm run:*)`` a prefix ending at a word boundary (it
   matches ``npm run`` and ``npm run test``, never ``npm runner``); ``Bash(git * main)`` a glob where ``*``
   is any text, and a lone trailing `` *`` may match nothing (``Bash(ls *)`` matches ``ls``, not ``lsof``).
-  A bash rule is matched against each simple command of a parsed command line (``fsm.core.commands``).
+  A bash rule is matched against each simple command of a parsed command line (``fsm.policy.commands``).
 - file tools: gitignore-style paths, ``//abs/path`` (from the filesystem root), ``~/path`` (home),
   ``/path`` and ``./path`` and ``path`` (from the rule's base directory, the project of the settings file
   it came from); a path without a slash (``*.env``) matches at any depth, like a ``.gitignore`` line.

@@ -8,7 +8,7 @@ its redirections, and the directory a static ``cd`` before it left the shell in.
 substitutions, ``bash -c STRING`` and ``eval`` are parsed too. What cannot be known before it runs is
 flagged in :attr:`SimpleCommand.dynamic` (a substitution, a variable as the command, ``eval``,
 ``bash -c``, ``xargs``, ``find -exec``, an interpreter given code). A line the grammar cannot parse has
-a :attr:`ParsedCommand.problem`. Nothing here decides a permission: that is ``fsm.core.shell_rules``.
+a :attr:`ParsedCommand.problem`. Nothing here decides a permission: that is ``fsm.policy.shell_rules``.
 """
 
 from __future__ import annotations

@@ -31,8 +31,8 @@ which starts the run at $0. That over-approximates every run of every cost (a re
 proved holds whatever the replies cost. A move that takes a call (:func:`takes_a_call`) where the guards saw it
 spent is the violation :data:`USD_OVERDRAWN`: a model call started with the USD budget spent.
 
-The reduced search over the same configurations is :mod:`fsm.core.reduction`; what is proved on them and
-how, :mod:`fsm.core.checker`.
+The reduced search over the same configurations is :mod:`fsm.checker.reduced`; what is proved on them and
+how, :mod:`fsm.checker.search`.
 """
 
 from __future__ import annotations
@@ -40,7 +40,7 @@ from __future__ import annotations
 import functools
 import itertools
 from collections.abc import Iterator
-from typing import Any
+from typing import Any, cast
 
 from attrs import frozen
 
@@ -48,6 +48,7 @@ from fsm.core.guards import GUARD_FUNCTIONS, Facts
 from fsm.core.machine import TRANSITIONS, conditions, sources, unless
 from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS
 from fsm.core.reducer import Step, made_model_call
+from fsm.core.vocabulary import State, Trigger
 
 __all__ = [
     "CACHE",
@@ -183,7 +184,8 @@ def rows(trigger: str, state: str) -> tuple[tuple[str, tuple[str, ...], tuple[st
 
 @functools.cache
 def made_call(trigger: str, state: str, model_called: bool) -> bool:
-    return made_model_call(Step(trigger, state, model_called=model_called))
+    # the checker's names come from the table, which is written in the typed vocabulary
+    return made_model_call(Step(cast(Trigger, trigger), cast(State, state), model_called=model_called))
 
 
 CACHE: dict[tuple[Any, ...], Any] = {}

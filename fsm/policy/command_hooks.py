@@ -33,9 +33,9 @@ import subprocess
 from pathlib import Path
 from typing import Any
 
-from fsm.core.hooks import Allow, Ask, Decision, Deny, HookEvent, Hooks, Notice
-from fsm.core.rules import claude_name
-from fsm.core.settings import HookCommand, Settings
+from fsm.policy.hooks import Allow, Ask, Decision, Deny, HookEvent, Hooks, Notice
+from fsm.policy.rules import claude_name
+from fsm.policy.settings import HookCommand, Settings
 
 __all__ = ["CommandHook", "HookTimeout", "hook_input", "install"]
 
@@ -82,7 +82,7 @@ class CommandHook:
     """One command of a settings file's ``hooks``, callable as a hook of its event."""
 
     thread_safe = True
-    """Called without the registry's lock (``fsm.core.hooks``): it keeps no state, and its command runs in a
+    """Called without the registry's lock (``fsm.policy.hooks``): it keeps no state, and its command runs in a
     process of its own, so subagents running at once may run their commands at once."""
 
     def __init__(self, spec: HookCommand, *, project: str | os.PathLike[str]) -> None:

@@ -1,13 +1,15 @@
-"""Tests for fsm.core.checker, fsm.core.configs and fsm.core.reduction: the table is proved, at the defaults too; the
-reduced search agrees with the exact system; a broken table or guard gives a counterexample."""
+"""Tests for fsm.checker (search, space, reduced): the table is proved, at the defaults too; the reduced search
+agrees with the exact system; a broken table or guard gives a counterexample."""
 
 from __future__ import annotations
 
 import pytest
 
+from fsm.checker import search as checker
+from fsm.checker import space as configs
+from fsm.checker.search import Bounds, check, check_inductive
 from fsm.cli.app import main
-from fsm.core import checker, configs, guards, machine
-from fsm.core.checker import Bounds, check, check_inductive
+from fsm.core import guards, machine
 
 
 @pytest.fixture

@@ -1,0 +1,27 @@
+"""The model boundary: what the driver asks of a model, and the one client of the Anthropic API.
+
+:mod:`~fsm.model.protocol` says what a model is (``Model``, ``StreamingModel``); :mod:`~fsm.model.reply` holds a
+reply as plain data (``Reply``, ``Usage``), checked from the wire; :mod:`~fsm.model.anthropic` is the only code
+that touches the ``anthropic`` SDK (imported lazily); :mod:`~fsm.model.pricing` says what a call cost. This package
+sits below ``fsm.core`` and imports nothing of it.
+"""
+
+from fsm.model.anthropic import DEFAULT_MODEL, AnthropicModel
+from fsm.model.pricing import Price, price_of
+from fsm.model.protocol import Model, OnEvent, StreamingModel
+from fsm.model.reply import CUT_CALL, Block, Message, Reply, Usage
+
+__all__ = [
+    "CUT_CALL",
+    "DEFAULT_MODEL",
+    "AnthropicModel",
+    "Block",
+    "Message",
+    "Model",
+    "OnEvent",
+    "Price",
+    "Reply",
+    "StreamingModel",
+    "Usage",
+    "price_of",
+]

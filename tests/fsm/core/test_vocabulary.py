@@ -1,0 +1,76 @@
+"""Tests for fsm.core.vocabulary: each typed name set is the table's (or the hooks'), and mypy holds code to it."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+from typing import get_args
+
+import pytest
+
+from fsm.core import guards, machine, vocabulary
+from fsm.core.records import AgentState, Transition
+from fsm.policy import hooks
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+class TestPinnedToTheTable:
+    def test_states_are_the_tables(self):
+        """``State`` names exactly the table's states, in the table's order."""
+        assert list(vocabulary.STATE_NAMES) == machine.STATES
+
+    def test_triggers_are_the_tables(self):
+        """``Trigger`` names exactly the triggers of the table's rows."""
+        assert set(vocabulary.TRIGGER_NAMES) == machine.TRIGGERS
+
+    def test_guards_are_the_tables_and_have_functions(self):
+        """``GuardName`` names exactly the guards the rows ask, and each has its pure function."""
+        assert set(vocabulary.GUARD_NAMES) == machine.GUARDS == set(guards.GUARD_FUNCTIONS)
+
+    def test_hook_events_are_claude_codes(self):
+        """``HookEventName`` names the six events hooks fire, as Claude Code spells them."""
+        assert vocabulary.HookEventName is hooks.HookEventName
+        assert (
+            hooks.EVENTS
+            == get_args(hooks.HookEventName)
+            == ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop")
+        )
+
+    def test_records_are_typed_with_it(self):
+        """The records' name fields carry the vocabulary's types, so cattrs and mypy both check them."""
+        fields = {f.name: f.type for f in [*Transition.__attrs_attrs__, *AgentState.__attrs_attrs__]}
+        assert fields["source"] == fields["dest"] == fields["state"] == "State"
+        assert fields["trigger"] == "Trigger"
+        assert fields["outcome"] == "Outcome | None"
+
+
+@pytest.mark.slow
+def test_mypy_catches_a_misspelled_name(tmp_path):
+    """A misspelled state, outcome or trigger is a type error (one mypy run over four misspellings)."""
+    from mypy import api
+
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        textwrap.dedent("""\
+            from fsm.core.records import AgentState
+            from fsm.core.reducer import Step
+
+
+            def probe(data: AgentState) -> object:
+                data.outcome = "max_turn"
+                Step("tools_done", "executing_tool")
+                Step("tools_don", "executing_tools")
+                return data.state == "idel"
+        """)
+    )
+    config = ROOT / "pyproject.toml"
+    out, _, status = api.run([str(probe), "--strict", f"--config-file={config}", f"--cache-dir={tmp_path / 'c'}"])
+    errors = [line.split(": error: ", 1)[1] for line in out.splitlines() if ": error: " in line]
+    assert status == 1
+    assert [e.split(" (")[0].split(" has ")[0] for e in errors] == [
+        "Incompatible types in assignment",
+        'Argument 2 to "Step"',
+        'Argument 1 to "Step"',
+        "Non-overlapping equality check",
+    ], out
