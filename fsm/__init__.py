@@ -13,6 +13,7 @@ each importing only those below it::
 ``agentfsm`` command. Test doubles are in ``fsm.testing``. The names below are the public API.
 """
 
+from fsm import _moved
 from fsm.core.agent import Agent, Listener
 from fsm.core.records import MAX_TURNS, AgentState, Transition
 from fsm.errors import AgentfsmError, ConfigError, JournalError, MisuseError, ModelError, ScriptExhaustedError
@@ -60,3 +61,5 @@ __all__ = [
     "default_hooks",
     "load_settings",
 ]
+
+_moved.install()

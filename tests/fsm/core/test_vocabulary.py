@@ -6,6 +6,7 @@ import textwrap
 from pathlib import Path
 from typing import get_args
 
+import attrs
 import pytest
 
 from fsm.core import guards, machine, vocabulary
@@ -39,10 +40,10 @@ class TestPinnedToTheTable:
 
     def test_records_are_typed_with_it(self):
         """The records' name fields carry the vocabulary's types, so cattrs and mypy both check them."""
-        fields = {f.name: f.type for f in [*Transition.__attrs_attrs__, *AgentState.__attrs_attrs__]}
-        assert fields["source"] == fields["dest"] == fields["state"] == "State"
-        assert fields["trigger"] == "Trigger"
-        assert fields["outcome"] == "Outcome | None"
+        fields = {f.name: f.type for r in (Transition, AgentState) for f in attrs.fields(attrs.resolve_types(r))}
+        assert fields["source"] == fields["dest"] == fields["state"] == vocabulary.State
+        assert fields["trigger"] == vocabulary.Trigger
+        assert fields["outcome"] == vocabulary.Outcome | None
 
 
 @pytest.mark.slow
