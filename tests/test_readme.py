@@ -204,7 +204,7 @@ class TestReadme:
             name = re.match(r"[\w.-]+", requirement).group()
             assert f"`{name}`" in why, name
 
-    @pytest.mark.parametrize("page", [README, DOCS / "debugging.md"], ids=lambda p: p.name)
+    @pytest.mark.parametrize("page", [README, DOCS / "debugging.md"], ids=lambda p: str(p.relative_to(ROOT)))
     def test_debugger_transcript_is_what_it_prints(self, page, tmp_path):
         """The `agentfsm debug --demo` session shown is what the debugger prints for those commands today."""
         [shown] = [b for b in blocks(page.read_text()) if b.startswith("$ agentfsm debug --demo\n")]
@@ -263,17 +263,17 @@ class TestDocs:
 
 
 class TestLinks:
-    @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+    @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
     def test_links_and_anchors_resolve(self, page):
         """Every relative link and image of the page exists, and every anchor names a heading there."""
         assert not broken_links(page)
 
-    @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+    @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
     def test_named_paths_exist(self, page):
         """Every repository path (and test class or function) the page names in code exists."""
         assert not missing_paths(page)
 
-    @pytest.mark.parametrize("page", PAGES, ids=lambda p: p.name)
+    @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
     def test_dotted_names_resolve(self, page):
         """Every dotted name of ours the page gives in code is a module, or an attribute of one."""
         assert not unresolved_names(page)
