@@ -195,22 +195,3 @@ def test_show_renders_from_the_journal_alone(two_sessions):
     _ws, path = two_sessions
     with Journal(path) as one, Journal(path) as two:
         assert render_show(one, "5d1c") == render_show(two, "5d1c9e2a")
-
-
-def test_readme_example_runs(tmp_path):
-    """README's Sessions example runs offline and prints what its comments say."""
-    import re
-    import subprocess
-    import sys
-
-    readme = (Path(__file__).parents[3] / "README.md").read_text()
-    code = re.search(r"```python\n(.*?)```", readme.split("\n## Sessions\n", 1)[1], re.S).group(1)
-    out = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, check=True)
-    assert out.stdout.splitlines() == [
-        "resumed: this call was in flight when the run stopped; not run again",
-        "a.txt says hi",
-        "2",
-        "True 7",
-        "run bash 'cat a.txt'",
-        "a.txt says hi",
-    ]

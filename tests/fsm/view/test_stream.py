@@ -132,13 +132,3 @@ class TestStreamWriter:
             writer(record)
         lines = out.getvalue().splitlines()
         assert [json.loads(line)["seq"] for line in lines] == [r.seq for r in records] == list(range(1, 14))
-
-
-class TestReadme:
-    def test_documents_the_cut_and_the_keys(self) -> None:
-        """README's stream-json section states the content cut and names every event key."""
-        readme = (Path(__file__).parents[3] / "README.md").read_text()
-        section = readme.split("## Running agentfsm\n", 1)[1].split("\n## ", 1)[0]
-        assert f"cut to {CONTENT_CUT:,} characters" in section
-        for key in KEYS[1:]:
-            assert f"`{key}`" in section, key
