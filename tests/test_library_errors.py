@@ -1,5 +1,5 @@
-"""Library errors speak in library words: no ``raise`` under fsm/core or fsm/session names a CLI flag
-(``--session-db``) or an ``agentfsm`` command; the CLI adds that wording when it prints.
+"""Library errors speak in library words: no ``raise`` in the library packages (core, model, policy, checker,
+session) names a CLI flag (``--session-db``) or an ``agentfsm`` command; the CLI adds that wording when it prints.
 
 The raise statements are read with ``ast`` (string constants and the literal parts of f-strings, the
 exception's arguments included), so a message built inline is checked wherever it sits.
@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBRARY = ("fsm/core", "fsm/session")
+LIBRARY = ("fsm/core", "fsm/model", "fsm/policy", "fsm/checker", "fsm/session")
 CLI_WORDS = re.compile(r"--[A-Za-z]|\bagentfsm\b")
 """A flag (``--`` then a letter) or the command's name."""
 
@@ -37,7 +37,7 @@ def _library_sources() -> list[Path]:
 
 class TestLibraryErrors:
     def test_no_cli_wording_in_library_raises(self):
-        """No exception raised under fsm/core or fsm/session mentions a --flag or agentfsm."""
+        """No exception raised in a library package mentions a --flag or agentfsm."""
         problems = [
             line for path in _library_sources() for line in cli_wording(path.read_text(), str(path.relative_to(ROOT)))
         ]
