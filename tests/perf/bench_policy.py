@@ -6,7 +6,7 @@ Rows, each the fastest of many rounds, in one process:
 - the policy's verdict (parse with tree-sitter's bash grammar, built-in rules, user rules, mode) for a
   simple command, a compound one, one with a substitution, and a long pipeline of 40 commands.
 
-The claim the README makes is checked here: judging a typical command (the first three) costs under half of
+The claim docs/performance.md makes is checked here: judging a typical command (the first three) costs under half of
 running ``true``, so the policy is noise next to any real command (and to a model call).
 
 Run: python tests/perf/bench_policy.py
