@@ -4,8 +4,8 @@ For each set of bounds, in this process: the reduced search (the default: budget
 the same modular system without persistent sets, and the exact system's every interleaving (``reduce=False``;
 only where it fits in minutes). Each prints configurations, edges and seconds, with the ratio of
 configurations and of time against every interleaving; all must agree on ``proved`` and on the longest run
-without the budget. Without a USD budget (``budget_usd=False``), so the figures stay those of docs/performance.md (the
-reduced graph is the same with one; the exact system grows by its stops).
+without the budget. Without a USD budget (``budget_usd=False``), so the figures stay those of
+docs/performance.md (the reduced graph is the same with one; the exact system grows by its stops).
 
 Run: python tests/perf/bench_checker.py
 """
