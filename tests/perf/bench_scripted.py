@@ -10,8 +10,8 @@ Two tables, each measured in this process:
    that record nothing. One parses each reply from its wire dict when it is asked for it, as ``AnthropicModel``
    does with a response body. The other hands out replies parsed before the run, cheaper than any real model,
    as ``ScriptedModel`` does with its script's dicts (parsed when it is built, inside the timing here), so
-   against it the difference is the recording and that parse: docs/performance.md's claim is that ScriptedModel adds at most 10%
-   to that baseline (both ratios are printed).
+   against it the difference is the recording and that parse: docs/performance.md's claim is that ScriptedModel
+   adds at most 10% to that baseline (both ratios are printed).
 
 Run: python tests/perf/bench_scripted.py
 """
