@@ -48,39 +48,25 @@ from fsm.view.diagram import CHILD, INSTALL_HINT, mermaid, render, write_atomic
 if TYPE_CHECKING:
     from fsm.cli.sessions import Session
 
-__all__ = ["HELP", "Debugger", "command", "configure"]
+__all__ = ["HELP", "SECTIONS", "Debugger", "command", "configure", "help_text"]
 
-HELP = """\
-Moving (breakpoints stop a move, never its first step; Ctrl-C returns here)
-  step (s)          one transition; steps into a running subagent
-  next (n)          one transition at this depth, then any subagent's whole run
-  return (r)        run until the current agent's run is over
-  continue (c)      run until a breakpoint, or until the agent is idle
-  until (u) SPEC    run until SPEC holds, as a one-off breakpoint (until stopping)
-  skip [TEXT]       answer the pending tool call with TEXT without running it
-  send PROMPT       queue a prompt for an idle agent
-Breakpoints (SPEC: STATE, TRIGGER, tool:NAME, depth:N, turn:N; several words must all hold)
-  break (b) SPEC    before a step; with a TRIGGER, after a step that fired it
-  breaks            list them;  clear [N]  delete one, or all
-Looking
-  where (w)         the agent and every running subagent
-  print (p) WHAT    state | messages [N] | reply | pending | child | usage
-  history (h) [N]   the last N transitions (all by default)
-  diagram [FILE]    the machine, current state highlighted, last transition marked
-  help [COMMAND], quit (q)"""
+SECTIONS = (
+    (
+        "Moving (breakpoints stop a move, never its first step; Ctrl-C returns here)",
+        "step next return continue until skip send",
+    ),
+    (
+        "Breakpoints (SPEC: STATE, TRIGGER, tool:NAME, depth:N, turn:N; several words must all hold)",
+        "break breaks clear",
+    ),
+    ("Looking", "where print history diagram"),
+    ("Leaving", "help quit"),
+)
+"""The help's sections, each a heading and its commands, in the order listed; each
+command's line is made from its ``do_`` method: its name, its aliases (``do_s = do_step``) and its docstring's
+first line, ``NAME ARGS: what it does``."""
 _REPEATABLE = {"step", "next"}
-_ALIASES = {
-    "s": "step",
-    "n": "next",
-    "r": "return",
-    "c": "continue",
-    "u": "until",
-    "b": "break",
-    "w": "where",
-    "p": "print",
-    "h": "history",
-    "q": "quit",
-}
+"""Commands an empty line repeats."""
 
 
 class Debugger(cmd.Cmd):
@@ -211,7 +197,7 @@ class Debugger(cmd.Cmd):
 
     def postcmd(self, stop: bool, line: str) -> bool:
         name = line.strip().split(" ", 1)[0]
-        if not stop and _ALIASES.get(name, name) != "where":  # where has just shown it
+        if not stop and _command_of(self, name) != "where":  # where has just shown it
             self._say("> " + self._here())
         return stop
 
@@ -268,15 +254,19 @@ class Debugger(cmd.Cmd):
     # -- moving -------------------------------------------------------------------------------------------
 
     def do_step(self, arg: str) -> None:
-        """step (s): make one transition; while a subagent runs, that is the subagent's next transition."""
+        """step: one transition; steps into a running subagent.
+
+        While a subagent runs, the transition made is that subagent's next one.
+        """
         self._move(lambda record: True)
 
     def do_next(self, arg: str) -> None:
-        """next (n): one transition at this depth, then every transition of a deeper agent that follows.
+        """next: one transition at this depth, then any subagent's whole run.
 
-        At depth 0 before ``spawn subagent``, one next runs the subagent's whole run and stops before
-        ``subagent_returned`` (with several subagents running, until the parent moves next). Inside a
-        subagent (depth 1) next is one step of that subagent, whichever one's turn it would be.
+        Every transition of a deeper agent that follows the first one runs too: at depth 0 before ``spawn
+        subagent``, one next runs the subagent's whole run and stops before ``subagent_returned`` (with several
+        subagents running, until the parent moves next). Inside a subagent (depth 1) next is one step of that
+        subagent, whichever one's turn it would be.
         """
         here = self.agent.deepest_busy
         if here.depth > 0:
@@ -284,19 +274,22 @@ class Debugger(cmd.Cmd):
         self._move(lambda record: self.agent.deepest_busy.depth <= 0)
 
     def do_return(self, arg: str) -> None:
-        """return (r): run until the current agent's run is over; in a subagent, that subagent alone moves,
-        until it is done (its parent returns it next), while the others wait."""
+        """return: run until the current agent's run is over.
+
+        In a subagent, that subagent alone moves, until it is done (its parent returns it next), while the
+        others wait.
+        """
         here = self.agent.deepest_busy
         if here.depth > 0:
             return self._move(lambda record: not here.busy, focus=here)
         self._move(lambda record: False)
 
     def do_continue(self, arg: str) -> None:
-        """continue (c): run until a breakpoint stops, or the agent is idle."""
+        """continue: run until a breakpoint, or until the agent is idle."""
         self._move(lambda record: False)
 
     def do_until(self, arg: str) -> None:
-        """until (u) SPEC: run until SPEC holds, like a breakpoint used once (e.g. until stopping)."""
+        """until SPEC: run until SPEC holds, as a one-off breakpoint (until stopping)."""
         try:
             once = Breakpoint.from_spec(0, arg)
         except BreakpointError as exc:
@@ -304,14 +297,17 @@ class Debugger(cmd.Cmd):
         self._move(lambda record: False, until=once)
 
     def do_skip(self, arg: str) -> None:
-        """skip [TEXT]: answer the pending tool call with TEXT (as if it ran) without running it."""
+        """skip [TEXT]: answer the pending tool call with TEXT without running it.
+
+        The model gets TEXT as if the tool had run (default: ``(skipped in the debugger)``).
+        """
         try:
             self.agent.skip(arg or "(skipped in the debugger)")
         except AgentfsmError as exc:
             self._say(f"*** {exc}")
 
     def do_send(self, arg: str) -> None:
-        """send PROMPT: queue PROMPT for the idle agent; the next step sends it."""
+        """send PROMPT: queue a prompt for an idle agent; the next step sends it."""
         if self.agent.busy:
             return self._say(f"*** send needs an idle agent with nothing queued; it will {self.agent.describe_next()}")
         if not arg.strip():
@@ -322,7 +318,10 @@ class Debugger(cmd.Cmd):
     # -- breakpoints --------------------------------------------------------------------------------------
 
     def do_break(self, arg: str) -> None:
-        """break (b) SPEC: stop before a step where SPEC holds (after one, when SPEC names a trigger)."""
+        """break SPEC: stop before a step where SPEC holds; with a TRIGGER, after a step that fired it.
+
+        Without SPEC, list the breakpoints.
+        """
         if not arg.strip():
             return self.do_breaks("")
         try:
@@ -351,7 +350,7 @@ class Debugger(cmd.Cmd):
     # -- looking ------------------------------------------------------------------------------------------
 
     def do_where(self, arg: str) -> None:
-        """where (w): the agent, then every running subagent; > marks the agent whose transition comes next."""
+        """where: the agent and every running subagent; > marks the one whose transition comes next."""
         here = self.agent.deepest_busy
         if self.session is not None:
             fork = (
@@ -364,7 +363,7 @@ class Debugger(cmd.Cmd):
             self._say(("> " if agent is here else "  ") + location(agent))
 
     def do_print(self, arg: str) -> None:
-        """print (p) WHAT: state | messages [N] | reply | pending | child | usage (of the current agent)."""
+        """print WHAT: state | messages [N] | reply | pending | child | usage (of the current agent)."""
         what, _, rest = arg.strip().partition(" ")
         if what not in debugtext.VIEWS:
             return self._say(f"*** print what? {', '.join(debugtext.VIEWS)} (got {what!r})")
@@ -375,8 +374,10 @@ class Debugger(cmd.Cmd):
         self._say("\n".join(lines))
 
     def do_history(self, arg: str) -> None:
-        """history (h) [N]: the last N transitions, the subagent's included (all by default); in a fork, the
-        restored ones first, then a line where it forked."""
+        """history [N]: the last N transitions, the subagents' included (all by default).
+
+        In a fork, the restored ones first, then a line where it forked.
+        """
         if arg.strip() and not arg.strip().isdigit():
             return self._say(f"*** history N needs a number (got {arg.strip()!r})")
         records = self.history[-int(arg) :] if arg.strip() and int(arg) else self.history
@@ -391,7 +392,10 @@ class Debugger(cmd.Cmd):
         self._say("\n".join(lines) or "No transitions yet.")
 
     def do_diagram(self, arg: str) -> None:
-        """diagram [FILE]: the mermaid diagram, current state highlighted; FILE (.mmd, .svg, .png) to write it."""
+        """diagram [FILE]: the machine, current state highlighted, last transition marked.
+
+        Printed as mermaid; with FILE (.mmd, .svg, .png), written there.
+        """
         highlight, last = self._highlight()
         if not arg.strip():
             return self._say(mermaid(highlight, last=last).rstrip())
@@ -404,14 +408,16 @@ class Debugger(cmd.Cmd):
 
     def do_help(self, arg: str) -> None:
         """help [COMMAND]: the commands, or one command in detail."""
-        name = _ALIASES.get(arg.strip(), arg.strip())
-        method = getattr(self, f"do_{name}", None) if name else None
-        if arg.strip() and method is None:
+        if not arg.strip():
+            return self._say(HELP)
+        name = _command_of(self, arg.strip())
+        if name is None:
             return self._say(f"*** no command {arg.strip()!r}: help lists them")
-        self._say(HELP if method is None else inspect.cleandoc(method.__doc__ or ""))
+        usage, summary, detail = _described(type(self), name)
+        self._say(f"{usage}: {summary}" + (f"\n\n{detail}" if detail else ""))
 
     def do_quit(self, arg: str) -> bool:
-        """quit (q): leave the debugger (the agent stays where it is)."""
+        """quit: leave the debugger (the agent stays where it is)."""
         return True
 
     def do_EOF(self, arg: str) -> bool:
@@ -420,9 +426,48 @@ class Debugger(cmd.Cmd):
 
     def onecmd(self, line: str) -> bool:
         name, _, rest = line.strip().partition(" ")
-        if name in _ALIASES:
-            line = f"{_ALIASES[name]} {rest}"
+        command = _command_of(self, name)
+        if command is not None and command != name:  # an alias: lastcmd (an empty line repeats it) gets the name
+            line = f"{command} {rest}"
         return super().onecmd(line)
+
+    do_s, do_n, do_r, do_c, do_u = do_step, do_next, do_return, do_continue, do_until
+    do_b, do_w, do_p, do_h, do_q = do_break, do_where, do_print, do_history, do_quit
+
+
+def _command_of(shell: cmd.Cmd | type[cmd.Cmd], word: str) -> str | None:
+    """The command *word* names (an alias gives its command's name), or None when there is no such command."""
+    method = getattr(shell, f"do_{word}", None) if word.isidentifier() else None
+    return method.__name__.removeprefix("do_") if method is not None else None
+
+
+def _described(shell: type[cmd.Cmd], name: str) -> tuple[str, str, str]:
+    """(usage, summary, detail) of command *name*: ``until (u) SPEC``, its docstring's first line after the colon,
+    and the paragraphs after it."""
+    method = getattr(shell, f"do_{name}")
+    head, _, detail = inspect.cleandoc(method.__doc__ or name).partition("\n")
+    words, _, summary = head.partition(": ")
+    aliases = sorted(
+        a.removeprefix("do_") for a in dir(shell) if a.startswith("do_") and _command_of(shell, a[3:]) == name
+    )
+    shown = "".join(f" ({a})" for a in aliases if a != name)
+    arguments = words.removeprefix(name)
+    return f"{name}{shown}{arguments}", summary, detail.strip()
+
+
+def help_text(shell: type[cmd.Cmd]) -> str:
+    """The ``help`` screen: each section's heading, then one line per command, ``usage   what it does``."""
+    lines = []
+    for heading, names in SECTIONS:
+        lines.append(heading)
+        for name in names.split():
+            usage, summary, _ = _described(shell, name)
+            lines.append(f"  {usage:<18}{summary.rstrip('.')}")
+    return "\n".join(lines)
+
+
+HELP = help_text(Debugger)
+"""What ``help`` prints: made from the commands' docstrings, in :data:`SECTIONS`' order."""
 
 
 # -- the `agentfsm debug` command ------------------------------------------------------------------------

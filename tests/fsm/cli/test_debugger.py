@@ -14,7 +14,7 @@ import pytest
 
 from fsm.cli import debugger as debugger_module
 from fsm.cli import main
-from fsm.cli.debugger import HELP, Debugger
+from fsm.cli.debugger import HELP, SECTIONS, Debugger, help_text
 from fsm.core.agent import Agent
 from fsm.core.lines import describe
 from fsm.core.records import AgentState
@@ -365,6 +365,33 @@ class TestLooking:
         assert moves[1].startswith("next (n): one transition at this depth")
         assert moves[2].startswith("*** no command 'nope': help lists them\n")
         assert moves[3].startswith("*** unknown command 'frobnicate': type help for the list\n")
+
+    def test_help_is_made_from_the_commands(self):
+        """Every command (not its aliases) is listed once, its line made of its name, aliases and docstring."""
+        commands = {n[3:] for n in dir(Debugger) if n.startswith("do_") and getattr(Debugger, n).__name__ == n}
+        assert sorted(n for _, names in SECTIONS for n in names.split()) == sorted(commands - {"EOF"})
+        assert "\n  until (u) SPEC    run until SPEC holds, as a one-off breakpoint (until stopping)\n" in HELP
+
+        class Renamed(Debugger):
+            def do_skip(self, arg: str) -> None:
+                """skip [TEXT]: pretend the pending tool call ran.
+
+                More words.
+                """
+
+            do_k = do_skip
+
+        assert "\n  skip (k) [TEXT]   pretend the pending tool call ran\n" in help_text(Renamed)
+        assert "More words" not in help_text(Renamed)
+
+    def test_help_of_an_alias_is_its_commands(self, tmp_path):
+        """help u is help until: the usage with its alias, the summary, then the details."""
+        moves = replies(session(make(tmp_path, SUBAGENT), "help u", "help until", "help skip"))
+        assert moves[0] == moves[1]
+        assert moves[0].startswith("until (u) SPEC: run until SPEC holds, as a one-off breakpoint (until stopping).\n")
+        assert moves[2].startswith(
+            "skip [TEXT]: answer the pending tool call with TEXT without running it.\n\nThe model gets TEXT"
+        )
 
 
 class TestWatch:
