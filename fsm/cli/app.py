@@ -280,7 +280,8 @@ def _prompts(args: argparse.Namespace, prompt_arg: str) -> Iterator[str]:
 
 
 def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
-    from fsm.cli.headless import JOURNAL_ERROR, run_headless
+    from fsm.cli.headless import run_headless
+    from fsm.cli.result import JOURNAL_ERROR
     from fsm.core.lines import describe
     from fsm.view.console import ConsolePrinter
     from fsm.view.stream import StreamWriter

@@ -1,183 +1,24 @@
-"""A headless run (``agentfsm -p``): drive the agent to idle and sum it up as a :class:`RunResult`.
+"""A headless run (``agentfsm -p``): drive the agent to idle, and sum the run up as a ``RunResult``.
 
-The result object is Claude Code's (``claude -p --output-format json``): ``subtype`` is one of Claude
-Code's (:data:`SUBTYPES`), our precise outcome is ``terminal_reason``; ``num_turns`` counts the root's model
-calls in this run; ``usage``, ``modelUsage``, ``total_cost_usd``, ``model_calls`` and ``duration_api_ms``
-add up the root and every subagent it spawned. Our own keys (``model_calls``, ``subagents``,
-``transitions``, ``cost_note``) come after Claude Code's. Output is the CLI's business; this module only
-runs and counts.
+Interrupts and a journal that cannot be written end the run with a result, never an exception; output is the
+CLI's business.
 """
 
 from __future__ import annotations
 
 import time
-import uuid
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
-import attrs
-from attrs import Factory, frozen
-
+from fsm.cli.result import Ending, RunResult, result_text, summarize
 from fsm.cli.signals import signal_name
-from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS, Transition
-from fsm.core.reducer import made_model_call
+from fsm.core.records import Transition
 from fsm.errors import JournalError
-from fsm.model.pricing import budget_spent, price_of
-from fsm.model.reply import Usage
-from fsm.policy.rules import claude_name
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
-__all__ = ["JOURNAL_ERROR", "SUBTYPES", "RunResult", "error_line", "permission_denials", "run_headless", "usage_json"]
-
-SUBTYPES = {
-    "end_turn": "success",
-    "max_turns": "error_max_turns",
-    "max_model_calls": "error_max_turns",  # Claude Code's set has no other limit of calls; the outcome says which
-    "max_budget_usd": "error_max_budget_usd",
-    "model_error": "error_during_execution",
-    "refusal": "error_during_execution",
-    "max_tokens": "error_during_execution",
-    "interrupted": "error_during_execution",
-    "context_window": "error_during_execution",
-}
-"""The result subtype (Claude Code's set) of each outcome of the root agent (kept as ``terminal_reason``).
-A run stopped because its journal could not be written is ``error_during_execution`` with terminal_reason
-:data:`JOURNAL_ERROR`, not an outcome of the agent: it is left where that transition took it."""
-
-JOURNAL_ERROR = "journal_error"
-"""The terminal_reason of a run that stopped because its session journal could not be written."""
-
-
-@frozen
-class ModelUsage:
-    """One model's share of a run: its tokens, and their price when the price table knows the model."""
-
-    usage: Usage
-    cost_usd: float | None
-    context_window: int | None
-
-
-@frozen
-class RunResult:
-    """What a headless run ended with: the ``result`` object of ``--output-format json``."""
-
-    subtype: str
-    terminal_reason: str
-    """The root agent's outcome (``fsm.core.records.OUTCOMES``)."""
-    result: str
-    """The final text; for ``model_error``, the error message."""
-    session_id: str
-    num_turns: int
-    """The root agent's model calls in this run."""
-    model_calls: int
-    """Model calls of every agent: the root and its subagents."""
-    subagents: int
-    usage: Usage
-    """Tokens of every agent, summed."""
-    duration_ms: int
-    transitions: int
-    duration_api_ms: int = 0
-    """Time spent in the steps that called the model, every agent's."""
-    stop_reason: str | None = None
-    """The root agent's last reply's stop reason (None when the run ended without a reply)."""
-    model_usage: dict[str, ModelUsage] = Factory(dict)
-    permission_denials: list[dict[str, Any]] = Factory(list)
-    errors: list[str] = Factory(list)
-    """What went wrong, one line each, saying what to do (empty on success)."""
-    max_output_tokens: int = 0
-    signal: str | None = None
-    """The signal that interrupted the run (``SIGINT`` for Ctrl-C, ``SIGTERM``, ``SIGHUP``), or None."""
-    resumed: dict[str, Any] | None = None
-    """When a killed run was finished before the new prompt: its ``terminal_reason`` and ``result``."""
-
-    @property
-    def is_error(self) -> bool:
-        """Whether the run ended in anything but success."""
-        return self.subtype != "success"
-
-    @property
-    def exit_code(self) -> int:
-        """0 for success, 1 for an error outcome."""
-        return 1 if self.is_error else 0
-
-    @property
-    def total_cost_usd(self) -> float | None:
-        """What the run cost, or None when a model's price is unknown (a partial sum would mislead)."""
-        costs = [m.cost_usd for m in self.model_usage.values()]
-        return None if any(c is None for c in costs) else round(sum(c for c in costs if c is not None), 8)
-
-    def cost_note(self) -> str | None:
-        """Why ``total_cost_usd`` is null, when it is."""
-        unknown = [name for name, m in self.model_usage.items() if m.cost_usd is None]
-        if not unknown:
-            return None
-        return f"no price known for model {', '.join(unknown)} (genai-prices); total_cost_usd is null"
-
-    def to_json(self) -> dict[str, Any]:
-        """The result object: Claude Code's keys in its order, then ours."""
-        model_usage = {
-            name: {
-                "inputTokens": m.usage.input_tokens,
-                "outputTokens": m.usage.output_tokens,
-                "cacheReadInputTokens": m.usage.cache_read_input_tokens,
-                "cacheCreationInputTokens": m.usage.cache_creation_input_tokens,
-                "webSearchRequests": 0,
-                "costUSD": m.cost_usd,
-                "contextWindow": m.context_window,
-                "maxOutputTokens": self.max_output_tokens,
-            }
-            for name, m in self.model_usage.items()
-        }
-        data: dict[str, Any] = {
-            "type": "result",
-            "subtype": self.subtype,
-            "is_error": self.is_error,
-            "duration_ms": self.duration_ms,
-            "duration_api_ms": self.duration_api_ms,
-            "num_turns": self.num_turns,
-            "result": self.result,
-            "stop_reason": self.stop_reason,
-            "session_id": self.session_id,
-            "total_cost_usd": self.total_cost_usd,
-            "usage": usage_json(self.usage),
-            "modelUsage": model_usage,
-            "permission_denials": list(self.permission_denials),
-            "terminal_reason": self.terminal_reason,
-            "uuid": str(uuid.uuid4()),
-        }
-        if self.errors:
-            data["errors"] = list(self.errors)
-        data.update(model_calls=self.model_calls, subagents=self.subagents, transitions=self.transitions)
-        if self.resumed is not None:
-            data["resumed"] = dict(self.resumed)
-        if self.signal is not None:
-            data["signal"] = self.signal
-        if (note := self.cost_note()) is not None:
-            data["cost_note"] = note
-        return data
-
-
-def usage_json(usage: Usage) -> dict[str, Any]:
-    """Token counts with the keys of Claude Code's ``usage`` (we offer no server tools, so theirs are 0)."""
-    return {**attrs.asdict(usage), "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0}}
-
-
-def permission_denials(records: list[Transition]) -> list[dict[str, Any]]:
-    """The run's permission denials as Claude Code lists them (``tool_name`` in its spelling, ``tool_use_id``,
-    ``tool_input``), plus ``reason``: what the model was told, naming the rule that would allow the call when
-    one can. Subagents' included, in order."""
-    return [
-        {
-            "tool_name": claude_name(d.tool_name),
-            "tool_use_id": d.tool_use_id,
-            "tool_input": d.tool_input,
-            "reason": d.reason,
-        }
-        for d in (r.denial for r in records)
-        if d is not None
-    ]
+__all__ = ["run_headless"]
 
 
 def run_headless(
@@ -198,150 +39,30 @@ def run_headless(
     """
     started = time.monotonic()
     records: list[Transition] = list(earlier)
+    ending = _drive(agent, prompt, records)
+    duration_ms = round((time.monotonic() - started) * 1000)
+    return summarize(agent, records, ending, session_id=session_id, duration_ms=duration_ms)
+
+
+def _drive(agent: Agent, prompt: str | None, records: list[Transition]) -> Ending:
+    """Step *agent* through the runs, appending each transition to *records*; how it stopped."""
     unsubscribe = agent.subscribe(records.append)
-    interrupted: str | None = None
-    journal_failed: JournalError | None = None
-    resumed: dict[str, Any] | None = None
     first = len(agent.history)
+    resumed = None
     try:
-        finishing = agent.busy
-        if finishing:  # a resumed run that stopped midway ends first
+        if agent.busy:  # a resumed run that stopped midway ends first
             agent.run()
+            if prompt is not None:
+                resumed = {"terminal_reason": agent.outcome or "end_turn", "result": result_text(agent)}
         if prompt is not None:
-            if finishing:
-                resumed = {"terminal_reason": agent.outcome or "end_turn", "result": _result_text(agent)}
             agent.run(prompt)  # a reply's task calls run at once, up to the agent's max_parallel
     except KeyboardInterrupt as exc:  # inside a step the agent has settled already; between steps, settle it now
-        interrupted = signal_name(exc)
         agent.interrupt()
+        return Ending(signal=signal_name(exc), resumed=resumed)
     except JournalError as exc:  # the journal cannot take the run's next transition: stop where it is
-        journal_failed = exc
         seen = {r.seq for r in records}  # the journal's listener raised before ours got the transition: count it
         records += [r for r in agent.history[first:] if r.seq not in seen]
+        return Ending(journal_error=exc, resumed=resumed)
     finally:
         unsubscribe()
-    outcome = JOURNAL_ERROR if journal_failed else "interrupted" if interrupted else agent.outcome or "end_turn"
-    result_text = str(journal_failed) if journal_failed else _result_text(agent)
-    model_calls = [r for r in records if made_model_call(r)]
-    root_replies = [r.reply for r in records if r.reply is not None and r.depth == 0]
-    problem = error_line(
-        outcome,
-        result_text,
-        max_turns=agent.max_turns,
-        max_tokens=agent.max_tokens,
-        max_model_calls=agent.max_model_calls,
-        signal=interrupted,
-        session_id=session_id,
-        max_budget_usd=agent.max_budget_usd,
-        run_cost_usd=agent.run_cost_usd,
-    )
-    return RunResult(
-        subtype=SUBTYPES.get(outcome, "error_during_execution"),
-        terminal_reason=outcome,
-        result=result_text,
-        session_id=session_id or agent.agent_id,
-        num_turns=sum(1 for r in model_calls if r.depth == 0),
-        model_calls=len(model_calls),
-        subagents=sum(1 for r in records if r.trigger == "subagent_spawned"),
-        usage=sum((r.reply.usage for r in records if r.reply is not None), Usage()),
-        duration_ms=round((time.monotonic() - started) * 1000),
-        transitions=len(records),
-        duration_api_ms=round(sum(r.duration_ms for r in model_calls)),
-        stop_reason=root_replies[-1].stop_reason if root_replies and not interrupted else None,
-        model_usage=_model_usage(records, default=getattr(agent.model, "model", None) or "unknown"),
-        permission_denials=permission_denials(records),
-        errors=[problem] if problem else [],
-        max_output_tokens=agent.max_tokens,
-        signal=interrupted,
-        resumed=resumed,
-    )
-
-
-def _result_text(agent: Agent) -> str:
-    """The root's final text, or for an error outcome with a message, the message."""
-    return agent.data.error if agent.data.error and agent.outcome in _ERRORS else agent.data.final_text
-
-
-def _model_usage(records: list[Transition], *, default: str) -> dict[str, ModelUsage]:
-    """Each model's tokens and cost. Each reply is priced on its own, as it was billed (a long-context tier
-    applies per request), as a USD budget counts it."""
-    per_model: dict[str, tuple[Usage, float | None, int | None]] = {}
-    for record in records:
-        if record.reply is None:
-            continue
-        name = record.reply.model or default
-        price = price_of(name, record.reply.usage)
-        usage, cost, window = per_model.get(name, (Usage(), 0.0, None))
-        per_model[name] = (
-            usage + record.reply.usage,
-            None if cost is None or price is None else cost + price.usd,
-            window if price is None else price.context_window,
-        )
-    return {name: ModelUsage(usage, cost, window) for name, (usage, cost, window) in per_model.items()}
-
-
-_ERRORS = frozenset({"model_error", "context_window"})
-"""Outcomes whose result text is the error message (when there is one)."""
-
-
-def error_line(
-    outcome: str,
-    result: str,
-    *,
-    max_turns: int,
-    max_tokens: int,
-    max_model_calls: int = MAX_MODEL_CALLS,
-    signal: str | None = None,
-    session_id: str | None = None,
-    max_budget_usd: float | None = None,
-    run_cost_usd: float | None = None,
-) -> str | None:
-    """The one line for stderr that says what went wrong and what to do, or None on success."""
-    match outcome:
-        case "end_turn":
-            return None
-        case "max_turns":
-            if max_turns < MAX_TURNS:
-                return (
-                    f"stopped after {max_turns} turns without a final answer; "
-                    f"raise --max-turns (up to {MAX_TURNS}) or narrow the prompt"
-                )
-            return (
-                f"stopped after {max_turns} turns without a final answer ({MAX_TURNS} is the most a run "
-                "may take); narrow the prompt or split the task"
-            )
-        case "max_model_calls":
-            return (
-                f"stopped: the run's budget of {max_model_calls} model calls is spent; "
-                "raise --max-model-calls or narrow the prompt"
-            )
-        case "max_budget_usd":
-            advice = (
-                "use models genai-prices knows, or drop --max-budget-usd"
-                if run_cost_usd is None
-                else "raise --max-budget-usd or narrow the prompt"
-            )
-            return f"stopped: {budget_spent(max_budget_usd, run_cost_usd)}; {advice}"
-        case "model_error":
-            return result
-        case "context_window":
-            what = (
-                result
-                if result.startswith("the conversation")
-                else "the conversation filled the model's context window"
-            )
-            where = session_id or "ID"
-            return (
-                f"{what}; go on from an earlier transition with time travel: agentfsm sessions show {where}, "
-                f"then agentfsm debug --session {where} --at SEQ"
-            )
-        case "refusal":
-            return "the model refused to answer this prompt"
-        case "max_tokens":
-            return f"the reply was cut at the max_tokens limit ({max_tokens}); raise --max-tokens"
-        case "interrupted":
-            return f"interrupted ({signal})" if signal else "interrupted"
-        case "journal_error":  # JOURNAL_ERROR
-            where = f"agentfsm -p --resume {session_id}" if session_id else "agentfsm -p --continue"
-            return f"{result}; the run stopped there: once the journal can be written, go on with {where}"
-    return outcome
+    return Ending(resumed=resumed)
