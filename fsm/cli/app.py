@@ -1,15 +1,17 @@
-"""The ``agentfsm`` command: parse, build an agent, run it, map the outcome to an exit status.
+"""The ``agentfsm`` command: parse, resolve the options, run the command, map the outcome to an exit status.
 
 ::
 
     agentfsm                       the interactive REPL (fsm.cli.repl)
-    agentfsm -p PROMPT [flags]     a headless run; ``agentfsm run PROMPT [flags]`` is the same
+    agentfsm -p PROMPT [flags]     a headless run (fsm.cli.headless); ``agentfsm run PROMPT [flags]`` is the same
     agentfsm demo                  the offline demo (fsm.cli.demo)
-    agentfsm debug|diagram|sessions|replay|ui ...   plug-ins (PLUGINS), present when their module is
+    agentfsm debug|diagram|sessions|replay|ui|check ...   plug-ins (PLUGINS), present when their module is
 
 Exit status: 0 success; 1 the run ended in an error outcome (or failed); 2 a usage or configuration
-error. Every error is one line on stderr, ``agentfsm: MESSAGE``, never a traceback. ``anthropic`` is not
-imported here, so ``--help`` stays fast.
+error. Every error is one line on stderr, ``agentfsm: MESSAGE``, never a traceback. The parsed
+``argparse.Namespace`` goes no further than this module and each plug-in's ``command(args)``: a run's flags
+become a :class:`~fsm.cli.options.RunOptions` here. ``anthropic`` is not imported here, so ``--help`` stays
+fast.
 """
 
 from __future__ import annotations
@@ -17,28 +19,19 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import itertools
 import logging
 import os
 import re
 import shlex
 import sys
-from collections.abc import Callable, Iterator
 from types import ModuleType
-from typing import TYPE_CHECKING, Any, ClassVar, NoReturn
+from typing import Any, ClassVar, NoReturn
 
-from fsm.cli.flags import add_agent_flags, agent_from_args
-from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT
-from fsm.cli.sessions import add_session_flags, session_from_args
+from fsm.cli.flags import add_agent_flags, add_output_flags, add_session_flags, add_top_level_flags
 from fsm.cli.signals import signal_name, signals_interrupt
-from fsm.core.records import Transition
 from fsm.errors import AgentfsmError, ConfigError, JournalError, UnknownSessionError
 
-if TYPE_CHECKING:
-    from fsm.core.agent import Agent
-    from fsm.view.stream import StreamWriter
-
-__all__ = ["OUTPUT_FORMATS", "PLUGINS", "build_parser", "main"]
+__all__ = ["PLUGINS", "build_parser", "main"]
 
 PLUGINS = {
     "debug": "fsm.cli.debugger",
@@ -50,14 +43,12 @@ PLUGINS = {
 }
 """Subcommand → module exposing ``configure(parser)`` and ``command(args) -> int``."""
 
-OUTPUT_FORMATS = ("text", "json", "stream-json")
-
 
 class _Parser(argparse.ArgumentParser):
     """An ArgumentParser whose errors are one line, ``agentfsm: MESSAGE``, with exit status 2."""
 
     argv: ClassVar[list[str]] = []
-    """The arguments being parsed (main sets them), to tell an unknown option from a bad command."""
+    """The arguments being parsed (parse_args sets them), to tell an unknown option from a bad command."""
     known: ClassVar[set[str]] = set()
     """Every option string of the parser and its subcommands (build_parser fills it)."""
     top_options: ClassVar[dict[str, argparse.Action]] = {}
@@ -97,35 +88,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _add_run_flags(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument(
-        "--output-format",
-        choices=OUTPUT_FORMATS,
-        default=None,
-        help="text: the final text only (default); json: one result object; "
-        "stream-json: Claude Code's messages as JSON lines (system/init, assistant, user), "
-        "our transition events, then the result object",
-    )
-    parser.add_argument(
-        "--input-format",
-        choices=("text", "stream-json"),
-        default="text",
-        help="stream-json: user messages as JSON lines on stdin, each the next prompt of the same "
-        "session (needs --output-format stream-json)",
-    )
-    parser.add_argument(
-        "--no-transition-events",
-        dest="transition_events",
-        action="store_false",
-        default=True,
-        help='stream-json without our {"type": "transition"} events',
-    )
-    parser.add_argument(
-        "--include-partial-messages",
-        action="store_true",
-        default=False,
-        help="stream-json: also a stream_event line per raw API stream event (text deltas) as the "
-        "model's reply arrives",
-    )
+    add_output_flags(parser)
     add_agent_flags(parser)
     add_session_flags(parser)
 
@@ -141,15 +104,6 @@ def _plugin(name: str) -> ModuleType | None:
         raise
 
 
-def _version() -> str:
-    from importlib.metadata import PackageNotFoundError, version
-
-    try:
-        return version("agentfsm")
-    except PackageNotFoundError:  # run from a source tree that was never installed
-        return "unknown"
-
-
 def build_parser() -> argparse.ArgumentParser:
     """The full parser: top-level ``-p`` and agent flags, ``run``, ``demo`` and the plug-ins present."""
     # No abbreviations: the top-level parser would resolve them for a subcommand's flags too (argparse), so
@@ -161,19 +115,7 @@ def build_parser() -> argparse.ArgumentParser:
         "interactive REPL. Exit status: 0 success, 1 the run ended in an error, 2 bad usage.",
         epilog="Try it offline first: agentfsm demo",
     )
-    parser.add_argument(
-        "-p",
-        "--print",
-        dest="prompt",
-        nargs="?",
-        const="-",
-        default=None,
-        metavar="PROMPT",
-        help="run PROMPT headless and print the result; '-' or no value reads it from stdin",
-    )
-    parser.add_argument(
-        "-v", "--version", action="version", version=f"{_version()} (agentfsm)", help="print the version and exit"
-    )
+    add_top_level_flags(parser)
     _add_run_flags(parser)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     run = sub.add_parser(
@@ -203,10 +145,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def parse_args(argv: list[str]) -> argparse.Namespace:
+    """Parse *argv* with :func:`build_parser`.
+
+    Raises:
+        SystemExit: ``--help`` or ``--version`` (status 0), or a usage error, printed in one line (status 2).
+    """
+    parser = build_parser()
+    _Parser.argv = list(argv)
+    args = parser.parse_args(argv)
+    if (stray := _stray_flag(args)) is not None:
+        parser.error(stray)
+    return args
+
+
 def _share_top_level_flags(parser: argparse.ArgumentParser, sub: Any) -> None:
     """Let flags given before a subcommand count: a subcommand's copy of a top-level flag with the same
     default keeps no default of its own, so the value given before it survives (and one given after wins).
-    Each subcommand records the flags it honours that way; :func:`_refuse_stray_flags` refuses the others."""
+    Each subcommand records the flags it honours that way; :func:`_stray_flag` refuses the others."""
     top = {a.dest: a.default for a in parser._actions if a.option_strings and a.dest != "help"}
     _Parser.known = {o for a in parser._actions for o in a.option_strings}
     for name, subparser in sub.choices.items():
@@ -248,139 +204,49 @@ def _flags_before_command(argv: list[str]) -> list[argparse.Action]:
     return []
 
 
-def _refuse_stray_flags(args: argparse.Namespace) -> None:
-    """A top-level flag given before a subcommand that does not honour it is an error, never ignored.
-
-    Raises:
-        ConfigError: naming the flag and the subcommand.
-    """
+def _stray_flag(args: argparse.Namespace) -> str | None:
+    """What is wrong when a top-level flag given before a subcommand is one the subcommand does not honour (it is
+    refused, never ignored); None when none is."""
     honoured = getattr(args, "honoured_flags", None)
     if honoured is None:
-        return
+        return None
     for action in _flags_before_command(_Parser.argv):
         if action.dest not in honoured:
             flag = action.option_strings[-1]
-            raise ConfigError(
+            return (
                 f"{flag} does not apply to '{args.command_name}'; put it after a command that "
                 f"takes it (agentfsm run PROMPT {flag} …)"
             )
+    return None
 
 
-def _prompts(args: argparse.Namespace, prompt_arg: str) -> Iterator[str]:
-    """The run's prompts: one from the argument (or stdin), or one per stream-json line on stdin."""
-    from fsm.cli.inputs import read_prompt, stream_prompts
+def _headless(args: argparse.Namespace, prompt: str) -> int:
+    """``agentfsm -p PROMPT`` and ``agentfsm run PROMPT``: run it, write the result; 0, or 1 for an error."""
+    from fsm.cli import headless
+    from fsm.cli.options import RunOptions
+    from fsm.cli.run_session import session_for
 
-    if getattr(args, "input_format", "text") != "stream-json":
-        return iter([read_prompt(prompt_arg)])
-    if args.output_format != "stream-json":
-        raise ConfigError("--input-format stream-json needs --output-format stream-json")
-    if prompt_arg != "-":
-        raise ConfigError("--input-format stream-json reads the prompts from stdin; give no prompt argument")
-    return stream_prompts()
+    options = RunOptions.from_args(args, prompt=prompt)
+    with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, session):
+        return headless.run(options, agent, session)
 
 
-def _headless(args: argparse.Namespace, prompt_arg: str) -> int:
-    from fsm.cli.headless import run_headless
-    from fsm.cli.result import JOURNAL_ERROR
-    from fsm.core.lines import describe
-    from fsm.view.console import ConsolePrinter
-    from fsm.view.stream import StreamWriter
+def _repl(args: argparse.Namespace) -> int:
+    """``agentfsm`` without a prompt: the REPL (a resumed run that stopped midway ends first)."""
+    from fsm.cli.options import RunOptions
+    from fsm.cli.repl import repl
+    from fsm.cli.run_session import session_for
 
-    stream_input = args.input_format == "stream-json"
-    resuming = bool(getattr(args, "resume", None) or getattr(args, "continue_session", False))
-    prompts = _prompts(args, prompt_arg) if stream_input else iter(())
-    first: str | None = None
-    if not stream_input:
-        try:
-            first = next(_prompts(args, prompt_arg))
-        except ConfigError as exc:  # resuming without a prompt: finish the run that was killed, and stop
-            if not resuming or str(exc) not in (NO_PROMPT, EMPTY_PROMPT):
-                raise
-    output = args.output_format or "text"
-    if getattr(args, "include_partial_messages", False) and output != "stream-json":
-        raise ConfigError("--include-partial-messages needs --output-format stream-json")
-    agent, session = session_from_args(args, agent_from_args(args, interactive=True))
-    late: list[Callable[[Transition], None]] = []  # listeners that also get what the resume did already
-    if args.verbose:  # the console lines on stderr, the model's text streamed among them
-        printer = ConsolePrinter(sys.stderr, text=True)
-        agent.watch_progress(printer.progress)
-
-        def progress(record: Transition) -> None:
-            printer(record)
-            print(describe(record), file=sys.stderr, flush=True)
-
-        late.append(progress)
-    writer = StreamWriter(sys.stdout)
-    session_id = session.id if session else agent.agent_id
-    status = 0
-    try:
-        if output == "stream-json":
-            late.append(_stream_messages(args, agent, writer, session_id))
-        earlier = list(agent.history)
-        for listener in late:
-            for record in earlier:
-                listener(record)
-            agent.subscribe(listener)
-        runs: Iterator[str | None] = itertools.chain([first] if first is not None else [], prompts)
-        if first is None and not stream_input:
-            if not agent.busy:
-                raise ConfigError(
-                    f"nothing to finish: session {session_id} is not in the middle of a run; give a "
-                    f"prompt to go on (agentfsm -p PROMPT --resume {session_id})"
-                )
-            runs = iter([None])
-        for prompt in runs:
-            result = run_headless(agent, prompt, session_id=session_id, earlier=earlier)
-            earlier = []
-            if output == "text":
-                if result.resumed is not None and result.resumed["result"]:
-                    print(result.resumed["result"], flush=True)
-                message = result.is_error and (
-                    result.result == agent.data.error or result.terminal_reason == JOURNAL_ERROR
-                )
-                if result.result and not message:  # an error's message goes to stderr only
-                    print(result.result, flush=True)
-            else:
-                writer.write(result.to_json())
-            for problem in result.errors:
-                print(f"agentfsm: {problem}", file=sys.stderr, flush=True)
-            status = max(status, result.exit_code)
-            if result.terminal_reason == JOURNAL_ERROR:  # later prompts could not be journalled either
-                break
-    finally:
-        if session:
-            session.close()
-    return status
-
-
-def _stream_messages(
-    args: argparse.Namespace, agent: Agent, writer: StreamWriter, session_id: str
-) -> Callable[[Transition], None]:
-    """Write system/init and return the listener of Claude Code's stream-json messages (and our events)."""
-    from fsm.model.anthropic import DEFAULT_MODEL
-    from fsm.view.messages import ClaudeStream
-
-    stream = ClaudeStream(
-        writer.write,
-        session_id=session_id,
-        model=getattr(agent.model, "model", None) or DEFAULT_MODEL,
-        transitions=args.transition_events,
-    )
-    if getattr(args, "include_partial_messages", False):
-        agent.watch_progress(stream.progress)  # watching makes the model stream
-    key_source = getattr(agent.model, "key_source", "none")
-    stream.init(
-        agent,
-        permission_mode=agent.permissions.mode,
-        agents=["general-purpose", *agent.agents],
-        version=_version(),
-        api_key_source=key_source,
-    )
-    return stream
+    if args.output_format is not None:
+        raise ConfigError("--output-format needs a headless run: agentfsm -p PROMPT --output-format ...")
+    options = RunOptions.from_args(args)
+    with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, _):
+        if agent.busy:
+            print(agent.run(), flush=True)
+        return repl(agent)
 
 
 def _dispatch(args: argparse.Namespace) -> int:
-    _refuse_stray_flags(args)
     if getattr(args, "plugin_command", None) is not None:
         return int(args.plugin_command(args))
     if args.command == "demo":
@@ -391,18 +257,7 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _headless(args, args.run_prompt if args.run_prompt is not None else "-")
     if args.prompt is not None:
         return _headless(args, args.prompt)
-    if args.output_format is not None:
-        raise ConfigError("--output-format needs a headless run: agentfsm -p PROMPT --output-format ...")
-    from fsm.cli.repl import repl
-
-    agent, session = session_from_args(args, agent_from_args(args, interactive=True))
-    try:
-        if agent.busy:  # a resumed run that stopped midway ends first
-            print(agent.run(), flush=True)
-        return repl(agent)
-    finally:
-        if session:
-            session.close()
+    return _repl(args)
 
 
 def _journal_hint(exc: JournalError) -> str:
@@ -435,10 +290,8 @@ def main(argv: list[str] | None = None) -> int:
     early (``| head -c1``) ends the command quietly with status 1 (a run stops where it was, journalled so far).
     """
     _open_closed_streams()
-    parser = build_parser()
-    _Parser.argv = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
+        args = parse_args(list(sys.argv[1:] if argv is None else argv))
     except SystemExit as exc:  # --help, or a usage error already printed in one line
         return exc.code if isinstance(exc.code, int) else 2
     logging.basicConfig(level=logging.WARNING, format="agentfsm: %(name)s: %(message)s", stream=sys.stderr)

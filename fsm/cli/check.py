@@ -11,7 +11,7 @@ import sys
 from typing import TextIO
 
 from fsm.checker.search import Bounds, Move, Report, check, check_inductive
-from fsm.cli.flags import _int_flag
+from fsm.cli.flags import int_flag
 from fsm.core.records import MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 
 __all__ = ["command", "configure", "render"]
@@ -31,28 +31,28 @@ def configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--max-turns",
-        type=_int_flag("--max-turns", 1, MAX_TURNS),
+        type=int_flag("--max-turns", 1, MAX_TURNS),
         default=MAX_TURNS,
         metavar="N",
         help=f"model calls per agent per run (default {MAX_TURNS})",
     )
     parser.add_argument(
         "--tools-per-reply",
-        type=_int_flag("--tools-per-reply", 1, 6),
+        type=int_flag("--tools-per-reply", 1, 6),
         default=3,
         metavar="K",
         help="the most tool calls one reply holds, each a tool or a task (default 3)",
     )
     parser.add_argument(
         "--max-model-calls",
-        type=_int_flag("--max-model-calls", 1),
+        type=int_flag("--max-model-calls", 1),
         default=MAX_MODEL_CALLS,
         metavar="M",
         help=f"the run's budget (default {MAX_MODEL_CALLS})",
     )
     parser.add_argument(
         "--max-parallel",
-        type=_int_flag("--max-parallel", 1, MAX_PARALLEL),
+        type=int_flag("--max-parallel", 1, MAX_PARALLEL),
         default=4,
         metavar="N",
         help="subagents that run at once (default 4, the agent's)",

@@ -46,7 +46,7 @@ from fsm.view.debugtext import location
 from fsm.view.diagram import CHILD, INSTALL_HINT, mermaid, render, write_atomic
 
 if TYPE_CHECKING:
-    from fsm.cli.sessions import Session
+    from fsm.cli.run_session import Session
 
 __all__ = ["HELP", "SECTIONS", "Debugger", "command", "configure", "help_text"]
 
@@ -475,8 +475,7 @@ HELP = help_text(Debugger)
 
 def configure(parser: argparse.ArgumentParser) -> None:
     """Add the ``debug`` command's arguments (the shared agent flags, PROMPT, --watch) to *parser*."""
-    from fsm.cli.flags import add_agent_flags
-    from fsm.cli.sessions import add_time_travel_flags
+    from fsm.cli.flags import add_agent_flags, add_time_travel_flags
 
     parser.description = "Step an agent one transition at a time (type help at the (afsm) prompt)."
     parser.add_argument("prompt", nargs="?", help="queue this prompt; the first step sends it")
@@ -510,39 +509,37 @@ def _demo_agent(root: Path) -> Agent:
     return agent
 
 
+def _check(*, watch: Path | None, demo: bool, prompt: str | None, fork: str | None) -> None:
+    """Refuse what ``debug`` cannot do: watch an SVG or PNG without pygraphviz, play the demo with a prompt or a
+    session of its own, or queue an empty prompt."""
+    if watch is not None and format_for(watch) != "mermaid" and importlib.util.find_spec("pygraphviz") is None:
+        raise ConfigError(f"--watch {watch}: {INSTALL_HINT} (or watch a .mmd file)")
+    if demo and (prompt or fork):
+        raise ConfigError(f"--demo plays its own prompt: drop {'PROMPT' if prompt else '--session'}, or drop --demo")
+    if prompt is not None and not prompt.strip():
+        raise ConfigError("the prompt is empty; give a non-empty PROMPT, or none")
+
+
 def command(args: argparse.Namespace, *, model: Any = None) -> int:
     """Run ``agentfsm debug``: 0 when the user quits.
 
     Raises:
         ConfigError: a bad flag or prompt (the CLI prints it in one line and exits 2).
     """
-    from fsm.cli.flags import agent_from_args
-    from fsm.cli.sessions import recorded_model_from_args, session_from_args, time_travel_from_args
+    from fsm.cli.options import RunOptions
+    from fsm.cli.run_session import recorded_model, session_for
 
-    session = None
-    with tempfile.TemporaryDirectory(prefix="agentfsm-debug-") as scratch:
-        watch = Path(args.watch) if args.watch else None
-        if watch is not None and format_for(watch) != "mermaid" and importlib.util.find_spec("pygraphviz") is None:
-            raise ConfigError(f"--watch {watch}: {INSTALL_HINT} (or watch a .mmd file)")
-        if args.demo and args.prompt:
-            raise ConfigError("--demo plays its own prompt: drop PROMPT, or drop --demo")
-        if args.demo and args.session:
-            raise ConfigError("--demo plays its own prompt: drop --session, or drop --demo")
-        if args.prompt is not None and not args.prompt.strip():
-            raise ConfigError("the prompt is empty; give a non-empty PROMPT, or none")
-        if args.demo:
-            agent = _demo_agent(Path(scratch))  # a scratch workspace, gone when the debugger ends: not journalled
-        else:
-            agent = agent_from_args(args, model=model or recorded_model_from_args(args), interactive=True)
-            travelled = time_travel_from_args(args, agent)  # --session ID --at SEQ: a fork of that moment
-            agent, session = travelled if travelled else session_from_args(args, agent)
-        try:
-            if args.prompt:
-                agent.send(args.prompt)
-            return Debugger(agent, watch=watch, session=session).run()
-        finally:
-            if session is not None:
-                session.close()
+    watch = Path(args.watch) if args.watch else None
+    _check(watch=watch, demo=args.demo, prompt=args.prompt, fork=args.session)
+    if args.demo:
+        with tempfile.TemporaryDirectory(prefix="agentfsm-debug-") as scratch:  # gone when the debugger ends
+            return Debugger(_demo_agent(Path(scratch)), watch=watch).run()  # not journalled
+    options = RunOptions.from_args(args)
+    agent = options.build_agent(model or recorded_model(options.session))
+    with session_for(options.session, agent, limits=options.agent.limits_given()) as (agent, session):
+        if args.prompt:
+            agent.send(args.prompt)
+        return Debugger(agent, watch=watch, session=session).run()
 
 
 def main(argv: list[str] | None = None) -> int:

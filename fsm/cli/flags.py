@@ -1,62 +1,43 @@
-"""The flags every agent-running command shares, and how they become an :class:`~fsm.core.agent.Agent`.
+"""Every flag of the agent-running commands, declared once: names, help texts and argparse types.
 
-:func:`add_agent_flags` adds them to a parser (``run``, ``debug`` and the REPL use the same words);
-:func:`agent_from_args` validates them once, reads ``.env`` and the settings files
-(``fsm.policy.settings``, with ``--settings`` and ``--setting-sources``), layers the permission flags
-on top (``--permission-mode``, ``--allowedTools``, ``--disallowedTools``, ``--add-dir``: Claude Code's
-names), installs the settings' command hooks, resolves the model id and the approver, and builds the
-agent. Every problem is a :class:`~fsm.errors.ConfigError` with a one-line message that names the flag
-(or the settings file), the value and what to do; the CLI prints it as ``agentfsm: MESSAGE`` and exits 2.
+Each ``add_*`` function adds one group to a parser; the commands pick theirs (the top level: ``-p`` and ``-v``;
+``run`` and ``-p``: the output, agent and session flags, which the REPL shares; ``debug``: the agent and
+time-travel flags; ``sessions``, ``replay`` and ``ui``: the journal flags). A type refuses a bad value in one
+line that names the flag and the value (``--max-turns must be 1..30 (got 45)``). What the values mean together
+is :mod:`fsm.cli.options`' job.
 """
 
 from __future__ import annotations
 
 import argparse
-import os
-import sys
+import uuid
 from collections.abc import Callable
-from pathlib import Path
-from typing import Any, TextIO
 
-from fsm.cli.project import add_project_flags, project_from_args
-from fsm.core.agent import Agent
-from fsm.core.prompts import compose, parent_system
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
-from fsm.errors import ConfigError
 from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT
-from fsm.model.pricing import unpriced
-from fsm.model.protocol import Model
-from fsm.policy import command_hooks
-from fsm.policy.chain import Approver, Remember, default_hooks, deny_unattended
-from fsm.policy.hooks import Ask
-from fsm.policy.judge import Policy
-from fsm.policy.modes import ALIASES, MODES, resolve_mode
-from fsm.policy.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
-from fsm.policy.settings import SOURCES, Settings, load_settings
-from tools import REGISTRY, Workspace
-from tools.sandbox import Sandbox, SandboxUnavailable, backend_for
-from tools.secrets import take_secrets
+from fsm.policy.modes import ALIASES, MODES
+from fsm.policy.settings import SOURCES
 
 __all__ = [
-    "NO_API_KEY",
+    "DB_HELP",
+    "OUTPUT_FORMATS",
     "PERMISSION_MODES",
     "add_agent_flags",
-    "agent_from_args",
-    "limits_given",
-    "load_env",
-    "model_id",
-    "print_retry",
-    "sandbox_from",
-    "settings_from_args",
-    "system_prompt",
-    "terminal_approver",
+    "add_db_flags",
+    "add_output_flags",
+    "add_session_flags",
+    "add_time_travel_flags",
+    "add_top_level_flags",
+    "int_flag",
+    "version",
 ]
 
 PERMISSION_MODES = (*MODES, *ALIASES)
-NO_API_KEY = "No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"
+OUTPUT_FORMATS = ("text", "json", "stream-json")
+DB_HELP = "the session journal (default: one per workspace, under $XDG_STATE_HOME/agentfsm or ~/.local/state/agentfsm)"
 
 
-def _int_flag(flag: str, low: int, high: int | None = None) -> Callable[[str], int]:
+def int_flag(flag: str, low: int, high: int | None = None) -> Callable[[str], int]:
     """An argparse ``type`` that accepts an integer in ``low..high`` and says so otherwise."""
     expected = f"{low}..{high}" if high is not None else f"an integer >= {low}"
 
@@ -103,9 +84,73 @@ def _seconds_flag(flag: str) -> Callable[[str], float]:
     return parse
 
 
-def print_retry(line: str) -> None:
-    """Tell the user on stderr that a model request waits before its retry (every output mode)."""
-    print(f"agentfsm: {line}", file=sys.stderr, flush=True)
+def _uuid(text: str) -> str:
+    """An argparse ``type``: a UUID in its canonical form."""
+    try:
+        return str(uuid.UUID(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"--session-id must be a UUID (got {text!r})") from None
+
+
+def version() -> str:
+    """The installed version of agentfsm (``unknown`` in a source tree that was never installed)."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("agentfsm")
+    except PackageNotFoundError:
+        return "unknown"
+
+
+def add_top_level_flags(parser: argparse.ArgumentParser) -> None:
+    """Add ``-p/--print [PROMPT]`` and ``-v/--version``."""
+    parser.add_argument(
+        "-p",
+        "--print",
+        dest="prompt",
+        nargs="?",
+        const="-",
+        default=None,
+        metavar="PROMPT",
+        help="run PROMPT headless and print the result; '-' or no value reads it from stdin",
+    )
+    parser.add_argument(
+        "-v", "--version", action="version", version=f"{version()} (agentfsm)", help="print the version and exit"
+    )
+
+
+def add_output_flags(parser: argparse.ArgumentParser) -> None:
+    """Add ``--output-format``, ``--input-format``, ``--no-transition-events`` and ``--include-partial-messages``."""
+    parser.add_argument(
+        "--output-format",
+        choices=OUTPUT_FORMATS,
+        default=None,
+        help="text: the final text only (default); json: one result object; "
+        "stream-json: Claude Code's messages as JSON lines (system/init, assistant, user), "
+        "our transition events, then the result object",
+    )
+    parser.add_argument(
+        "--input-format",
+        choices=("text", "stream-json"),
+        default="text",
+        help="stream-json: user messages as JSON lines on stdin, each the next prompt of the same "
+        "session (needs --output-format stream-json)",
+    )
+    parser.add_argument(
+        "--no-transition-events",
+        dest="transition_events",
+        action="store_false",
+        default=True,
+        help='stream-json without our {"type": "transition"} events',
+    )
+    parser.add_argument(
+        "--include-partial-messages",
+        action="store_true",
+        default=False,
+        help="stream-json: also a stream_event line per raw API stream event (text deltas) as the "
+        "model's reply arrives",
+    )
 
 
 def add_agent_flags(parser: argparse.ArgumentParser) -> None:
@@ -114,20 +159,18 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     resumed = "; with --resume/--continue it applies to the run this command's prompt starts"
     group.add_argument(
         "--max-turns",
-        type=_int_flag("--max-turns", 1, MAX_TURNS),
+        type=int_flag("--max-turns", 1, MAX_TURNS),
         default=None,
         metavar="N",
         help=f"model calls allowed per agent per run (the root and each subagent), "
         f"1..{MAX_TURNS} (default {MAX_TURNS}){resumed}",
     )
-    (
-        group.add_argument(
-            "--max-model-calls",
-            type=_int_flag("--max-model-calls", 1),
-            default=None,
-            metavar="N",
-            help=f"model calls allowed per run, all subagents included (default {MAX_MODEL_CALLS}){resumed}",
-        ),
+    group.add_argument(
+        "--max-model-calls",
+        type=int_flag("--max-model-calls", 1),
+        default=None,
+        metavar="N",
+        help=f"model calls allowed per run, all subagents included (default {MAX_MODEL_CALLS}){resumed}",
     )
     group.add_argument(
         "--max-budget-usd",
@@ -142,7 +185,7 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--max-tokens",
-        type=_int_flag("--max-tokens", 1),
+        type=int_flag("--max-tokens", 1),
         default=DEFAULT_MAX_TOKENS,
         metavar="N",
         help=f"max_tokens of each model call (default {DEFAULT_MAX_TOKENS})",
@@ -206,7 +249,7 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--max-retries",
-        type=_int_flag("--max-retries", 0, 10),
+        type=int_flag("--max-retries", 0, 10),
         default=DEFAULT_MAX_RETRIES,
         metavar="N",
         help="retries of a failed model request: rate limits, overload, 5xx, timeouts "
@@ -222,13 +265,18 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--max-parallel",
-        type=_int_flag("--max-parallel", 1, MAX_PARALLEL),
+        type=int_flag("--max-parallel", 1, MAX_PARALLEL),
         metavar="N",
         help=f"subagents run at once when a reply holds several task calls, 1..{MAX_PARALLEL} "
         "(default 4; 1 runs them one after another)",
     )
     group.add_argument("--verbose", action="store_true", help="progress lines on stderr")
-    add_project_flags(group)
+    group.add_argument(
+        "--agents",
+        metavar="JSON",
+        help="custom subagents, as Claude Code takes them: "
+        '{"NAME": {"description": "...", "prompt": "...", "tools": ["Read"], "model": "haiku"}}',
+    )
     prompt = group.add_mutually_exclusive_group()
     prompt.add_argument("--system-prompt", metavar="TEXT", help="the root agent's system prompt instead of ours")
     prompt.add_argument("--system-prompt-file", metavar="PATH", help="the same, read from PATH")
@@ -239,259 +287,49 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     more.add_argument("--append-system-prompt-file", metavar="PATH", help="the same, read from PATH")
 
 
-def load_env(directory: Path | None = None) -> None:
-    """Read ``.env`` from *directory* (the current one by default); real environment variables win.
-
-    Raises:
-        ConfigError: the file cannot be read, or is not UTF-8 text.
-    """
-    from dotenv import load_dotenv
-
-    path = (directory or Path.cwd()) / ".env"
-    if not path.is_file():
-        return
-    try:
-        load_dotenv(path, override=False, encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        utf16 = path.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff")
-        what = "UTF-16 text" if utf16 else f"not UTF-8 text ({exc.reason} at byte {exc.start})"
-        raise ConfigError(f"cannot read {path}: it is {what}; save it as UTF-8") from None
-    except OSError as exc:
-        raise ConfigError(f"cannot read {path} ({exc.strerror or exc}); fix its permissions or remove it") from None
-
-
-def model_id(flag: str | None) -> str:
-    """The model to use: *flag*, else ``MODEL_ID``, else ``ANTHROPIC_MODEL``, else ``DEFAULT_MODEL``."""
-    return flag or os.environ.get("MODEL_ID") or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
-
-
-def terminal_approver(*, stdin: TextIO | None = None, stderr: TextIO | None = None) -> Approver:
-    """An approver that asks ``Allow? [y/N/a]`` on the terminal: ``y``/``yes`` allow this call, ``a``/``always``
-    allow it and add the offered rules for the rest of the session (printing them); anything else, or EOF,
-    denies.
-
-    The question goes to stderr so a headless run's stdout holds only its result.
-    """
-
-    def approve(tool_call: dict[str, Any], ask: Ask) -> bool | Remember:
-        out, inp = stderr or sys.stderr, stdin or sys.stdin
-        offer = f" (a: allow {', '.join(ask.suggestions)} for this session)" if ask.suggestions else ""
-        who = f"subagent {ask.agent}: " if ask.agent else ""  # subagents running at once ask one at a time
-        out.write(f"\n[Permission] {who}{tool_call.get('name')} needs approval: {ask.reason}{offer}\nAllow? [y/N/a] ")
-        out.flush()
-        answer = inp.readline()
-        if not answer.endswith("\n"):
-            out.write("\n")
-        word = answer.strip().lower()
-        if word in ("a", "always"):
-            if not ask.suggestions:
-                out.write("[Permission] no rule can cover this call; allowed once\n")
-                return True
-            out.write(f"[Permission] added for this session: {', '.join(ask.suggestions)}\n")
-            return Remember(ask.suggestions)
-        return word in ("y", "yes")
-
-    return approve
-
-
-def _tools(text: str | None) -> list[str] | None:
-    """``--tools``: tool names (Claude Code's spelling or ours), in registry order; None: all of them."""
-    if text is None or text.strip() == "default":
-        return None
-    names = [n.strip() for n in text.split(",") if n.strip()]
-    unknown = [n for n in names if TOOL_NAMES.get(n) not in REGISTRY]
-    if unknown:
-        raise ConfigError(f"--tools: unknown tool {', '.join(map(repr, unknown))} (available: {', '.join(REGISTRY)})")
-    chosen = {TOOL_NAMES[n] for n in names}
-    return [n for n in REGISTRY if n in chosen]
-
-
-def _rules(flag: str, values: list[str] | None) -> list[str]:
-    """The rule strings of a repeatable rules flag, each checked (the message names the flag)."""
-    texts = [t for value in values or [] for t in split_rules(value)]
-    for text in texts:
-        try:
-            parse_rule(text)
-        except RuleError as exc:
-            raise ConfigError(f"{flag}: {exc}") from None
-    return texts
-
-
-def _directories(values: list[str] | None) -> list[str]:
-    for value in values or []:
-        if not Path(value).expanduser().is_dir():
-            raise ConfigError(f"--add-dir {value} is not a directory")
-    return [str(Path(v).expanduser().resolve()) for v in values or []]
-
-
-def _mode(text: str | None) -> str | None:
-    if text is None:
-        return None
-    mode = resolve_mode(text)
-    if mode is None:
-        raise ConfigError(f"--permission-mode must be one of {', '.join(PERMISSION_MODES)} (got {text!r})")
-    return mode
-
-
-def _sources(text: str | None) -> tuple[str, ...]:
-    if text is None:
-        return SOURCES
-    names = tuple(n.strip() for n in text.split(",") if n.strip())
-    unknown = [n for n in names if n not in SOURCES]
-    if unknown:
-        raise ConfigError(f"--setting-sources: unknown source {unknown[0]!r} (expected some of {','.join(SOURCES)})")
-    return names
-
-
-def settings_from_args(args: argparse.Namespace, workdir: Path) -> Settings:
-    """The settings files of *workdir* (``--setting-sources``), ``--settings``, then the permission flags."""
-    overrides: dict[str, Any] = {}
-    allow = _rules("--allowedTools", getattr(args, "allowed_tools", None))
-    deny = _rules("--disallowedTools", getattr(args, "disallowed_tools", None))
-    dirs = _directories(getattr(args, "add_dir", None))
-    if allow or deny or dirs:
-        overrides["permissions"] = {"allow": allow, "deny": deny, "additionalDirectories": dirs}
-    settings = load_settings(
-        workdir,
-        sources=_sources(getattr(args, "setting_sources", None)),
-        extra=getattr(args, "settings", None),
-        overrides=overrides,
+def add_session_flags(parser: argparse.ArgumentParser) -> None:
+    """Add ``-r/--resume``, ``-c/--continue``, ``--session-id``, ``--session-db`` and ``--no-session`` to a run
+    command's parser."""
+    group = parser.add_argument_group("sessions")
+    group.add_argument(
+        "-r", "--resume", metavar="SESSION_ID", help="go on with a journalled session (an id or an unambiguous prefix)"
     )
-    if getattr(args, "verbose", False):
-        for note in settings.notes:
-            print(f"agentfsm: note: {note}", file=sys.stderr, flush=True)
-    return settings
-
-
-def _text_flag(args: argparse.Namespace, name: str) -> str | None:
-    """The text of ``--NAME`` or of the file ``--NAME-file`` names (None when neither is given)."""
-    text, path = getattr(args, name, None), getattr(args, f"{name}_file", None)
-    if path is None:
-        return text if text is None or text.strip() else None
-    flag = f"--{name.replace('_', '-')}-file"
-    try:
-        return Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise ConfigError(f"{flag} {path}: cannot read it ({exc.strerror or exc})") from None
-    except UnicodeDecodeError:
-        raise ConfigError(f"{flag} {path} is not UTF-8 text") from None
-
-
-def system_prompt(args: argparse.Namespace, workdir: Path) -> str | None:
-    """The root's system prompt the prompt flags describe: ours or ``--system-prompt``'s, then
-    ``--append-system-prompt``'s text; None (the agent's default) when no such flag is given."""
-    base, extra = _text_flag(args, "system_prompt"), _text_flag(args, "append_system_prompt")
-    if base is None and extra is None:
-        return None
-    return compose(base if base is not None else parent_system(Workspace(str(workdir))), extra or "")
-
-
-def _check_int(flag: str, value: object, low: int, high: int | None = None) -> int:
-    ok = isinstance(value, int) and not isinstance(value, bool) and value >= low and (high is None or value <= high)
-    if not ok:
-        expected = f"{low}..{high}" if high is not None else f"an integer >= {low}"
-        raise ConfigError(f"{flag} must be {expected} (got {value})")
-    assert isinstance(value, int)
-    return value
-
-
-def agent_from_args(args: argparse.Namespace, *, model: Model | None = None, interactive: bool) -> Agent:
-    """Validate the shared flags in *args* and build the root agent they describe.
-
-    Args:
-        args: a namespace from a parser given :func:`add_agent_flags` (missing attributes take the defaults).
-        model: use this model instead of an ``AnthropicModel`` built from the environment.
-        interactive: whether a person may be asked to approve calls; they are asked (``Allow? [y/N/a]``)
-            only when this is true and stdin is a terminal, otherwise what would ask is denied.
-
-    Raises:
-        ConfigError: a bad flag value, a missing workspace directory, a bad settings file, or no API key.
-    """
-    max_turns = _check_int("--max-turns", _given(args, "max_turns", MAX_TURNS), 1, MAX_TURNS)
-    max_model_calls = _check_int("--max-model-calls", _given(args, "max_model_calls", MAX_MODEL_CALLS), 1)
-    max_budget_usd = getattr(args, "max_budget_usd", None)
-    max_tokens = _check_int("--max-tokens", getattr(args, "max_tokens", DEFAULT_MAX_TOKENS), 1)
-    max_parallel = _check_int("--max-parallel", _given(args, "max_parallel", 4), 1, MAX_PARALLEL)
-    cwd = getattr(args, "cwd", None)
-    workdir = Path(cwd) if cwd else Path.cwd()
-    if not workdir.is_dir():
-        raise ConfigError(f"--cwd {cwd} is not a directory")
-    tools = _tools(getattr(args, "tools", None))
-    mode = _mode(getattr(args, "permission_mode", None))
-    settings = settings_from_args(args, workdir)
-    policy = Policy.from_settings(settings, mode=mode)
-    hooks = command_hooks.install(default_hooks(), settings, project=workdir)
-    approver = terminal_approver() if interactive and sys.stdin.isatty() else deny_unattended
-    sandbox = sandbox_from(settings, flag=getattr(args, "sandbox", None))
-    load_env()
-    credentials = take_secrets()  # from here on no tool can find them in this process's environment
-    if model is None:
-        if not (credentials.get("ANTHROPIC_API_KEY") or credentials.get("ANTHROPIC_AUTH_TOKEN")):
-            raise ConfigError(NO_API_KEY)
-        from fsm.model.anthropic import AnthropicModel
-
-        model = AnthropicModel(
-            model_id(getattr(args, "model", None)),
-            on_retry=print_retry,
-            timeout=getattr(args, "timeout", DEFAULT_TIMEOUT),
-            max_retries=getattr(args, "max_retries", DEFAULT_MAX_RETRIES),
-            credentials=credentials,
-        )
-    context, agents = project_from_args(args, workdir)
-    if (
-        max_budget_usd is not None
-        and (name := unpriced([getattr(model, "model", None), *(d.model for d in agents.values())])) is not None
-    ):
-        raise ConfigError(
-            f"--max-budget-usd needs the price of model {name!r}, and genai-prices has none; "
-            "use a model it prices, or drop --max-budget-usd"
-        )
-    return Agent(
-        model,
-        str(workdir),
-        max_turns,
-        hooks,
-        approver,
-        tools=tools,
-        max_tokens=max_tokens,
-        max_model_calls=max_model_calls,
-        permissions=policy,
-        system=system_prompt(args, workdir),
-        sandbox=sandbox,
-        context=context,
-        agents=agents,
-        max_parallel=max_parallel,
-        max_budget_usd=max_budget_usd,
+    group.add_argument(
+        "-c",
+        "--continue",
+        dest="continue_session",
+        action="store_true",
+        help="go on with the most recent session of this workspace",
     )
+    group.add_argument(
+        "--session-id", type=_uuid, metavar="UUID", help="the id of the new session (a UUID; default: a random one)"
+    )
+    group.add_argument("--session-db", metavar="PATH", help=DB_HELP)
+    group.add_argument("--no-session", action="store_true", help="do not journal this run")
 
 
-def sandbox_from(settings: Settings, *, flag: bool | None) -> Sandbox | None:
-    """The sandbox ``--sandbox`` or the settings' ``sandbox`` key ask for, checked to work here; None for none.
-
-    Raises:
-        ConfigError: the sandbox is asked for but cannot run here (the message says what to install).
-    """
-    wanted = settings.sandbox
-    if not (flag or wanted.enabled):
-        return None
-    sandbox = Sandbox(network=bool(wanted.network), auto_allow=wanted.auto_allow_bash is not False)
-    try:
-        backend_for(sandbox)
-    except SandboxUnavailable as exc:
-        raise ConfigError(str(exc)) from None
-    return sandbox
-
-
-def _given(args: argparse.Namespace, name: str, default: int) -> object:
-    value = getattr(args, name, None)
-    return default if value is None else value
+def add_time_travel_flags(parser: argparse.ArgumentParser) -> None:
+    """Add ``--session ID``, ``--at SEQ``, ``--recorded`` (and ``--session-db``) for stepping on from an old session."""
+    parser.add_argument("--session", metavar="ID", help="restore the agents of this journalled session")
+    parser.add_argument(
+        "--at",
+        metavar="SEQ",
+        type=int,
+        help="as they were right after transition SEQ (default: its last); a new session forks",
+    )
+    parser.add_argument(
+        "--recorded",
+        action="store_true",
+        help="serve the replies the session got after SEQ instead of calling the model (offline)",
+    )
+    if not any("--session-db" in action.option_strings for action in parser._actions):
+        parser.add_argument("--session-db", metavar="PATH", help=DB_HELP)
 
 
-def limits_given(args: argparse.Namespace) -> dict[str, int | float]:
-    """The run limits set on the command line (``--max-turns``, ``--max-model-calls``, ``--max-budget-usd``,
-    ``--max-parallel``), as ``Agent()`` keywords."""
-    return {
-        name: value
-        for name in ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
-        if (value := getattr(args, name, None)) is not None
-    }
+def add_db_flags(parser: argparse.ArgumentParser) -> None:
+    """Add ``--session-db`` and ``--cwd`` to a subcommand that reads the journal."""
+    # SUPPRESS: a value given before the subcommand (agentfsm --cwd X sessions ...) is not overwritten.
+    parser.add_argument("--session-db", metavar="PATH", default=argparse.SUPPRESS, help=DB_HELP)
+    parser.add_argument(
+        "--cwd", metavar="DIR", default=argparse.SUPPRESS, help="the workspace (default: the current directory)"
+    )

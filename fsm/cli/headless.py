@@ -1,24 +1,59 @@
-"""A headless run (``agentfsm -p``): drive the agent to idle, and sum the run up as a ``RunResult``.
+"""A headless run (``agentfsm -p``, ``agentfsm run``): each prompt driven to idle, each result written out.
 
-Interrupts and a journal that cannot be written end the run with a result, never an exception; output is the
-CLI's business.
+:func:`run` takes the resolved :class:`~fsm.cli.options.RunOptions` and the agent, subscribes what the output
+format needs (the console lines on stderr with ``--verbose``; Claude Code's stream-json messages), runs the
+prompts one after another with :func:`run_headless`, and writes each :class:`~fsm.cli.result.RunResult` (text:
+the final text; json and stream-json: the result object), every error as one ``agentfsm: …`` line on stderr.
 """
 
 from __future__ import annotations
 
+import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from fsm.cli.result import Ending, RunResult, result_text, summarize
+from fsm.cli.result import JOURNAL_ERROR, Ending, RunResult, result_text, summarize
 from fsm.cli.signals import signal_name
 from fsm.core.records import Transition
-from fsm.errors import JournalError
+from fsm.errors import ConfigError, JournalError
 
 if TYPE_CHECKING:
+    from fsm.cli.options import Output, RunOptions
+    from fsm.cli.run_session import Session
     from fsm.core.agent import Agent
+    from fsm.view.stream import StreamWriter
 
-__all__ = ["run_headless"]
+__all__ = ["run", "run_headless"]
+
+
+def run(options: RunOptions, agent: Agent, session: Session | None) -> int:
+    """Run the headless prompts *options* name on *agent* (journalled into *session*) and write each result.
+
+    Returns:
+        0 when every run succeeded, else 1.
+
+    Raises:
+        ConfigError: no prompt to run and no run to finish; a bad stream-json line.
+    """
+    from fsm.view.stream import StreamWriter
+
+    session_id = session.id if session else agent.agent_id
+    writer = StreamWriter(sys.stdout)
+    earlier = list(agent.history)  # what the resume did already (settling an in-flight call) is told too
+    for listener in _listeners(options.output, agent, writer, session_id):
+        for record in earlier:
+            listener(record)
+        agent.subscribe(listener)
+    status = 0
+    for prompt in _prompts(options, agent, session_id):
+        result = run_headless(agent, prompt, session_id=session_id, earlier=earlier)
+        earlier = []
+        _write(result, agent, options.output.format, writer)
+        status = max(status, result.exit_code)
+        if result.terminal_reason == JOURNAL_ERROR:  # later prompts could not be journalled either
+            break
+    return status
 
 
 def run_headless(
@@ -66,3 +101,87 @@ def _drive(agent: Agent, prompt: str | None, records: list[Transition]) -> Endin
     finally:
         unsubscribe()
     return Ending(resumed=resumed)
+
+
+def _listeners(
+    output: Output, agent: Agent, writer: StreamWriter, session_id: str
+) -> list[Callable[[Transition], None]]:
+    """What the output needs to hear of each transition: the console lines on stderr (``--verbose``, the model's
+    text streamed among them), then Claude Code's stream-json messages (after writing system/init)."""
+    listeners: list[Callable[[Transition], None]] = []
+    if output.verbose:
+        listeners.append(_progress_lines(agent))
+    if output.format == "stream-json":
+        listeners.append(_stream_messages(output, agent, writer, session_id))
+    return listeners
+
+
+def _progress_lines(agent: Agent) -> Callable[[Transition], None]:
+    from fsm.core.lines import describe
+    from fsm.view.console import ConsolePrinter
+
+    printer = ConsolePrinter(sys.stderr, text=True)
+    agent.watch_progress(printer.progress)
+
+    def progress(record: Transition) -> None:
+        printer(record)
+        print(describe(record), file=sys.stderr, flush=True)
+
+    return progress
+
+
+def _stream_messages(
+    output: Output, agent: Agent, writer: StreamWriter, session_id: str
+) -> Callable[[Transition], None]:
+    """Write system/init and return the listener of Claude Code's stream-json messages (and our events)."""
+    from fsm.cli.flags import version
+    from fsm.model.anthropic import DEFAULT_MODEL
+    from fsm.view.messages import ClaudeStream
+
+    stream = ClaudeStream(
+        writer.write,
+        session_id=session_id,
+        model=getattr(agent.model, "model", None) or DEFAULT_MODEL,
+        transitions=output.transition_events,
+    )
+    if output.partial_messages:
+        agent.watch_progress(stream.progress)  # watching makes the model stream
+    stream.init(
+        agent,
+        permission_mode=agent.permissions.mode,
+        agents=["general-purpose", *agent.agents],
+        version=version(),
+        api_key_source=getattr(agent.model, "key_source", "none"),
+    )
+    return stream
+
+
+def _prompts(options: RunOptions, agent: Agent, session_id: str) -> Iterator[str | None]:
+    """The prompts to run: stream-json lines as they come, or the one prompt; None: finish the resumed run."""
+    from fsm.cli.inputs import stream_prompts
+
+    if options.output.stream_input:
+        return stream_prompts()
+    if options.prompt is not None:
+        return iter([options.prompt])
+    if not agent.busy:
+        raise ConfigError(
+            f"nothing to finish: session {session_id} is not in the middle of a run; give a "
+            f"prompt to go on (agentfsm -p PROMPT --resume {session_id})"
+        )
+    return iter([None])
+
+
+def _write(result: RunResult, agent: Agent, output_format: str, writer: StreamWriter) -> None:
+    """Write *result*: text, the final text on stdout (an error's message on stderr only); else the result
+    object. Then its errors, one line each on stderr."""
+    if output_format != "text":
+        writer.write(result.to_json())
+    else:
+        if result.resumed is not None and result.resumed["result"]:
+            print(result.resumed["result"], flush=True)
+        message = result.is_error and (result.result == agent.data.error or result.terminal_reason == JOURNAL_ERROR)
+        if result.result and not message:
+            print(result.result, flush=True)
+    for problem in result.errors:
+        print(f"agentfsm: {problem}", file=sys.stderr, flush=True)

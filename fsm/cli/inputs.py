@@ -20,7 +20,7 @@ from typing import TextIO
 
 from fsm.errors import ConfigError
 
-__all__ = ["EMPTY_PROMPT", "NO_PROMPT", "piped_stdin", "read_prompt", "stream_prompts"]
+__all__ = ["EMPTY_PROMPT", "NO_PROMPT", "piped_stdin", "read_prompt", "stream_prompts", "stream_stdin"]
 
 NO_PROMPT = "no prompt: give one (agentfsm -p PROMPT), or pipe it on stdin (echo PROMPT | agentfsm -p -)"
 EMPTY_PROMPT = "the prompt is empty; give a non-empty prompt"
@@ -85,13 +85,24 @@ def _text_of(line: str, number: int) -> str:
     return content
 
 
-def stream_prompts(stdin: TextIO | None = None) -> Iterator[str]:
-    """The prompts of stream-json input, one per non-blank line, read as they are asked for.
+def stream_stdin(stdin: TextIO | None = None) -> TextIO:
+    """The stdin stream-json input is read from (*stdin*, else ``sys.stdin``).
 
     Raises:
-        ConfigError: (while iterating) a line that is not a user message with text.
+        ConfigError: there is no stdin, or it is a terminal.
     """
     stream = stdin if stdin is not None else sys.stdin
     if stream is None or stream.isatty():
         raise ConfigError(f"{_STREAM} reads user messages from stdin, one JSON object a line; pipe them in")
+    return stream
+
+
+def stream_prompts(stdin: TextIO | None = None) -> Iterator[str]:
+    """The prompts of stream-json input, one per non-blank line, read as they are asked for.
+
+    Raises:
+        ConfigError: no stdin to read (see :func:`stream_stdin`); while iterating, a line that is not a user
+            message with text.
+    """
+    stream = stream_stdin(stdin)
     return (_text_of(line, number) for number, line in enumerate(iter(stream.readline, ""), 1) if line.strip())

@@ -10,7 +10,8 @@ import sys
 import tempfile
 from typing import TextIO
 
-from fsm.cli.sessions import add_db_flags, journal_path
+from fsm.cli.flags import add_db_flags
+from fsm.cli.resolve import journal_path
 from fsm.errors import ConfigError
 from fsm.session.journal import Journal
 from fsm.session.replay import replay
@@ -33,7 +34,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
 def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``agentfsm replay``: 0 when the replay matches the recording, 1 when it diverges."""
     out = out or sys.stdout
-    path = journal_path(args)
+    path = journal_path(getattr(args, "session_db", None), getattr(args, "cwd", None))
     if not path.exists():
         raise ConfigError(f"no session {args.session_id!r}: {path} does not exist yet")
     with Journal(path) as journal:

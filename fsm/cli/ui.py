@@ -12,7 +12,8 @@ import socket
 import sys
 import webbrowser
 
-from fsm.cli.sessions import add_db_flags, journal_path
+from fsm.cli.flags import add_db_flags
+from fsm.cli.resolve import journal_path
 from fsm.errors import ConfigError
 from fsm.session.journal import Journal
 
@@ -73,7 +74,7 @@ def command(args: argparse.Namespace) -> int:
         if exc.name and exc.name.split(".")[0] in ("starlette", "uvicorn"):
             raise ConfigError(INSTALL_HINT) from None
         raise
-    path = journal_path(args).absolute()
+    path = journal_path(getattr(args, "session_db", None), getattr(args, "cwd", None)).absolute()
     if path.exists():  # a journal the page cannot read is one line now, not an error in the browser later
         Journal(path, readonly=True).close()
     loopback = args.host in LOOPBACK_HOSTS

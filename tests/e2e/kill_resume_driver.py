@@ -2,9 +2,9 @@
 
     python -m tests.e2e.kill_resume_driver --cwd WS [--continue]
 
-It parses the real session flags (``fsm.cli.sessions.add_session_flags``), builds the agent with a
-deterministic ScriptedModel and tools that append to ``log.txt``, runs to idle, and prints the root's
-final messages as JSON. On cue it kills itself with SIGKILL:
+It parses the real session flags (``fsm.cli.flags.add_session_flags``, resolved by ``RunOptions``), builds the
+agent with a deterministic ScriptedModel and tools that append to ``log.txt``, runs to idle, and prints the
+root's final messages as JSON. On cue it kills itself with SIGKILL:
 
 - ``KILL_AFTER_SEQ=k``: right after transition k is journalled;
 - ``KILL_IN_TOOL=ID``: inside tool call ID, after it ran and before its transition (a PostToolUse hook).
@@ -27,7 +27,9 @@ import sys
 from typing import Any
 
 from fsm import Agent, Hooks, Policy
-from fsm.cli.sessions import add_session_flags, session_from_args
+from fsm.cli.flags import add_session_flags
+from fsm.cli.options import RunOptions
+from fsm.cli.run_session import open_session
 from fsm.core.reducer import made_model_call
 from fsm.session.journal import Journal, default_path
 from fsm.testing import ScriptedByPrompt, ScriptedModel, text_reply, tool_reply, tool_use
@@ -88,8 +90,9 @@ def main() -> int:
     parallel = os.environ.get("SCRIPT") == "parallel"
     skip = _consumed(args.cwd) if args.continue_session and not parallel else 0
     model = parallel_model() if parallel else ScriptedModel(delegation_script()[skip:])
-    agent, session = session_from_args(
-        args, Agent(model, args.cwd, hooks=_hooks(), permissions=Policy(mode="bypassPermissions"))
+    choice = RunOptions.from_args(args).session
+    agent, session = open_session(
+        choice, Agent(model, args.cwd, hooks=_hooks(), permissions=Policy(mode="bypassPermissions")), limits={}
     )
     kill_after = int(os.environ.get("KILL_AFTER_SEQ", "0"))
     agent.subscribe(lambda record: _die() if record.seq == kill_after else None)

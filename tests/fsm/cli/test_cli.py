@@ -13,8 +13,7 @@ from typing import Any
 import pytest
 
 from fsm.cli import app as cli
-from fsm.cli import flags as settings
-from fsm.core.agent import Agent
+from fsm.cli.options import ModelSetup
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
 ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "MODEL_ID", "ANTHROPIC_MODEL")
@@ -35,11 +34,7 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
 def scripted(monkeypatch: pytest.MonkeyPatch, *script: Any) -> ScriptedModel:
     """Make the CLI build its agent around a ScriptedModel instead of the API."""
     model = ScriptedModel(script)
-
-    def build(args: argparse.Namespace, *, interactive: bool) -> Agent:
-        return settings.agent_from_args(args, model=model, interactive=interactive)
-
-    monkeypatch.setattr(cli, "agent_from_args", build)
+    monkeypatch.setattr(ModelSetup, "build", lambda self: model)
     return model
 
 

@@ -1,16 +1,20 @@
-"""Tests for fsm.cli.headless: a run driven to idle, interrupts and journal errors kept in, summed up."""
+"""Tests for fsm.cli.headless: each prompt driven to idle, interrupts and journal errors kept in; results written."""
 
 from __future__ import annotations
 
+import json
 import signal
 from pathlib import Path
+from typing import Any
 
 import pytest
 
+from fsm.cli import headless
 from fsm.cli.headless import run_headless
+from fsm.cli.options import AgentSetup, ModelSetup, Output, RunOptions, SessionChoice
 from fsm.cli.signals import Interrupted
 from fsm.core.agent import Agent
-from fsm.errors import ModelError
+from fsm.errors import ConfigError, ModelError
 from fsm.model.reply import Usage
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
@@ -180,3 +184,38 @@ class TestJournalError:
                 True,
             )
             db.close()
+
+
+def _options(tmp_path: Path, prompt: str | None, **output: Any) -> RunOptions:
+    return RunOptions(AgentSetup(tmp_path), ModelSetup("m"), SessionChoice(None), Output(**output), prompt)
+
+
+class TestRun:
+    def test_text_is_the_final_text(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """Text output is the final text on stdout; status 0."""
+        agent = _agent(tmp_path, text_reply("the answer"))
+        assert headless.run(_options(tmp_path, "q"), agent, None) == 0
+        assert capsys.readouterr() == ("the answer\n", "")
+
+    def test_an_error_message_goes_to_stderr_only(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A model error's message is the result, but in text mode it is written once, on stderr; status 1."""
+        agent = _agent(tmp_path, ModelError("the API said no", kind="auth"))
+        assert headless.run(_options(tmp_path, "q"), agent, None) == 1
+        assert capsys.readouterr() == ("", "agentfsm: the API said no\n")
+
+    def test_json_is_the_result_object(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """json output is one result object naming the agent's id as the session when there is no session."""
+        agent = _agent(tmp_path, text_reply("ok"))
+        assert headless.run(_options(tmp_path, "q", format="json"), agent, None) == 0
+        data = json.loads(capsys.readouterr().out)
+        assert (data["result"], data["session_id"]) == ("ok", agent.agent_id)
+
+    def test_nothing_to_finish(self, tmp_path: Path) -> None:
+        """No prompt (a resume without one) and no run under way: a ConfigError saying how to go on."""
+        agent = _agent(tmp_path)
+        with pytest.raises(ConfigError) as caught:
+            headless.run(_options(tmp_path, None), agent, None)
+        assert str(caught.value) == (
+            f"nothing to finish: session {agent.agent_id} is not in the middle of a run; give a prompt to go on "
+            f"(agentfsm -p PROMPT --resume {agent.agent_id})"
+        )

@@ -3,7 +3,6 @@ time travel into a fork, and ``--resume`` / ``--continue`` / ``--no-session`` / 
 
 from __future__ import annotations
 
-import argparse
 import os
 import subprocess
 import tempfile
@@ -15,13 +14,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from fsm import Agent, ConfigError, Hooks, ModelError, Reply, Transition
-from fsm.cli.sessions import (
-    add_session_flags,
-    add_time_travel_flags,
-    recorded_model_from_args,
-    session_from_args,
-    time_travel_from_args,
-)
 from fsm.core.reducer import PARENT_INTERRUPTED, made_model_call
 from fsm.policy.chain import deny_all
 from fsm.session.journal import Journal, default_path
@@ -343,120 +335,6 @@ def test_ctrl_c_in_a_childs_model_call_then_a_model_error_repeats_from_every_seq
             assert_steps_on_alike(journal, session, agent, live, served, seq, forced=0, prompts=["first", "second"])
 
 
-def parse(*argv: str, time_travel: bool = False) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    (add_time_travel_flags if time_travel else add_session_flags)(parser)
-    return parser.parse_args(list(argv))
-
-
-class TestSessionFlags:
-    def fresh(self, ws: Path, *script: Any) -> Agent:
-        return Agent(ScriptedModel(script), str(ws), permissions=open_policy())
-
-    def test_new_session_by_default(self, tmp_path):
-        """Without flags the agent is journalled into a new session in the workspace's journal."""
-        agent = self.fresh(tmp_path, text_reply("hi"))
-        same, session = session_from_args(parse(), agent)
-        assert same is agent and not session.resumed
-        agent.run("hello")
-        session.close()
-        with Journal(default_path(tmp_path)) as journal:
-            assert [r.seq for r in journal.records(session.id)] == [1, 2, 3]
-
-    def test_no_session(self, tmp_path):
-        """--no-session journals nothing and creates no file."""
-        agent = self.fresh(tmp_path)
-        assert session_from_args(parse("--no-session"), agent) == (agent, None)
-        assert not default_path(tmp_path).exists()
-
-    def test_session_db_path(self, tmp_path):
-        """--session-db PATH puts the journal there."""
-        _, session = session_from_args(parse("--session-db", str(tmp_path / "x.db")), self.fresh(tmp_path))
-        assert session.journal.path == tmp_path / "x.db"
-        session.close()
-
-    @pytest.mark.parametrize(
-        ("argv", "message"),
-        [
-            (["--resume", "ab", "--continue"], "--resume and --continue cannot be used together; pick one"),
-            (["--no-session", "--resume", "ab"], "--no-session cannot be used with --resume"),
-            (["--no-session", "--continue"], "--no-session cannot be used with --continue"),
-        ],
-    )
-    def test_contradictions(self, tmp_path, argv, message):
-        """Flags that contradict each other are a one-line ConfigError."""
-        with pytest.raises(ConfigError) as caught:
-            session_from_args(parse(*argv), self.fresh(tmp_path))
-        assert str(caught.value) == message
-
-    def test_nothing_to_continue(self, tmp_path):
-        """--continue or --resume without a journal is a ConfigError, and creates no file."""
-        path = default_path(tmp_path)
-        with pytest.raises(ConfigError) as caught:
-            session_from_args(parse("--continue"), self.fresh(tmp_path))
-        assert str(caught.value) == f"nothing to continue: {path} does not exist yet"
-        with pytest.raises(ConfigError) as caught:
-            session_from_args(parse("--resume", "abc"), self.fresh(tmp_path))
-        assert str(caught.value) == f"nothing to resume: {path} does not exist yet"
-        assert not path.exists()
-        Journal(path).close()
-        with pytest.raises(ConfigError) as caught:
-            session_from_args(parse("--continue"), self.fresh(tmp_path))
-        assert str(caught.value) == (f"nothing to continue: no session in {path}; start one with agentfsm -p PROMPT")
-
-    def test_continue_resumes_the_latest_session(self, tmp_path):
-        """--continue picks the most recently active session and rebuilds its agent like the given one."""
-        ws, session = crash(tmp_path, "ws", after=9)
-        with Journal(default_path(ws), clock=lambda: 0.0) as journal:
-            journal.start(Agent(ScriptedModel(), str(ws)))  # created later, but stamped 1970: older activity
-        fresh = Agent(ScriptedModel(delegation_script()[2:]), str(ws), approver=deny_all, max_tokens=77)
-        agent, handle = session_from_args(parse("--continue"), fresh)
-        assert handle.resumed and handle.id == session
-        assert agent.model is fresh.model and agent.approver is deny_all and agent.max_tokens == 77
-        assert agent.children[0].max_tokens == 77
-        while agent.state != "idle":
-            agent.step()
-        assert agent.data.final_text == "all done"
-        handle.close()
-
-    def test_time_travel_flags(self, tmp_path):
-        """--session ID --at SEQ restores a fork; --at alone is an error; no --session means None."""
-        ws, session = crash(tmp_path, "ws")
-        fresh = Agent(ScriptedModel(), str(ws))
-        assert time_travel_from_args(parse(time_travel=True), fresh) is None
-        with pytest.raises(ConfigError, match=r"^--at needs --session ID$"):
-            time_travel_from_args(parse("--at", "3", time_travel=True), fresh)
-        agent, handle = time_travel_from_args(parse("--session", session[:4], "--at", "5", time_travel=True), fresh)
-        assert handle.id != session and agent.history == [] and agent.state == "executing_tools"
-        assert agent.describe_next().startswith("step subagent")
-        handle.close()
-
-    def test_time_travel_offline_with_the_recorded_replies(self, tmp_path):
-        """--recorded serves the replies the session got after SEQ, so stepping on needs no real model."""
-        ws, session = crash(tmp_path, "ws")
-        args = parse(
-            "--session", session, "--at", "9", "--recorded", "--session-db", str(default_path(ws)), time_travel=True
-        )
-        model = recorded_model_from_args(args)
-        agent, handle = time_travel_from_args(args, Agent(model, str(ws)))
-        while agent.state != "idle":
-            agent.step()
-        assert agent.data.final_text == "all done" and model.requests and len(model.script) == 3
-        handle.close()
-        assert recorded_model_from_args(parse(time_travel=True)) is None
-        with pytest.raises(ConfigError, match=r"^--recorded needs --session ID$"):
-            recorded_model_from_args(parse("--recorded", time_travel=True))
-
-
-def parse_run(*argv: str) -> argparse.Namespace:
-    from fsm.cli.flags import add_agent_flags
-
-    parser = argparse.ArgumentParser()
-    add_session_flags(parser)
-    add_agent_flags(parser)
-    return parser.parse_args(list(argv))
-
-
 class TestLimitsOnResume:
     def session_at(self, ws: Path, max_turns: int) -> str:
         agent = Agent(ScriptedModel([text_reply("one")]), str(ws), max_turns=max_turns)
@@ -464,53 +342,6 @@ class TestLimitsOnResume:
             session = journal.start(agent)
             agent.run("first")
         return session
-
-    def test_given_limits_apply_to_the_next_run(self, tmp_path):
-        """--max-turns and --max-model-calls with --continue apply to the run the next prompt starts."""
-        self.session_at(tmp_path, 5)
-        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}))] * 5)
-        agent, session = session_from_args(
-            parse_run("--continue", "--max-turns", "2", "--max-model-calls", "9"), Agent(model, str(tmp_path))
-        )
-        agent.run("second")
-        session.close()
-        assert (agent.turn, agent.max_turns, agent.max_model_calls, len(model.requests)) == (2, 2, 9, 2)
-
-    def test_without_flags_the_session_keeps_its_limits(self, tmp_path):
-        """Without limit flags a resumed session's next run takes the limits it had."""
-        self.session_at(tmp_path, 3)
-        model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}))] * 5)
-        agent, session = session_from_args(parse_run("--continue"), Agent(model, str(tmp_path)))
-        agent.run("second")
-        session.close()
-        assert (agent.turn, agent.max_turns, len(model.requests)) == (3, 3, 3)
-
-    def test_a_usd_budget_given_applies_to_the_next_run(self, tmp_path):
-        """--max-budget-usd with --continue is the budget of the run the next prompt starts, counted from $0 (the
-        first run's cost is not carried over); without it the session keeps the budget it had."""
-        haiku = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}), usage=(1_000_000, 0))] * 9)
-        haiku.model = "claude-haiku-4-5"  # type: ignore[attr-defined]
-        first = Agent(haiku, str(tmp_path), max_budget_usd=2)
-        with Journal(default_path(tmp_path)) as journal:
-            journal.start(first)
-            first.run("first")
-        assert (first.run_cost_usd, first.outcome, len(haiku.requests)) == (2, "max_budget_usd", 2)
-        agent, session = session_from_args(
-            parse_run("--continue", "--max-budget-usd", "1"), Agent(haiku, str(tmp_path))
-        )
-        assert agent.run_cost_usd == 2  # the session's last run, restored as it was
-        agent.run("second")
-        session.close()
-        assert (agent.max_budget_usd, agent.run_cost_usd, agent.outcome, len(haiku.requests)) == (
-            1,
-            1,
-            "max_budget_usd",
-            3,
-        )
-        agent, session = session_from_args(parse_run("--continue"), Agent(haiku, str(tmp_path)))
-        agent.run("third")
-        session.close()
-        assert (agent.max_budget_usd, agent.run_cost_usd, len(haiku.requests)) == (1, 1, 4)
 
     def test_an_edited_journal_is_refused(self, tmp_path):
         """A journal whose starting data was edited to turn=-97 is refused on resume, naming the field."""

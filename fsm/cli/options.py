@@ -1,0 +1,384 @@
+"""One typed record of everything a run needs, resolved once from the flags, the environment and the files.
+
+:meth:`RunOptions.from_args` is the only place the parsed ``argparse.Namespace`` of a run turns into values:
+it reads the headless inputs (the prompt, on stdin or not), resolves each flag with :mod:`fsm.cli.resolve`
+(the settings files, ``.env``, the project's files), takes the credentials out of the environment, and
+returns a frozen :class:`RunOptions`. Everything downstream (the headless run, the REPL, the debugger, the
+session flags) takes the record, or plain values from it::
+
+    options = RunOptions.from_args(args, prompt="-")         # every ConfigError is raised here...
+    agent = options.build_agent()                             # ...or here: no API key, a budget with no price
+    with session_for(options.session, agent, limits=options.agent.limits_given()) as (agent, session): ...
+
+A record built by hand (a test, a script) is checked by the same validators, in the flags' words
+(``--max-turns must be 1..30 (got 45)``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+import attrs
+from attrs import Factory, field, frozen
+
+from fsm.cli import resolve
+from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT, read_prompt, stream_stdin
+from fsm.core.context import context_text
+from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
+from fsm.core.subagents import AgentDefinition
+from fsm.errors import ConfigError
+from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
+from fsm.model.pricing import unpriced
+from fsm.policy import command_hooks
+from fsm.policy.chain import default_hooks, deny_unattended
+from fsm.policy.hooks import Hooks
+from fsm.policy.judge import Policy
+from tools.sandbox import Sandbox
+from tools.secrets import take_secrets
+
+if TYPE_CHECKING:
+    from fsm.core.agent import Agent
+    from fsm.model.protocol import Model
+
+__all__ = ["NO_API_KEY", "AgentSetup", "ModelSetup", "Output", "RunOptions", "SessionChoice"]
+
+NO_API_KEY = "No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"
+DEFAULT_MAX_PARALLEL = 4
+
+
+@frozen(repr=False)
+class _Count:
+    """Validator: an int (not a bool) in ``low..high``, or None; the message names the flag."""
+
+    flag: str
+    low: int
+    high: int | None = None
+
+    @property
+    def expected(self) -> str:
+        return f"{self.low}..{self.high}" if self.high is not None else f"an integer >= {self.low}"
+
+    def __call__(self, inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is None:
+            return
+        ok = isinstance(value, int) and not isinstance(value, bool) and value >= self.low
+        if not ok or (self.high is not None and value > self.high):  # type: ignore[operator]
+            raise ConfigError(f"{self.flag} must be {self.expected} (got {value})")
+
+    def __repr__(self) -> str:
+        return f"<validator: {self.flag} must be {self.expected} or None>"
+
+
+@frozen(repr=False)
+class _Positive:
+    """Validator: a finite number > 0 (not a bool), or None; the message names the flag and the unit."""
+
+    flag: str
+    what: str
+
+    def __call__(self, inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is None:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+            raise ConfigError(f"{self.flag} must be {self.what} > 0 (got {value!r})")
+
+    def __repr__(self) -> str:
+        return f"<validator: {self.flag} must be {self.what} > 0 or None>"
+
+
+@frozen
+class AgentSetup:
+    """What the root agent is built with, besides its model (each field an ``Agent()`` keyword)."""
+
+    workdir: Path
+    """The workspace (``--cwd``)."""
+    max_turns: int | None = field(default=None, validator=_Count("--max-turns", 1, MAX_TURNS))
+    """Given on the command line; None: the default for a new agent, the session's own on a resume."""
+    max_model_calls: int | None = field(default=None, validator=_Count("--max-model-calls", 1))
+    max_budget_usd: float | None = field(default=None, validator=_Positive("--max-budget-usd", "a number of dollars"))
+    max_parallel: int | None = field(default=None, validator=_Count("--max-parallel", 1, MAX_PARALLEL))
+    max_tokens: int = field(default=DEFAULT_MAX_TOKENS, validator=_Count("--max-tokens", 1))
+    tools: tuple[str, ...] | None = None
+    """The only tools to offer (``--tools``); None: all."""
+    permissions: Policy = Factory(Policy)
+    """The mode and rules: the settings files, ``--settings`` and the permission flags layered."""
+    hooks: Hooks = Factory(default_hooks)
+    """The default hooks and the settings' command hooks."""
+    sandbox: Sandbox | None = None
+    system: str | None = None
+    """The root's system prompt (None: ours)."""
+    context: str = ""
+    """The project's context block (``CLAUDE.md``, ``AGENTS.md``)."""
+    agents: Mapping[str, AgentDefinition] = Factory(dict)
+    """The custom subagent types (``.claude/agents``, ``--agents``)."""
+    ask_person: bool = False
+    """Whether an ``Ask`` is put to the person at the terminal (stdin is one); otherwise it is denied."""
+
+    def limits_given(self) -> dict[str, int | float]:
+        """The run limits set on the command line, as ``Agent()`` keywords (a resumed session keeps the others)."""
+        limits = ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
+        return {name: value for name in limits if (value := getattr(self, name)) is not None}
+
+    def check_prices(self, model: object) -> None:
+        """With a USD budget, refuse a model (or a subagent's) that genai-prices cannot price.
+
+        Raises:
+            ConfigError: naming the model and ``--max-budget-usd``.
+        """
+        if self.max_budget_usd is None:
+            return
+        name = unpriced([getattr(model, "model", None), *(d.model for d in self.agents.values())])
+        if name is not None:
+            raise ConfigError(
+                f"--max-budget-usd needs the price of model {name!r}, and genai-prices has none; "
+                "use a model it prices, or drop --max-budget-usd"
+            )
+
+    def kwargs(self) -> dict[str, Any]:
+        """The ``Agent()`` keywords after the model (new agents take the defaults of the limits not given)."""
+        from fsm.cli.terminal import terminal_approver
+
+        return {
+            "workdir": str(self.workdir),
+            "max_turns": MAX_TURNS if self.max_turns is None else self.max_turns,
+            "hooks": self.hooks,
+            "approver": terminal_approver() if self.ask_person else deny_unattended,
+            "tools": None if self.tools is None else list(self.tools),
+            "max_tokens": self.max_tokens,
+            "max_model_calls": MAX_MODEL_CALLS if self.max_model_calls is None else self.max_model_calls,
+            "permissions": self.permissions,
+            "system": self.system,
+            "sandbox": self.sandbox,
+            "context": self.context,
+            "agents": dict(self.agents),
+            "max_parallel": DEFAULT_MAX_PARALLEL if self.max_parallel is None else self.max_parallel,
+            "max_budget_usd": self.max_budget_usd,
+        }
+
+
+@frozen
+class ModelSetup:
+    """The model a run calls: its id and how its requests are made."""
+
+    model_id: str
+    """``--model``, else ``MODEL_ID``, else ``ANTHROPIC_MODEL``, else our default."""
+    timeout: float = field(default=DEFAULT_TIMEOUT, validator=_Positive("--timeout", "a number of seconds"))
+    max_retries: int = field(default=DEFAULT_MAX_RETRIES, validator=_Count("--max-retries", 0, 10))
+    credentials: Mapping[str, str] = field(factory=dict, repr=False)
+    """The API key or token, taken out of the environment (so no tool's process inherits them)."""
+
+    def build(self) -> Model:
+        """The ``AnthropicModel`` this describes (``anthropic`` is imported only now).
+
+        Raises:
+            ConfigError: no API key and no token.
+        """
+        if not (self.credentials.get("ANTHROPIC_API_KEY") or self.credentials.get("ANTHROPIC_AUTH_TOKEN")):
+            raise ConfigError(NO_API_KEY)
+        from fsm.cli.terminal import print_retry
+        from fsm.model.anthropic import AnthropicModel
+
+        return AnthropicModel(
+            self.model_id,
+            on_retry=print_retry,
+            timeout=self.timeout,
+            max_retries=self.max_retries,
+            credentials=dict(self.credentials),
+        )
+
+
+@frozen
+class SessionChoice:
+    """Which journal session a run writes to: a new one (the default), one resumed (``--resume ID``), the latest
+    (``--continue``), a fork of an old one (``--session ID [--at SEQ]``), or none (``--no-session``)."""
+
+    journal: Path | None
+    """The journal file (``--session-db``, else the workspace's); None: ``--no-session``."""
+    resume: str | None = None
+    continue_latest: bool = False
+    new_id: str | None = None
+    """``--session-id``: the new session's id."""
+    fork_of: str | None = None
+    """``--session``: the session to restore, as it was after :attr:`at` (its last transition when None)."""
+    at: int | None = None
+    recorded: bool = False
+    """``--recorded``: serve the replies the forked session got after :attr:`at` instead of calling the model."""
+
+    def __attrs_post_init__(self) -> None:
+        self._check_going_on()
+        self._check_fork()
+
+    def _check_going_on(self) -> None:
+        going_on = "--resume" if self.resume else "--continue" if self.continue_latest else None
+        if self.resume and self.continue_latest:
+            raise ConfigError("--resume and --continue cannot be used together; pick one")
+        if going_on and self.new_id:
+            raise ConfigError(f"--session-id names a new session; it cannot be used with {going_on}")
+        if going_on and self.journal is None:
+            raise ConfigError(f"--no-session cannot be used with {going_on}")
+
+    def _check_fork(self) -> None:
+        if self.fork_of is None and (self.recorded or self.at is not None):
+            raise ConfigError(f"{'--recorded' if self.recorded else '--at'} needs --session ID")
+        if self.fork_of is not None and self.journal is None:
+            raise ConfigError("--no-session cannot be used with --session: time travel journals the fork it makes")
+
+    @property
+    def resuming(self) -> bool:
+        """Whether the run goes on with a session that exists (``--resume``, ``--continue``)."""
+        return bool(self.resume or self.continue_latest)
+
+
+@frozen
+class Output:
+    """What a run writes: the output format, what goes in a stream, and whether progress goes to stderr."""
+
+    format: Literal["text", "json", "stream-json"] = "text"
+    stream_input: bool = False
+    """``--input-format stream-json``: the prompts are user messages on stdin, one JSON object a line."""
+    transition_events: bool = True
+    """stream-json: our ``transition`` events too (``--no-transition-events``: Claude Code's messages only)."""
+    partial_messages: bool = False
+    """stream-json: a ``stream_event`` line per raw API stream event (``--include-partial-messages``)."""
+    verbose: bool = False
+    """Progress lines, and what was loaded, on stderr."""
+
+    def __attrs_post_init__(self) -> None:
+        if self.stream_input and self.format != "stream-json":
+            raise ConfigError("--input-format stream-json needs --output-format stream-json")
+        if self.partial_messages and self.format != "stream-json":
+            raise ConfigError("--include-partial-messages needs --output-format stream-json")
+
+
+@frozen
+class RunOptions:
+    """Everything a run needs, resolved once: the agent, its model, its session, its output, its first prompt."""
+
+    agent: AgentSetup
+    model: ModelSetup
+    session: SessionChoice
+    output: Output = Output()
+    prompt: str | None = None
+    """A headless run's first prompt, read once (from the argument, or stdin); None with stream-json input (read
+    a line at a time as the run goes), for a resume that only finishes the run that was killed, and for a command
+    that is not headless."""
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, *, prompt: str | None = None) -> RunOptions:
+        """The options *args* describe, with the environment and the files they point to.
+
+        Args:
+            args: a namespace from a parser given the flags of :mod:`fsm.cli.flags` (a flag it lacks takes its
+                default).
+            prompt: a headless run's prompt argument (``-``: read stdin); None for a command that runs no
+                headless prompt (the REPL, the debugger), whose output flags are not read.
+
+        Raises:
+            ConfigError: a bad flag value or combination, a missing workspace, a bad settings, prompt or project
+                file, an unreadable ``.env``, or no prompt.
+        """
+        flags: dict[str, Any] = vars(args)
+        output = _output(flags) if prompt is not None else Output(verbose=bool(flags.get("verbose")))
+        first = None if prompt is None else _first_prompt(prompt, output=output, resuming=_resuming(flags))
+        root = resolve.workdir(flags.get("cwd"))
+        tools = resolve.tool_names(flags.get("tools"))
+        mode = resolve.permission_mode(flags.get("permission_mode"))
+        settings = resolve.settings(
+            root,
+            sources=flags.get("setting_sources"),
+            extra=flags.get("settings"),
+            allow=flags.get("allowed_tools"),
+            deny=flags.get("disallowed_tools"),
+            add_dir=flags.get("add_dir"),
+        )
+        sandbox = resolve.sandbox(settings, flag=flags.get("sandbox"))
+        files, agents = resolve.project(root, agents_json=flags.get("agents"))
+        system = resolve.system_prompt(
+            root,
+            text=flags.get("system_prompt"),
+            file=flags.get("system_prompt_file"),
+            append=flags.get("append_system_prompt"),
+            append_file=flags.get("append_system_prompt_file"),
+        )
+        agent = AgentSetup(
+            root,
+            max_turns=flags.get("max_turns"),
+            max_model_calls=flags.get("max_model_calls"),
+            max_budget_usd=flags.get("max_budget_usd"),
+            max_parallel=flags.get("max_parallel"),
+            max_tokens=flags.get("max_tokens", DEFAULT_MAX_TOKENS),
+            tools=tools,
+            permissions=Policy.from_settings(settings, mode=mode),
+            hooks=command_hooks.install(default_hooks(), settings, project=root),
+            sandbox=sandbox,
+            system=system,
+            context=context_text(files),
+            agents=agents,
+            ask_person=sys.stdin is not None and sys.stdin.isatty(),
+        )
+        resolve.load_env()
+        model = ModelSetup(
+            resolve.model_id(flags.get("model")),
+            timeout=flags.get("timeout", DEFAULT_TIMEOUT),
+            max_retries=flags.get("max_retries", DEFAULT_MAX_RETRIES),
+            credentials=take_secrets(),  # from here on no tool can find them in this process's environment
+        )
+        session = SessionChoice(
+            None if flags.get("no_session") else resolve.journal_path(flags.get("session_db"), root),
+            resume=flags.get("resume"),
+            continue_latest=bool(flags.get("continue_session")),
+            new_id=flags.get("session_id"),
+            fork_of=flags.get("session"),
+            at=flags.get("at"),
+            recorded=bool(flags.get("recorded")),
+        )
+        if output.verbose:
+            for note in [*(f"note: {n}" for n in settings.notes), *resolve.project_notes(files, agents)]:
+                print(f"agentfsm: {note}", file=sys.stderr, flush=True)
+        return cls(agent, model, session, output, first)
+
+    def build_agent(self, model: Model | None = None) -> Agent:
+        """The root agent these options describe, around *model* (else the model they name).
+
+        Raises:
+            ConfigError: no API key (when no model is given), or a USD budget with a model that has no known price.
+        """
+        from fsm.core.agent import Agent
+
+        chosen = self.model.build() if model is None else model
+        self.agent.check_prices(chosen)
+        return Agent(chosen, **self.agent.kwargs())
+
+
+def _resuming(flags: dict[str, Any]) -> bool:
+    return bool(flags.get("resume") or flags.get("continue_session"))
+
+
+def _output(flags: dict[str, Any]) -> Output:
+    return Output(
+        format=flags.get("output_format") or "text",
+        stream_input=flags.get("input_format") == "stream-json",
+        transition_events=flags.get("transition_events", True),
+        partial_messages=bool(flags.get("include_partial_messages")),
+        verbose=bool(flags.get("verbose")),
+    )
+
+
+def _first_prompt(argument: str, *, output: Output, resuming: bool) -> str | None:
+    """A headless run's first prompt (None with stream-json input, or when a resume has none to give)."""
+    if output.stream_input:
+        if argument != "-":
+            raise ConfigError("--input-format stream-json reads the prompts from stdin; give no prompt argument")
+        stream_stdin()  # a terminal is refused now, not once the run has started
+        return None
+    try:
+        return read_prompt(argument)
+    except ConfigError as exc:  # resuming without a prompt: finish the run that was killed, and stop
+        if not resuming or str(exc) not in (NO_PROMPT, EMPTY_PROMPT):
+            raise
+        return None

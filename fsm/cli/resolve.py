@@ -1,0 +1,245 @@
+"""How each of a run's options is read: from its flag's value, the environment, or a file the flags point to.
+
+Every function takes plain values (a flag's text, a directory) and returns one resolved value; every problem is
+a :class:`~fsm.errors.ConfigError` whose one-line message names the flag (or the file), the value and what to do.
+:meth:`fsm.cli.options.RunOptions.from_args` calls them in order, once per command.
+
+- the workspace (``--cwd``), the tools (``--tools``), the permission mode (``--permission-mode``);
+- the settings files (``--setting-sources``, ``--settings``) with the permission flags layered on top
+  (``--allowedTools``, ``--disallowedTools``, ``--add-dir``: Claude Code's names);
+- the sandbox (``--sandbox`` or the settings' ``sandbox`` key), checked to work here;
+- the root's system prompt (``--system-prompt[-file]``, ``--append-system-prompt[-file]``);
+- the project's context files (``CLAUDE.md``, ``AGENTS.md``) and subagents (``.claude/agents``, ``--agents``);
+- ``.env`` and the model id (``--model``, ``MODEL_ID``, ``ANTHROPIC_MODEL``);
+- the session journal's path (``--session-db``, else the workspace's).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from fsm.cli.flags import PERMISSION_MODES
+from fsm.core.context import MAX_CHARS, ContextFile, load_context
+from fsm.core.prompts import compose, parent_system
+from fsm.core.subagents import AgentDefinition, definitions_from_json, load_definitions
+from fsm.errors import ConfigError
+from fsm.model.anthropic import DEFAULT_MODEL
+from fsm.policy.modes import resolve_mode
+from fsm.policy.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
+from fsm.policy.settings import SOURCES, Settings, load_settings
+from fsm.session.journal import default_path, locate
+from tools import REGISTRY, Workspace
+from tools.sandbox import Sandbox, SandboxUnavailable, backend_for
+
+__all__ = [
+    "journal_path",
+    "load_env",
+    "model_id",
+    "permission_mode",
+    "project",
+    "project_notes",
+    "sandbox",
+    "settings",
+    "system_prompt",
+    "tool_names",
+    "workdir",
+]
+
+
+def workdir(cwd: str | None) -> Path:
+    """The workspace ``--cwd`` names (the current directory when None)."""
+    path = Path(cwd) if cwd else Path.cwd()
+    if not path.is_dir():
+        raise ConfigError(f"--cwd {cwd} is not a directory")
+    return path
+
+
+def tool_names(text: str | None) -> tuple[str, ...] | None:
+    """``--tools``: tool names (Claude Code's spelling or ours), in registry order; None: all of them."""
+    if text is None or text.strip() == "default":
+        return None
+    names = [n.strip() for n in text.split(",") if n.strip()]
+    unknown = [n for n in names if TOOL_NAMES.get(n) not in REGISTRY]
+    if unknown:
+        raise ConfigError(f"--tools: unknown tool {', '.join(map(repr, unknown))} (available: {', '.join(REGISTRY)})")
+    chosen = {TOOL_NAMES[n] for n in names}
+    return tuple(n for n in REGISTRY if n in chosen)
+
+
+def permission_mode(text: str | None) -> str | None:
+    """``--permission-mode`` in our words (the aliases resolved); None when not given."""
+    if text is None:
+        return None
+    mode = resolve_mode(text)
+    if mode is None:
+        raise ConfigError(f"--permission-mode must be one of {', '.join(PERMISSION_MODES)} (got {text!r})")
+    return mode
+
+
+def _rules(flag: str, values: list[str] | None) -> list[str]:
+    """The rule strings of a repeatable rules flag, each checked (the message names the flag)."""
+    texts = [t for value in values or [] for t in split_rules(value)]
+    for text in texts:
+        try:
+            parse_rule(text)
+        except RuleError as exc:
+            raise ConfigError(f"{flag}: {exc}") from None
+    return texts
+
+
+def _directories(values: list[str] | None) -> list[str]:
+    for value in values or []:
+        if not Path(value).expanduser().is_dir():
+            raise ConfigError(f"--add-dir {value} is not a directory")
+    return [str(Path(v).expanduser().resolve()) for v in values or []]
+
+
+def _sources(text: str | None) -> tuple[str, ...]:
+    if text is None:
+        return SOURCES
+    names = tuple(n.strip() for n in text.split(",") if n.strip())
+    unknown = [n for n in names if n not in SOURCES]
+    if unknown:
+        raise ConfigError(f"--setting-sources: unknown source {unknown[0]!r} (expected some of {','.join(SOURCES)})")
+    return names
+
+
+def settings(
+    root: Path,
+    *,
+    sources: str | None = None,
+    extra: str | None = None,
+    allow: list[str] | None = None,
+    deny: list[str] | None = None,
+    add_dir: list[str] | None = None,
+) -> Settings:
+    """The settings files of *root* (``--setting-sources``), ``--settings`` (*extra*), then the permission flags
+    (``--allowedTools``, ``--disallowedTools``, ``--add-dir``), each layer above the one before."""
+    overrides: dict[str, Any] = {}
+    allowed, denied = _rules("--allowedTools", allow), _rules("--disallowedTools", deny)
+    directories = _directories(add_dir)
+    if allowed or denied or directories:
+        overrides["permissions"] = {"allow": allowed, "deny": denied, "additionalDirectories": directories}
+    return load_settings(root, sources=_sources(sources), extra=extra, overrides=overrides)
+
+
+def sandbox(wanted: Settings, *, flag: bool | None) -> Sandbox | None:
+    """The sandbox ``--sandbox`` or the settings' ``sandbox`` key ask for, checked to work here; None for none.
+
+    Raises:
+        ConfigError: the sandbox is asked for but cannot run here (the message says what to install).
+    """
+    asked = wanted.sandbox
+    if not (flag or asked.enabled):
+        return None
+    chosen = Sandbox(network=bool(asked.network), auto_allow=asked.auto_allow_bash is not False)
+    try:
+        backend_for(chosen)
+    except SandboxUnavailable as exc:
+        raise ConfigError(str(exc)) from None
+    return chosen
+
+
+def _text(flag: str, text: str | None, path: str | None) -> str | None:
+    """The text of ``--FLAG`` or of the file ``--FLAG-file`` names (None when neither is given, or blank)."""
+    if path is None:
+        return text if text is None or text.strip() else None
+    try:
+        return Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ConfigError(f"{flag}-file {path}: cannot read it ({exc.strerror or exc})") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{flag}-file {path} is not UTF-8 text") from None
+
+
+def system_prompt(
+    root: Path,
+    *,
+    text: str | None = None,
+    file: str | None = None,
+    append: str | None = None,
+    append_file: str | None = None,
+) -> str | None:
+    """The root's system prompt the prompt flags describe: ours or ``--system-prompt``'s, then
+    ``--append-system-prompt``'s text; None (the agent's default) when no such flag is given."""
+    base, extra = _text("--system-prompt", text, file), _text("--append-system-prompt", append, append_file)
+    if base is None and extra is None:
+        return None
+    return compose(base if base is not None else parent_system(Workspace(str(root))), extra or "")
+
+
+def project(root: Path, *, agents_json: str | None) -> tuple[list[ContextFile], dict[str, AgentDefinition]]:
+    """The context files and the subagent definitions of a run in *root*: ``--agents`` JSON wins over the
+    project's ``.claude/agents``, which win over the user's.
+
+    Raises:
+        ConfigError: a definition file or the ``--agents`` JSON is not valid (the message names it).
+    """
+    agents = load_definitions(root)
+    if agents_json:
+        agents.update(definitions_from_json(agents_json))
+    return load_context(root), agents
+
+
+def project_notes(files: list[ContextFile], agents: dict[str, AgentDefinition]) -> list[str]:
+    """What ``--verbose`` says was loaded: each context file, each subagent definition and where it came from."""
+    return [
+        *(
+            f"context: loaded {item.path} ({item.size:,} characters{f', cut to {MAX_CHARS:,}' if item.cut else ''})"
+            for item in files
+        ),
+        *(f"subagent: {definition.name} from {definition.source}" for definition in agents.values()),
+    ]
+
+
+def load_env(directory: Path | None = None) -> None:
+    """Read ``.env`` from *directory* (the current one by default); real environment variables win.
+
+    Raises:
+        ConfigError: the file cannot be read, or is not UTF-8 text.
+    """
+    from dotenv import load_dotenv
+
+    path = (directory or Path.cwd()) / ".env"
+    if not path.is_file():
+        return
+    try:
+        load_dotenv(path, override=False, encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        utf16 = path.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff")
+        what = "UTF-16 text" if utf16 else f"not UTF-8 text ({exc.reason} at byte {exc.start})"
+        raise ConfigError(f"cannot read {path}: it is {what}; save it as UTF-8") from None
+    except OSError as exc:
+        raise ConfigError(f"cannot read {path} ({exc.strerror or exc}); fix its permissions or remove it") from None
+
+
+def model_id(flag: str | None) -> str:
+    """The model to use: *flag*, else ``MODEL_ID``, else ``ANTHROPIC_MODEL``, else ``DEFAULT_MODEL``."""
+    return flag or os.environ.get("MODEL_ID") or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+
+
+def journal_path(session_db: str | None, workspace: str | Path | None = None) -> Path:
+    """The journal file: ``--session-db``, else *workspace*'s (the current directory's when None; see
+    :func:`~fsm.session.journal.locate`). Reading a journal still kept inside the workspace says once, on
+    stderr, how to move it out of reach of ``git clean``."""
+    if session_db:
+        return Path(session_db)
+    root = Path(workspace or ".").absolute()
+    found, legacy = locate(root)
+    if legacy is not None and legacy not in _TOLD:
+        _TOLD.add(legacy)
+        new = default_path(root)
+        print(
+            f"agentfsm: this workspace's sessions are in {legacy}, inside the workspace, where git clean -fdx "
+            f"deletes them; move them out of its reach: mkdir -p {new.parent} && mv {legacy} {new}",
+            file=sys.stderr,
+            flush=True,
+        )
+    return found
+
+
+_TOLD: set[Path] = set()
+"""Legacy journals this process has already told about."""

@@ -1,0 +1,216 @@
+"""The journal session a run writes to: a new one, one resumed or continued, or a fork of an old one.
+
+:func:`session_for` opens what a :class:`~fsm.cli.options.SessionChoice` says and closes it after the run::
+
+    with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, s):
+        ...  # agent: the one built, or the session's agents rebuilt like it; s: None with --no-session
+
+``--recorded`` (the debugger's time travel offline) is :func:`recorded_model`: the replies the session got.
+The ``agentfsm sessions`` subcommand, which only reads the journal, is :mod:`fsm.cli.sessions`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import sys
+from collections.abc import Iterator, Mapping
+from typing import TYPE_CHECKING, Any
+
+from attrs import frozen
+
+from fsm.core.records import Transition
+from fsm.errors import ConfigError, UnknownSessionError
+from fsm.session.journal import Journal
+from fsm.session.restore import KilledOrphan, restore_at, resume
+
+if TYPE_CHECKING:
+    from fsm.cli.options import SessionChoice
+    from fsm.core.agent import Agent
+    from fsm.model.protocol import Model
+
+__all__ = ["Session", "open_session", "recorded_model", "session_for"]
+
+
+@frozen
+class Session:
+    """The journal session a run writes to."""
+
+    journal: Journal
+    id: str
+    resumed: bool
+    """Whether the session existed before (``--resume``, ``--continue``)."""
+    forked_from: str | None = None
+    """For a fork (time travel): the session it was restored from, as it was after seq :attr:`forked_at`."""
+    forked_at: int | None = None
+
+    def restored(self) -> list[Transition]:
+        """A fork's transitions up to where it was restored (its origin's, oldest first); none otherwise."""
+        if self.forked_from is None:
+            return []
+        return self.journal.records(self.forked_from, upto=self.forked_at)
+
+    def close(self) -> None:
+        """Close the journal (every transition is committed already)."""
+        self.journal.close()
+
+
+@contextlib.contextmanager
+def session_for(
+    choice: SessionChoice, agent: Agent, *, limits: Mapping[str, Any]
+) -> Iterator[tuple[Agent, Session | None]]:
+    """:func:`open_session`, closing the session when the block ends."""
+    agent, session = open_session(choice, agent, limits=limits)
+    try:
+        yield agent, session
+    finally:
+        if session is not None:
+            session.close()
+
+
+def open_session(choice: SessionChoice, agent: Agent, *, limits: Mapping[str, Any]) -> tuple[Agent, Session | None]:
+    """The agent to run and its journal session, as *choice* says.
+
+    *agent* is the one the other options built. A new session journals it (renamed to ``--session-id``'s id when
+    given). ``--resume ID`` / ``--continue`` return instead the session's agent rebuilt like *agent* (its model,
+    workspace, hooks, approver, tools), with an in-flight tool call answered as interrupted (its processes, if
+    the journal shows them still running, killed first, with one line on stderr each); it may be in the middle
+    of a run (``agent.busy``): step it to idle before sending a new prompt. A run under way finishes under its
+    own limits; *limits* (those given on the command line) apply to the runs the next prompts start (without
+    them, the session's last limits do). ``--session ID --at SEQ`` returns that session's agents after SEQ,
+    journalling into a new session forked from it (the original is untouched). ``--no-session`` returns *agent*
+    and None.
+
+    Raises:
+        ConfigError: an unknown session, or nothing to resume or continue.
+        JournalError: the journal cannot be opened or written.
+    """
+    if choice.new_id:
+        agent = _with_id(agent, choice.new_id)
+    if choice.journal is None:
+        return agent, None
+    if choice.fork_of is None and not choice.resuming:
+        return agent, _start(choice, agent)
+    if not choice.journal.exists():
+        raise ConfigError(_missing(choice))
+    journal = Journal(choice.journal)
+    try:
+        if choice.fork_of is not None:
+            return _fork(journal, choice.fork_of, choice.at, agent, limits)
+        return _resume(journal, choice, agent, limits)
+    except BaseException:
+        journal.close()
+        raise
+
+
+def _missing(choice: SessionChoice) -> str:
+    """What to say when the journal to go on from does not exist."""
+    if choice.fork_of is not None:
+        return f"no session {choice.fork_of!r}: {choice.journal} does not exist yet"
+    return f"nothing to {'continue' if choice.continue_latest else 'resume'}: {choice.journal} does not exist yet"
+
+
+def _start(choice: SessionChoice, agent: Agent) -> Session:
+    assert choice.journal is not None
+    journal = Journal(choice.journal)
+    try:
+        if choice.new_id and _exists(journal, choice.new_id):
+            raise ConfigError(
+                f"--session-id {choice.new_id} is already a session in {choice.journal}; go on with it with "
+                f"--resume {choice.new_id}"
+            )
+        return Session(journal, journal.start(agent), resumed=False)
+    except BaseException:
+        journal.close()
+        raise
+
+
+def _resume(journal: Journal, choice: SessionChoice, agent: Agent, limits: Mapping[str, Any]) -> tuple[Agent, Session]:
+    session_id = choice.resume
+    if choice.continue_latest:
+        latest = journal.latest()
+        if latest is None:
+            raise ConfigError(f"nothing to continue: no session in {journal.path}; start one with agentfsm -p PROMPT")
+        session_id = latest.id
+    assert session_id is not None
+    resumed = resume(
+        journal, session_id, agent.model, workdir=_workspace(agent), on_kill=_say_killed, **_options(agent, limits)
+    )
+    return resumed, _session_of(journal, resumed, resumed=True)
+
+
+def _fork(
+    journal: Journal, session_id: str, at: int | None, agent: Agent, limits: Mapping[str, Any]
+) -> tuple[Agent, Session]:
+    info = journal.find(session_id)
+    if at is not None and not 0 <= at <= info.last_seq:
+        raise ConfigError(f"--at must be 0..{info.last_seq} for session {info.id} (got {at})")
+    seq = info.last_seq if at is None else at
+    forked = restore_at(journal, session_id, seq, agent.model, workdir=_workspace(agent), **_options(agent, limits))
+    return forked, _session_of(journal, forked, resumed=False, forked_from=info.id, forked_at=seq)
+
+
+def recorded_model(choice: SessionChoice) -> Model | None:
+    """With ``--session ID --recorded``: a model serving the replies that session got after ``--at SEQ``, in
+    order, so stepping on from SEQ needs no API key; None without ``--recorded``.
+
+    Raises:
+        ConfigError: an unknown session.
+    """
+    if not choice.recorded or choice.fork_of is None or choice.journal is None:
+        return None
+    from fsm.session.replay import recorded_model as served
+
+    if not choice.journal.exists():
+        raise ConfigError(f"no session {choice.fork_of!r}: {choice.journal} does not exist yet")
+    with Journal(choice.journal) as journal:
+        records = journal.records(choice.fork_of)
+    return served([r for r in records if choice.at is None or r.seq > choice.at])
+
+
+def _with_id(agent: Agent, session_id: str) -> Agent:
+    """A fresh root agent like *agent* whose id (and so whose session's) is *session_id*."""
+    import attrs
+
+    from fsm.core.agent import Agent
+
+    data = attrs.evolve(agent.data, agent_id=session_id)  # a fresh agent's starting data, renamed
+    return Agent(agent.model, _workspace(agent), data=data, **agent.options())
+
+
+def _workspace(agent: Agent) -> str:
+    return str(agent.workspace.root)
+
+
+def _options(agent: Agent, limits: Mapping[str, Any]) -> dict[str, Any]:
+    """*agent*'s options for a rebuilt one; the run limits only where the command line set them (else the
+    session's own apply to the next run)."""
+    options = {k: v for k, v in agent.options().items() if k not in _LIMITS}
+    return {**options, **limits}
+
+
+_LIMITS = ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
+
+
+def _session_of(
+    journal: Journal, agent: Agent, *, resumed: bool, forked_from: str | None = None, forked_at: int | None = None
+) -> Session:
+    """The open session *agent* (just rebuilt from *journal*) journals into."""
+    session_id = journal.session_of(agent)
+    assert session_id is not None, "restore attaches the rebuilt agent to a session"
+    return Session(journal, session_id, resumed=resumed, forked_from=forked_from, forked_at=forked_at)
+
+
+def _exists(journal: Journal, session_id: str) -> bool:
+    try:
+        return journal.find(session_id).id == session_id
+    except UnknownSessionError:
+        return False
+
+
+def _say_killed(orphan: KilledOrphan) -> None:
+    print(
+        f"agentfsm: killed {orphan.describe()} still running from tool call {orphan.tool_use_id} of the run "
+        "that stopped",
+        file=sys.stderr,
+        flush=True,
+    )
