@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from fsm.cli import app as cli
+from fsm.cli import parser as cli_parser
 from fsm.cli.options import ModelSetup
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
@@ -22,7 +23,7 @@ ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "MODEL_ID", "ANTHROPIC_
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     """No agentfsm variables, an empty current directory, stdin not a terminal, no plug-ins (tested apart)."""
-    monkeypatch.setattr(cli, "PLUGINS", {})
+    monkeypatch.setattr(cli_parser, "PLUGINS", {})
     for name in ENV_VARS:
         monkeypatch.setenv(name, "")
         monkeypatch.delenv(name)
@@ -222,7 +223,7 @@ class TestPlugins:
     ) -> None:
         """A plug-in module configures its subparser, shows in --help and runs its command."""
         self._module(monkeypatch, "tests_fake_plugin")
-        monkeypatch.setattr(cli, "PLUGINS", {"fake": "tests_fake_plugin"})
+        monkeypatch.setattr(cli_parser, "PLUGINS", {"fake": "tests_fake_plugin"})
         assert cli.main(["fake", "--level", "2"]) == 42
         assert cli.main(["--help"]) == 0
         assert "A test plug-in." in outputs(capsys)[0]
@@ -231,7 +232,7 @@ class TestPlugins:
         self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
         """A plug-in whose module does not exist is left out, not an error."""
-        monkeypatch.setattr(cli, "PLUGINS", {"ghost": "fsm.no_such_module_here"})
+        monkeypatch.setattr(cli_parser, "PLUGINS", {"ghost": "fsm.no_such_module_here"})
         assert cli.main(["--help"]) == 0
         assert "ghost" not in outputs(capsys)[0]
 
@@ -239,7 +240,7 @@ class TestPlugins:
         """A plug-in that exists but imports a missing module fails loudly."""
         (tmp_path / "tests_broken_plugin.py").write_text("import no_such_dependency_xyz\n")
         monkeypatch.syspath_prepend(str(tmp_path))
-        monkeypatch.setattr(cli, "PLUGINS", {"broken": "tests_broken_plugin"})
+        monkeypatch.setattr(cli_parser, "PLUGINS", {"broken": "tests_broken_plugin"})
         with pytest.raises(ModuleNotFoundError, match="no_such_dependency_xyz"):
             cli.build_parser()
 
@@ -249,7 +250,7 @@ class TestErrorContract:
         self, clean_env: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
     ) -> None:
         """The library's journal error is printed in one line, the CLI adding the flag that gets past it; exit 1."""
-        monkeypatch.setattr(cli, "PLUGINS", {"sessions": "fsm.cli.sessions"})
+        monkeypatch.setattr(cli_parser, "PLUGINS", {"sessions": "fsm.cli.sessions"})
         path = clean_env / "not-a-journal.db"
         path.write_bytes(b"not sqlite at all " * 100)
         assert cli.main(["sessions", "list", "--session-db", str(path)]) == 1
