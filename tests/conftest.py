@@ -1,4 +1,5 @@
-"""Fixtures shared by the whole suite."""
+"""Fixtures shared by the whole suite, the Hypothesis profile it runs under, and the markers it adds by path
+(both from :mod:`tests.suite`)."""
 
 from __future__ import annotations
 
@@ -8,7 +9,18 @@ from pathlib import Path
 
 import pytest
 
+from tests.suite import load_profile, markers_for
 from tools import Workspace
+
+load_profile(os.environ)
+
+
+@pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test ``e2e`` or ``slow`` where its path or fixtures say so, so no e2e file can forget."""
+    for item in items:
+        for name in sorted(markers_for(item.path, getattr(item, "fixturenames", ()))):
+            item.add_marker(name)
 
 
 @pytest.fixture(autouse=True)

@@ -24,10 +24,14 @@ from tools.processes import ToolProcess, survivors
 from tools.sandbox import Bubblewrap, Sandbox, SandboxUnavailable, backend_for, note_for
 
 HAVE_BWRAP = shutil.which("bwrap") is not None
-pytestmark = pytest.mark.skipif(
-    not HAVE_BWRAP and not os.environ.get("CI"),
-    reason="bubblewrap (bwrap) is not installed and CI is unset: apt-get install bubblewrap to run the sandbox tests",
-)
+pytestmark = [
+    pytest.mark.e2e,
+    pytest.mark.skipif(
+        not HAVE_BWRAP and not os.environ.get("CI"),
+        reason="bubblewrap (bwrap) is not installed and CI is unset: "
+        "apt-get install bubblewrap to run the sandbox tests",
+    ),
+]
 
 READ_ONLY_NOTE = "(sandboxed: only the workspace, its extra directories and a private /tmp are writable)"
 

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 
 from tests.strategies import PathSpec, Tree, build_tree, file_contents, path_specs, snapshot
+from tests.suite import examples
 from tools import BASE_TOOLS, OutsideWorkspaceError, Workspace, run_tool
 
 
@@ -129,7 +130,7 @@ class TestRelative:
 
 
 class TestBoundaryProperties:
-    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(spec=path_specs())
     def test_contains_agrees_with_realpath(self, spec: PathSpec) -> None:
         """For any drawn path, contains() says what os.path.realpath says."""
@@ -138,7 +139,7 @@ class TestBoundaryProperties:
             path = spec.render(tree)
             assert Workspace(tree.root).contains(path) is reference_contains(tree.root, path)
 
-    @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(300), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(spec=path_specs(), content=file_contents)
     def test_confined_write_never_touches_outside(self, spec: PathSpec, content: str) -> None:
         """write_file through run_tool never changes anything outside the root, and lands where it says."""
@@ -157,7 +158,7 @@ class TestBoundaryProperties:
                 assert reference_contains(tree.root, str(written))
                 assert written.read_bytes() == content.encode("utf-8")
 
-    @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+    @settings(max_examples=examples(150), deadline=None, suppress_health_check=[HealthCheck.too_slow])
     @given(spec=path_specs())
     def test_confined_read_never_shows_outside_files(self, spec: PathSpec) -> None:
         """read_file through run_tool never returns the contents of a file outside the root."""

@@ -88,7 +88,7 @@ def local_states(graph) -> set:
 
 class TestReduction:
     @pytest.mark.parametrize("mutant", [None, *MUTANTS])
-    @pytest.mark.parametrize(("turns", "k", "budget"), [(2, 2, 3), (3, 2, 4)])
+    @pytest.mark.parametrize(("turns", "k", "budget"), [(2, 2, 3), pytest.param(3, 2, 4, marks=pytest.mark.slow)])
     def test_finds_a_violation_exactly_when_every_interleaving_does(self, table, monkeypatch, mutant, turns, k, budget):
         """For the table and each mutant, the reduced search, every interleaving (budget up to cap) and the exact
         budget agree: all proved, or all find the same property broken."""
@@ -99,7 +99,10 @@ class TestReduction:
         assert len({kind(r.problem) for r in reports}) == 1, [r.problem for r in reports]
         assert reports[0].configurations < reports[1].configurations
 
-    @pytest.mark.parametrize(("turns", "k", "budget", "parallel"), [(3, 2, 4, 2), (2, 3, 5, 3), (2, 3, 5, 2)])
+    @pytest.mark.parametrize(
+        ("turns", "k", "budget", "parallel"),
+        [(3, 2, 4, 2), pytest.param(2, 3, 5, 3, marks=pytest.mark.slow), (2, 3, 5, 2)],
+    )
     def test_persistent_sets_keep_every_agent_state(self, turns, k, budget, parallel):
         """The reduced search reaches every state of every agent that the modular search without persistent sets
         reaches, with the same longest run, over far fewer configurations."""
@@ -129,7 +132,9 @@ class TestReduction:
 
 
 class TestCheck:
-    @pytest.mark.parametrize(("turns", "k", "budget"), [(1, 1, 3), (2, 2, 5), (3, 2, 10), (4, 1, 200)])
+    @pytest.mark.parametrize(
+        ("turns", "k", "budget"), [(1, 1, 3), (2, 2, 5), pytest.param(3, 2, 10, marks=pytest.mark.slow), (4, 1, 200)]
+    )
     def test_the_table_is_proved(self, turns, k, budget):
         """All six properties hold, and the longest run without the budget is T + T*T*K calls."""
         for b in (Bounds(turns, k, budget), Bounds(turns, k, budget, reduce=False)):
@@ -143,6 +148,7 @@ class TestCheck:
         report = check(Bounds(3, 2, 7, exact_budget=True))
         assert report.proved and report.worst_case == 7
 
+    @pytest.mark.slow
     def test_inductive(self):
         """Every move from every configuration satisfying the invariant keeps it, reachable or not."""
         count, problem, _ = check_inductive(Bounds(3, 2, 10))
@@ -227,6 +233,7 @@ class TestUsdBudget:
         for b in (Bounds(2, 1, 3), Bounds(2, 1, 3, exact_budget=True)):
             assert check(b).problem == "deadlock: a busy configuration has no move but Ctrl-C"
 
+    @pytest.mark.slow
     def test_the_reduced_graph_is_the_same_with_a_usd_budget(self):
         """A USD stop leads where a spent budget of calls does: the reduced graph is the same; the exact system's
         grows by those stops."""
@@ -243,6 +250,7 @@ class TestUsdBudget:
 
 
 class TestCommand:
+    @pytest.mark.slow
     def test_the_defaults_are_proved_in_seconds(self, capsys):
         """`agentfsm check` at the defaults (max_turns 30, three calls per reply, budget 200, four subagents at
         once) proves all six properties and prints the figures; the worst case is the budget, where the table
@@ -262,6 +270,7 @@ class TestCommand:
             "run terminates\n"
         )
 
+    @pytest.mark.slow
     def test_every_interleaving_and_inductive(self, capsys):
         """--no-reduction explores the exact system's every interleaving, --inductive checks the invariant over
         every configuration; exit 0."""
@@ -310,6 +319,7 @@ class TestCommand:
         ) in out
         assert "depth 0: executing_tools --tools_done--> awaiting_model\n  (a run of the reduced search" in out
 
+    @pytest.mark.slow
     def test_without_a_usd_budget(self, capsys):
         """--no-budget-usd checks runs without a USD budget: fewer configurations of the exact system, and the
         proof does not claim the USD property."""

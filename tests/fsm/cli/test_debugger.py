@@ -539,6 +539,7 @@ except ImportError:  # the test extra installs it; without it only the terminal 
     pexpect = None
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(pexpect is None, reason="pexpect not installed (agentfsm[test])")
 class TestTerminal:
     """The debugger on a pseudo-terminal, as a person uses it (tests/fsm/cli/debug_target.py runs it)."""

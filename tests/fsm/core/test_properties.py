@@ -34,6 +34,7 @@ from fsm.session.journal import Journal
 from fsm.session.restore import resume
 from fsm.testing import Request
 from tests.strategies_fsm import replies
+from tests.suite import examples
 
 
 class DrawnModel:
@@ -306,7 +307,7 @@ class AgentMachine(RuleBasedStateMachine):
 
 
 AgentMachine.TestCase.settings = settings(
-    max_examples=200,
+    max_examples=examples(200),
     stateful_step_count=40,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.filter_too_much, HealthCheck.data_too_large],

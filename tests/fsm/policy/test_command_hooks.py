@@ -76,6 +76,7 @@ class TestAnswers:
         command = hook(tmp_path, "echo 'oops' >&2\nexit 1\n")
         assert command(pre(tmp_path)) == Notice(f"hook {command.spec.command} failed (exit 1): oops")
 
+    @pytest.mark.slow  # waits out the hook's background child
     def test_timeout_kills_and_raises(self, tmp_path: Path) -> None:
         """A hook past its timeout is killed, with what it started, and raises (so PreToolUse denies)."""
         sentinel = tmp_path / "late"

@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from fsm import Policy
 from fsm.policy.rules import parse_rule
+from tests.suite import examples
 from tools import Workspace
 
 
@@ -340,7 +341,7 @@ class TestFileTools:
 
 
 class TestCompositions:
-    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @settings(max_examples=examples(200), deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
     @given(
         parts=st.lists(st.sampled_from(READ_ONLY[:12]), min_size=0, max_size=4),
         bad=st.sampled_from(DESTRUCTIVE + DYNAMIC[:-1]),

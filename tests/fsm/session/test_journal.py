@@ -30,6 +30,7 @@ from tests.fsm.session.journal_support import (
     run_prompts,
     stop_hooks,
 )
+from tests.suite import examples
 
 
 def journalled(tmp_path: Path, script: list, **options) -> tuple[Agent, Journal, str]:
@@ -333,7 +334,7 @@ class TestWriting:
 
 
 @given(data=st.data(), max_turns=st.integers(1, 4), forced=st.integers(0, 2), prompts=st.integers(1, 2))
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(60), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_rebuilding_at_every_seq_gives_the_live_state(data, max_turns, forced, prompts):
     """For arbitrary runs, the journal rebuilt at each seq equals what the live agents held right after it, the
     USD budget's cost included (a drawn reply costs about $0.00001 on claude-haiku-4-5)."""

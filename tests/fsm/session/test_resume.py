@@ -28,6 +28,7 @@ from tests.fsm.session.journal_support import (
     stop_hooks,
     without_timing,
 )
+from tests.suite import examples
 from tools.processes import TAG_VAR, ToolProcess
 
 
@@ -278,7 +279,7 @@ def assert_steps_on_alike(
 
 
 @given(data=st.data(), max_turns=st.integers(1, 3), forced=st.integers(0, 1), at=st.floats(0, 1))
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=examples(40), deadline=None, suppress_health_check=[HealthCheck.too_slow])
 def test_stepping_on_from_any_seq_repeats_the_run(data, max_turns, forced, at):
     """Restored at any seq and fed the same replies, the agents make the same transitions as the live run."""
     with tempfile.TemporaryDirectory() as tmp:
