@@ -6,16 +6,19 @@ macOS fits the same :class:`Backend` protocol later. :func:`backend_for` picks i
 missing or cannot build a sandbox here.
 
 Under bubblewrap a command sees: the whole file system read-only; the workspace and its extra directories
-read-write (their surroundings under ``/tmp``, if any, read-only), except the workspace's ``.agentfsm`` (the
-journal) and ``.claude`` (settings) folders, which stay read-only so a command cannot rewrite its own history
-or permissions; a private ``/tmp``; its own ``/dev``, ``/proc`` and PID namespace (no process outside it is
-visible, and when the command exits the namespace and everything in it die); no network unless
-:attr:`Sandbox.network`; a clean environment (``PATH``, ``HOME``, locale, ``TERM`` and the call's tag, no
-credentials); ``--die-with-parent`` and a new terminal session.
+read-write, except the workspace's ``.agentfsm`` (the journal) and ``.claude`` (settings) folders, which stay
+read-only so a command cannot rewrite its own history or permissions; a private ``/tmp``, where of the real
+``/tmp`` only the top folders (``/tmp/X``) holding the workspace, an extra directory or a directory on ``PATH``
+show, read-only (so ``echo x > ../outside`` fails there as anywhere, and a virtualenv under ``/tmp`` runs as it
+does outside it); its own ``/dev``, ``/proc`` and PID namespace (no process outside it is visible, and when
+the command exits the namespace and everything in it die); no network unless :attr:`Sandbox.network`; a clean
+environment (``PATH``, ``HOME``, locale, ``TERM`` and the call's tag, no credentials); ``--die-with-parent``
+and a new terminal session.
 """
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 import sys
@@ -127,10 +130,10 @@ class Bubblewrap:
         if sandbox.network:
             args.append("--share-net")
         args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for top in sorted({t for d in (root, *writable) if (t := _top_under_tmp(d)) is not None}):
-            # A workspace under /tmp keeps its real surroundings, read-only: `echo x > ../outside` must fail
-            # there too, not land in the private /tmp.
-            args += ["--ro-bind", top, top]
+        for top in sorted({t for d in (root, *writable, *_path_dirs(env)) if (t := _top_under_tmp(d)) is not None}):
+            # The private /tmp would hide these: a workspace's surroundings (`echo x > ../outside` must fail
+            # there too, not land in the private /tmp) and the programs PATH finds, a virtualenv's among them.
+            args += ["--ro-bind-try", top, top]
         for directory in (root, *writable):
             args += ["--bind", str(directory), str(directory)]
         for name in PROTECTED:
@@ -142,9 +145,15 @@ class Bubblewrap:
         return args
 
 
+def _path_dirs(env: Mapping[str, str]) -> list[Path]:
+    """The absolute directories on *env*'s ``PATH``."""
+    return [Path(entry) for entry in env.get("PATH", "").split(os.pathsep) if os.path.isabs(entry)]
+
+
 def _top_under_tmp(directory: Path) -> str | None:
-    """``/tmp/X`` when *directory* is ``/tmp/X/...`` (the private /tmp would hide it), else None."""
-    parts = directory.parts
+    """``/tmp/X`` when *directory* is ``/tmp/X`` or below it (the private /tmp would hide it), else None; never
+    ``/tmp`` itself."""
+    parts = Path(os.path.normpath(directory)).parts
     return f"/tmp/{parts[2]}" if len(parts) > 2 and parts[:2] == ("/", "tmp") else None
 
 

@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import shutil
 import socket
+import subprocess
 import sys
+import tempfile
 import threading
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import attrs
@@ -47,7 +50,10 @@ def home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 
 
 @pytest.fixture
-def boxed(workspace: Workspace, home: Path) -> Workspace:
+def boxed(workspace: Workspace, home: Path, monkeypatch: pytest.MonkeyPatch) -> Workspace:
+    """The workspace, sandboxed; this interpreter's folder is first on PATH, as an activated virtualenv has it,
+    so a command can run it wherever it lives (a virtualenv under /tmp too)."""
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
     return attrs.evolve(workspace, sandbox=Sandbox())
 
 
@@ -93,6 +99,51 @@ class TestFiles:
             (boxed.root / name / "f").write_text("kept\n")
             assert "Read-only file system" in _bash(boxed, f"echo x > {name}/f").text
             assert (boxed.root / name / "f").read_text() == "kept\n"
+
+
+class TestTmp:
+    @pytest.fixture
+    def under_tmp(self) -> Iterator[Callable[[], Path]]:
+        """Makes folders right under the real /tmp (pytest's own folder there already shows: it holds the
+        workspace); all are removed afterwards."""
+        made: list[Path] = []
+
+        def make() -> Path:
+            made.append(Path(tempfile.mkdtemp(prefix="agentfsm-sandbox-test-", dir="/tmp")))
+            return made[-1]
+
+        yield make
+        for path in made:
+            shutil.rmtree(path, ignore_errors=True)
+
+    def test_a_virtualenv_under_tmp_on_path_runs_read_only(
+        self, boxed: Workspace, under_tmp: Callable[[], Path], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """An activated virtualenv under /tmp runs inside as outside, and cannot be written; another folder
+        under /tmp stays hidden."""
+        venv = under_tmp() / "venv"
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+        hidden = under_tmp()
+        (hidden / "f").write_text("x\n")
+        monkeypatch.setenv("PATH", f"{venv / 'bin'}{os.pathsep}{os.environ['PATH']}")
+        assert _bash(boxed, 'python -c "import sys; print(sys.prefix)"').text == str(venv)
+        assert "Read-only file system" in _bash(boxed, f"touch {venv}/new").text
+        assert not (venv / "new").exists()
+        assert "No such file or directory" in _bash(boxed, f"cat {hidden}/f").text
+
+    def test_path_shows_top_folders_under_tmp_never_tmp_itself(self) -> None:
+        """Each absolute PATH directory under /tmp shows as its /tmp/X folder, normalized, if it exists; /tmp
+        itself, a path that only looks under /tmp and a relative entry show nothing."""
+        argv = Bubblewrap(executable="bwrap").wrap(
+            ["true"],
+            sandbox=Sandbox(),
+            root=Path("/srv/ws"),
+            writable=(),
+            env={"PATH": "/tmp:/tmp/v/bin:/tmp/../etc:tmp/x:/usr/bin:/tmp/./w/x/bin:/tmp/v/sbin"},
+            go_fd=3,
+        )
+        shown = [argv[i + 1 : i + 3] for i, arg in enumerate(argv) if arg.startswith("--ro-bind")]
+        assert [pair for pair in shown if pair[0].startswith("/tmp")] == [["/tmp/v", "/tmp/v"], ["/tmp/w", "/tmp/w"]]
 
 
 class TestNetworkAndProcesses:
