@@ -486,9 +486,6 @@ class Agent:
         """Whether this agent may start a subagent now: it is the root and fewer than MAX_PARALLEL run."""
         return _can_spawn(self._judged(event))
 
-    def _offers(self, name: str) -> bool:
-        return any(t.name == name for t in self._tools)
-
     # -- the public API -----------------------------------------------------------------------------------
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
