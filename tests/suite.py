@@ -51,10 +51,10 @@ def load_profile(environ: Mapping[str, str]) -> str:
     return name
 
 
-def examples(thorough: int) -> int:
-    """``max_examples`` for a property test that wants *thorough* examples under ``ci``: the loaded profile
-    scales it (``dev`` runs a tenth, never fewer than one)."""
-    return max(1, thorough * settings.default.max_examples // CI_EXAMPLES)
+def examples(thorough: int, *, under: settings | None = None) -> int:
+    """``max_examples`` for a property test that wants *thorough* examples under ``ci``, scaled to the profile
+    *under* (the loaded one by default): ``dev`` runs a tenth, never fewer than one."""
+    return max(1, thorough * (under or settings.default).max_examples // CI_EXAMPLES)
 
 
 E2E_FIXTURES = frozenset({"browser"})

@@ -4,23 +4,13 @@ from __future__ import annotations
 
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 from hypothesis import settings
-from hypothesis.errors import InvalidArgument
 
-from tests.suite import CI_EXAMPLES, TESTS, examples, load_profile, markers_for, profile_for
+from tests.suite import CI_EXAMPLES, TESTS, examples, markers_for, profile_for
 
 ROOT = TESTS.parent
-
-
-@pytest.fixture
-def profile() -> Iterator[None]:
-    """Whatever profile a test loads, the suite's own is back afterwards."""
-    before = settings.get_current_profile_name()
-    yield
-    settings.load_profile(before)
 
 
 class TestProfileFor:
@@ -50,17 +40,11 @@ class TestProfiles:
             None,
         )
 
-    def test_examples_are_asked_for_under_ci_and_a_tenth_under_dev(self, profile: None) -> None:
+    def test_examples_are_asked_for_under_ci_and_a_tenth_under_dev(self) -> None:
         """examples(n) is n under ci; dev runs a tenth, never fewer than one."""
-        assert load_profile({"CI": "1"}) == "ci"
-        assert [examples(n) for n in (300, 40, 1)] == [300, 40, 1]
-        assert load_profile({}) == "dev"
-        assert [examples(n) for n in (300, 40, 1)] == [30, 4, 1]
-
-    def test_an_unknown_profile_is_refused(self, profile: None) -> None:
-        """A misspelt HYPOTHESIS_PROFILE fails at once, naming it."""
-        with pytest.raises(InvalidArgument, match="'thorough'"):
-            load_profile({"HYPOTHESIS_PROFILE": "thorough"})
+        ci, dev = settings.get_profile("ci"), settings.get_profile("dev")
+        assert [examples(n, under=ci) for n in (300, 40, 1)] == [300, 40, 1]
+        assert [examples(n, under=dev) for n in (300, 40, 1)] == [30, 4, 1]
 
 
 class TestMarkersFor:
