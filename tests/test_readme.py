@@ -261,6 +261,19 @@ class TestDocs:
         assert said[PAGES.index(README)] == said[PAGES.index(DOCS / "testing.md")]
         assert sum(map(len, said)) == 2
 
+    @pytest.mark.slow
+    def test_the_suite_size_is_current(self):
+        """The size the README states is within 5 % of the tests pytest collects today."""
+        stated = int(re.search(r"the full suite \((\d[\d,]*) tests", README.read_text()).group(1).replace(",", ""))
+        out = subprocess.run(
+            [sys.executable, "-m", "pytest", "--collect-only", "-p", "no:cacheprovider"],
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+        ).stdout
+        collected = int(re.search(r"^(\d+) tests collected", out, re.M).group(1))
+        assert abs(stated - collected) <= collected * 0.05, f"README says {stated} tests; pytest collects {collected}"
+
 
 class TestLinks:
     @pytest.mark.parametrize("page", PAGES, ids=lambda p: str(p.relative_to(ROOT)))
