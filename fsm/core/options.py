@@ -1,0 +1,238 @@
+"""How an agent runs: :class:`AgentOptions`, one frozen record of its limits, model settings, tools, permissions
+and sandbox, checked when it is made.
+
+``Agent(model, workdir, options=AgentOptions(max_turns=5))`` takes one; ``Agent(model, workdir, max_turns=5)``
+builds the same record from its keywords (:class:`OptionKeywords` lists them), and keywords given beside
+``options=`` replace those fields. ``agent.opts`` is the record the agent runs with, every default filled in
+(its hooks, approver and policy, its tools, ``max_parallel``), so ``Agent(model, workdir, options=agent.opts)``
+builds another like it, sharing those objects as a subagent does. Every check raises
+:class:`~fsm.errors.ConfigError` with a message that names the field and the value: ``max_turns must be 1..30
+(got 31)``.
+
+Limits. ``max_turns`` bounds each agent's model calls per run; ``max_model_calls`` bounds the calls of one run
+of the root, subagents included: the root's ``data.run_calls`` counts them (through ``reduce``). Both are
+guards on every edge into ``awaiting_model``, and ``out_of_model_calls`` counts the other agents already in
+``awaiting_model`` as spent, so being in ``awaiting_model`` *is* holding one granted call. ``max_budget_usd``
+(optional) bounds what one run's replies cost: each reply is priced when it comes (``fsm.model.pricing``, with
+the model that answered), the price travels on the step, and the root's ``data.run_cost_usd`` sums them; the
+guard ``out_of_budget_usd`` on the same edges stops every call that would start once the sum has reached the
+budget. A call's price is known only when it answers, so the calls already in flight at that moment may still
+add theirs (Claude Code's ``--max-budget-usd`` also checks after each call). A run takes its limits when its
+prompt is sent: ``Agent.set_limits`` changes them for the runs later prompts start. Depth is a fact of the tree
+(``parent``), never an option: a subagent has no ``task`` tool and ``can_spawn`` is false for it.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping
+from typing import Any, Self, TypedDict
+
+import attrs
+from attrs import field, frozen
+
+from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
+from fsm.core.subagents import AgentDefinition
+from fsm.errors import ConfigError
+from fsm.model.pricing import unpriced
+from fsm.policy.chain import Approver
+from fsm.policy.hooks import Hooks
+from fsm.policy.judge import Policy
+from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, PARENT_TOOLS, REGISTRY
+from tools.sandbox import Sandbox
+
+__all__ = ["AgentOptions", "OptionKeywords"]
+
+
+@frozen(repr=False)
+class _Count:
+    """Checks an integer (a bool is none) in ``low..high``, or None when *optional*."""
+
+    low: int
+    high: int | None
+    expected: str
+    """The message's words for the range: ``1..30``, ``an integer >= 1``."""
+    optional: bool = False
+
+    def __call__(self, instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is None and self.optional:
+            return
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int)
+            or value < self.low
+            or (self.high is not None and value > self.high)
+        ):
+            raise ConfigError(f"{attribute.name} must be {self.expected} (got {value!r})")
+
+    def __repr__(self) -> str:
+        return f"<must be {self.expected}{' or None' if self.optional else ''}>"
+
+
+@frozen(repr=False)
+class _Positive:
+    """Checks a finite number > 0 (a bool is none), or None when *optional*."""
+
+    expected: str
+    optional: bool = False
+
+    def __call__(self, instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is None and self.optional:
+            return
+        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
+            raise ConfigError(f"{attribute.name} must be {self.expected} (got {value!r})")
+
+    def __repr__(self) -> str:
+        return f"<must be {self.expected}>"
+
+
+@frozen(repr=False)
+class _Kind:
+    """Checks that a value is a *kind* (callable, when *kind* is None), or None when *optional*."""
+
+    kind: type | None
+    expected: str
+    optional: bool = True
+
+    def __call__(self, instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
+        if value is None and self.optional:
+            return
+        if not (callable(value) if self.kind is None else isinstance(value, self.kind)):
+            raise ConfigError(f"{attribute.name} must be {self.expected} (got {value!r})")
+
+    def __repr__(self) -> str:
+        return f"<must be {self.expected}>"
+
+
+def _known_tools(instance: object, attribute: attrs.Attribute[Any], value: tuple[str, ...] | None) -> None:
+    """Refuses a tool name no tool has, listing the ones there are."""
+    unknown = [name for name in value or () if name not in REGISTRY]
+    if unknown:
+        raise ConfigError(f"unknown tool(s) {', '.join(unknown)} (available: {', '.join(REGISTRY)})")
+
+
+def _names(value: Iterable[str] | None) -> tuple[str, ...] | None:
+    return None if value is None else tuple(value)
+
+
+def _dollars(value: float | None) -> float | None:
+    """A good number of dollars as a float; anything else as it is, for the check to name as it was given."""
+    good = isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < math.inf
+    return float(value) if good and value is not None else value
+
+
+def _types(value: Mapping[str, AgentDefinition] | None) -> dict[str, AgentDefinition]:
+    return dict(value or {})
+
+
+@frozen(kw_only=True)
+class AgentOptions:
+    """How an agent runs: its limits, model settings, tools, permissions and sandbox.
+
+    Raises:
+        ConfigError: a value out of range or of the wrong kind, or an unknown tool name (the message names the
+            field and the value).
+    """
+
+    max_turns: int = field(default=MAX_TURNS, validator=_Count(1, MAX_TURNS, f"1..{MAX_TURNS}"))
+    """Model calls allowed per agent per run, 1..``MAX_TURNS`` (30); each run takes it when its prompt is sent."""
+    max_model_calls: int = field(default=MAX_MODEL_CALLS, validator=_Count(1, None, "an integer >= 1"))
+    """Model calls allowed per run of the root agent, its subagents' included, at least 1."""
+    max_budget_usd: float | None = field(
+        default=None, converter=_dollars, validator=_Positive("a number of dollars > 0, or None", optional=True)
+    )
+    """US dollars one run of the root may spend on model calls, its subagents' included (None: no such budget);
+    every model it may call needs a price in ``genai-prices`` (:meth:`check_priced`)."""
+    max_parallel: int | None = field(
+        default=None, validator=_Count(1, MAX_PARALLEL, f"1..{MAX_PARALLEL}", optional=True)
+    )
+    """Subagents run at once, 1..``MAX_PARALLEL`` (8); None: 4, or the agent's data's own."""
+    max_tokens: int = field(default=DEFAULT_MAX_TOKENS, validator=_Count(1, None, "at least 1"))
+    """The ``max_tokens`` of every model call."""
+    tools: tuple[str, ...] | None = field(default=None, converter=_names, validator=_known_tools)
+    """Tool names to offer (None: ``PARENT_TOOLS``); a subagent gets these minus ``task``, and tools a bare deny
+    rule of *permissions* names are not offered."""
+    system: str | None = field(default=None, validator=_Kind(str, "a string or None"))
+    """The system prompt (None: ours for the agent's depth); *context* is added after it."""
+    context: str = field(default="", validator=_Kind(str, "a string", optional=False))
+    """The project context block (``fsm.core.context``), in the system prompt of this agent and every subagent."""
+    bash_timeout: float = field(default=BASH_TIMEOUT, validator=_Positive("a number of seconds > 0"))
+    """Seconds before a bash command's process group is killed."""
+    sandbox: Sandbox | None = field(default=None, validator=_Kind(Sandbox, "a tools.sandbox.Sandbox or None"))
+    """The OS sandbox bash commands run in (``tools.sandbox``); None runs them unconfined."""
+    permissions: Policy | None = field(default=None, validator=_Kind(Policy, "a Policy or None"))
+    """The mode and rules every tool call is judged by (None: ``Policy()``, ``default`` mode and no rules); shared
+    with subagents. Its ``directories`` join the workspace boundary."""
+    hooks: Hooks | None = field(default=None, validator=_Kind(Hooks, "a Hooks registry or None"))
+    """The hook registry (None: ``default_hooks()``, a new one per root agent); shared with subagents."""
+    approver: Approver | None = field(default=None, validator=_Kind(None, "a callable or None"))
+    """Answers ``Ask`` decisions (None: ``deny_unattended``); shared with subagents."""
+    agents: dict[str, AgentDefinition] = field(factory=dict, converter=_types)
+    """The custom subagent types ``task`` may pick with ``subagent_type`` (``fsm.core.subagents``)."""
+
+    @classmethod
+    def of(cls, options: AgentOptions | None, **given: Any) -> AgentOptions:
+        """*options* with the fields *given* replaced (``Agent()``'s keywords), or a new record of them."""
+        if options is None:
+            return cls(**given)
+        return attrs.evolve(options, **given) if given else options
+
+    def check_priced(self, model: object) -> None:
+        """Refuse a USD budget when a model this agent or a custom subagent type names has no known price: its
+        calls' cost could not be counted (a model without a name is priced by each reply's ``model``).
+
+        Raises:
+            ConfigError: ``max_budget_usd`` is set and *model* (its ``model`` name) or a custom type's model has
+                no price in ``genai-prices``.
+        """
+        if self.max_budget_usd is None:
+            return
+        name = unpriced([getattr(model, "model", None), *(d.model for d in self.agents.values())])
+        if name is not None:
+            raise ConfigError(
+                f"max_budget_usd needs the price of model {name!r}, and genai-prices has none; "
+                "use a model it prices, or set no USD budget"
+            )
+
+    def offered(self, policy: Policy, *, depth: int) -> tuple[str, ...]:
+        """The tool names an agent at *depth* offers: ``tools`` (or ``PARENT_TOOLS``), less those a bare deny
+        rule of *policy* names, less ``task`` below the root."""
+        names = self.tools if self.tools is not None else tuple(t.name for t in PARENT_TOOLS)
+        hidden = policy.hidden_tools()
+        return tuple(n for n in names if n not in hidden and not (depth > 0 and n == "task"))
+
+    def for_subagent(
+        self,
+        definition: AgentDefinition | None,
+        *,
+        system: Callable[[str], str],
+        max_turns: int,
+        max_model_calls: int,
+    ) -> Self:
+        """The options of a subagent of an agent running with these: the same settings, shared objects and tools
+        (it drops ``task`` itself), its own system prompt (ours for a subagent), the run's *max_turns* and
+        *max_model_calls*, no budget or ``max_parallel`` of its own; a custom type (*definition*) brings its
+        prompt (made a system prompt by *system*), its tools and its cap on turns."""
+        changes: dict[str, Any] = {"max_turns": max_turns, "max_model_calls": max_model_calls}
+        changes.update(system=None, max_budget_usd=None, max_parallel=None)
+        if definition is not None:
+            changes.update(system=system(definition.prompt), tools=definition.tools or BASE_TOOL_NAMES)
+            changes["max_turns"] = definition.max_turns or max_turns
+        return attrs.evolve(self, **changes)
+
+
+class OptionKeywords(TypedDict, total=False):
+    """``Agent()``'s keywords that build an :class:`AgentOptions` (``max_turns``, ``hooks`` and ``approver`` are
+    its named parameters, positional as they always were); each is the record's field of that name."""
+
+    max_model_calls: int
+    max_budget_usd: float | None
+    max_parallel: int | None
+    max_tokens: int
+    tools: Iterable[str] | None
+    system: str | None
+    context: str
+    bash_timeout: float
+    sandbox: Sandbox | None
+    permissions: Policy | None
+    agents: Mapping[str, AgentDefinition] | None
