@@ -1,6 +1,7 @@
 """Old module paths, kept importable for a while: each warns once and hands back the module at its new home.
 
-Wave 3 moved the policy, the model boundary and the checker out of ``fsm.core`` into packages of their own.
+Wave 3 moved the policy, the model boundary and the checker out of ``fsm.core`` into packages of their own, and
+``fsm.core.parallel`` (subagents run at once) into ``fsm.core.scheduler`` beside the rule of who moves next.
 Code written against the old paths (``from fsm.core.policy import Policy``) keeps working, with a
 ``DeprecationWarning`` naming the new path; the public names at ``fsm``'s door never moved.
 """
@@ -29,6 +30,7 @@ MOVED = {
     "fsm.core.configs": "fsm.checker.space",
     "fsm.core.reduction": "fsm.checker.reduced",
     "fsm.core.checker": "fsm.checker.search",
+    "fsm.core.parallel": "fsm.core.scheduler",
 }
 """Old module path → where it lives now."""
 

@@ -13,7 +13,7 @@ and run total +1) plus :data:`EFFECTS` (the pending calls and the subagent tree)
 
 A configuration is the root :data:`Node` and the run's remaining budget. A node is ``(state, turn, pending,
 inbox, children)``: ``pending`` the kinds (``tool``/``task``) of the unanswered calls, ``children`` the running
-subagents' nodes, child ``i`` answering ``pending[i]`` (the scheduling rule of ``fsm.core.agent``: running
+subagents' nodes, child ``i`` answering ``pending[i]`` (the scheduling rule of ``fsm.core.scheduler``: running
 subagents answer the first pending calls, all ``task`` calls, at most ``max_parallel`` of them). Any of them
 may move next, in any order, as threads of ``Agent.run()`` interleave: each busy child's choices are moves
 (labelled ``@i``), and so are the parent's own (``return i`` for an idle child, ``run`` for a spawn the rule

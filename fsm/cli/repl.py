@@ -23,7 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from fsm.cli.signals import ends_the_session, rearm
-from fsm.core.parallel import run_children
+from fsm.core.scheduler import run_children
 from fsm.view.console import ConsolePrinter, use_color
 
 if TYPE_CHECKING:

@@ -10,9 +10,9 @@ machine sets the state name, and ``after_state_change`` makes the Transition rec
 listeners. The driver picks each trigger knowing its guards, so the table refusing one is a bug
 (``AssertionError``), never a path. While subagents run, each parent step advances one of them by one
 transition (they take turns, round-robin) and returns the child's record; ``run()`` runs them at once in
-threads (``fsm.core.parallel``). Exceptions only cross the edges: whatever ``Model.create`` raises
-becomes the ``model_failed`` transition (the call counts), ``KeyboardInterrupt`` the ``interrupted`` one (then
-it is re-raised; a call it cut short counts too).
+threads (``fsm.core.scheduler`` holds the rule and the threads). Exceptions only cross the edges: whatever
+``Model.create`` raises becomes the ``model_failed`` transition (the call counts), ``KeyboardInterrupt`` the
+``interrupted`` one (then it is re-raised; a call it cut short counts too).
 
 Limits. ``max_turns`` bounds each agent's model calls per run; ``max_model_calls`` bounds the calls of one run
 of the root, subagents included: the root's ``data.run_calls`` counts them (through ``reduce``). Both are
@@ -27,13 +27,6 @@ subagents: every check of a guard and the trigger that depends on it run under t
 (``_tree_lock``, an RLock that ``_fire`` takes too), so "take one call from the budget" is the atomic
 transition into ``awaiting_model``; the model call itself runs outside the lock. Depth is a fact of the tree
 (``parent``), never of data: a subagent has no ``task`` tool and ``can_spawn`` is false for it.
-
-Scheduling a reply's calls (``_plan``): calls start in the reply's order, each once every call before it
-has been answered, except that consecutive ``task`` calls start together: a task call may start while
-the calls before it are running subagents, up to ``max_parallel`` at once (the next waits for a free
-slot). So in ``[bash, task A, task B, read_file, task C]``, bash runs, then A and B run at once, then
-read_file once both have returned, then C. Results go back in the reply's order, one tool_result per
-tool_use, whatever order the subagents finish in.
 
 Threads: every transition commits under the tree's lock, which also numbers the record and hands it to
 the listeners, so ``seq`` has no gaps or duplicates and listeners get records one at a time, in ``seq``
@@ -70,7 +63,6 @@ from fsm.core.guards import out_of_turns as _out_of_turns
 from fsm.core.invariants import check_tree
 from fsm.core.lines import short
 from fsm.core.machine import STATES, build_machine
-from fsm.core.parallel import Abandoned, run_children
 from fsm.core.progress import Progress, ProgressListener
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
 from fsm.core.records import (
@@ -83,6 +75,8 @@ from fsm.core.records import (
     tool_result_block,
 )
 from fsm.core.reducer import PARENT_INTERRUPTED, Step, child_state, reduce, reply_order
+from fsm.core.scheduler import Abandoned, plan, run_children
+from fsm.core.scheduler import deepest_busy as _deepest_busy
 from fsm.core.subagents import AgentDefinition
 from fsm.core.vocabulary import HookEventName, Outcome, State, Trigger
 from fsm.errors import ConfigError, MisuseError, ModelError
@@ -121,10 +115,6 @@ def _machine() -> Any:
     return build_machine(
         Agent, bind=False, prepare_event="_commit", before_state_change="_regraft", after_state_change="_record"
     )
-
-
-def _made(agent: Agent) -> int:
-    return agent.data.transitions
 
 
 def _budget_spent(facts: Facts) -> Outcome | None:
@@ -279,7 +269,7 @@ class Agent:
         self._cancelled = False
         """Set when the parent interrupted this subagent: a step still running in a thread is dropped."""
         self._in_thread = False
-        """Whether a thread of ``fsm.core.parallel`` is stepping this subagent now."""
+        """Whether a thread of ``fsm.core.scheduler`` is stepping this subagent now."""
         self._delegates = _parent is None and "task" in names
         """Whether this agent's task calls spawn subagents."""
         self.children: list[Agent] = []
@@ -400,13 +390,7 @@ class Agent:
     @property
     def deepest_busy(self) -> Agent:
         """The agent the next step moves: a busy subagent whose turn it is, else this one."""
-        agent = self
-        while agent.children and agent.state == "executing_tools":
-            action, target = agent._plan()
-            if action != "child" or not target.busy:
-                break
-            agent = target
-        return agent
+        return _deepest_busy(self)
 
     def options(self) -> dict[str, Any]:
         """The options this agent was built with, as ``Agent()`` keywords, to build another like it."""
@@ -564,10 +548,9 @@ class Agent:
     def step(self, *, child: str | None = None) -> Transition:
         """Perform exactly one transition (of this agent, or of a running subagent) and return its record.
 
-        While several subagents run, steps take turns among them, round-robin: after any spawn the
-        scheduling rule allows, the one that has made the fewest transitions moves (the first spawned, on
-        a tie), so the order is a function of the data and a restored agent goes on as the live one would.
-        *child* (a running subagent's id) moves that one instead: its next transition, or, once it is
+        While subagents run, a step moves the one whose turn it is (``fsm.core.scheduler``: round-robin, by the
+        data, so a restored agent goes on as the live one would). *child* (a running subagent's id) moves that
+        one instead: its next transition, or, once it is
         idle, this agent's ``subagent_returned`` for it.
 
         Raises:
@@ -615,7 +598,8 @@ class Agent:
         mover = self.deepest_busy
         if mover is not self:
             return mover.skip(text, is_error=is_error, note=note)
-        action, call = self._plan() if self.state == "executing_tools" else ("", None)
+        executing = self.state == "executing_tools"
+        action, call = plan(self.data, self.children, self._delegates) if executing else ("", None)
         if action not in ("call", "spawn"):
             raise MisuseError(f"skip needs a pending tool call, but {self.agent_id} is {self.state} with none next")
         return self._fire("tool_ran", tool_call=call, tool_result=ToolOutput(text, is_error=is_error), notes=(note,))
@@ -623,7 +607,7 @@ class Agent:
     def describe_next(self) -> str:
         """What the next step will do, in words (for the debugger and ``repr``)."""
         if self.state == "executing_tools" and self.children:
-            action, target = self._plan()
+            action, target = plan(self.data, self.children, self._delegates)
             if action == "child" and target.busy:
                 return f"step subagent {target.agent_id} ({target.describe_next()})"
             if action == "child":
@@ -742,34 +726,8 @@ class Agent:
         self._ids_seen = (messages, len(messages), messages[-1] if messages else None, ids)
         return ids
 
-    def _plan(self) -> tuple[str, Any]:
-        """What the next step in ``executing_tools`` does, by the scheduling rule (see the module docstring):
-        ``("child", a running subagent to step, or to return once idle)``, ``("spawn", a task call)``,
-        ``("call", a tool call to run)``, ``("done", None)``: send the results, or ``("interrupt", None)``: a
-        subagent's run ended interrupted, so this agent's run ends so too (in a live run this happens inside the
-        step that was interrupted; an agent restored between those transitions finishes them here)."""
-        pending, children = self.data.pending, self.children
-        if children:  # the running subagents answer pending[:len(children)]
-            if any(c.data.outcome == "interrupted" and not c.busy for c in children):
-                return "interrupt", None  # a subagent's Ctrl-C ends its parent's run too (restored mid-way, goes on)
-            started = len(children)
-            if (
-                len(pending) > started
-                and started < self.data.max_parallel
-                and self._delegates
-                and pending[started]["name"] == "task"
-                and pending[started]["id"] not in self.data.unrunnable
-            ):
-                return "spawn", pending[started]
-            return "child", min(children, key=_made)  # round-robin: the one that has moved least, first on ties
-        if not pending:
-            return "done", None
-        call = pending[0]
-        spawn = self._delegates and call["name"] == "task" and call["id"] not in self.data.unrunnable
-        return ("spawn" if spawn else "call"), call
-
     def _step_executing_tools(self) -> Transition:
-        action, target = self._plan()
+        action, target = plan(self.data, self.children, self._delegates)
         if action == "child":
             return self._step_child(target)
         if action == "spawn":

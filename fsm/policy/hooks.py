@@ -16,7 +16,7 @@ Every callback registered for an event runs, in registration order; none is skip
 
 Outside ``PreToolUse`` a callback that raises does not break the run: its error becomes a notice.
 
-Threads. Subagents that run at once (``Agent.run``, ``fsm.core.parallel``) fire hooks from several threads, so
+Threads. Subagents that run at once (``Agent.run``, ``fsm.core.scheduler``) fire hooks from several threads, so
 a registry calls its Python callbacks **one at a time**: each call holds the registry's lock (re-entrant, so a
 callback that fires hooks itself does not deadlock), and a callback never needs a lock of its own, even one that
 keeps state across calls. The events of one tool call still come in order (PreToolUse, then PostToolUse); calls

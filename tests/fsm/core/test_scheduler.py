@@ -1,4 +1,5 @@
-"""Tests for fsm.core.parallel: Agent.run() runs a reply's task calls at once, in threads, and keeps every contract.
+"""Tests for fsm.core.scheduler: the rule (which call or subagent moves next), and Agent.run() running a reply's
+task calls at once, in threads, keeping every contract.
 
 Concurrency is proved without timing: children whose model calls wait on a barrier can only finish when that
 many of them are in a call at once.
@@ -12,15 +13,110 @@ import time
 from typing import Any
 
 import pytest
+from attrs import define
 
 from fsm import Agent, ModelError, Reply
 from fsm.core.agent import INTERRUPTED
+from fsm.core.records import AgentState
 from fsm.core.reducer import PARENT_INTERRUPTED
+from fsm.core.scheduler import deepest_busy, plan
 from fsm.policy.hooks import Ask, HookEvent, Hooks
 from fsm.policy.judge import Policy
 from fsm.testing import text_reply, tool_reply, tool_use
 
 NAMES = ["one", "two", "three", "four"]
+
+
+def call(name: str, id: str) -> dict[str, Any]:
+    return {"type": "tool_use", "id": id, "name": name, "input": {}}
+
+
+BASH, TASK_A, TASK_B, READ, TASK_C = (
+    call("bash", "b"),
+    call("task", "A"),
+    call("task", "B"),
+    call("read_file", "r"),
+    call("task", "C"),
+)
+
+
+@define
+class Child:
+    """A running subagent as the rule sees it: its data and whether it is busy."""
+
+    data: AgentState
+    busy: bool = True
+
+
+def child(moves: int, *, busy: bool = True, outcome: Any = None) -> Child:
+    return Child(AgentState("a1.x", transitions=moves, outcome=outcome), busy)
+
+
+def parent(*pending: dict[str, Any], max_parallel: int = 4, unrunnable: tuple[str, ...] = ()) -> AgentState:
+    return AgentState(
+        "a1",
+        state="executing_tools",
+        pending=list(pending),
+        max_parallel=max_parallel,
+        unrunnable={i: "Error: cut" for i in unrunnable},
+    )
+
+
+class TestPlan:
+    def test_the_docstrings_example_in_order(self) -> None:
+        """In [bash, task A, task B, read_file, task C]: bash, then A and B together, then read_file, then C."""
+        assert plan(parent(BASH, TASK_A, TASK_B, READ, TASK_C), [], True) == ("call", BASH)
+        assert plan(parent(TASK_A, TASK_B, READ, TASK_C), [], True) == ("spawn", TASK_A)
+        assert plan(parent(TASK_A, TASK_B, READ, TASK_C), [child(0)], True) == ("spawn", TASK_B)
+        a, b = child(3), child(1)
+        assert plan(parent(TASK_A, TASK_B, READ, TASK_C), [a, b], True) == ("child", b)  # read_file waits
+        assert plan(parent(READ, TASK_C), [], True) == ("call", READ)
+        assert plan(parent(TASK_C), [], True) == ("spawn", TASK_C)
+        assert plan(parent(), [], True) == ("done", None)
+
+    def test_a_full_slot_table_waits(self) -> None:
+        """No task call starts while max_parallel subagents run."""
+        running = [child(0), child(0)]
+        assert plan(parent(TASK_A, TASK_B, TASK_C, max_parallel=2), running, True) == ("child", running[0])
+
+    def test_round_robin_the_least_moved_first_spawned_on_ties(self) -> None:
+        """The subagent that has made the fewest transitions moves; on a tie the first spawned."""
+        first, second, third = child(4), child(2), child(2)
+        assert plan(parent(TASK_A, TASK_B, TASK_C), [first, second, third], True)[1] is second
+
+    def test_an_idle_subagent_is_the_next_to_move(self) -> None:
+        """An idle subagent that moved least is the step's target (the agent returns it)."""
+        done, busy = child(2, busy=False), child(5)
+        assert plan(parent(TASK_A, TASK_B), [busy, done], True) == ("child", done)
+
+    def test_an_interrupted_subagent_ends_the_parents_run(self) -> None:
+        """An idle subagent whose run ended interrupted makes the parent's next step finish the interruption."""
+        stopped = child(2, busy=False, outcome="interrupted")
+        assert plan(parent(TASK_A, TASK_B), [child(0), stopped], True) == ("interrupt", None)
+
+    def test_task_calls_run_as_calls_when_the_agent_does_not_delegate(self) -> None:
+        """Without delegation (a subagent, or no task tool) a task call is a call, answered by the agent itself."""
+        assert plan(parent(TASK_A), [], False) == ("call", TASK_A)
+
+    def test_an_unrunnable_task_is_answered_not_spawned(self) -> None:
+        """A task call that cannot run (cut, or a bad input) is never spawned, first or next."""
+        assert plan(parent(TASK_A, unrunnable=("A",)), [], True) == ("call", TASK_A)
+        running = [child(0)]
+        assert plan(parent(TASK_A, TASK_B, unrunnable=("B",)), running, True) == ("child", running[0])
+
+
+class TestDeepestBusy:
+    def test_follows_the_rule_down_to_the_subagent_that_moves(self, tmp_path):
+        """The deepest busy agent is the subagent whose turn it is, else the agent itself."""
+        model = Children(NAMES[:2], lambda name: None)
+        agent = Agent(model, str(tmp_path))
+        agent.send("go")
+        assert deepest_busy(agent) is agent
+        while len(agent.children) < 2:
+            agent.step()
+        assert deepest_busy(agent) is agent.children[0]
+        agent.step()
+        assert deepest_busy(agent) is agent.children[1]  # the first has moved once, the second not yet
 
 
 class Children:
