@@ -75,12 +75,13 @@ from fsm.core.records import (
     tool_result_block,
 )
 from fsm.core.reducer import PARENT_INTERRUPTED, Step, child_state, reduce, reply_order
+from fsm.core.result import CANNOT_DELEGATE, INTERRUPTED, INTERRUPTED_MARKER, subagent_result, task_refused
 from fsm.core.scheduler import Abandoned, plan, run_children
 from fsm.core.scheduler import deepest_busy as _deepest_busy
-from fsm.core.subagents import AgentDefinition
+from fsm.core.subagents import AgentDefinition, task_problem
 from fsm.core.vocabulary import HookEventName, Outcome, State, Trigger
 from fsm.errors import ConfigError, MisuseError, ModelError
-from fsm.model.pricing import budget_spent, price_of, unpriced
+from fsm.model.pricing import price_of, unpriced
 from fsm.model.protocol import Model, StreamingModel
 from fsm.model.reply import Message, Reply
 from fsm.policy.chain import Approver, Denial, Permit, Remember, default_hooks, deny_unattended, permit
@@ -94,7 +95,6 @@ from tools import (
     Tool,
     ToolOutput,
     Workspace,
-    check_input,
     run_tool,
     toolset,
 )
@@ -102,7 +102,7 @@ from tools.processes import ToolProcess
 from tools.sandbox import Sandbox
 from tools.task import GENERAL_PURPOSE, task_tool
 
-__all__ = ["Agent", "Listener", "ProcessListener"]
+__all__ = ["INTERRUPTED", "INTERRUPTED_MARKER", "Agent", "Listener", "ProcessListener"]
 
 Listener = Callable[[Transition], None]
 ProcessListener = Callable[[str, str, ToolProcess, bool], None]
@@ -134,9 +134,6 @@ _FINAL_OUTCOMES: dict[str, Outcome] = {
     "refusal": "refusal",
     "model_context_window_exceeded": "context_window",
 }
-INTERRUPTED = "Error: interrupted before this tool call finished"
-INTERRUPTED_MARKER = "[Request interrupted by user]"
-"""The user text an interruption leaves in the conversation, as Claude Code does, so the model sees it."""
 
 
 class _Commit:
@@ -754,11 +751,7 @@ class Agent:
         notes: tuple[str, ...] = ()
         denial: Denial | None = None
         if call["name"] == "task" and self._depth > 0:
-            output = ToolOutput(
-                "Error: a subagent cannot delegate: task is only available to the root agent; do "
-                "the work yourself with the other tools",
-                is_error=True,
-            )
+            output = CANNOT_DELEGATE
         else:
             output, notes, denial = self._run_tool(call)
         return self._fire("tool_ran", tool_call=call, tool_result=output, notes=notes, denial=denial)
@@ -779,36 +772,24 @@ class Agent:
     # -- subagents ----------------------------------------------------------------------------------------
 
     def _spawn(self, call: dict[str, Any]) -> Transition:
+        """``subagent_spawned`` for the ``task`` call *call*, or ``tool_ran`` answering why it cannot spawn."""
         self._step_started = time.time()
-        problem = check_input(REGISTRY["task"].input_schema, call["input"])
-        if problem is None and not call["input"]["prompt"].strip():  # the API refuses a blank user message
-            problem = "'prompt' must not be blank; say what the subagent should do"
+        problem = task_problem(call["input"], self.agents)
         allowed = self._permit(call)
-        if problem or allowed.denial:
-            output = (
-                ToolOutput(allowed.denial.reason, is_error=True)
-                if allowed.denial
-                else ToolOutput(f"Error: task: {problem}", is_error=True)
-            )
+        refusal = task_refused(allowed.denial, problem)
+        if refusal is not None:
             return self._fire(
-                "tool_ran", tool_call=call, tool_result=output, notes=allowed.notes, denial=allowed.denial
+                "tool_ran", tool_call=call, tool_result=refusal, notes=allowed.notes, denial=allowed.denial
             )
         kind = call["input"].get("subagent_type") or GENERAL_PURPOSE
-        if kind != GENERAL_PURPOSE and kind not in self.agents:
-            output = ToolOutput(
-                f"Error: task: unknown subagent_type {kind!r} (available: "
-                f"{', '.join([GENERAL_PURPOSE, *self.agents])})",
-                is_error=True,
-            )
-            return self._fire("tool_ran", tool_call=call, tool_result=output, notes=allowed.notes)
-        definition = self.agents.get(kind)
+        known = kind in self.agents
         child = self._new_child(
             child_state(
                 self.data,
                 call,
                 f"{self.agent_id}.{self.data.spawned + 1}",
-                subagent_type=None if definition is None else kind,
-                max_turns=None if definition is None else definition.max_turns,
+                subagent_type=kind if known else None,
+                max_turns=self.agents[kind].max_turns if known else None,
             )
         )
         _, start_notes = self.hooks.fire(self._event("SubagentStart", prompt=call["input"]["prompt"]))
@@ -871,22 +852,7 @@ class Agent:
 
     def result(self) -> ToolOutput:
         """This (idle) agent's last run as a parent's tool_result: its final text, or why there is none."""
-        outcome = self.outcome
-        if outcome == "max_turns":
-            return ToolOutput(f"Subagent stopped after {self.max_turns} turns without a final answer.")
-        if outcome == "max_model_calls":
-            return ToolOutput(f"Subagent stopped: the run's budget of {self.max_model_calls} model calls is spent.")
-        if outcome == "max_budget_usd":
-            return ToolOutput(f"Subagent stopped: {budget_spent(self.max_budget_usd, self.run_cost_usd)}.")
-        if outcome == "model_error":
-            return ToolOutput(f"Error: the subagent's model call failed: {self.data.error}", is_error=True)
-        if outcome == "refusal":
-            return ToolOutput(
-                f"Error: the subagent's model refused: {self.data.final_text or '(no text)'}", is_error=True
-            )
-        if outcome == "interrupted":
-            return ToolOutput(INTERRUPTED, is_error=True)
-        return ToolOutput(self.data.final_text or "(no summary)")
+        return subagent_result(self.data, self._root.data)
 
     # -- tools and permissions ----------------------------------------------------------------------------
 

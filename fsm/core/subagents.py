@@ -31,10 +31,17 @@ from attrs import frozen
 from fsm.core.records import MAX_TURNS
 from fsm.errors import ConfigError
 from fsm.policy.rules import TOOL_NAMES
-from tools import BASE_TOOL_NAMES
+from tools import BASE_TOOL_NAMES, REGISTRY, check_input
 from tools.task import GENERAL_PURPOSE
 
-__all__ = ["MODEL_ALIASES", "AgentDefinition", "definitions_from_json", "load_definitions", "parse_definition"]
+__all__ = [
+    "MODEL_ALIASES",
+    "AgentDefinition",
+    "definitions_from_json",
+    "load_definitions",
+    "parse_definition",
+    "task_problem",
+]
 
 MODEL_ALIASES = {"sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-5", "haiku": "claude-haiku-4-5"}
 """Claude Code's model aliases, as the ids we send; ``inherit`` (or none) keeps the parent's model."""
@@ -179,3 +186,17 @@ def definitions_from_json(text: str) -> dict[str, AgentDefinition]:
             name=name,
         )
     return found
+
+
+def task_problem(task_input: object, types: Mapping[str, AgentDefinition]) -> str | None:
+    """Why a ``task`` call with *task_input* cannot spawn a subagent, one of *types* or the general-purpose one
+    (its input does not fit the schema, its prompt is blank, its ``subagent_type`` is unknown), or None."""
+    problem = check_input(REGISTRY["task"].input_schema, task_input)
+    if problem is not None or not isinstance(task_input, dict):
+        return problem
+    if not task_input["prompt"].strip():  # the API refuses a blank user message
+        return "'prompt' must not be blank; say what the subagent should do"
+    kind = task_input.get("subagent_type") or GENERAL_PURPOSE
+    if kind != GENERAL_PURPOSE and kind not in types:
+        return f"unknown subagent_type {kind!r} (available: {', '.join([GENERAL_PURPOSE, *types])})"
+    return None

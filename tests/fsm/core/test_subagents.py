@@ -8,7 +8,13 @@ import pytest
 
 from fsm.core.agent import Agent
 from fsm.core.context import MAX_CHARS, context_text, load_context
-from fsm.core.subagents import AgentDefinition, definitions_from_json, load_definitions, parse_definition
+from fsm.core.subagents import (
+    AgentDefinition,
+    definitions_from_json,
+    load_definitions,
+    parse_definition,
+    task_problem,
+)
 from fsm.errors import ConfigError
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
@@ -182,3 +188,29 @@ class TestAgentWithDefinitions:
             True,
         )
         assert agent.data.spawned == 0
+
+
+TYPES = {"reviewer": AgentDefinition("reviewer", "Reviews code.", "You review.")}
+
+
+class TestTaskProblem:
+    @pytest.mark.parametrize(
+        ("task_input", "problem"),
+        [
+            ({}, "missing required parameter 'prompt'"),
+            ({"prompt": "  \n"}, "'prompt' must not be blank; say what the subagent should do"),
+            (
+                {"prompt": "go", "subagent_type": "tester"},
+                "unknown subagent_type 'tester' (available: general-purpose, reviewer)",
+            ),
+        ],
+    )
+    def test_why_a_task_call_cannot_spawn(self, task_input: object, problem: str) -> None:
+        """A schema problem, a blank prompt or an unknown type is named in one line."""
+        assert task_problem(task_input, TYPES) == problem
+
+    @pytest.mark.parametrize("kind", [None, "general-purpose", "reviewer"])
+    def test_a_good_call_has_none(self, kind: str | None) -> None:
+        """A prompt with no type, the general-purpose one or a known custom type may spawn."""
+        task_input = {"prompt": "review it"} if kind is None else {"prompt": "review it", "subagent_type": kind}
+        assert task_problem(task_input, TYPES) is None
