@@ -15,6 +15,7 @@ each importing only those below it::
 
 from fsm import _moved
 from fsm.core.agent import Agent, Listener
+from fsm.core.options import AgentOptions
 from fsm.core.records import MAX_TURNS, AgentState, Transition
 from fsm.errors import AgentfsmError, ConfigError, JournalError, MisuseError, ModelError, ScriptExhaustedError
 from fsm.model import AnthropicModel, Model
@@ -36,6 +37,7 @@ from fsm.policy import (
 __all__ = [
     "MAX_TURNS",
     "Agent",
+    "AgentOptions",
     "AgentState",
     "AgentfsmError",
     "Allow",

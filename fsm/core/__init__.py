@@ -13,6 +13,7 @@ nothing above: the checker, sessions, views and the CLI are built on it.
 
 from fsm.core.agent import Agent, Listener, ProcessListener
 from fsm.core.machine import STATES, TRANSITIONS, build_machine
+from fsm.core.options import AgentOptions
 from fsm.core.progress import Progress, ProgressListener
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS, AgentState, Transition
 from fsm.core.subagents import AgentDefinition
@@ -28,6 +29,7 @@ __all__ = [
     "TRANSITIONS",
     "Agent",
     "AgentDefinition",
+    "AgentOptions",
     "AgentState",
     "GuardName",
     "HookEventName",

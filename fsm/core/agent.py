@@ -44,13 +44,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-import math
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator
 from types import EllipsisType
-from typing import Any
+from typing import Any, Unpack
 
 import attrs
 from transitions import EventData
@@ -63,13 +62,10 @@ from fsm.core.guards import out_of_turns as _out_of_turns
 from fsm.core.invariants import check_tree
 from fsm.core.lines import short
 from fsm.core.machine import STATES, build_machine
+from fsm.core.options import AgentOptions, OptionKeywords
 from fsm.core.progress import Progress, ProgressListener
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
 from fsm.core.records import (
-    DEFAULT_MAX_TOKENS,
-    MAX_MODEL_CALLS,
-    MAX_PARALLEL,
-    MAX_TURNS,
     AgentState,
     Transition,
     tool_result_block,
@@ -81,17 +77,13 @@ from fsm.core.scheduler import deepest_busy as _deepest_busy
 from fsm.core.subagents import AgentDefinition, task_problem
 from fsm.core.vocabulary import HookEventName, Outcome, State, Trigger
 from fsm.errors import ConfigError, MisuseError, ModelError
-from fsm.model.pricing import price_of, unpriced
+from fsm.model.pricing import price_of
 from fsm.model.protocol import Model, StreamingModel
 from fsm.model.reply import Message, Reply
 from fsm.policy.chain import Approver, Denial, Permit, Remember, default_hooks, deny_unattended, permit
 from fsm.policy.hooks import Ask, Deny, HookEvent, Hooks
 from fsm.policy.judge import Policy
 from tools import (
-    BASE_TOOL_NAMES,
-    BASH_TIMEOUT,
-    PARENT_TOOLS,
-    REGISTRY,
     Tool,
     ToolOutput,
     Workspace,
@@ -99,7 +91,6 @@ from tools import (
     toolset,
 )
 from tools.processes import ToolProcess
-from tools.sandbox import Sandbox
 from tools.task import GENERAL_PURPOSE, task_tool
 
 __all__ = ["INTERRUPTED", "INTERRUPTED_MARKER", "Agent", "Listener", "ProcessListener"]
@@ -158,26 +149,11 @@ class Agent:
     Args:
         model: anything with the ``Model`` protocol's ``create``.
         workdir: the workspace directory; it must exist.
-        max_turns: model calls allowed per agent per run, 1..``MAX_TURNS`` (30); each run takes it when its prompt
-            is sent.
-        max_model_calls: model calls allowed per run of this (root) agent, its subagents' included, at least 1.
-        max_budget_usd: US dollars one run of this (root) agent may spend on model calls, its subagents' included:
-            once the replies' cost reaches it no call starts (None: no such budget). Each run takes it when its
-            prompt is sent. Every model it may call must have a price in ``genai-prices``.
-        hooks: the hook registry (``default_hooks()`` when None); shared with subagents.
-        approver: answers ``Ask`` decisions (``deny_unattended`` when None); shared with subagents.
-        permissions: the mode and rules every tool call is judged by (``Policy()``: ``default`` mode, no
-            rules, when None); shared with subagents. Its ``directories`` join the workspace boundary, and
-            tools a bare deny rule names are not offered.
-        tools: tool names to offer (``PARENT_TOOLS`` when None); a subagent gets these minus ``task``.
-        max_tokens: the ``max_tokens`` of every model call.
-        system: the system prompt (ours for the depth when None); *context* is added after it.
-        bash_timeout: seconds before a bash command's process group is killed.
-        sandbox: run bash commands in this OS sandbox (``tools.sandbox``); None runs them unconfined.
-        context: the project context block (``fsm.core.context``), in the system prompt of this agent and of
-            every subagent.
-        agents: the custom subagent types ``task`` may pick with ``subagent_type`` (``fsm.core.subagents``).
-        max_parallel: subagents run at once, 1..``MAX_PARALLEL`` (8); 4 when None (or, with *data*, its own).
+        max_turns, hooks, approver: as :class:`~fsm.core.options.AgentOptions`' fields (None: the record's).
+        options: how the agent runs (:class:`~fsm.core.options.AgentOptions`; its defaults when None).
+        data: the agent's starting data (a fresh ``AgentState`` when None), checked against the invariant.
+        keywords: :class:`~fsm.core.options.AgentOptions`' other fields (:class:`~fsm.core.options.OptionKeywords`),
+            replacing those of *options*.
 
     Raises:
         ConfigError: a bad setting, a budget with a model that has no known price, or *data* outside the invariant
@@ -188,81 +164,71 @@ class Agent:
         self,
         model: Model,
         workdir: str = ".",
-        max_turns: int = MAX_TURNS,
+        max_turns: int | None = None,
         hooks: Hooks | None = None,
         approver: Approver | None = None,
         *,
-        tools: Iterable[str] | None = None,
-        max_tokens: int = DEFAULT_MAX_TOKENS,
-        system: str | None = None,
-        bash_timeout: float = BASH_TIMEOUT,
+        options: AgentOptions | None = None,
         data: AgentState | None = None,
-        max_model_calls: int = MAX_MODEL_CALLS,
-        permissions: Policy | None = None,
-        sandbox: Sandbox | None = None,
-        context: str = "",
-        agents: Mapping[str, AgentDefinition] | None = None,
-        max_parallel: int | None = None,
-        max_budget_usd: float | None = None,
         _parent: Agent | None = None,
+        **keywords: Unpack[OptionKeywords],
     ) -> None:
-        self._limits: tuple[int, int, float | None] = (MAX_TURNS, MAX_MODEL_CALLS, None)
-        """What the runs that later prompts start take: (max_turns, max_model_calls, max_budget_usd)."""
-        self.set_limits(max_turns, max_model_calls, max_budget_usd=max_budget_usd)
-        if max_tokens < 1:
-            raise ConfigError(f"max_tokens must be at least 1 (got {max_tokens!r})")
-        if max_parallel is not None and (
-            isinstance(max_parallel, bool) or not isinstance(max_parallel, int) or not 1 <= max_parallel <= MAX_PARALLEL
-        ):
-            raise ConfigError(f"max_parallel must be 1..{MAX_PARALLEL} (got {max_parallel!r})")
-        policy = permissions if permissions is not None else Policy()
-        workspace = Workspace(workdir, bash_timeout=bash_timeout, extra=policy.directories, sandbox=sandbox)
+        named = {"max_turns": max_turns, "hooks": hooks, "approver": approver}
+        options = AgentOptions.of(options, **{k: v for k, v in named.items() if v is not None}, **keywords)
+        policy = options.permissions if options.permissions is not None else Policy()
+        workspace = Workspace(
+            workdir, bash_timeout=options.bash_timeout, extra=policy.directories, sandbox=options.sandbox
+        )
         if not workspace.root.is_dir():
             raise ConfigError(f"workdir {workdir} is not a directory; create it or pick another")
-        depth = 0 if _parent is None else _parent.depth + 1
-        names = list(tools) if tools is not None else [t.name for t in PARENT_TOOLS]
-        unknown = [n for n in names if n not in REGISTRY]
-        if unknown:
-            raise ConfigError(f"unknown tool(s) {', '.join(unknown)} (available: {', '.join(REGISTRY)})")
-        hidden = policy.hidden_tools()
-        names = [n for n in names if n not in hidden and not (depth > 0 and n == "task")]
-        self.model = model
-        self.workspace = workspace
-        self.hooks = hooks if hooks is not None else default_hooks()
-        self.approver: Approver = approver or deny_unattended
-        self.permissions = policy
-        self.agents: dict[str, AgentDefinition] = dict(agents or {})
-        if max_budget_usd is not None:
-            self._check_priced()
-        types = [(d.name, d.description) for d in self.agents.values()]
-        self._tools: tuple[Tool, ...] = tuple(task_tool(types) if t.name == "task" else t for t in toolset(names))
-        self._schemas = [t.schema for t in self._tools]
-        """The tools as every model call offers them, built once."""
-        self.max_tokens = max_tokens
-        self.context = context
-        self._system = system
-        self.system = compose(system or (parent_system if depth == 0 else child_system)(workspace), context)
-        """What every model call sends as the system prompt."""
-        self._parent = _parent
-        self._depth = depth
-        """Counted along the parents (fixed at construction, as ``parent`` is)."""
+        options.check_priced(model)
+        depth = 0 if _parent is None else _parent._depth + 1
         if data is None:
             data = AgentState(
                 agent_id=str(uuid.uuid4()) if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
                 parent_id=None if _parent is None else _parent.agent_id,
                 depth=depth,
-                max_turns=max_turns,
-                max_model_calls=max_model_calls,
-                max_budget_usd=max_budget_usd,
+                max_turns=options.max_turns,
+                max_model_calls=options.max_model_calls,
+                max_budget_usd=options.max_budget_usd,
             )
-        if max_parallel is not None:
-            data.max_parallel = max_parallel
+        if options.max_parallel is not None:
+            data.max_parallel = options.max_parallel
         if _parent is None:
             check_tree(data)
+        names = options.offered(policy, depth=depth)
+        self._hooks = options.hooks if options.hooks is not None else default_hooks()
+        self._approver: Approver = options.approver if options.approver is not None else deny_unattended
+        self._policy, self._max_tokens = policy, options.max_tokens
+        self._options = attrs.evolve(
+            options,
+            hooks=self._hooks,
+            approver=self._approver,
+            permissions=policy,
+            tools=names,
+            max_parallel=data.max_parallel,
+        )
+        """The options, every default filled in (``opts``); the private copies above are what the steps read."""
+        self.model = model
+        self.workspace = workspace
         self.data: AgentState = data
+        types = [(d.name, d.description) for d in options.agents.values()]
+        self._tools: tuple[Tool, ...] = tuple(task_tool(types) if t.name == "task" else t for t in toolset(names))
+        self._schemas = [t.schema for t in self._tools]
+        """The tools as every model call offers them, built once."""
+        base = options.system or (parent_system if depth == 0 else child_system)(workspace)
+        self.system = compose(base, options.context)
+        """What every model call sends as the system prompt."""
+        self._parent: Agent | None = _parent
+        self._depth: int = depth
+        """Counted along the parents (fixed at construction, as ``parent`` is)."""
         self._root: Agent = self if _parent is None else _parent._root
         self._tree_lock: threading.RLock = threading.RLock() if _parent is None else _parent._tree_lock
         self._approver_lock: threading.Lock = threading.Lock() if _parent is None else _parent._approver_lock
+        self._listeners: list[Listener] = [] if _parent is None else _parent._listeners
+        self._process_listeners: list[ProcessListener] = [] if _parent is None else _parent._process_listeners
+        self._progress_listeners: list[ProgressListener] = [] if _parent is None else _parent._progress_listeners
+        self._seq: Iterator[int] = itertools.count(1) if _parent is None else _parent._seq
         self._cancelled = False
         """Set when the parent interrupted this subagent: a step still running in a thread is dropped."""
         self._in_thread = False
@@ -274,10 +240,6 @@ class Agent:
         ``task`` call: the first ``len(children)`` pending calls, by the scheduling rule."""
         self.history: list[Transition] = []
         """Every Transition this agent's steps produced, its subagents' included."""
-        self._listeners: list[Listener] = [] if _parent is None else _parent._listeners
-        self._process_listeners: list[ProcessListener] = [] if _parent is None else _parent._process_listeners
-        self._progress_listeners: list[ProgressListener] = [] if _parent is None else _parent._progress_listeners
-        self._seq: Iterator[int] = itertools.count(1) if _parent is None else _parent._seq
         self._step_started = 0.0
         self._ids_seen: tuple[list[Message] | None, int, Message | None, set[str]] = (None, 0, None, set())
         """What ``_tool_use_ids`` read last: (the message list, its length and last message then, the ids)."""
@@ -294,7 +256,8 @@ class Agent:
         *,
         children: Iterable[AgentState] = (),
         next_seq: int = 1,
-        **options: Any,
+        options: AgentOptions | None = None,
+        **keywords: Any,
     ) -> Agent:
         """Rebuild an agent, and its running subagents, from saved data (a session journal, a snapshot).
 
@@ -304,9 +267,10 @@ class Agent:
             data: the root agent's data, used as it is (not copied).
             children: the data of the subagents that were running, in order.
             next_seq: the ``seq`` of the next Transition, so a journalled session numbers on without a gap.
-            options: as for ``Agent()`` (hooks, approver, permissions, tools, max_tokens, system, bash_timeout);
-                ``max_turns``, ``max_model_calls`` and ``max_budget_usd`` apply to the runs that later prompts
-                start (the data's by default).
+            options: as for ``Agent()``; its limits apply to the runs later prompts start. Without it those runs
+                take the data's limits (``max_turns``, ``max_model_calls``, ``max_budget_usd``).
+            keywords: as for ``Agent()`` (hooks, approver, permissions, tools, max_tokens, system, bash_timeout,
+                the limits), replacing those of *options* or the data's.
 
         Raises:
             ConfigError: the data is outside the invariant (the message names the field and the value).
@@ -317,9 +281,10 @@ class Agent:
             "max_turns": data.max_turns,
             "max_model_calls": data.max_model_calls,
             "max_budget_usd": data.max_budget_usd,
-            **options,
         }
-        agent = cls(model, workdir, data=data, **limits)
+        if options is not None:  # its limits apply
+            limits = {}
+        agent = cls(model, workdir, options=options, data=data, **{**limits, **keywords})
         agent._seq = itertools.count(next_seq)
         agent.children.extend(agent._new_child(child) for child in children)
         return agent
@@ -377,6 +342,22 @@ class Agent:
     turn = property(lambda self: self.data.turn, doc="Model calls in the current run.")
     max_turns = property(lambda self: self.data.max_turns, doc="Model calls allowed per run.")
     outcome = property(lambda self: self.data.outcome, doc="How the last run ended (see fsm.core.records.OUTCOMES).")
+    opts = property(lambda self: self._options, doc="The options this agent runs with, every default filled in.")
+    hooks = property(lambda self: self._hooks, doc="The hook registry, shared with subagents.")
+    permissions = property(lambda self: self._policy, doc="The mode and rules tool calls are judged by.")
+    agents = property(lambda self: self._options.agents, doc="The custom subagent types ``task`` may pick.")
+    max_tokens = property(lambda self: self._max_tokens, doc="The ``max_tokens`` of every model call.")
+    context = property(lambda self: self._options.context, doc="The project context block in the system prompt.")
+
+    @property
+    def approver(self) -> Approver:
+        """Answers ``Ask`` decisions for the whole tree; setting it changes ``opts`` and what later subagents get."""
+        return self._approver
+
+    @approver.setter
+    def approver(self, value: Approver) -> None:
+        self._options = attrs.evolve(self._options, approver=value)
+        self._approver = value
 
     @property
     def busy(self) -> bool:
@@ -390,23 +371,8 @@ class Agent:
         return _deepest_busy(self)
 
     def options(self) -> dict[str, Any]:
-        """The options this agent was built with, as ``Agent()`` keywords, to build another like it."""
-        return {
-            "hooks": self.hooks,
-            "approver": self.approver,
-            "tools": [t.name for t in self.tools],
-            "max_tokens": self.max_tokens,
-            "system": self._system,
-            "bash_timeout": self.workspace.bash_timeout,
-            "max_turns": self._limits[0],
-            "max_model_calls": self._limits[1],
-            "max_budget_usd": self._limits[2],
-            "permissions": self.permissions,
-            "sandbox": self.workspace.sandbox,
-            "context": self.context,
-            "agents": self.agents,
-            "max_parallel": self.data.max_parallel,
-        }
+        """``opts`` as ``Agent()`` keywords, to build another like it (``options=agent.opts`` does the same)."""
+        return attrs.asdict(self._options, recurse=False)
 
     def __repr__(self) -> str:
         nxt = f" next={self.describe_next()!r}" if self.busy else ""
@@ -517,30 +483,13 @@ class Agent:
             ConfigError: a value out of range (max_turns 1..30, max_model_calls >= 1, max_budget_usd > 0), or a
                 USD budget with a model that has no known price.
         """
-        turns = self._limits[0] if max_turns is None else max_turns
-        calls = self._limits[1] if max_model_calls is None else max_model_calls
-        budget = self._limits[2] if max_budget_usd is ... else max_budget_usd
-        if isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= MAX_TURNS:
-            raise ConfigError(f"max_turns must be 1..{MAX_TURNS} (got {turns!r})")
-        if isinstance(calls, bool) or not isinstance(calls, int) or calls < 1:
-            raise ConfigError(f"max_model_calls must be an integer >= 1 (got {calls!r})")
-        if budget is not None and (
-            isinstance(budget, bool) or not isinstance(budget, int | float) or not 0 < budget < math.inf
-        ):
-            raise ConfigError(f"max_budget_usd must be a number of dollars > 0, or None (got {budget!r})")
-        self._limits = (turns, calls, None if budget is None else float(budget))
-        if budget is not None and hasattr(self, "agents"):  # in __init__, checked once the model is known
-            self._check_priced()
-
-    def _check_priced(self) -> None:
-        """Refuse a USD budget when a model this agent or a custom subagent type names has no known price: its
-        calls' cost could not be counted (a model without a name is priced by each reply's ``model``)."""
-        name = unpriced([getattr(self.model, "model", None), *(d.model for d in self.agents.values())])
-        if name is not None:
-            raise ConfigError(
-                f"max_budget_usd needs the price of model {name!r}, and genai-prices has none; "
-                "use a model it prices, or set no USD budget"
-            )
+        limits = {"max_turns": max_turns, "max_model_calls": max_model_calls}
+        changes: dict[str, Any] = {k: v for k, v in limits.items() if v is not None}
+        if max_budget_usd is not ...:
+            changes["max_budget_usd"] = max_budget_usd
+        options = attrs.evolve(self._options, **changes)
+        options.check_priced(self.model)
+        self._options = options
 
     def step(self, *, child: str | None = None) -> Transition:
         """Perform exactly one transition (of this agent, or of a running subagent) and return its record.
@@ -638,7 +587,7 @@ class Agent:
         prompt = self.data.inbox
         if prompt is None:
             raise MisuseError("nothing to do: the agent is idle and no prompt is queued; call send(prompt) first")
-        extra, notes = self.hooks.fire(self._event("UserPromptSubmit", prompt=prompt))
+        extra, notes = self._hooks.fire(self._event("UserPromptSubmit", prompt=prompt))
         content: Any = (
             prompt
             if not isinstance(extra, str)
@@ -646,12 +595,13 @@ class Agent:
         )
         appended = ({"role": "user", "content": content},)
         if self._parent is None:  # the root's prompt starts a new run: new limits, fresh budgets
+            options = self._options
             return self._fire(
                 "prompt",
                 appended=appended,
                 notes=tuple(notes),
-                run_limits=self._limits[:2],
-                max_budget_usd=self._limits[2],
+                run_limits=(options.max_turns, options.max_model_calls),
+                max_budget_usd=options.max_budget_usd,
             )
         with self._tree_lock:
             spent = _budget_spent(self.facts())
@@ -668,12 +618,12 @@ class Agent:
                     system=self.system,
                     messages=self.data.messages,
                     tools=self._schemas,
-                    max_tokens=self.max_tokens,
+                    max_tokens=self._max_tokens,
                     on_event=self._tell_event,
                 )
             else:
                 reply = self.model.create(
-                    system=self.system, messages=self.data.messages, tools=self._schemas, max_tokens=self.max_tokens
+                    system=self.system, messages=self.data.messages, tools=self._schemas, max_tokens=self._max_tokens
                 )
         except ModelError as exc:
             outcome = "context_window" if exc.kind == "context_window" else "model_error"
@@ -758,7 +708,7 @@ class Agent:
 
     def _step_stopping(self) -> Transition:
         name: HookEventName = "Stop" if self.depth == 0 else "SubagentStop"
-        more, notes = self.hooks.fire(
+        more, notes = self._hooks.fire(
             self._event(name, messages=self.data.messages, outcome=self.outcome, stop_hook_active=self.data.stop_forced)
         )
         if isinstance(more, str) and more.strip():
@@ -774,7 +724,7 @@ class Agent:
     def _spawn(self, call: dict[str, Any]) -> Transition:
         """``subagent_spawned`` for the ``task`` call *call*, or ``tool_ran`` answering why it cannot spawn."""
         self._step_started = time.time()
-        problem = task_problem(call["input"], self.agents)
+        problem = task_problem(call["input"], self._options.agents)
         allowed = self._permit(call)
         refusal = task_refused(allowed.denial, problem)
         if refusal is not None:
@@ -782,44 +732,34 @@ class Agent:
                 "tool_ran", tool_call=call, tool_result=refusal, notes=allowed.notes, denial=allowed.denial
             )
         kind = call["input"].get("subagent_type") or GENERAL_PURPOSE
-        known = kind in self.agents
+        known = kind in self._options.agents
         child = self._new_child(
             child_state(
                 self.data,
                 call,
                 f"{self.agent_id}.{self.data.spawned + 1}",
                 subagent_type=kind if known else None,
-                max_turns=self.agents[kind].max_turns if known else None,
+                max_turns=self._options.agents[kind].max_turns if known else None,
             )
         )
-        _, start_notes = self.hooks.fire(self._event("SubagentStart", prompt=call["input"]["prompt"]))
+        _, start_notes = self._hooks.fire(self._event("SubagentStart", prompt=call["input"]["prompt"]))
         return self._fire(
             "subagent_spawned", tool_call=call, child=child.agent_id, notes=(*allowed.notes, *start_notes), adopt=child
         )
 
-    def _new_child(self, data: AgentState | None = None) -> Agent:
-        """A subagent sharing this agent's model, workspace, hooks, approver and settings (fresh, or from *data*)."""
-        skip = ("system", "max_turns", "max_model_calls", "max_budget_usd", "max_parallel")  # its prompt; run limits
-        options = {k: v for k, v in self.options().items() if k not in skip}
-        model, turns = self.model, self.data.max_turns
-        definition = self.agents.get(data.subagent_type or "") if data is not None else None
-        if definition is not None:  # a custom type: its prompt, tools, model and cap
-            options.update(
-                system=subagent_system(self.workspace, definition.prompt),
-                tools=list(definition.tools or BASE_TOOL_NAMES),
-            )
-            if definition.model is not None and hasattr(model, "with_model"):
-                model = model.with_model(definition.model)
-            turns = definition.max_turns or turns
-        return Agent(
-            model,
-            str(self.workspace.root),
-            turns,
-            data=data,
-            _parent=self,
-            max_model_calls=self.max_model_calls,
-            **options,
+    def _new_child(self, data: AgentState) -> Agent:
+        """A subagent sharing this agent's model, workspace, hooks, approver and settings, with *data*."""
+        definition: AgentDefinition | None = self._options.agents.get(data.subagent_type or "")
+        model = self.model
+        if definition is not None and definition.model is not None and hasattr(model, "with_model"):
+            model = model.with_model(definition.model)
+        options = self._options.for_subagent(
+            definition,
+            system=functools.partial(subagent_system, self.workspace),
+            max_turns=self.data.max_turns,
+            max_model_calls=self._root.data.max_model_calls,
         )
+        return Agent(model, str(self.workspace.root), options=options, data=data, _parent=self)
 
     def _running(self, child_id: str) -> Agent:
         child = next((c for c in self.children if c.agent_id == child_id), None)
@@ -861,8 +801,8 @@ class Agent:
         return permit(
             call,
             self._event("PreToolUse", tool_call=call),
-            hooks=self.hooks,
-            policy=self.permissions,
+            hooks=self._hooks,
+            policy=self._policy,
             approver=self._approve,
             workspace=self.workspace,
         )
@@ -872,7 +812,7 @@ class Agent:
         subagent asks."""
         asking = ask if self._parent is None else attrs.evolve(ask, agent=self.agent_id)
         with self._approver_lock:
-            return self.approver(call, asking)
+            return self._approver(call, asking)
 
     def _run_tool(self, call: dict[str, Any]) -> tuple[ToolOutput, tuple[str, ...], Denial | None]:
         allowed = self._permit(call)
@@ -892,7 +832,7 @@ class Agent:
 
     def _post_tool_use(self, call: dict[str, Any], output: ToolOutput) -> tuple[ToolOutput, list[str]]:
         """Run the PostToolUse hooks; what they say for the model is added to the result."""
-        extra, notes = self.hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
+        extra, notes = self._hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
         if extra:
             output = ToolOutput(f"{output.text}\n\n{extra}", is_error=output.is_error)
         return output, notes
@@ -959,7 +899,7 @@ class Agent:
             self.workspace,
             tool_calls=data.tool_calls,
             run_tool_calls=self._root.data.run_tool_calls,
-            permission_mode=self.permissions.mode,
+            permission_mode=self._policy.mode,
             **fields,
         )
 

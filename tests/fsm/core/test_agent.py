@@ -4,11 +4,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import attrs
 import pytest
 
-from fsm import Agent, ConfigError, Hooks, MisuseError, ModelError
+from fsm import Agent, AgentOptions, ConfigError, Hooks, MisuseError, ModelError, Policy
 from fsm.core.agent import INTERRUPTED, INTERRUPTED_MARKER
 from fsm.model.reply import CUT_CALL
+from fsm.policy.chain import deny_unattended
 from fsm.testing import ScriptedModel, text, text_reply, tool_reply, tool_use
 
 
@@ -55,6 +57,82 @@ class TestConstruction:
         """repr shows id, depth, state and turn at a glance."""
         agent, _ = make(tmp_path)
         assert repr(agent) == f"<Agent {agent.agent_id} depth=0 state=idle turn=0/30>"
+
+
+class TestOptions:
+    def test_a_record_or_keywords_build_the_same_agent(self, tmp_path):
+        """Agent(options=AgentOptions(...)) runs as Agent(...) with the same keywords does."""
+        script = [tool_reply(tool_use("glob", {"pattern": "*"}))] * 3
+        by_record = Agent(ScriptedModel(script), str(tmp_path), options=AgentOptions(max_turns=2, tools=["glob"]))
+        by_keywords = Agent(ScriptedModel(script), str(tmp_path), max_turns=2, tools=["glob"])
+        assert by_record.opts == attrs.evolve(by_keywords.opts, hooks=by_record.hooks, approver=by_record.approver)
+        by_record.run("go")
+        assert (by_record.outcome, by_record.turn, [t.name for t in by_record.tools]) == ("max_turns", 2, ["glob"])
+
+    def test_keywords_beside_a_record_replace_its_fields(self, tmp_path):
+        """A keyword given with options= wins over the record's field; the other fields stay the record's."""
+        agent = Agent(ScriptedModel(), str(tmp_path), 5, options=AgentOptions(max_turns=9, max_tokens=100))
+        assert (agent.opts.max_turns, agent.opts.max_tokens, agent.max_tokens) == (5, 100, 100)
+
+    def test_the_old_positional_arguments_still_work(self, tmp_path):
+        """Agent(model, workdir, max_turns, hooks, approver) is still accepted, as the CLI calls it."""
+        hooks = Hooks()
+        agent = Agent(ScriptedModel(), str(tmp_path), 4, hooks, deny_unattended)
+        assert (agent.opts.max_turns, agent.hooks, agent.approver) == (4, hooks, deny_unattended)
+
+    def test_opts_fill_in_every_default(self, tmp_path):
+        """opts holds the hooks, approver and policy the agent made, its offered tools and max_parallel."""
+        agent = Agent(ScriptedModel(), str(tmp_path))
+        opts = agent.opts
+        assert (opts.hooks, opts.approver, opts.permissions) == (agent.hooks, deny_unattended, Policy())
+        assert opts.permissions is agent.permissions
+        assert (opts.tools, opts.max_parallel) == (tuple(t.name for t in agent.tools), 4)
+        assert agent.options() == attrs.asdict(opts, recurse=False)
+
+    def test_another_agent_built_from_opts_shares_its_objects(self, tmp_path):
+        """Agent(options=agent.opts) shares the hooks, approver and policy, as a subagent does."""
+        agent = Agent(ScriptedModel(), str(tmp_path), permissions=Policy(mode="acceptEdits"))
+        twin = Agent(ScriptedModel(), str(tmp_path), options=agent.opts)
+        assert (twin.hooks, twin.approver, twin.permissions) == (agent.hooks, agent.approver, agent.permissions)
+        assert twin.hooks is agent.hooks and twin.permissions is agent.permissions and twin.opts == agent.opts
+
+    def test_each_agent_made_without_hooks_gets_its_own(self, tmp_path):
+        """Two agents built from one record without hooks do not share a hook registry."""
+        options = AgentOptions()
+        first, second = (Agent(ScriptedModel(), str(tmp_path), options=options) for _ in range(2))
+        assert first.hooks is not second.hooks and options.hooks is None
+
+    def test_settings_are_read_only_except_the_approver(self, tmp_path):
+        """hooks and permissions are views of opts; setting the approver changes opts and what subagents get."""
+        agent = Agent(ScriptedModel([fan_out(1), text_reply("sub"), text_reply("done")]), str(tmp_path))
+        with pytest.raises(AttributeError):
+            agent.hooks = Hooks()
+
+        def asked(call, ask):
+            return True
+
+        agent.approver = asked
+        assert agent.opts.approver is asked
+        agent.send("go")
+        while not agent.children:
+            agent.step()
+        assert agent.children[0].approver is asked
+
+    def test_a_bad_limit_leaves_the_limits_as_they_were(self, tmp_path):
+        """set_limits refuses a bad value with the record's message and keeps the limits it had."""
+        agent = Agent(ScriptedModel(), str(tmp_path), max_turns=4)
+        with pytest.raises(ConfigError, match=r"^max_turns must be 1\.\.30 \(got 31\)$"):
+            agent.set_limits(max_turns=31)
+        agent.set_limits(max_model_calls=9)
+        assert (agent.opts.max_turns, agent.opts.max_model_calls) == (4, 9)
+
+    def test_restore_takes_the_datas_limits_unless_given_options(self, tmp_path):
+        """A restored agent's later runs take the data's limits, or those of the options given."""
+        data = Agent(ScriptedModel(), str(tmp_path), max_turns=3, max_model_calls=7).data
+        assert Agent.restore(ScriptedModel(), str(tmp_path), data).opts.max_turns == 3
+        restored = Agent.restore(ScriptedModel(), str(tmp_path), data, options=AgentOptions(max_turns=11))
+        assert (restored.opts.max_turns, restored.opts.max_model_calls) == (11, 200)
+        assert Agent.restore(ScriptedModel(), str(tmp_path), data, max_turns=5).opts.max_model_calls == 7
 
 
 class TestSendAndStep:
