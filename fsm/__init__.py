@@ -14,7 +14,8 @@ each importing only those below it::
 """
 
 from fsm import _moved
-from fsm.core.agent import Agent, Listener
+from fsm.core.agent import Agent
+from fsm.core.listeners import Listener
 from fsm.core.options import AgentOptions
 from fsm.core.records import MAX_TURNS, AgentState, Transition
 from fsm.errors import AgentfsmError, ConfigError, JournalError, MisuseError, ModelError, ScriptExhaustedError

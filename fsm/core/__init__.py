@@ -11,7 +11,8 @@ The core imports the model boundary (``fsm.model``), the policy (``fsm.policy``)
 nothing above: the checker, sessions, views and the CLI are built on it.
 """
 
-from fsm.core.agent import Agent, Listener, ProcessListener
+from fsm.core.agent import Agent
+from fsm.core.listeners import Listener, ProcessListener
 from fsm.core.machine import STATES, TRANSITIONS, build_machine
 from fsm.core.options import AgentOptions
 from fsm.core.progress import Progress, ProgressListener

@@ -29,15 +29,10 @@ transition into ``awaiting_model``; the model call itself runs outside the lock.
 (``parent``), never of data: a subagent has no ``task`` tool and ``can_spawn`` is false for it.
 
 Threads: every transition commits under the tree's lock, which also numbers the record and hands it to
-the listeners, so ``seq`` has no gaps or duplicates and listeners get records one at a time, in ``seq``
-order; the approver is asked under one lock of the tree's, one call at a time, and a ``Hooks`` registry
-calls its Python callbacks one at a time too (``fsm.policy.hooks``; command hooks may run at once).
-
-Progress (``fsm.core.progress``): while anyone watches (:meth:`Agent.watch_progress`), each step tells what
-starts inside it: a model call, each of its stream events (the call streams when the model can,
-``StreamingModel``; else ``create`` answers at once), a tool call. Progress goes to its listeners under the
-tree's lock too, so they get it one at a time, between records, and a reply's stream events before the record
-of the step that made the call. Nothing of it reaches the data: the records are the same either way.
+the listeners (``fsm.core.listeners``: so ``seq`` has no gaps or duplicates and listeners get records one at a
+time, in ``seq`` order, and progress between them); the approver is asked under one lock of the tree's, one call
+at a time, and a ``Hooks`` registry calls its Python callbacks one at a time too (``fsm.policy.hooks``; command
+hooks may run at once).
 """
 
 from __future__ import annotations
@@ -47,7 +42,7 @@ import itertools
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from types import EllipsisType
 from typing import Any, Unpack
 
@@ -61,9 +56,10 @@ from fsm.core.guards import out_of_model_calls as _out_of_model_calls
 from fsm.core.guards import out_of_turns as _out_of_turns
 from fsm.core.invariants import check_tree
 from fsm.core.lines import short
+from fsm.core.listeners import Listener, Listeners, ProcessListener
 from fsm.core.machine import STATES, build_machine
 from fsm.core.options import AgentOptions, OptionKeywords
-from fsm.core.progress import Progress, ProgressListener
+from fsm.core.progress import ProgressListener
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
 from fsm.core.records import (
     AgentState,
@@ -90,14 +86,9 @@ from tools import (
     run_tool,
     toolset,
 )
-from tools.processes import ToolProcess
 from tools.task import GENERAL_PURPOSE, task_tool
 
 __all__ = ["INTERRUPTED", "INTERRUPTED_MARKER", "Agent", "Listener", "ProcessListener"]
-
-Listener = Callable[[Transition], None]
-ProcessListener = Callable[[str, str, ToolProcess, bool], None]
-"""``(agent_id, tool_use_id, process, running)``: see :meth:`Agent.watch_processes`."""
 
 
 @functools.cache
@@ -225,10 +216,7 @@ class Agent:
         self._root: Agent = self if _parent is None else _parent._root
         self._tree_lock: threading.RLock = threading.RLock() if _parent is None else _parent._tree_lock
         self._approver_lock: threading.Lock = threading.Lock() if _parent is None else _parent._approver_lock
-        self._listeners: list[Listener] = [] if _parent is None else _parent._listeners
-        self._process_listeners: list[ProcessListener] = [] if _parent is None else _parent._process_listeners
-        self._progress_listeners: list[ProgressListener] = [] if _parent is None else _parent._progress_listeners
-        self._seq: Iterator[int] = itertools.count(1) if _parent is None else _parent._seq
+        self._listeners: Listeners = Listeners(self._tree_lock) if _parent is None else _parent._listeners
         self._cancelled = False
         """Set when the parent interrupted this subagent: a step still running in a thread is dropped."""
         self._in_thread = False
@@ -285,7 +273,7 @@ class Agent:
         if options is not None:  # its limits apply
             limits = {}
         agent = cls(model, workdir, options=options, data=data, **{**limits, **keywords})
-        agent._seq = itertools.count(next_seq)
+        agent._listeners.seq = itertools.count(next_seq)
         agent.children.extend(agent._new_child(child) for child in children)
         return agent
 
@@ -437,22 +425,19 @@ class Agent:
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Hand every future Transition (subagents' too) to *listener*; returns a function that unsubscribes."""
-        self._listeners.append(listener)
-        return lambda: self._listeners.remove(listener)
+        return self._listeners.subscribe(listener)
 
     def watch_processes(self, listener: ProcessListener) -> Callable[[], None]:
         """Tell *listener* about every tool call's processes (subagents' too): ``(agent_id, tool_use_id, process,
         running)``, before the command runs (``running=True``) and once they are all gone; returns a function
         that unsubscribes. The journal records them so a resumed run can kill an orphan."""
-        self._process_listeners.append(listener)
-        return lambda: self._process_listeners.remove(listener)
+        return self._listeners.watch_processes(listener)
 
     def watch_progress(self, listener: ProgressListener) -> Callable[[], None]:
         """Tell *listener* what starts inside each step (subagents' too): model calls, their stream events, tool
         calls (``fsm.core.progress``); returns a function that unsubscribes. While any listener watches, model
         calls stream when the model can."""
-        self._progress_listeners.append(listener)
-        return lambda: self._progress_listeners.remove(listener)
+        return self._listeners.watch_progress(listener)
 
     def send(self, prompt: str) -> None:
         """Queue *prompt* as the next user message; the next step takes it.
@@ -610,16 +595,18 @@ class Agent:
             return self._fire("prompt", appended=appended, notes=tuple(notes))
 
     def _step_awaiting_model(self) -> Transition:
-        if self._progress_listeners:  # before the call: what a listener raises here is no model failure
-            self._tell("model_call")
+        listeners = self._listeners
+        progress = listeners.progress
+        if progress:  # before the call: what a listener raises here is no model failure
+            listeners.tell("model_call", self.data.agent_id, self._depth)
         try:
-            if self._progress_listeners and isinstance(self.model, StreamingModel):
+            if progress and isinstance(self.model, StreamingModel):
                 reply = self.model.stream(
                     system=self.system,
                     messages=self.data.messages,
                     tools=self._schemas,
                     max_tokens=self._max_tokens,
-                    on_event=self._tell_event,
+                    on_event=functools.partial(listeners.tell_event, self.data.agent_id, self._depth),
                 )
             else:
                 reply = self.model.create(
@@ -820,12 +807,12 @@ class Agent:
             output = ToolOutput(allowed.denial.reason, is_error=True)
         else:
             workspace = self.workspace.unconfined() if allowed.unconfined else self.workspace
-            if self._process_listeners:
-                workspace = attrs.evolve(
-                    workspace, process_listener=functools.partial(self._tell_processes, call["id"])
-                )
-            if self._progress_listeners:
-                self._tell("tool_call", tool_call=call)
+            listeners = self._listeners
+            if listeners.processes:
+                told = functools.partial(listeners.tell_processes, self.data.agent_id, call["id"])
+                workspace = attrs.evolve(workspace, process_listener=told)
+            if listeners.progress:
+                listeners.tell("tool_call", self.data.agent_id, self._depth, tool_call=call)
             output = run_tool(self.tools, call["name"], workspace, call["input"])
         output, post = self._post_tool_use(call, output)
         return output, (*allowed.notes, *post), allowed.denial
@@ -836,20 +823,6 @@ class Agent:
         if extra:
             output = ToolOutput(f"{output.text}\n\n{extra}", is_error=output.is_error)
         return output, notes
-
-    def _tell(self, kind: str, **fields: Any) -> None:
-        """Hand a Progress of *kind* to the progress listeners, one at a time for the whole tree."""
-        progress = Progress(kind, self.data.agent_id, self._depth, **fields)
-        with self._tree_lock:
-            for listener in list(self._progress_listeners):
-                listener(progress)
-
-    def _tell_event(self, event: dict[str, Any]) -> None:
-        self._tell("stream", event=event)
-
-    def _tell_processes(self, tool_use_id: str, process: ToolProcess, running: bool) -> None:
-        for listener in list(self._process_listeners):
-            listener(self.agent_id, tool_use_id, process, running)
 
     # -- interruption -------------------------------------------------------------------------------------
 
@@ -940,10 +913,11 @@ class Agent:
             self.children.clear()
 
     def _record(self, event: EventData) -> None:
+        """Number the Transition, file it in the history of this agent and its parents, hand it to the listeners."""
         commit: _Commit = event.kwargs["commit"]
-        step, data, started = commit.step, self.data, self._step_started
+        step, data, started, listeners = commit.step, self.data, self._step_started, self._listeners
         record = commit.record = Transition(
-            next(self._seq),
+            next(listeners.seq),
             data.agent_id,
             data.parent_id,
             self._depth,
@@ -971,6 +945,5 @@ class Agent:
         while agent is not None:
             agent.history.append(record)
             agent = agent._parent
-        if self._listeners:
-            for listener in tuple(self._listeners):  # a listener may unsubscribe itself
-                listener(record)
+        if listeners.records:
+            listeners.record(record)

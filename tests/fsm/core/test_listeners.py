@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 
 import attrs
 
+from fsm.core.agent import Agent
 from fsm.core.listeners import Listeners
 from fsm.core.progress import Progress
 from fsm.core.records import Transition
+from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tools.processes import ToolProcess
 
 RECORD = Transition(1, "a1", None, 0, "idle", "prompt", "awaiting_model", 0)
@@ -78,3 +81,31 @@ class TestListeners:
         stop()
         listeners.tell_processes("a1.1", "t9", process, False)
         assert heard == [("a1.1", "t9", process, True)]
+
+
+class TestSharedByTheTree:
+    def test_a_subagent_is_heard_through_its_roots_registry(self, tmp_path: Path) -> None:
+        """One subscription on the root hears the subagent's transitions too, numbered 1..N without a gap."""
+        script = [
+            tool_reply(tool_use("task", {"prompt": "look"})),
+            text_reply("looked"),
+            text_reply("done"),
+        ]
+        agent = Agent(ScriptedModel(script), str(tmp_path))
+        heard: list[Transition] = []
+        agent.subscribe(heard.append)
+        agent.send("go")
+        while not agent.children:
+            agent.step()
+        assert agent.children[0]._listeners is agent._listeners
+        agent.run()
+        assert [r.seq for r in heard] == list(range(1, len(heard) + 1))
+        assert {r.agent for r in heard} == {agent.agent_id, f"{agent.agent_id}.1"}
+        assert heard == agent.history
+
+    def test_restore_numbers_on_from_next_seq(self, tmp_path: Path) -> None:
+        """A restored agent's next record is numbered next_seq."""
+        data = Agent(ScriptedModel(), str(tmp_path)).data
+        agent = Agent.restore(ScriptedModel([text_reply("hi")]), str(tmp_path), data, next_seq=41)
+        agent.send("go")
+        assert [agent.step().seq, agent.step().seq] == [41, 42]

@@ -370,7 +370,8 @@ class TestOrphans:
         try:
             with Journal(default_path(ws)) as journal:
                 agent = resume(journal, session, ScriptedModel())  # only to get a journalled agent back
-                agent._tell_processes("p1", ToolProcess.started(orphan.pid, tag), True)  # as bash would
+                process = ToolProcess.started(orphan.pid, tag)
+                agent._listeners.tell_processes(agent.agent_id, "p1", process, True)  # as bash would
             told: list[KilledOrphan] = []
             with Journal(default_path(ws)) as journal:
                 assert [p.tool_use_id for p in journal.running_processes(session)] == ["p1"]
