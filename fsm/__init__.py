@@ -34,6 +34,9 @@ from fsm.policy import (
     default_hooks,
     load_settings,
 )
+from fsm.view.nextstep import describe as _describe
+
+Agent._wording = _describe  # the deprecated Agent.describe_next() words its answer as the view does
 
 __all__ = [
     "MAX_TURNS",

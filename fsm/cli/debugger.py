@@ -4,7 +4,7 @@
 shell over the Python API (``Agent.step()``, ``skip()``, ``send()``, ``history``, ``children``): everything it
 shows is reachable from pdb too. Before each prompt it shows where the agent is: the depth, id, state and turn
 of the agent whose transition comes next (a running subagent, else the root) and what that transition will
-do (``Agent.describe_next()``).
+do (``fsm.view.describe_next``).
 
 Moving: ``step`` makes one transition, stepping *into* a running subagent. ``next`` makes one transition at
 the current depth and then runs every transition of a deeper agent that follows, so at depth 0 a
@@ -44,6 +44,7 @@ from fsm.errors import AgentfsmError, ConfigError
 from fsm.view import debugtext
 from fsm.view.debugtext import location
 from fsm.view.diagram import CHILD, INSTALL_HINT, mermaid, render, write_atomic
+from fsm.view.nextstep import describe_next
 
 if TYPE_CHECKING:
     from fsm.cli.run_session import Session
@@ -309,7 +310,7 @@ class Debugger(cmd.Cmd):
     def do_send(self, arg: str) -> None:
         """send PROMPT: queue a prompt for an idle agent; the next step sends it."""
         if self.agent.busy:
-            return self._say(f"*** send needs an idle agent with nothing queued; it will {self.agent.describe_next()}")
+            return self._say(f"*** send needs an idle agent with nothing queued; it will {describe_next(self.agent)}")
         if not arg.strip():
             return self._say("*** send what? send PROMPT")
         self.agent.send(arg)

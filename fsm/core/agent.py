@@ -42,9 +42,10 @@ import itertools
 import threading
 import time
 import uuid
+import warnings
 from collections.abc import Callable, Iterable
 from types import EllipsisType
-from typing import Any, Unpack
+from typing import Any, ClassVar, Unpack
 
 import attrs
 from transitions import EventData
@@ -55,9 +56,9 @@ from fsm.core.guards import out_of_budget_usd as _out_of_budget_usd
 from fsm.core.guards import out_of_model_calls as _out_of_model_calls
 from fsm.core.guards import out_of_turns as _out_of_turns
 from fsm.core.invariants import check_tree
-from fsm.core.lines import short
 from fsm.core.listeners import Listener, Listeners, ProcessListener
 from fsm.core.machine import STATES, build_machine
+from fsm.core.nextstep import NextStep, next_step
 from fsm.core.options import AgentOptions, OptionKeywords
 from fsm.core.progress import ProgressListener
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
@@ -118,6 +119,12 @@ _FINAL_OUTCOMES: dict[str, Outcome] = {
 }
 
 
+_DESCRIBE_NEXT_MOVED = (
+    "Agent.describe_next() is deprecated: the words are the view's now; use fsm.view.describe_next(agent), "
+    "or agent.next_step() for the structured answer"
+)
+
+
 class _Commit:
     """What one ``_fire`` hands the machine's callbacks (the event's ``commit``), and what they leave on it."""
 
@@ -150,6 +157,10 @@ class Agent:
         ConfigError: a bad setting, a budget with a model that has no known price, or *data* outside the invariant
             (the message names the field and the value).
     """
+
+    _wording: ClassVar[Callable[[NextStep], str]] = str
+    """How the deprecated :meth:`describe_next` words the next step; ``import fsm`` lends it
+    :func:`fsm.view.nextstep.describe` (the core imports no view)."""
 
     def __init__(
         self,
@@ -363,7 +374,7 @@ class Agent:
         return attrs.asdict(self._options, recurse=False)
 
     def __repr__(self) -> str:
-        nxt = f" next={self.describe_next()!r}" if self.busy else ""
+        nxt = f" next={self.next_step()}" if self.busy else ""
         outcome = f" outcome={self.outcome}" if self.outcome and self.state == "idle" else ""
         return (
             f"<Agent {self.agent_id} depth={self.depth} state={self.state} "
@@ -535,36 +546,14 @@ class Agent:
             raise MisuseError(f"skip needs a pending tool call, but {self.agent_id} is {self.state} with none next")
         return self._fire("tool_ran", tool_call=call, tool_result=ToolOutput(text, is_error=is_error), notes=(note,))
 
+    def next_step(self) -> NextStep:
+        """What the next step will do, as data (``fsm.view.describe_next(agent)`` says it in words)."""
+        return next_step(self)
+
     def describe_next(self) -> str:
-        """What the next step will do, in words (for the debugger and ``repr``)."""
-        if self.state == "executing_tools" and self.children:
-            action, target = plan(self.data, self.children, self._delegates)
-            if action == "child" and target.busy:
-                return f"step subagent {target.agent_id} ({target.describe_next()})"
-            if action == "child":
-                return (
-                    "return subagent result"
-                    if len(self.children) == 1
-                    else f"return subagent {target.agent_id}'s result"
-                )
-            if action == "interrupt":
-                return "finish the interruption (a subagent was interrupted)"
-            return f"spawn subagent ({len(self.children)} running)"
-        if self.state == "idle":
-            return "send the prompt" if self.data.inbox is not None else "nothing (send a prompt)"
-        if self.state == "awaiting_model":
-            return "call the model"
-        if self.state == "stopping":
-            return "run Stop hooks"
-        if not self.data.pending:
-            return f"send {len(self.data.results)} tool result(s) to the model"
-        call = self.data.pending[0]
-        if call["name"] == "task":
-            if self._delegates:
-                return "spawn subagent"
-            return "refuse task (subagents cannot delegate)" if self.depth > 0 else "answer task (not offered)"
-        first = next(iter(call["input"].values()), "") if isinstance(call["input"], dict) else call["input"]
-        return f"run {call['name']} {short(first, 60)}"
+        """What the next step will do, in words. Deprecated: use ``fsm.view.describe_next(agent)``."""
+        warnings.warn(_DESCRIBE_NEXT_MOVED, DeprecationWarning, stacklevel=2)
+        return Agent._wording(self.next_step())
 
     # -- one method per state: I/O, then exactly one trigger ----------------------------------------------
 

@@ -19,15 +19,26 @@ from fsm.core.agent import Agent
 from fsm.core.lines import short
 from fsm.core.records import Transition
 from fsm.model.reply import Usage
+from fsm.view.nextstep import describe_next
 
-__all__ = ["VIEWS", "block", "location", "usage_line"]
+__all__ = ["VIEWS", "block", "headline", "location", "usage_line"]
 
 
 def location(agent: Agent) -> str:
     """One line: where *agent* is and what its next step does."""
     return (
         f"depth {agent.depth}  agent {agent.agent_id}  {agent.state}  turn {agent.turn}/{agent.max_turns}"
-        f"  next: {agent.describe_next()}"
+        f"  next: {describe_next(agent)}"
+    )
+
+
+def headline(agent: Agent) -> str:
+    """``repr(agent)`` with its next step in words: ``<Agent a1 depth=0 state=idle turn=2/30 outcome=end_turn>``."""
+    nxt = f" next={describe_next(agent)!r}" if agent.busy else ""
+    outcome = f" outcome={agent.outcome}" if agent.outcome and agent.state == "idle" else ""
+    return (
+        f"<Agent {agent.agent_id} depth={agent.depth} state={agent.state} "
+        f"turn={agent.turn}/{agent.max_turns}{outcome}{nxt}>"
     )
 
 
@@ -58,7 +69,7 @@ History = Sequence[Transition]
 
 
 def _state(root: Agent, agent: Agent, count: int, history: History) -> list[str]:
-    lines = [repr(agent)]
+    lines = [headline(agent)]
     for field in attrs.fields(type(agent.data)):
         value = getattr(agent.data, field.name)
         lines.append(f"  {field.name}: {f'{len(value)} (p messages)' if field.name == 'messages' else repr(value)}")

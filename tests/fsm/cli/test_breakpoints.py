@@ -10,6 +10,7 @@ from fsm.cli.breakpoints import Breakpoint, BreakpointError, parse
 from fsm.core.agent import Agent
 from fsm.core.records import AgentState
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from fsm.view import describe_next
 
 SUBAGENT = [
     tool_reply(tool_use("task", {"prompt": "look around"}, id="t_task")),
@@ -78,11 +79,11 @@ class TestCurrent:
 
 class TestBeforeStep:
     def stops(self, tmp_path, spec: str) -> list[str]:
-        """describe_next() of the agent about to act at each point where *spec* holds, over a whole run."""
+        """describe_next of the agent about to act at each point where *spec* holds, over a whole run."""
         root, point, hits = agent(tmp_path, SUBAGENT), Breakpoint.from_spec(1, spec), []
         while root.busy:
             if point.before_step(root.deepest_busy):
-                hits.append(f"{root.deepest_busy.depth} {root.deepest_busy.describe_next()}")
+                hits.append(f"{root.deepest_busy.depth} {describe_next(root.deepest_busy)}")
             root.step()
         return hits
 

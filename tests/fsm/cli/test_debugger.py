@@ -22,6 +22,7 @@ from fsm.errors import ConfigError
 from fsm.policy.judge import Policy
 from fsm.policy.rules import parse_rule
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from fsm.view import describe_next
 from fsm.view.debugtext import location
 
 ROOT = Path(__file__).resolve().parents[3]
@@ -175,7 +176,7 @@ class TestBreakpoints:
         dbg.run()
         assert "Breakpoint 1: tool:bash (before a step)\n" in out.getvalue()
         assert "Stopped before a step: breakpoint tool:bash\n" in out.getvalue()
-        assert agent.describe_next() == "run bash 'touch bash_ran.txt'"
+        assert describe_next(agent) == "run bash 'touch bash_ran.txt'"
         assert not (tmp_path / "bash_ran.txt").exists()
 
     def test_breakpoint_never_stops_the_first_step(self, tmp_path):
@@ -675,29 +676,29 @@ class TestSeveralSubagents:
         assert _movers(out)[6:] == ["a1.1", *["a1.2"] * 6]  # next: a1.1 once; return: a1.2 alone, prompt..stopped
         assert [c.state for c in agent.children] == ["awaiting_model", "idle", "idle", "idle"]
         assert [c.busy for c in agent.children] == [True, False, True, True]
-        assert agent.describe_next() == "step subagent a1.3 (send the prompt)"  # the least moved goes next
+        assert describe_next(agent) == "step subagent a1.3 (send the prompt)"  # the least moved goes next
 
     def test_describe_next_names_the_child(self, tmp_path):
         """describe_next says which subagent moves next, and when the parent returns one."""
         agent = _four(tmp_path)
         for _ in range(2):
             agent.step()
-        assert agent.describe_next() == "spawn subagent"
+        assert describe_next(agent) == "spawn subagent"
         agent.step()
-        assert agent.describe_next() == "spawn subagent (1 running)"
-        while agent.describe_next().startswith("spawn"):
+        assert describe_next(agent) == "spawn subagent (1 running)"
+        while describe_next(agent).startswith("spawn"):
             agent.step()
-        assert agent.describe_next() == "step subagent a1.1 (send the prompt)"
+        assert describe_next(agent) == "step subagent a1.1 (send the prompt)"
         agent.step(child="a1.3")
-        assert agent.describe_next() == "step subagent a1.1 (send the prompt)"  # the least moved goes first
+        assert describe_next(agent) == "step subagent a1.1 (send the prompt)"  # the least moved goes first
         while agent.children[1].busy:
             agent.step(child="a1.2")
         while agent.children[0].busy:
             agent.step(child="a1.1")
-        assert agent.describe_next() == "step subagent a1.4 (send the prompt)"
+        assert describe_next(agent) == "step subagent a1.4 (send the prompt)"
         while agent.children[3].busy:
             agent.step(child="a1.4")
         agent.step(child="a1.3")  # a1.3 has moved least (2 transitions; the others 6)
-        assert agent.describe_next() == "step subagent a1.3 (run glob '*.md')"
+        assert describe_next(agent) == "step subagent a1.3 (run glob '*.md')"
         agent.step(child="a1.2")  # idle: its parent returns it
         assert [c.agent_id for c in agent.children] == ["a1.1", "a1.3", "a1.4"]

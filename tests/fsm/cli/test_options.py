@@ -20,6 +20,7 @@ from fsm.model.anthropic import DEFAULT_MODEL, AnthropicModel
 from fsm.policy.chain import deny_unattended
 from fsm.session.journal import default_path
 from fsm.testing import ScriptedModel
+from fsm.view import describe_next
 
 SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
 ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "MODEL_ID", "ANTHROPIC_MODEL")
@@ -102,7 +103,7 @@ class TestAgentSetup:
         assert [t.name for t in agent("--tools", "Glob, bash").tools] == ["bash", "glob"]
         no_task = agent("--disallowed-tools", "Task")
         assert [t.name for t in no_task.tools] == SIX[:5]
-        assert "spawn" not in no_task.describe_next()
+        assert "spawn" not in describe_next(no_task)
 
     def test_rule_flags(self) -> None:
         """--allowedTools and --disallowedTools take rule strings, comma- or space-separated, as rules."""

@@ -14,6 +14,7 @@ from fsm.errors import ConfigError, JournalError
 from fsm.policy.chain import deny_all
 from fsm.session.journal import Journal, default_path
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from fsm.view import describe_next
 from tests.fsm.session.journal_support import delegation_script, open_policy
 
 NEW_ID = "12345678-1234-5678-1234-567812345678"
@@ -113,7 +114,7 @@ class TestOpenSession:
         agent, handle = open_session(choice, fresh(tmp_path), limits={})
         assert handle is not None and handle.id != session and (handle.forked_from, handle.forked_at) == (session, 5)
         assert agent.history == [] and agent.state == "executing_tools"
-        assert agent.describe_next().startswith("step subagent")
+        assert describe_next(agent).startswith("step subagent")
         assert [r.seq for r in handle.restored()] == [1, 2, 3, 4, 5]
         handle.close()
         with pytest.raises(ConfigError) as caught:

@@ -19,6 +19,7 @@ from fsm.policy.chain import deny_all
 from fsm.session.journal import Journal, default_path
 from fsm.session.restore import RESUMED_IN_FLIGHT, RESUMED_KILLED, RESUMED_NOTE, KilledOrphan, restore_at, resume
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+from fsm.view import describe_next
 from tests.fsm.session.journal_support import (
     DrawnModel,
     LiveRecorder,
@@ -202,7 +203,7 @@ class TestResume:
         ws, session = crash(tmp_path, "ws", after=3)
         with Journal(default_path(ws)) as journal:
             agent = resume(journal, session, ScriptedModel())
-            assert agent.history == [] and agent.describe_next() == "spawn subagent"
+            assert agent.history == [] and describe_next(agent) == "spawn subagent"
 
     def test_a_finished_session_takes_a_new_prompt(self, tmp_path):
         """Resuming an idle session and sending a prompt journals on into the same session, seq unbroken."""

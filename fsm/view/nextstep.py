@@ -1,0 +1,53 @@
+"""What an agent's next step will do, in words: :func:`describe_next` (``run bash 'ls'``, ``step subagent a1.2
+(call the model)``), for the debugger's prompt line, its breakpoints and anyone who asks.
+
+The core answers with data (:class:`~fsm.core.nextstep.NextStep`, ``Agent.next_step()``); this module only
+words it, so the words can change without touching the driver.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from fsm.core.lines import short
+from fsm.core.nextstep import NextAction, NextStep
+
+if TYPE_CHECKING:
+    from fsm.core.agent import Agent
+
+__all__ = ["describe", "describe_next"]
+
+_FIXED: dict[NextAction, str] = {
+    "wait": "nothing (send a prompt)",
+    "send_prompt": "send the prompt",
+    "call_model": "call the model",
+    "run_stop_hooks": "run Stop hooks",
+    "refuse_task": "refuse task (subagents cannot delegate)",
+    "answer_task": "answer task (not offered)",
+    "finish_interruption": "finish the interruption (a subagent was interrupted)",
+}
+
+
+def describe_next(agent: Agent) -> str:
+    """What *agent*'s next step will do, in words."""
+    return describe(agent.next_step())
+
+
+def describe(step: NextStep) -> str:
+    """*step* in words."""
+    if step.action in _FIXED:
+        return _FIXED[step.action]
+    if step.action == "step_child" and step.then is not None:
+        return f"step subagent {step.child} ({describe(step.then)})"
+    if step.action == "return_child":
+        return "return subagent result" if step.running == 1 else f"return subagent {step.child}'s result"
+    if step.action == "spawn":
+        return f"spawn subagent ({step.running} running)" if step.running else "spawn subagent"
+    if step.action == "send_results":
+        return f"send {step.results} tool result(s) to the model"
+    call = step.call or {}
+    name, tool_input = call.get("name", "?"), call.get("input", "")
+    if step.action == "answer_unrunnable":
+        return f"answer {name} with an error (the call cannot run)"
+    first = next(iter(tool_input.values()), "") if isinstance(tool_input, dict) else tool_input
+    return f"run {name} {short(first, 60)}"
