@@ -8,31 +8,22 @@ are asked, so a guard judges the data the step leaves (``out_of_turns`` counts t
 the guards pass, ``before_state_change`` regrafts the subagent tree (a child adopted or released), the
 machine sets the state name, and ``after_state_change`` makes the Transition record and hands it to the
 listeners. The driver picks each trigger knowing its guards, so the table refusing one is a bug
-(``AssertionError``), never a path. While subagents run, each parent step advances one of them by one
-transition (they take turns, round-robin) and returns the child's record; ``run()`` runs them at once in
-threads (``fsm.core.scheduler`` holds the rule and the threads). Exceptions only cross the edges: whatever
-``Model.create`` raises becomes the ``model_failed`` transition (the call counts), ``KeyboardInterrupt`` the
-``interrupted`` one (then it is re-raised; a call it cut short counts too).
+(``AssertionError``), never a path. Exceptions only cross the edges: whatever ``Model.create`` raises
+becomes the ``model_failed`` transition (the call counts), ``KeyboardInterrupt`` the ``interrupted`` one (then
+it is re-raised; a call it cut short counts too).
 
-Limits. ``max_turns`` bounds each agent's model calls per run; ``max_model_calls`` bounds the calls of one run
-of the root, subagents included: the root's ``data.run_calls`` counts them (through ``reduce``). Both are
-guards on every edge into ``awaiting_model``, and ``out_of_model_calls`` counts the other agents already in
-``awaiting_model`` as spent, so being in ``awaiting_model`` *is* holding one granted call. ``max_budget_usd``
-(optional) bounds what one run's replies cost: each reply is priced when it comes (``fsm.model.pricing``, with
-the model that answered), the price travels on the step, and the root's ``data.run_cost_usd`` sums them; the
-guard ``out_of_budget_usd`` on the same edges stops every call that would start once the sum has reached the
-budget. A call's price is known only when it answers, so the calls already in flight at that moment may still
-add theirs (Claude Code's ``--max-budget-usd`` also checks after each call). For concurrent
-subagents: every check of a guard and the trigger that depends on it run under the tree's one lock
-(``_tree_lock``, an RLock that ``_fire`` takes too), so "take one call from the budget" is the atomic
-transition into ``awaiting_model``; the model call itself runs outside the lock. Depth is a fact of the tree
-(``parent``), never of data: a subagent has no ``task`` tool and ``can_spawn`` is false for it.
+Its collaborators, each with one job: :mod:`~fsm.core.options` (the settings and limits, one checked record),
+:mod:`~fsm.core.scheduler` (which of a reply's calls and running subagents moves next, and the threads that run
+subagents at once), :mod:`~fsm.core.listeners` (who hears the tree, in ``seq`` order),
+:mod:`~fsm.core.result` (what the agent writes itself: a subagent's result, interrupted calls) and
+:mod:`~fsm.core.nextstep` (what the next step will do, as data; ``fsm.view.nextstep`` words it).
 
-Threads: every transition commits under the tree's lock, which also numbers the record and hands it to
-the listeners (``fsm.core.listeners``: so ``seq`` has no gaps or duplicates and listeners get records one at a
-time, in ``seq`` order, and progress between them); the approver is asked under one lock of the tree's, one call
-at a time, and a ``Hooks`` registry calls its Python callbacks one at a time too (``fsm.policy.hooks``; command
-hooks may run at once).
+Threads: every transition commits under the tree's one lock (``_tree_lock``, an RLock that ``_fire`` takes),
+which also numbers the record and hands it to the listeners. Every check of a guard and the trigger that
+depends on it run under that lock too, so "take one call from the budget" is the atomic transition into
+``awaiting_model``; the model call itself runs outside the lock. The approver is asked under one lock of the
+tree's, one call at a time, and a ``Hooks`` registry calls its Python callbacks one at a time too
+(``fsm.policy.hooks``; command hooks may run at once).
 """
 
 from __future__ import annotations
@@ -62,11 +53,7 @@ from fsm.core.nextstep import NextStep, next_step
 from fsm.core.options import AgentOptions, OptionKeywords
 from fsm.core.progress import ProgressListener
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
-from fsm.core.records import (
-    AgentState,
-    Transition,
-    tool_result_block,
-)
+from fsm.core.records import AgentState, Transition, tool_result_block
 from fsm.core.reducer import PARENT_INTERRUPTED, Step, child_state, reduce, reply_order
 from fsm.core.result import CANNOT_DELEGATE, INTERRUPTED, INTERRUPTED_MARKER, subagent_result, task_refused
 from fsm.core.scheduler import Abandoned, plan, run_children
@@ -76,17 +63,11 @@ from fsm.core.vocabulary import HookEventName, Outcome, State, Trigger
 from fsm.errors import ConfigError, MisuseError, ModelError
 from fsm.model.pricing import price_of
 from fsm.model.protocol import Model, StreamingModel
-from fsm.model.reply import Message, Reply
-from fsm.policy.chain import Approver, Denial, Permit, Remember, default_hooks, deny_unattended, permit
+from fsm.model.reply import Block, Message, Reply
+from fsm.policy.chain import Approver, Permit, Remember, default_hooks, deny_unattended, permit
 from fsm.policy.hooks import Ask, Deny, HookEvent, Hooks
 from fsm.policy.judge import Policy
-from tools import (
-    Tool,
-    ToolOutput,
-    Workspace,
-    run_tool,
-    toolset,
-)
+from tools import Tool, ToolOutput, Workspace, run_tool, toolset
 from tools.task import GENERAL_PURPOSE, task_tool
 
 __all__ = ["INTERRUPTED", "INTERRUPTED_MARKER", "Agent", "Listener", "ProcessListener"]
@@ -117,8 +98,6 @@ _FINAL_OUTCOMES: dict[str, Outcome] = {
     "refusal": "refusal",
     "model_context_window_exceeded": "context_window",
 }
-
-
 _DESCRIBE_NEXT_MOVED = (
     "Agent.describe_next() is deprecated: the words are the view's now; use fsm.view.describe_next(agent), "
     "or agent.next_step() for the structured answer"
@@ -288,167 +267,7 @@ class Agent:
         agent.children.extend(agent._new_child(child) for child in children)
         return agent
 
-    # -- the data, read-only views -------------------------------------------------------------------------
-
-    @property
-    def state(self) -> State:
-        """The machine's state name (kept in ``data`` so a journal can restore it)."""
-        return self.data.state
-
-    @state.setter
-    def state(self, value: State) -> None:  # only the machine sets it
-        self.data.state = value
-
-    agent_id = property(lambda self: self.data.agent_id, doc="This agent's id; a subagent's is PARENT.N.")
-
-    @property
-    def parent(self) -> Agent | None:
-        """The agent that spawned this one (None for the root); fixed at construction."""
-        return self._parent
-
-    @property
-    def depth(self) -> int:
-        """0 for the root agent, 1 for a subagent: counted along ``parent``, whatever the data says."""
-        return self._depth
-
-    @property
-    def tools(self) -> tuple[Tool, ...]:
-        """The tools offered to the model (never ``task`` below the root)."""
-        return self._tools
-
-    @property
-    def max_model_calls(self) -> int:
-        """Model calls allowed to the current run of the root, subagents included."""
-        return self._root.data.max_model_calls
-
-    @property
-    def run_calls(self) -> int:
-        """Model calls the whole tree has made in the root's current run."""
-        return self._root.data.run_calls
-
-    @property
-    def max_budget_usd(self) -> float | None:
-        """The USD budget of the root's current run, subagents included (None: none)."""
-        return self._root.data.max_budget_usd
-
-    @property
-    def run_cost_usd(self) -> float | None:
-        """What the replies of the root's current run cost, in USD, when it has a USD budget (0 without one);
-        None when a reply came from a model without a known price."""
-        return self._root.data.run_cost_usd
-
-    messages = property(lambda self: self.data.messages, doc="The conversation, in Messages API wire shape.")
-    turn = property(lambda self: self.data.turn, doc="Model calls in the current run.")
-    max_turns = property(lambda self: self.data.max_turns, doc="Model calls allowed per run.")
-    outcome = property(lambda self: self.data.outcome, doc="How the last run ended (see fsm.core.records.OUTCOMES).")
-    opts = property(lambda self: self._options, doc="The options this agent runs with, every default filled in.")
-    hooks = property(lambda self: self._hooks, doc="The hook registry, shared with subagents.")
-    permissions = property(lambda self: self._policy, doc="The mode and rules tool calls are judged by.")
-    agents = property(lambda self: self._options.agents, doc="The custom subagent types ``task`` may pick.")
-    max_tokens = property(lambda self: self._max_tokens, doc="The ``max_tokens`` of every model call.")
-    context = property(lambda self: self._options.context, doc="The project context block in the system prompt.")
-
-    @property
-    def approver(self) -> Approver:
-        """Answers ``Ask`` decisions for the whole tree; setting it changes ``opts`` and what later subagents get."""
-        return self._approver
-
-    @approver.setter
-    def approver(self, value: Approver) -> None:
-        self._options = attrs.evolve(self._options, approver=value)
-        self._approver = value
-
-    @property
-    def busy(self) -> bool:
-        """Whether a step would move this agent: it is not idle, or a prompt is queued."""
-        data = self.data
-        return data.state != "idle" or data.inbox is not None
-
-    @property
-    def deepest_busy(self) -> Agent:
-        """The agent the next step moves: a busy subagent whose turn it is, else this one."""
-        return _deepest_busy(self)
-
-    def options(self) -> dict[str, Any]:
-        """``opts`` as ``Agent()`` keywords, to build another like it (``options=agent.opts`` does the same)."""
-        return attrs.asdict(self._options, recurse=False)
-
-    def __repr__(self) -> str:
-        nxt = f" next={self.next_step()}" if self.busy else ""
-        outcome = f" outcome={self.outcome}" if self.outcome and self.state == "idle" else ""
-        return (
-            f"<Agent {self.agent_id} depth={self.depth} state={self.state} "
-            f"turn={self.turn}/{self.max_turns}{outcome}{nxt}>"
-        )
-
-    # -- guards: yes/no questions the table asks ---------------------------------------------------------
-
-    def facts(self, *, after_call: bool = False, cost_usd: float | None = None) -> Facts:
-        """What the guards know about this agent and its tree now (*after_call*: once the call now made counts,
-        with its reply's price *cost_usd*)."""
-        root, extra = self._root, int(after_call)
-        awaiting = int(root is not self and root.data.state == "awaiting_model")
-        for child in root.children:
-            awaiting += child is not self and child.data.state == "awaiting_model"
-        budget, cost = root.data.max_budget_usd, root.data.run_cost_usd
-        if after_call and budget is not None and cost is not None:
-            cost = None if cost_usd is None else cost + cost_usd
-        return Facts(
-            turn=self.data.turn + extra,
-            max_turns=self.data.max_turns,
-            depth=self._depth,
-            active_children=len(self.children),
-            max_parallel=self.data.max_parallel,
-            run_calls=root.data.run_calls + extra,
-            others_awaiting=awaiting,
-            max_model_calls=root.data.max_model_calls,
-            run_cost_usd=cost,
-            max_budget_usd=budget,
-        )
-
-    def _judged(self, event: EventData | None) -> Facts:
-        """The facts a guard of the table judges: built once per event, since nothing changes the data while
-        the machine asks an event's guards (under the tree's lock, after ``reduce``); now, without an event."""
-        if event is None:
-            return self.facts()
-        commit: _Commit = event.kwargs["commit"]
-        if commit.facts is None:
-            commit.facts = self.facts()
-        return commit.facts
-
-    def out_of_turns(self, event: EventData | None = None) -> bool:
-        """Whether this agent has used every model call its run allows."""
-        return _out_of_turns(self._judged(event))
-
-    def out_of_model_calls(self, event: EventData | None = None) -> bool:
-        """Whether the run's budget of model calls is spent (calls granted to agents in awaiting_model count)."""
-        return _out_of_model_calls(self._judged(event))
-
-    def out_of_budget_usd(self, event: EventData | None = None) -> bool:
-        """Whether the run's cost has reached its USD budget (or is unknown, with a budget set)."""
-        return _out_of_budget_usd(self._judged(event))
-
-    def can_spawn(self, event: EventData | None = None) -> bool:
-        """Whether this agent may start a subagent now: it is the root and fewer than MAX_PARALLEL run."""
-        return _can_spawn(self._judged(event))
-
-    # -- the public API -----------------------------------------------------------------------------------
-
-    def subscribe(self, listener: Listener) -> Callable[[], None]:
-        """Hand every future Transition (subagents' too) to *listener*; returns a function that unsubscribes."""
-        return self._listeners.subscribe(listener)
-
-    def watch_processes(self, listener: ProcessListener) -> Callable[[], None]:
-        """Tell *listener* about every tool call's processes (subagents' too): ``(agent_id, tool_use_id, process,
-        running)``, before the command runs (``running=True``) and once they are all gone; returns a function
-        that unsubscribes. The journal records them so a resumed run can kill an orphan."""
-        return self._listeners.watch_processes(listener)
-
-    def watch_progress(self, listener: ProgressListener) -> Callable[[], None]:
-        """Tell *listener* what starts inside each step (subagents' too): model calls, their stream events, tool
-        calls (``fsm.core.progress``); returns a function that unsubscribes. While any listener watches, model
-        calls stream when the model can."""
-        return self._listeners.watch_progress(listener)
+    # -- the public API: send, step, run ------------------------------------------------------------------
 
     def send(self, prompt: str) -> None:
         """Queue *prompt* as the next user message; the next step takes it.
@@ -465,35 +284,12 @@ class Agent:
             raise ValueError(f"prompt must be a non-empty string (got {prompt!r})")
         self.data.inbox = prompt
 
-    def set_limits(
-        self,
-        max_turns: int | None = None,
-        max_model_calls: int | None = None,
-        *,
-        max_budget_usd: float | EllipsisType | None = ...,
-    ) -> None:
-        """Set the limits that the runs started by later prompts take (a run under way keeps its own); a limit
-        left out keeps its value (``max_budget_usd=None`` removes the USD budget).
-
-        Raises:
-            ConfigError: a value out of range (max_turns 1..30, max_model_calls >= 1, max_budget_usd > 0), or a
-                USD budget with a model that has no known price.
-        """
-        limits = {"max_turns": max_turns, "max_model_calls": max_model_calls}
-        changes: dict[str, Any] = {k: v for k, v in limits.items() if v is not None}
-        if max_budget_usd is not ...:
-            changes["max_budget_usd"] = max_budget_usd
-        options = attrs.evolve(self._options, **changes)
-        options.check_priced(self.model)
-        self._options = options
-
     def step(self, *, child: str | None = None) -> Transition:
         """Perform exactly one transition (of this agent, or of a running subagent) and return its record.
 
         While subagents run, a step moves the one whose turn it is (``fsm.core.scheduler``: round-robin, by the
         data, so a restored agent goes on as the live one would). *child* (a running subagent's id) moves that
-        one instead: its next transition, or, once it is
-        idle, this agent's ``subagent_returned`` for it.
+        one instead: its next transition, or, once it is idle, this agent's ``subagent_returned`` for it.
 
         Raises:
             MisuseError: the agent is idle with no prompt queued, or *child* is not running.
@@ -540,20 +336,78 @@ class Agent:
         mover = self.deepest_busy
         if mover is not self:
             return mover.skip(text, is_error=is_error, note=note)
-        executing = self.state == "executing_tools"
-        action, call = plan(self.data, self.children, self._delegates) if executing else ("", None)
+        action, call = (
+            plan(self.data, self.children, self._delegates) if self.state == "executing_tools" else ("", None)
+        )
         if action not in ("call", "spawn"):
             raise MisuseError(f"skip needs a pending tool call, but {self.agent_id} is {self.state} with none next")
         return self._fire("tool_ran", tool_call=call, tool_result=ToolOutput(text, is_error=is_error), notes=(note,))
 
-    def next_step(self) -> NextStep:
-        """What the next step will do, as data (``fsm.view.describe_next(agent)`` says it in words)."""
-        return next_step(self)
+    def interrupt(self, *, model_called: bool = False, error: str = "interrupted by the user") -> None:
+        """Bring a busy agent to idle now, as Ctrl-C inside a step does: outcome ``interrupted``, every
+        unanswered tool_use answered with an interrupted error result (in the reply's order), and its running
+        subagents with it (their *error* is :data:`~fsm.core.reducer.PARENT_INTERRUPTED`). An idle agent is
+        left as it is.
 
-    def describe_next(self) -> str:
-        """What the next step will do, in words. Deprecated: use ``fsm.view.describe_next(agent)``."""
-        warnings.warn(_DESCRIBE_NEXT_MOVED, DeprecationWarning, stacklevel=2)
-        return Agent._wording(self.next_step())
+        Args:
+            model_called: the interruption cut this agent's model call short (the call counts).
+        """
+        if self.state == "idle":
+            return
+        with self._tree_lock:
+            for child in list(self.children):
+                child._cancel()
+            interrupted = [tool_result_block(c, ToolOutput(INTERRUPTED, is_error=True)) for c in self.data.pending]
+            order = reply_order(self.data)
+            answers = sorted([*self.data.results, *interrupted], key=lambda b: order.get(b["tool_use_id"], len(order)))
+            marker = {"type": "text", "text": INTERRUPTED_MARKER}
+            appended: tuple[Message, ...] = ({"role": "user", "content": [*answers, marker]},)
+            self._fire(
+                "interrupted",
+                appended=appended,
+                outcome="interrupted",
+                error=error,
+                release_all=True,
+                model_called=model_called and self.state == "awaiting_model",
+            )
+
+    def set_limits(
+        self,
+        max_turns: int | None = None,
+        max_model_calls: int | None = None,
+        *,
+        max_budget_usd: float | EllipsisType | None = ...,
+    ) -> None:
+        """Set the limits that the runs started by later prompts take (a run under way keeps its own); a limit
+        left out keeps its value (``max_budget_usd=None`` removes the USD budget).
+
+        Raises:
+            ConfigError: a value out of range (max_turns 1..30, max_model_calls >= 1, max_budget_usd > 0), or a
+                USD budget with a model that has no known price.
+        """
+        limits = {"max_turns": max_turns, "max_model_calls": max_model_calls}
+        changes: dict[str, Any] = {k: v for k, v in limits.items() if v is not None}
+        if max_budget_usd is not ...:
+            changes["max_budget_usd"] = max_budget_usd
+        options = attrs.evolve(self._options, **changes)
+        options.check_priced(self.model)
+        self._options = options
+
+    def subscribe(self, listener: Listener) -> Callable[[], None]:
+        """Hand every future Transition (subagents' too) to *listener*; returns a function that unsubscribes."""
+        return self._listeners.subscribe(listener)
+
+    def watch_processes(self, listener: ProcessListener) -> Callable[[], None]:
+        """Tell *listener* about every tool call's processes (subagents' too): ``(agent_id, tool_use_id, process,
+        running)``, before the command runs (``running=True``) and once they are all gone; returns a function
+        that unsubscribes. The journal records them so a resumed run can kill an orphan."""
+        return self._listeners.watch_processes(listener)
+
+    def watch_progress(self, listener: ProgressListener) -> Callable[[], None]:
+        """Tell *listener* what starts inside each step (subagents' too): model calls, their stream events, tool
+        calls (``fsm.core.progress``); returns a function that unsubscribes. While any listener watches, model
+        calls stream when the model can."""
+        return self._listeners.watch_progress(listener)
 
     # -- one method per state: I/O, then exactly one trigger ----------------------------------------------
 
@@ -602,7 +456,7 @@ class Agent:
                     system=self.system, messages=self.data.messages, tools=self._schemas, max_tokens=self._max_tokens
                 )
         except ModelError as exc:
-            outcome = "context_window" if exc.kind == "context_window" else "model_error"
+            outcome: Outcome = "context_window" if exc.kind == "context_window" else "model_error"
             return self._fire("model_failed", error=str(exc), outcome=outcome)
         except Exception as exc:  # whatever the model raised, the call was made: it counts, the run stops cleanly
             return self._fire(
@@ -615,7 +469,7 @@ class Agent:
         appended: tuple[Message, ...] = (
             ({"role": "assistant", "content": list(reply.content)},) if reply.content else ()
         )
-        cost = self._price(reply) if self.max_budget_usd is not None else None
+        cost = self._price(reply) if self._root.data.max_budget_usd is not None else None
         if reply.tool_uses:
             return self._fire("replied_with_tools", reply=reply, appended=appended, notes=tuple(renamed), cost_usd=cost)
         if reply.stop_reason == "pause_turn":
@@ -628,26 +482,6 @@ class Agent:
                 return self._fire("paused", reply=reply, appended=appended, cost_usd=cost)
         outcome = _FINAL_OUTCOMES.get(reply.stop_reason or "", "end_turn")
         return self._fire("replied_final", reply=reply, appended=appended, outcome=outcome, cost_usd=cost)
-
-    def _price(self, reply: Reply) -> float | None:
-        """*reply*'s price in USD, by the model that answered (else the one asked); None when it has none."""
-        name = reply.model or getattr(self.model, "model", None)
-        price = price_of(name, reply.usage) if isinstance(name, str) else None
-        return None if price is None else price.usd
-
-    def _tool_use_ids(self) -> set[str]:
-        """Every tool_use id the conversation holds (the API refuses a repeated one), read from the messages
-        appended since the last call: a message list is only ever extended, and one replaced, cut or changed at
-        its end is read again in full."""
-        messages = self.data.messages
-        seen, count, last, ids = self._ids_seen
-        if seen is not messages or not 0 < count <= len(messages) or messages[count - 1] is not last:
-            count, ids = 0, set()
-        for message in messages[count:]:
-            if message["role"] == "assistant" and isinstance(message["content"], list):
-                ids.update(b["id"] for b in message["content"] if b.get("type") == "tool_use")
-        self._ids_seen = (messages, len(messages), messages[-1] if messages else None, ids)
-        return ids
 
     def _step_executing_tools(self) -> Transition:
         action, target = plan(self.data, self.children, self._delegates)
@@ -669,23 +503,11 @@ class Agent:
                 return self._fire("budget_spent", appended=results, outcome=limit)
             return self._fire("tools_done", appended=results)
 
-    def _run_call(self, call: dict[str, Any]) -> Transition:
-        """Run one tool call that is not a spawn (a subagent's ``task`` call is refused)."""
-        if call["id"] in self.data.unrunnable:  # cut at max_tokens, or an input that is not an object
-            output = ToolOutput(self.data.unrunnable[call["id"]], is_error=True)
-            return self._fire("tool_ran", tool_call=call, tool_result=output)
-        notes: tuple[str, ...] = ()
-        denial: Denial | None = None
-        if call["name"] == "task" and self._depth > 0:
-            output = CANNOT_DELEGATE
-        else:
-            output, notes, denial = self._run_tool(call)
-        return self._fire("tool_ran", tool_call=call, tool_result=output, notes=notes, denial=denial)
-
     def _step_stopping(self) -> Transition:
-        name: HookEventName = "Stop" if self.depth == 0 else "SubagentStop"
+        name: HookEventName = "Stop" if self._depth == 0 else "SubagentStop"
+        data = self.data
         more, notes = self._hooks.fire(
-            self._event(name, messages=self.data.messages, outcome=self.outcome, stop_hook_active=self.data.stop_forced)
+            self._event(name, messages=data.messages, outcome=data.outcome, stop_hook_active=data.stop_forced)
         )
         if isinstance(more, str) and more.strip():
             with self._tree_lock:
@@ -693,11 +515,34 @@ class Agent:
                 if limit is not None:
                     return self._fire("stopped", notes=tuple(notes), outcome=limit)
                 return self._fire("continue_forced", appended=({"role": "user", "content": more},), notes=tuple(notes))
-        return self._fire("stopped", notes=tuple(notes), outcome=self.outcome)
+        return self._fire("stopped", notes=tuple(notes), outcome=data.outcome)
 
-    # -- subagents ----------------------------------------------------------------------------------------
+    # -- what a step in executing_tools does: a tool call, a spawn, a subagent's step or return -----------
 
-    def _spawn(self, call: dict[str, Any]) -> Transition:
+    def _run_call(self, call: Block) -> Transition:
+        """Run one tool call that is not a spawn (a subagent's ``task`` call is refused)."""
+        if call["id"] in self.data.unrunnable:  # cut at max_tokens, or an input that is not an object
+            output = ToolOutput(self.data.unrunnable[call["id"]], is_error=True)
+            return self._fire("tool_ran", tool_call=call, tool_result=output)
+        if call["name"] == "task" and self._depth > 0:
+            return self._fire("tool_ran", tool_call=call, tool_result=CANNOT_DELEGATE)
+        allowed = self._permit(call)
+        if allowed.denial is not None:
+            output = ToolOutput(allowed.denial.reason, is_error=True)
+        else:
+            workspace = self.workspace.unconfined() if allowed.unconfined else self.workspace
+            listeners = self._listeners
+            if listeners.processes:
+                told = functools.partial(listeners.tell_processes, self.data.agent_id, call["id"])
+                workspace = attrs.evolve(workspace, process_listener=told)
+            if listeners.progress:
+                listeners.tell("tool_call", self.data.agent_id, self._depth, tool_call=call)
+            output = run_tool(self._tools, call["name"], workspace, call["input"])
+        output, post = self._post_tool_use(call, output)
+        notes = (*allowed.notes, *post)
+        return self._fire("tool_ran", tool_call=call, tool_result=output, notes=notes, denial=allowed.denial)
+
+    def _spawn(self, call: Block) -> Transition:
         """``subagent_spawned`` for the ``task`` call *call*, or ``tool_ran`` answering why it cannot spawn."""
         self._step_started = time.time()
         problem = task_problem(call["input"], self._options.agents)
@@ -754,8 +599,7 @@ class Agent:
         """``subagent_returned``: the idle *child*'s result answers its task call."""
         self._step_started = time.time()
         call = next(c for c in self.data.pending if c["id"] == child.data.parent_tool_use_id)
-        output = child.result()
-        output, notes = self._post_tool_use(call, output)
+        output, notes = self._post_tool_use(call, child.result())
         return self._fire(
             "subagent_returned",
             tool_call=call,
@@ -766,13 +610,16 @@ class Agent:
             release=child,
         )
 
-    def result(self) -> ToolOutput:
-        """This (idle) agent's last run as a parent's tool_result: its final text, or why there is none."""
-        return subagent_result(self.data, self._root.data)
+    def _cancel(self) -> None:
+        """Interrupt this subagent for its parent; a step of it still running in a thread will be dropped (a
+        model call it was making counts)."""
+        with self._tree_lock:
+            self._cancelled = True
+            self.interrupt(model_called=self._in_thread, error=PARENT_INTERRUPTED)
 
-    # -- tools and permissions ----------------------------------------------------------------------------
+    # -- what steps ask on the way: permission, hooks, prices -------------------------------------------
 
-    def _permit(self, call: dict[str, Any]) -> Permit:
+    def _permit(self, call: Block) -> Permit:
         """The permission chain for *call*: every PreToolUse hook, the rules and mode, the approver once."""
         return permit(
             call,
@@ -783,74 +630,19 @@ class Agent:
             workspace=self.workspace,
         )
 
-    def _approve(self, call: dict[str, Any], ask: Ask) -> bool | Deny | Remember:
+    def _approve(self, call: Block, ask: Ask) -> bool | Deny | Remember:
         """The approver, asked one call at a time for the whole tree (subagents run at once), told which
         subagent asks."""
         asking = ask if self._parent is None else attrs.evolve(ask, agent=self.agent_id)
         with self._approver_lock:
             return self._approver(call, asking)
 
-    def _run_tool(self, call: dict[str, Any]) -> tuple[ToolOutput, tuple[str, ...], Denial | None]:
-        allowed = self._permit(call)
-        if allowed.denial is not None:
-            output = ToolOutput(allowed.denial.reason, is_error=True)
-        else:
-            workspace = self.workspace.unconfined() if allowed.unconfined else self.workspace
-            listeners = self._listeners
-            if listeners.processes:
-                told = functools.partial(listeners.tell_processes, self.data.agent_id, call["id"])
-                workspace = attrs.evolve(workspace, process_listener=told)
-            if listeners.progress:
-                listeners.tell("tool_call", self.data.agent_id, self._depth, tool_call=call)
-            output = run_tool(self.tools, call["name"], workspace, call["input"])
-        output, post = self._post_tool_use(call, output)
-        return output, (*allowed.notes, *post), allowed.denial
-
-    def _post_tool_use(self, call: dict[str, Any], output: ToolOutput) -> tuple[ToolOutput, list[str]]:
+    def _post_tool_use(self, call: Block, output: ToolOutput) -> tuple[ToolOutput, list[str]]:
         """Run the PostToolUse hooks; what they say for the model is added to the result."""
         extra, notes = self._hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
         if extra:
             output = ToolOutput(f"{output.text}\n\n{extra}", is_error=output.is_error)
         return output, notes
-
-    # -- interruption -------------------------------------------------------------------------------------
-
-    def interrupt(self, *, model_called: bool = False, error: str = "interrupted by the user") -> None:
-        """Bring a busy agent to idle now, as Ctrl-C inside a step does: outcome ``interrupted``, every
-        unanswered tool_use answered with an interrupted error result (in the reply's order), and its running
-        subagents with it (their *error* is :data:`~fsm.core.reducer.PARENT_INTERRUPTED`). An idle agent is
-        left as it is.
-
-        Args:
-            model_called: the interruption cut this agent's model call short (the call counts).
-        """
-        if self.state == "idle":
-            return
-        with self._tree_lock:
-            for child in list(self.children):
-                child._cancel()
-            interrupted = [tool_result_block(c, ToolOutput(INTERRUPTED, is_error=True)) for c in self.data.pending]
-            order = reply_order(self.data)
-            answers = sorted([*self.data.results, *interrupted], key=lambda b: order.get(b["tool_use_id"], len(order)))
-            marker = {"type": "text", "text": INTERRUPTED_MARKER}
-            appended: tuple[Message, ...] = ({"role": "user", "content": [*answers, marker]},)
-            self._fire(
-                "interrupted",
-                appended=appended,
-                outcome="interrupted",
-                error=error,
-                release_all=True,
-                model_called=model_called and self.state == "awaiting_model",
-            )
-
-    def _cancel(self) -> None:
-        """Interrupt this subagent for its parent; a step of it still running in a thread will be dropped (a
-        model call it was making counts)."""
-        with self._tree_lock:
-            self._cancelled = True
-            self.interrupt(model_called=self._in_thread, error=PARENT_INTERRUPTED)
-
-    # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
     def _event(self, name: HookEventName, **fields: Any) -> HookEvent:
         data = self.data
@@ -864,6 +656,79 @@ class Agent:
             permission_mode=self._policy.mode,
             **fields,
         )
+
+    def _price(self, reply: Reply) -> float | None:
+        """*reply*'s price in USD, by the model that answered (else the one asked); None when it has none."""
+        name = reply.model or getattr(self.model, "model", None)
+        price = price_of(name, reply.usage) if isinstance(name, str) else None
+        return None if price is None else price.usd
+
+    def _tool_use_ids(self) -> set[str]:
+        """Every tool_use id the conversation holds (the API refuses a repeated one), read from the messages
+        appended since the last call: a message list is only ever extended, and one replaced, cut or changed at
+        its end is read again in full."""
+        messages = self.data.messages
+        seen, count, last, ids = self._ids_seen
+        if seen is not messages or not 0 < count <= len(messages) or messages[count - 1] is not last:
+            count, ids = 0, set()
+        for message in messages[count:]:
+            if message["role"] == "assistant" and isinstance(message["content"], list):
+                ids.update(b["id"] for b in message["content"] if b.get("type") == "tool_use")
+        self._ids_seen = (messages, len(messages), messages[-1] if messages else None, ids)
+        return ids
+
+    # -- guards: yes/no questions the table asks ---------------------------------------------------------
+
+    def facts(self, *, after_call: bool = False, cost_usd: float | None = None) -> Facts:
+        """What the guards know about this agent and its tree now (*after_call*: once the call now made counts,
+        with its reply's price *cost_usd*)."""
+        root, extra = self._root, int(after_call)
+        awaiting = int(root is not self and root.data.state == "awaiting_model")
+        for child in root.children:
+            awaiting += child is not self and child.data.state == "awaiting_model"
+        budget, cost = root.data.max_budget_usd, root.data.run_cost_usd
+        if after_call and budget is not None and cost is not None:
+            cost = None if cost_usd is None else cost + cost_usd
+        return Facts(
+            turn=self.data.turn + extra,
+            max_turns=self.data.max_turns,
+            depth=self._depth,
+            active_children=len(self.children),
+            max_parallel=self.data.max_parallel,
+            run_calls=root.data.run_calls + extra,
+            others_awaiting=awaiting,
+            max_model_calls=root.data.max_model_calls,
+            run_cost_usd=cost,
+            max_budget_usd=budget,
+        )
+
+    def _judged(self, event: EventData | None) -> Facts:
+        """The facts a guard of the table judges: built once per event, since nothing changes the data while
+        the machine asks an event's guards (under the tree's lock, after ``reduce``); now, without an event."""
+        if event is None:
+            return self.facts()
+        commit: _Commit = event.kwargs["commit"]
+        if commit.facts is None:
+            commit.facts = self.facts()
+        return commit.facts
+
+    def out_of_turns(self, event: EventData | None = None) -> bool:
+        """Whether this agent has used every model call its run allows."""
+        return _out_of_turns(self._judged(event))
+
+    def out_of_model_calls(self, event: EventData | None = None) -> bool:
+        """Whether the run's budget of model calls is spent (calls granted to agents in awaiting_model count)."""
+        return _out_of_model_calls(self._judged(event))
+
+    def out_of_budget_usd(self, event: EventData | None = None) -> bool:
+        """Whether the run's cost has reached its USD budget (or is unknown, with a budget set)."""
+        return _out_of_budget_usd(self._judged(event))
+
+    def can_spawn(self, event: EventData | None = None) -> bool:
+        """Whether this agent may start a subagent now: it is the root and fewer than max_parallel run."""
+        return _can_spawn(self._judged(event))
+
+    # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
     def _fire(
         self,
@@ -936,3 +801,82 @@ class Agent:
             agent = agent._parent
         if listeners.records:
             listeners.record(record)
+
+    # -- views of the data and the settings ---------------------------------------------------------------
+
+    @property
+    def state(self) -> State:
+        """The machine's state name (kept in ``data`` so a journal can restore it)."""
+        return self.data.state
+
+    @state.setter
+    def state(self, value: State) -> None:  # only the machine sets it
+        self.data.state = value
+
+    agent_id = property(lambda self: self.data.agent_id, doc="This agent's id; a subagent's is PARENT.N.")
+    messages = property(lambda self: self.data.messages, doc="The conversation, in Messages API wire shape.")
+    turn = property(lambda self: self.data.turn, doc="Model calls in the current run.")
+    max_turns = property(lambda self: self.data.max_turns, doc="Model calls allowed per run.")
+    outcome = property(lambda self: self.data.outcome, doc="How the last run ended (see fsm.core.records.OUTCOMES).")
+    parent = property(lambda self: self._parent, doc="The agent that spawned this one (None for the root).")
+    depth = property(lambda self: self._depth, doc="0 for the root, 1 for a subagent: counted along ``parent``.")
+    tools = property(lambda self: self._tools, doc="The tools offered to the model (never ``task`` below the root).")
+    opts = property(lambda self: self._options, doc="The options this agent runs with, every default filled in.")
+    hooks = property(lambda self: self._hooks, doc="The hook registry, shared with subagents.")
+    permissions = property(lambda self: self._policy, doc="The mode and rules tool calls are judged by.")
+    agents = property(lambda self: self._options.agents, doc="The custom subagent types ``task`` may pick.")
+    max_tokens = property(lambda self: self._max_tokens, doc="The ``max_tokens`` of every model call.")
+    context = property(lambda self: self._options.context, doc="The project context block in the system prompt.")
+    max_model_calls = property(lambda self: self._root.data.max_model_calls, doc="The current run's budget of calls.")
+    run_calls = property(lambda self: self._root.data.run_calls, doc="Model calls of the tree in the current run.")
+    max_budget_usd = property(lambda self: self._root.data.max_budget_usd, doc="The current run's USD budget.")
+    run_cost_usd = property(
+        lambda self: self._root.data.run_cost_usd,
+        doc="What the replies of the current run cost in USD, with a USD budget (0 without); None: unknown.",
+    )
+
+    @property
+    def approver(self) -> Approver:
+        """Answers ``Ask`` decisions for the whole tree; setting it changes ``opts`` and what later subagents get."""
+        return self._approver
+
+    @approver.setter
+    def approver(self, value: Approver) -> None:
+        self._options = attrs.evolve(self._options, approver=value)
+        self._approver = value
+
+    @property
+    def busy(self) -> bool:
+        """Whether a step would move this agent: it is not idle, or a prompt is queued."""
+        data = self.data
+        return data.state != "idle" or data.inbox is not None
+
+    @property
+    def deepest_busy(self) -> Agent:
+        """The agent the next step moves: a busy subagent whose turn it is, else this one."""
+        return _deepest_busy(self)
+
+    def next_step(self) -> NextStep:
+        """What the next step will do, as data (``fsm.view.describe_next(agent)`` says it in words)."""
+        return next_step(self)
+
+    def describe_next(self) -> str:
+        """What the next step will do, in words. Deprecated: use ``fsm.view.describe_next(agent)``."""
+        warnings.warn(_DESCRIBE_NEXT_MOVED, DeprecationWarning, stacklevel=2)
+        return Agent._wording(self.next_step())
+
+    def result(self) -> ToolOutput:
+        """This (idle) agent's last run as a parent's tool_result: its final text, or why there is none."""
+        return subagent_result(self.data, self._root.data)
+
+    def options(self) -> dict[str, Any]:
+        """``opts`` as ``Agent()`` keywords, to build another like it (``options=agent.opts`` does the same)."""
+        return attrs.asdict(self._options, recurse=False)
+
+    def __repr__(self) -> str:
+        nxt = f" next={self.next_step()}" if self.busy else ""
+        outcome = f" outcome={self.outcome}" if self.outcome and self.state == "idle" else ""
+        return (
+            f"<Agent {self.agent_id} depth={self.depth} state={self.state} "
+            f"turn={self.turn}/{self.max_turns}{outcome}{nxt}>"
+        )
