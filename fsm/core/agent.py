@@ -67,8 +67,8 @@ from fsm.model.reply import Block, Message, Reply
 from fsm.policy.chain import Approver, Permit, Remember, default_hooks, deny_unattended, permit
 from fsm.policy.hooks import Ask, Deny, HookEvent, Hooks
 from fsm.policy.judge import Policy
-from tools import Tool, ToolOutput, Workspace, run_tool, toolset
-from tools.task import GENERAL_PURPOSE, task_tool
+from tools import ToolOutput, Workspace, run_tool
+from tools.task import GENERAL_PURPOSE
 
 __all__ = ["INTERRUPTED", "INTERRUPTED_MARKER", "Agent", "Listener", "ProcessListener"]
 
@@ -102,6 +102,18 @@ _DESCRIBE_NEXT_MOVED = (
     "Agent.describe_next() is deprecated: the words are the view's now; use fsm.view.describe_next(agent), "
     "or agent.next_step() for the structured answer"
 )
+
+
+def _fresh_state(options: AgentOptions, parent: Agent | None) -> AgentState:
+    """The data a new agent starts with: a new id (``PARENT.N`` under *parent*) and the limits of *options*."""
+    return AgentState(
+        agent_id=str(uuid.uuid4()) if parent is None else f"{parent.agent_id}.{parent.data.spawned + 1}",
+        parent_id=None if parent is None else parent.agent_id,
+        depth=0 if parent is None else parent.depth + 1,
+        max_turns=options.max_turns,
+        max_model_calls=options.max_model_calls,
+        max_budget_usd=options.max_budget_usd,
+    )
 
 
 class _Commit:
@@ -163,21 +175,16 @@ class Agent:
         if not workspace.root.is_dir():
             raise ConfigError(f"workdir {workdir} is not a directory; create it or pick another")
         options.check_priced(model)
-        depth = 0 if _parent is None else _parent._depth + 1
+        self._join(_parent)
+        depth = self._depth
         if data is None:
-            data = AgentState(
-                agent_id=str(uuid.uuid4()) if _parent is None else f"{_parent.agent_id}.{_parent.data.spawned + 1}",
-                parent_id=None if _parent is None else _parent.agent_id,
-                depth=depth,
-                max_turns=options.max_turns,
-                max_model_calls=options.max_model_calls,
-                max_budget_usd=options.max_budget_usd,
-            )
+            data = _fresh_state(options, _parent)
         if options.max_parallel is not None:
             data.max_parallel = options.max_parallel
         if _parent is None:
             check_tree(data)
-        names = options.offered(policy, depth=depth)
+        self._tools = options.toolset(policy, depth=depth)
+        names = tuple(t.name for t in self._tools)
         self._hooks = options.hooks if options.hooks is not None else default_hooks()
         self._approver: Approver = options.approver if options.approver is not None else deny_unattended
         self._policy, self._max_tokens = policy, options.max_tokens
@@ -193,20 +200,11 @@ class Agent:
         self.model = model
         self.workspace = workspace
         self.data: AgentState = data
-        types = [(d.name, d.description) for d in options.agents.values()]
-        self._tools: tuple[Tool, ...] = tuple(task_tool(types) if t.name == "task" else t for t in toolset(names))
         self._schemas = [t.schema for t in self._tools]
         """The tools as every model call offers them, built once."""
         base = options.system or (parent_system if depth == 0 else child_system)(workspace)
         self.system = compose(base, options.context)
         """What every model call sends as the system prompt."""
-        self._parent: Agent | None = _parent
-        self._depth: int = depth
-        """Counted along the parents (fixed at construction, as ``parent`` is)."""
-        self._root: Agent = self if _parent is None else _parent._root
-        self._tree_lock: threading.RLock = threading.RLock() if _parent is None else _parent._tree_lock
-        self._approver_lock: threading.Lock = threading.Lock() if _parent is None else _parent._approver_lock
-        self._listeners: Listeners = Listeners(self._tree_lock) if _parent is None else _parent._listeners
         self._cancelled = False
         """Set when the parent interrupted this subagent: a step still running in a thread is dropped."""
         self._in_thread = False
@@ -224,6 +222,19 @@ class Agent:
         self._machine = _machine()
         self._events = self._machine.events
         self._steps: dict[str, Callable[[], Transition]] = {name: getattr(self, f"_step_{name}") for name in STATES}
+
+    def _join(self, parent: Agent | None) -> None:
+        """Take this agent's place in a tree: under *parent*, sharing its root's lock, approver lock and listeners;
+        as a root (*parent* None), making them."""
+        self._parent = parent
+        if parent is None:
+            self._depth, self._root = 0, self
+            self._tree_lock, self._approver_lock = threading.RLock(), threading.Lock()
+            self._listeners = Listeners(self._tree_lock)
+        else:
+            self._depth, self._root = parent._depth + 1, parent._root
+            self._tree_lock, self._approver_lock = parent._tree_lock, parent._approver_lock
+            self._listeners = parent._listeners
 
     @classmethod
     def restore(

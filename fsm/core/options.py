@@ -38,8 +38,9 @@ from fsm.model.pricing import unpriced
 from fsm.policy.chain import Approver
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
-from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, PARENT_TOOLS, REGISTRY
+from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, PARENT_TOOLS, REGISTRY, Tool, toolset
 from tools.sandbox import Sandbox
+from tools.task import task_tool
 
 __all__ = ["AgentOptions", "OptionKeywords"]
 
@@ -194,12 +195,14 @@ class AgentOptions:
                 "use a model it prices, or set no USD budget"
             )
 
-    def offered(self, policy: Policy, *, depth: int) -> tuple[str, ...]:
-        """The tool names an agent at *depth* offers: ``tools`` (or ``PARENT_TOOLS``), less those a bare deny
-        rule of *policy* names, less ``task`` below the root."""
+    def toolset(self, policy: Policy, *, depth: int) -> tuple[Tool, ...]:
+        """The tools an agent at *depth* offers: ``tools`` (or ``PARENT_TOOLS``), less those a bare deny rule of
+        *policy* names, less ``task`` below the root; ``task`` lists the custom subagent types, if any."""
         names = self.tools if self.tools is not None else tuple(t.name for t in PARENT_TOOLS)
         hidden = policy.hidden_tools()
-        return tuple(n for n in names if n not in hidden and not (depth > 0 and n == "task"))
+        offered = [n for n in names if n not in hidden and not (depth > 0 and n == "task")]
+        types = [(d.name, d.description) for d in self.agents.values()]
+        return tuple(task_tool(types) if t.name == "task" else t for t in toolset(offered))
 
     def for_subagent(
         self,

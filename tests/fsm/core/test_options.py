@@ -168,19 +168,25 @@ class TestCheckPriced:
         AgentOptions(max_budget_usd=1).check_priced(object())
 
 
-class TestOffered:
+class TestToolset:
     def test_default_tools_at_the_root(self) -> None:
         """Without tools the root offers PARENT_TOOLS, task included."""
-        assert AgentOptions().offered(Policy(), depth=0) == tuple(t.name for t in PARENT_TOOLS)
+        assert AgentOptions().toolset(Policy(), depth=0) == PARENT_TOOLS
 
     def test_below_the_root_task_is_dropped(self) -> None:
         """A subagent is never offered task."""
-        assert AgentOptions().offered(Policy(), depth=1) == BASE_TOOL_NAMES
+        assert tuple(t.name for t in AgentOptions().toolset(Policy(), depth=1)) == BASE_TOOL_NAMES
 
     def test_a_bare_deny_rule_hides_its_tool(self) -> None:
         """A tool a bare deny rule names is not offered."""
         policy = Policy(deny=(parse_rule("Bash"),))
-        assert AgentOptions(tools=["bash", "glob"]).offered(policy, depth=0) == ("glob",)
+        assert [t.name for t in AgentOptions(tools=["bash", "glob"]).toolset(policy, depth=0)] == ["glob"]
+
+    def test_task_lists_the_custom_types(self) -> None:
+        """With custom subagent types, the task tool's description names each one."""
+        (task,) = AgentOptions(tools=["task"], agents={"reviewer": REVIEWER}).toolset(Policy(), depth=0)
+        assert "reviewer: Reviews code." in task.description
+        assert "reviewer" not in AgentOptions(tools=["task"]).toolset(Policy(), depth=0)[0].description
 
 
 class TestForSubagent:
