@@ -221,7 +221,7 @@ class Agent:
         """What ``_tool_use_ids`` read last: (the message list, its length and last message then, the ids)."""
         self._machine = _machine()
         self._events = self._machine.events
-        self._steps: dict[str, Callable[[], Transition]] = {name: getattr(self, f"_step_{name}") for name in STATES}
+        self._steps: dict[State, Callable[[], Transition]] = {name: getattr(self, f"_step_{name}") for name in STATES}
 
     def _join(self, parent: Agent | None) -> None:
         """Take this agent's place in a tree: under *parent*, sharing its root's lock, approver lock and listeners;

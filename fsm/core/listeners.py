@@ -28,7 +28,7 @@ import threading
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from fsm.core.progress import Progress, ProgressListener
+from fsm.core.progress import Progress, ProgressKind, ProgressListener
 from fsm.core.records import Transition
 from tools.processes import ToolProcess
 
@@ -73,7 +73,7 @@ class Listeners:
             for listener in tuple(self.records):  # a listener may unsubscribe itself
                 listener(record)
 
-    def tell(self, kind: str, agent: str, depth: int, **fields: Any) -> None:
+    def tell(self, kind: ProgressKind, agent: str, depth: int, **fields: Any) -> None:
         """Hand a :class:`~fsm.core.progress.Progress` of *kind* to the progress listeners, one at a time for the
         whole tree."""
         progress = Progress(kind, agent, depth, **fields)

@@ -15,21 +15,22 @@ Progress is never journalled and changes no data: a run's records are the same w
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import Any, Literal, get_args
 
 from attrs import frozen
 
-__all__ = ["KINDS", "Progress", "ProgressListener"]
+__all__ = ["KINDS", "Progress", "ProgressKind", "ProgressListener"]
 
-KINDS = ("model_call", "stream", "tool_call")
+ProgressKind = Literal["model_call", "stream", "tool_call"]
+"""What starts inside a step: a model call, one stream event of it, a tool call."""
+KINDS: tuple[ProgressKind, ...] = get_args(ProgressKind)
 
 
 @frozen
 class Progress:
     """One thing under way in an agent's step."""
 
-    kind: str
-    """One of :data:`KINDS`."""
+    kind: ProgressKind
     agent: str
     """The id of the agent whose step it is."""
     depth: int
