@@ -184,19 +184,11 @@ class Agent:
         if _parent is None:
             check_tree(data)
         self._tools = options.toolset(policy, depth=depth)
-        names = tuple(t.name for t in self._tools)
+        self._options = options
+        """The options as given; ``opts`` fills in the defaults from what the agent made of them (below)."""
         self._hooks = options.hooks if options.hooks is not None else default_hooks()
         self._approver: Approver = options.approver if options.approver is not None else deny_unattended
         self._policy, self._max_tokens = policy, options.max_tokens
-        self._options = attrs.evolve(
-            options,
-            hooks=self._hooks,
-            approver=self._approver,
-            permissions=policy,
-            tools=names,
-            max_parallel=data.max_parallel,
-        )
-        """The options, every default filled in (``opts``); the private copies above are what the steps read."""
         self.model = model
         self.workspace = workspace
         self.data: AgentState = data
@@ -209,7 +201,7 @@ class Agent:
         """Set when the parent interrupted this subagent: a step still running in a thread is dropped."""
         self._in_thread = False
         """Whether a thread of ``fsm.core.scheduler`` is stepping this subagent now."""
-        self._delegates = _parent is None and "task" in names
+        self._delegates = _parent is None and any(t.name == "task" for t in self._tools)
         """Whether this agent's task calls spawn subagents."""
         self.children: list[Agent] = []
         """The running subagents, in spawn order (their ids are ``data.active``), each answering one pending
@@ -585,7 +577,7 @@ class Agent:
         model = self.model
         if definition is not None and definition.model is not None and hasattr(model, "with_model"):
             model = model.with_model(definition.model)
-        options = self._options.for_subagent(
+        options = self.opts.for_subagent(
             definition,
             system=functools.partial(subagent_system, self.workspace),
             max_turns=self.data.max_turns,
@@ -832,7 +824,6 @@ class Agent:
     parent = property(lambda self: self._parent, doc="The agent that spawned this one (None for the root).")
     depth = property(lambda self: self._depth, doc="0 for the root, 1 for a subagent: counted along ``parent``.")
     tools = property(lambda self: self._tools, doc="The tools offered to the model (never ``task`` below the root).")
-    opts = property(lambda self: self._options, doc="The options this agent runs with, every default filled in.")
     hooks = property(lambda self: self._hooks, doc="The hook registry, shared with subagents.")
     permissions = property(lambda self: self._policy, doc="The mode and rules tool calls are judged by.")
     agents = property(lambda self: self._options.agents, doc="The custom subagent types ``task`` may pick.")
@@ -847,13 +838,25 @@ class Agent:
     )
 
     @property
+    def opts(self) -> AgentOptions:
+        """The options this agent runs with, every default filled in (its hooks, approver and policy, the tools it
+        offers, ``max_parallel``): ``Agent(model, workdir, options=agent.opts)`` builds one like it."""
+        return attrs.evolve(
+            self._options,
+            hooks=self._hooks,
+            approver=self._approver,
+            permissions=self._policy,
+            tools=tuple(t.name for t in self._tools),
+            max_parallel=self.data.max_parallel,
+        )
+
+    @property
     def approver(self) -> Approver:
         """Answers ``Ask`` decisions for the whole tree; setting it changes ``opts`` and what later subagents get."""
         return self._approver
 
     @approver.setter
     def approver(self, value: Approver) -> None:
-        self._options = attrs.evolve(self._options, approver=value)
         self._approver = value
 
     @property
@@ -882,7 +885,7 @@ class Agent:
 
     def options(self) -> dict[str, Any]:
         """``opts`` as ``Agent()`` keywords, to build another like it (``options=agent.opts`` does the same)."""
-        return attrs.asdict(self._options, recurse=False)
+        return attrs.asdict(self.opts, recurse=False)
 
     def __repr__(self) -> str:
         nxt = f" next={self.next_step()}" if self.busy else ""

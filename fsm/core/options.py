@@ -175,7 +175,7 @@ class AgentOptions:
     def of(cls, options: AgentOptions | None, **given: Any) -> AgentOptions:
         """*options* with the fields *given* replaced (``Agent()``'s keywords), or a new record of them."""
         if options is None:
-            return cls(**given)
+            return cls(**given) if given else _DEFAULTS
         return attrs.evolve(options, **given) if given else options
 
     def check_priced(self, model: object) -> None:
@@ -222,6 +222,11 @@ class AgentOptions:
             changes.update(system=system(definition.prompt), tools=definition.tools or BASE_TOOL_NAMES)
             changes["max_turns"] = definition.max_turns or max_turns
         return attrs.evolve(self, **changes)
+
+
+_DEFAULTS = AgentOptions()
+"""The record of an agent built without options (shared: a record never changes, and each agent fills in its
+own hooks, approver and policy)."""
 
 
 class OptionKeywords(TypedDict, total=False):

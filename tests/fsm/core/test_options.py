@@ -124,6 +124,10 @@ class TestOf:
         """of(None, ...) is AgentOptions(...)."""
         assert AgentOptions.of(None, max_turns=5, tools=["bash"]) == AgentOptions(max_turns=5, tools=("bash",))
 
+    def test_nothing_given_is_the_defaults(self) -> None:
+        """of(None) with no keywords is a record of the defaults (one shared record: none ever changes)."""
+        assert AgentOptions.of(None) == AgentOptions() and AgentOptions.of(None) is AgentOptions.of(None)
+
     def test_keywords_replace_the_records_fields(self) -> None:
         """Given keywords replace only those fields of the record; no keywords give the record itself."""
         hooks = Hooks()
