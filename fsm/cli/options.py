@@ -17,20 +17,20 @@ A record built by hand (a test, a script) is checked by the same validators, in 
 from __future__ import annotations
 
 import argparse
-import math
 import sys
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-import attrs
 from attrs import Factory, field, frozen
 
 from fsm.cli import resolve
 from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT, read_prompt, stream_stdin
 from fsm.core.context import context_text
+from fsm.core.options import AgentOptions
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
+from fsm.core.validators import Count, Positive
 from fsm.errors import ConfigError
 from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from fsm.model.pricing import unpriced
@@ -51,58 +51,29 @@ NO_API_KEY = "No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"
 DEFAULT_MAX_PARALLEL = 4
 
 
-@frozen(repr=False)
-class _Count:
-    """Validator: an int (not a bool) in ``low..high``, or None; the message names the flag."""
-
-    flag: str
-    low: int
-    high: int | None = None
-
-    @property
-    def expected(self) -> str:
-        return f"{self.low}..{self.high}" if self.high is not None else f"an integer >= {self.low}"
-
-    def __call__(self, inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if value is None:
-            return
-        ok = isinstance(value, int) and not isinstance(value, bool) and value >= self.low
-        if not ok or (self.high is not None and value > self.high):  # type: ignore[operator]
-            raise ConfigError(f"{self.flag} must be {self.expected} (got {value})")
-
-    def __repr__(self) -> str:
-        return f"<validator: {self.flag} must be {self.expected} or None>"
-
-
-@frozen(repr=False)
-class _Positive:
-    """Validator: a finite number > 0 (not a bool), or None; the message names the flag and the unit."""
-
-    flag: str
-    what: str
-
-    def __call__(self, inst: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if value is None:
-            return
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-            raise ConfigError(f"{self.flag} must be {self.what} > 0 (got {value!r})")
-
-    def __repr__(self) -> str:
-        return f"<validator: {self.flag} must be {self.what} > 0 or None>"
-
-
 @frozen
 class AgentSetup:
-    """What the root agent is built with, besides its model (each field an ``Agent()`` keyword)."""
+    """What the root agent is built with, besides its model: its workspace and its :class:`AgentOptions`, as the
+    command line gives them (a limit not given is None, so a resumed session keeps its own)."""
 
     workdir: Path
     """The workspace (``--cwd``)."""
-    max_turns: int | None = field(default=None, validator=_Count("--max-turns", 1, MAX_TURNS))
+    max_turns: int | None = field(
+        default=None, validator=Count(1, MAX_TURNS, f"1..{MAX_TURNS}", optional=True, label="--max-turns")
+    )
     """Given on the command line; None: the default for a new agent, the session's own on a resume."""
-    max_model_calls: int | None = field(default=None, validator=_Count("--max-model-calls", 1))
-    max_budget_usd: float | None = field(default=None, validator=_Positive("--max-budget-usd", "a number of dollars"))
-    max_parallel: int | None = field(default=None, validator=_Count("--max-parallel", 1, MAX_PARALLEL))
-    max_tokens: int = field(default=DEFAULT_MAX_TOKENS, validator=_Count("--max-tokens", 1))
+    max_model_calls: int | None = field(
+        default=None, validator=Count(1, None, "an integer >= 1", optional=True, label="--max-model-calls")
+    )
+    max_budget_usd: float | None = field(
+        default=None, validator=Positive("a number of dollars > 0", optional=True, label="--max-budget-usd")
+    )
+    max_parallel: int | None = field(
+        default=None, validator=Count(1, MAX_PARALLEL, f"1..{MAX_PARALLEL}", optional=True, label="--max-parallel")
+    )
+    max_tokens: int = field(
+        default=DEFAULT_MAX_TOKENS, validator=Count(1, None, "an integer >= 1", label="--max-tokens")
+    )
     tools: tuple[str, ...] | None = None
     """The only tools to offer (``--tools``); None: all."""
     permissions: Policy = Factory(Policy)
@@ -139,26 +110,25 @@ class AgentSetup:
                 "use a model it prices, or drop --max-budget-usd"
             )
 
-    def kwargs(self) -> dict[str, Any]:
-        """The ``Agent()`` keywords after the model (new agents take the defaults of the limits not given)."""
+    def agent_options(self) -> AgentOptions:
+        """The root agent's options (new agents take the defaults of the limits not given)."""
         from fsm.cli.terminal import terminal_approver
 
-        return {
-            "workdir": str(self.workdir),
-            "max_turns": MAX_TURNS if self.max_turns is None else self.max_turns,
-            "hooks": self.hooks,
-            "approver": terminal_approver() if self.ask_person else deny_unattended,
-            "tools": None if self.tools is None else list(self.tools),
-            "max_tokens": self.max_tokens,
-            "max_model_calls": MAX_MODEL_CALLS if self.max_model_calls is None else self.max_model_calls,
-            "permissions": self.permissions,
-            "system": self.system,
-            "sandbox": self.sandbox,
-            "context": self.context,
-            "agents": dict(self.agents),
-            "max_parallel": DEFAULT_MAX_PARALLEL if self.max_parallel is None else self.max_parallel,
-            "max_budget_usd": self.max_budget_usd,
-        }
+        return AgentOptions(
+            max_turns=MAX_TURNS if self.max_turns is None else self.max_turns,
+            max_model_calls=MAX_MODEL_CALLS if self.max_model_calls is None else self.max_model_calls,
+            max_budget_usd=self.max_budget_usd,
+            max_parallel=DEFAULT_MAX_PARALLEL if self.max_parallel is None else self.max_parallel,
+            max_tokens=self.max_tokens,
+            tools=self.tools,
+            system=self.system,
+            context=self.context,
+            sandbox=self.sandbox,
+            permissions=self.permissions,
+            hooks=self.hooks,
+            approver=terminal_approver() if self.ask_person else deny_unattended,
+            agents=dict(self.agents),
+        )
 
 
 @frozen
@@ -167,8 +137,8 @@ class ModelSetup:
 
     model_id: str
     """``--model``, else ``MODEL_ID``, else ``ANTHROPIC_MODEL``, else our default."""
-    timeout: float = field(default=DEFAULT_TIMEOUT, validator=_Positive("--timeout", "a number of seconds"))
-    max_retries: int = field(default=DEFAULT_MAX_RETRIES, validator=_Count("--max-retries", 0, 10))
+    timeout: float = field(default=DEFAULT_TIMEOUT, validator=Positive("a number of seconds > 0", label="--timeout"))
+    max_retries: int = field(default=DEFAULT_MAX_RETRIES, validator=Count(0, 10, "0..10", label="--max-retries"))
     credentials: Mapping[str, str] = field(factory=dict, repr=False)
     """The API key or token, taken out of the environment (so no tool's process inherits them)."""
 
@@ -352,7 +322,7 @@ class RunOptions:
 
         chosen = self.model.build() if model is None else model
         self.agent.check_prices(chosen)
-        return Agent(chosen, **self.agent.kwargs())
+        return Agent(chosen, str(self.agent.workdir), options=self.agent.agent_options())
 
 
 def _resuming(flags: dict[str, Any]) -> bool:

@@ -33,6 +33,7 @@ from attrs import field, frozen
 
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
+from fsm.core.validators import Count, Kind, Positive
 from fsm.errors import ConfigError
 from fsm.model.pricing import unpriced
 from fsm.policy.chain import Approver
@@ -43,66 +44,6 @@ from tools.sandbox import Sandbox
 from tools.task import task_tool
 
 __all__ = ["AgentOptions", "OptionKeywords"]
-
-
-@frozen(repr=False)
-class _Count:
-    """Checks an integer (a bool is none) in ``low..high``, or None when *optional*."""
-
-    low: int
-    high: int | None
-    expected: str
-    """The message's words for the range: ``1..30``, ``an integer >= 1``."""
-    optional: bool = False
-
-    def __call__(self, instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if value is None and self.optional:
-            return
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int)
-            or value < self.low
-            or (self.high is not None and value > self.high)
-        ):
-            raise ConfigError(f"{attribute.name} must be {self.expected} (got {value!r})")
-
-    def __repr__(self) -> str:
-        return f"<must be {self.expected}{' or None' if self.optional else ''}>"
-
-
-@frozen(repr=False)
-class _Positive:
-    """Checks a finite number > 0 (a bool is none), or None when *optional*."""
-
-    expected: str
-    optional: bool = False
-
-    def __call__(self, instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if value is None and self.optional:
-            return
-        if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value < math.inf:
-            raise ConfigError(f"{attribute.name} must be {self.expected} (got {value!r})")
-
-    def __repr__(self) -> str:
-        return f"<must be {self.expected}>"
-
-
-@frozen(repr=False)
-class _Kind:
-    """Checks that a value is a *kind* (callable, when *kind* is None), or None when *optional*."""
-
-    kind: type | None
-    expected: str
-    optional: bool = True
-
-    def __call__(self, instance: object, attribute: attrs.Attribute[Any], value: object) -> None:
-        if value is None and self.optional:
-            return
-        if not (callable(value) if self.kind is None else isinstance(value, self.kind)):
-            raise ConfigError(f"{attribute.name} must be {self.expected} (got {value!r})")
-
-    def __repr__(self) -> str:
-        return f"<must be {self.expected}>"
 
 
 def _known_tools(instance: object, attribute: attrs.Attribute[Any], value: tuple[str, ...] | None) -> None:
@@ -135,38 +76,38 @@ class AgentOptions:
             field and the value).
     """
 
-    max_turns: int = field(default=MAX_TURNS, validator=_Count(1, MAX_TURNS, f"1..{MAX_TURNS}"))
+    max_turns: int = field(default=MAX_TURNS, validator=Count(1, MAX_TURNS, f"1..{MAX_TURNS}"))
     """Model calls allowed per agent per run, 1..``MAX_TURNS`` (30); each run takes it when its prompt is sent."""
-    max_model_calls: int = field(default=MAX_MODEL_CALLS, validator=_Count(1, None, "an integer >= 1"))
+    max_model_calls: int = field(default=MAX_MODEL_CALLS, validator=Count(1, None, "an integer >= 1"))
     """Model calls allowed per run of the root agent, its subagents' included, at least 1."""
     max_budget_usd: float | None = field(
-        default=None, converter=_dollars, validator=_Positive("a number of dollars > 0, or None", optional=True)
+        default=None, converter=_dollars, validator=Positive("a number of dollars > 0, or None", optional=True)
     )
     """US dollars one run of the root may spend on model calls, its subagents' included (None: no such budget);
     every model it may call needs a price in ``genai-prices`` (:meth:`check_priced`)."""
     max_parallel: int | None = field(
-        default=None, validator=_Count(1, MAX_PARALLEL, f"1..{MAX_PARALLEL}", optional=True)
+        default=None, validator=Count(1, MAX_PARALLEL, f"1..{MAX_PARALLEL}", optional=True)
     )
     """Subagents run at once, 1..``MAX_PARALLEL`` (8); None: 4, or the agent's data's own."""
-    max_tokens: int = field(default=DEFAULT_MAX_TOKENS, validator=_Count(1, None, "at least 1"))
+    max_tokens: int = field(default=DEFAULT_MAX_TOKENS, validator=Count(1, None, "at least 1"))
     """The ``max_tokens`` of every model call."""
     tools: tuple[str, ...] | None = field(default=None, converter=_names, validator=_known_tools)
     """Tool names to offer (None: ``PARENT_TOOLS``); a subagent gets these minus ``task``, and tools a bare deny
     rule of *permissions* names are not offered."""
-    system: str | None = field(default=None, validator=_Kind(str, "a string or None"))
+    system: str | None = field(default=None, validator=Kind(str, "a string or None"))
     """The system prompt (None: ours for the agent's depth); *context* is added after it."""
-    context: str = field(default="", validator=_Kind(str, "a string", optional=False))
+    context: str = field(default="", validator=Kind(str, "a string", optional=False))
     """The project context block (``fsm.core.context``), in the system prompt of this agent and every subagent."""
-    bash_timeout: float = field(default=BASH_TIMEOUT, validator=_Positive("a number of seconds > 0"))
+    bash_timeout: float = field(default=BASH_TIMEOUT, validator=Positive("a number of seconds > 0"))
     """Seconds before a bash command's process group is killed."""
-    sandbox: Sandbox | None = field(default=None, validator=_Kind(Sandbox, "a tools.sandbox.Sandbox or None"))
+    sandbox: Sandbox | None = field(default=None, validator=Kind(Sandbox, "a tools.sandbox.Sandbox or None"))
     """The OS sandbox bash commands run in (``tools.sandbox``); None runs them unconfined."""
-    permissions: Policy | None = field(default=None, validator=_Kind(Policy, "a Policy or None"))
+    permissions: Policy | None = field(default=None, validator=Kind(Policy, "a Policy or None"))
     """The mode and rules every tool call is judged by (None: ``Policy()``, ``default`` mode and no rules); shared
     with subagents. Its ``directories`` join the workspace boundary."""
-    hooks: Hooks | None = field(default=None, validator=_Kind(Hooks, "a Hooks registry or None"))
+    hooks: Hooks | None = field(default=None, validator=Kind(Hooks, "a Hooks registry or None"))
     """The hook registry (None: ``default_hooks()``, a new one per root agent); shared with subagents."""
-    approver: Approver | None = field(default=None, validator=_Kind(None, "a callable or None"))
+    approver: Approver | None = field(default=None, validator=Kind(None, "a callable or None"))
     """Answers ``Ask`` decisions (None: ``deny_unattended``); shared with subagents."""
     agents: dict[str, AgentDefinition] = field(factory=dict, converter=_types)
     """The custom subagent types ``task`` may pick with ``subagent_type`` (``fsm.core.subagents``)."""

@@ -156,7 +156,7 @@ class TestAgentSetup:
         terminal.isatty = lambda: True  # type: ignore[method-assign]
         monkeypatch.setattr(sys, "stdin", terminal)
         setup = options().agent
-        assert setup.ask_person and setup.kwargs()["approver"] is not deny_unattended
+        assert setup.ask_person and setup.agent_options().approver is not deny_unattended
 
     def test_command_hooks_are_installed(self, clean_env: Path) -> None:
         """The settings' command hooks join the default hooks."""
