@@ -337,25 +337,20 @@ def test_ctrl_c_in_a_childs_model_call_then_a_model_error_repeats_from_every_seq
             assert_steps_on_alike(journal, session, agent, live, served, seq, forced=0, prompts=["first", "second"])
 
 
-class TestLimitsOnResume:
-    def session_at(self, ws: Path, max_turns: int) -> str:
-        agent = Agent(ScriptedModel([text_reply("one")]), str(ws), max_turns=max_turns)
-        with Journal(default_path(ws)) as journal:
-            session = journal.start(agent)
-            agent.run("first")
-        return session
-
-    def test_an_edited_journal_is_refused(self, tmp_path):
-        """A journal whose starting data was edited to turn=-97 is refused on resume, naming the field."""
-        session = self.session_at(tmp_path, 30)
-        with Journal(default_path(tmp_path)) as journal:
-            with journal._transaction("edit") as db:
-                initial = db.execute("SELECT initial FROM sessions WHERE id = ?", (session,)).fetchone()[0]
-                db.execute(
-                    "UPDATE sessions SET initial = ? WHERE id = ?", (initial.replace('"turn":0', '"turn":-97'), session)
-                )
-            with pytest.raises(ConfigError, match=r"'turn' must be 0\.\.30 \(its max_turns\) \(got -97\)"):
-                resume(journal, session, ScriptedModel())
+def test_an_edited_journal_is_refused(tmp_path):
+    """A journal whose starting data was edited to turn=-97 is refused on resume, naming the field."""
+    agent = Agent(ScriptedModel([text_reply("one")]), str(tmp_path))
+    with Journal(default_path(tmp_path)) as journal:
+        session = journal.start(agent)
+        agent.run("first")
+    with Journal(default_path(tmp_path)) as journal:
+        with journal._transaction("edit") as db:
+            initial = db.execute("SELECT initial FROM sessions WHERE id = ?", (session,)).fetchone()[0]
+            db.execute(
+                "UPDATE sessions SET initial = ? WHERE id = ?", (initial.replace('"turn":0', '"turn":-97'), session)
+            )
+        with pytest.raises(ConfigError, match=r"'turn' must be 0\.\.30 \(its max_turns\) \(got -97\)"):
+            resume(journal, session, ScriptedModel())
 
 
 @pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
