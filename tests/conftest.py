@@ -1,9 +1,10 @@
 """Fixtures shared by the whole suite, the Hypothesis profile it runs under, and the markers it adds by path
-(both from :mod:`tests.suite`)."""
+(both from :mod:`tests.suite`); Ctrl-C restored for a suite started with SIGINT ignored."""
 
 from __future__ import annotations
 
 import os
+import signal
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -13,6 +14,12 @@ from tests.suite import load_profile, markers_for
 from tools import Workspace
 
 load_profile(os.environ)
+
+if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+    # Started in the background of a script (``pytest &``, nohup, some CI runners), the suite inherits SIGINT
+    # ignored, so Python would never raise KeyboardInterrupt and the agents spawned would ignore Ctrl-C too: the
+    # tests of Ctrl-C need it handled, as in a terminal (an exec resets a handled signal to its default).
+    signal.signal(signal.SIGINT, signal.default_int_handler)
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
