@@ -7,22 +7,13 @@ import argparse
 import pytest
 
 from fsm.cli.flags import (
-    add_agent_flags,
     add_db_flags,
-    add_output_flags,
     add_session_flags,
     add_time_travel_flags,
     int_flag,
     version,
 )
-
-
-def parse(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser()
-    add_output_flags(parser)
-    add_agent_flags(parser)
-    add_session_flags(parser)
-    return parser.parse_args(list(argv))
+from tests.fsm.cli.cli_support import parse
 
 
 class TestAddAgentFlags:

@@ -11,7 +11,7 @@ from pathlib import Path
 import attrs
 import pytest
 
-from fsm.cli.flags import add_agent_flags, add_output_flags, add_session_flags, add_time_travel_flags
+from fsm.cli.flags import add_agent_flags, add_time_travel_flags
 from fsm.cli.options import NO_API_KEY, AgentSetup, ModelSetup, Output, RunOptions, SessionChoice
 from fsm.cli.terminal import print_retry
 from fsm.core.agent import Agent
@@ -21,6 +21,7 @@ from fsm.policy.chain import deny_unattended
 from fsm.session.journal import default_path
 from fsm.testing import ScriptedModel
 from fsm.view import describe_next
+from tests.fsm.cli.cli_support import parse
 
 SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
 ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "MODEL_ID", "ANTHROPIC_MODEL")
@@ -36,15 +37,6 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     return tmp_path
-
-
-def parse(*argv: str) -> argparse.Namespace:
-    """The namespace of a run's flags (the output, agent and session flags, as ``agentfsm run`` has them)."""
-    parser = argparse.ArgumentParser()
-    add_output_flags(parser)
-    add_agent_flags(parser)
-    add_session_flags(parser)
-    return parser.parse_args(list(argv))
 
 
 def options(*argv: str, prompt: str | None = None) -> RunOptions:
