@@ -28,12 +28,11 @@ from fsm.cli import resolve
 from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT, read_prompt, stream_stdin
 from fsm.core.context import context_text
 from fsm.core.options import AgentOptions
-from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
+from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Positive
 from fsm.errors import ConfigError
 from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
-from fsm.model.pricing import unpriced
 from fsm.policy import command_hooks
 from fsm.policy.chain import default_hooks, deny_unattended
 from fsm.policy.hooks import Hooks
@@ -48,7 +47,6 @@ if TYPE_CHECKING:
 __all__ = ["NO_API_KEY", "AgentSetup", "ModelSetup", "Output", "RunOptions", "SessionChoice"]
 
 NO_API_KEY = "No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"
-DEFAULT_MAX_PARALLEL = 4
 
 
 @frozen
@@ -95,30 +93,13 @@ class AgentSetup:
         limits = ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
         return {name: value for name in limits if (value := getattr(self, name)) is not None}
 
-    def check_prices(self, model: object) -> None:
-        """With a USD budget, refuse a model (or a subagent's) that genai-prices cannot price.
-
-        Raises:
-            ConfigError: naming the model and ``--max-budget-usd``.
-        """
-        if self.max_budget_usd is None:
-            return
-        name = unpriced([getattr(model, "model", None), *(d.model for d in self.agents.values())])
-        if name is not None:
-            raise ConfigError(
-                f"--max-budget-usd needs the price of model {name!r}, and genai-prices has none; "
-                "use a model it prices, or drop --max-budget-usd"
-            )
-
     def agent_options(self) -> AgentOptions:
-        """The root agent's options (new agents take the defaults of the limits not given)."""
+        """The root agent's options (a limit not given takes ``AgentOptions``' default)."""
         from fsm.cli.terminal import terminal_approver
 
-        return AgentOptions(
-            max_turns=MAX_TURNS if self.max_turns is None else self.max_turns,
-            max_model_calls=MAX_MODEL_CALLS if self.max_model_calls is None else self.max_model_calls,
-            max_budget_usd=self.max_budget_usd,
-            max_parallel=DEFAULT_MAX_PARALLEL if self.max_parallel is None else self.max_parallel,
+        return AgentOptions.of(
+            None,
+            **self.limits_given(),
             max_tokens=self.max_tokens,
             tools=self.tools,
             system=self.system,
@@ -321,8 +302,14 @@ class RunOptions:
         from fsm.core.agent import Agent
 
         chosen = self.model.build() if model is None else model
-        self.agent.check_prices(chosen)
-        return Agent(chosen, str(self.agent.workdir), options=self.agent.agent_options())
+        options = self.agent.agent_options()
+        name = options.unpriced_model(chosen)
+        if name is not None:
+            raise ConfigError(
+                f"--max-budget-usd needs the price of model {name!r}, and genai-prices has none; "
+                "use a model it prices, or drop --max-budget-usd"
+            )
+        return Agent(chosen, str(self.agent.workdir), options=options)
 
 
 def _resuming(flags: dict[str, Any]) -> bool:

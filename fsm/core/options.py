@@ -127,14 +127,19 @@ class AgentOptions:
             ConfigError: ``max_budget_usd`` is set and *model* (its ``model`` name) or a custom type's model has
                 no price in ``genai-prices``.
         """
-        if self.max_budget_usd is None:
-            return
-        name = unpriced([getattr(model, "model", None), *(d.model for d in self.agents.values())])
+        name = self.unpriced_model(model)
         if name is not None:
             raise ConfigError(
                 f"max_budget_usd needs the price of model {name!r}, and genai-prices has none; "
                 "use a model it prices, or set no USD budget"
             )
+
+    def unpriced_model(self, model: object) -> str | None:
+        """With a USD budget, the name of a model this agent (*model*) or a custom subagent type would call that
+        ``genai-prices`` cannot price; None when there is no budget or every model has a price."""
+        if self.max_budget_usd is None:
+            return None
+        return unpriced([getattr(model, "model", None), *(d.model for d in self.agents.values())])
 
     def toolset(self, policy: Policy, *, depth: int) -> tuple[Tool, ...]:
         """The tools an agent at *depth* offers: ``tools`` (or ``PARENT_TOOLS``), less those a bare deny rule of
