@@ -44,7 +44,11 @@ if TYPE_CHECKING:
     from fsm.core.agent import Agent
     from fsm.model.protocol import Model
 
-__all__ = ["NO_API_KEY", "AgentSetup", "ModelSetup", "Output", "RunOptions", "SessionChoice"]
+__all__ = ["NO_API_KEY", "RUN_LIMITS", "AgentSetup", "ModelSetup", "Output", "RunOptions", "SessionChoice"]
+
+RUN_LIMITS = ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
+"""The options a run takes when its prompt is sent: a resumed session keeps its own unless the command line
+sets them."""
 
 NO_API_KEY = "No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"
 
@@ -90,8 +94,7 @@ class AgentSetup:
 
     def limits_given(self) -> dict[str, int | float]:
         """The run limits set on the command line, as ``Agent()`` keywords (a resumed session keeps the others)."""
-        limits = ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
-        return {name: value for name in limits if (value := getattr(self, name)) is not None}
+        return {name: value for name in RUN_LIMITS if (value := getattr(self, name)) is not None}
 
     def agent_options(self) -> AgentOptions:
         """The root agent's options (a limit not given takes ``AgentOptions``' default)."""

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
+from fsm.cli.options import RUN_LIMITS
 from fsm.core.records import Transition
 from fsm.errors import ConfigError, UnknownSessionError
 from fsm.session.journal import Journal
@@ -174,7 +175,7 @@ def _with_id(agent: Agent, session_id: str) -> Agent:
     from fsm.core.agent import Agent
 
     data = attrs.evolve(agent.data, agent_id=session_id)  # a fresh agent's starting data, renamed
-    return Agent(agent.model, _workspace(agent), data=data, **agent.options())
+    return Agent(agent.model, _workspace(agent), data=data, options=agent.opts)
 
 
 def _workspace(agent: Agent) -> str:
@@ -184,11 +185,8 @@ def _workspace(agent: Agent) -> str:
 def _options(agent: Agent, limits: Mapping[str, Any]) -> dict[str, Any]:
     """*agent*'s options for a rebuilt one; the run limits only where the command line set them (else the
     session's own apply to the next run)."""
-    options = {k: v for k, v in agent.options().items() if k not in _LIMITS}
+    options = {k: v for k, v in agent.options().items() if k not in RUN_LIMITS}
     return {**options, **limits}
-
-
-_LIMITS = ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
 
 
 def _session_of(
