@@ -74,7 +74,7 @@ class RunResult:
 
     subtype: str
     terminal_reason: str
-    """The root agent's outcome (``fsm.core.records.OUTCOMES``)."""
+    """The root agent's outcome (``fsm.core.vocabulary.Outcome``)."""
     result: str
     """The final text; for ``model_error``, the error message."""
     session_id: str

@@ -820,7 +820,9 @@ class Agent:
     messages = property(lambda self: self.data.messages, doc="The conversation, in Messages API wire shape.")
     turn = property(lambda self: self.data.turn, doc="Model calls in the current run.")
     max_turns = property(lambda self: self.data.max_turns, doc="Model calls allowed per run.")
-    outcome = property(lambda self: self.data.outcome, doc="How the last run ended (see fsm.core.records.OUTCOMES).")
+    outcome = property(
+        lambda self: self.data.outcome, doc="How the last run ended (an ``Outcome`` of fsm.core.vocabulary)."
+    )
     parent = property(lambda self: self._parent, doc="The agent that spawned this one (None for the root).")
     depth = property(lambda self: self._depth, doc="0 for the root, 1 for a subagent: counted along ``parent``.")
     tools = property(lambda self: self._tools, doc="The tools offered to the model (never ``task`` below the root).")

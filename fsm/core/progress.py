@@ -5,7 +5,7 @@ progress listeners (``Agent.watch_progress``), in order:
 
 - ``model_call``: a model call starts (the spinner's "waiting for the model");
 - ``stream``: one raw API stream event of that call (``message_start``, ``content_block_delta`` …), as it
-  arrives; only when the model streams (``fsm.model.anthropic.StreamingModel``), which it does while anyone watches;
+  arrives; only when the model streams (``fsm.model.protocol.StreamingModel``), which it does while anyone watches;
 - ``tool_call``: a tool call starts running, its permission granted (a denied call never starts: its
   ``tool_ran`` record comes alone); a ``task`` call starts with its ``subagent_spawned`` record instead.
 

@@ -8,7 +8,7 @@ approver **once**, after all hooks. An approval never skips a hook: they have al
 
 An approver answers an :class:`~fsm.policy.hooks.Ask` for one tool_use block: True allows, False is
 ``Permission denied by user``, a ``Deny`` gives its reason, and :class:`Remember` allows and adds rules for
-the rest of the session. Every refusal becomes a :class:`~fsm.core.records.Denial` the agent records.
+the rest of the session. Every refusal becomes a :class:`Denial` the agent records.
 """
 
 from __future__ import annotations

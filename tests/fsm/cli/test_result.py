@@ -80,7 +80,7 @@ class TestRunResult:
 
     def test_subtypes_cover_every_outcome(self) -> None:
         """Every outcome the agent can end with has a subtype."""
-        from fsm.core.records import OUTCOMES
+        from fsm.core.vocabulary import OUTCOMES
 
         assert set(SUBTYPES) == set(OUTCOMES)
 
