@@ -168,8 +168,8 @@ class TestReadme:
         """The quick start's second command is exactly the test command CI runs."""
         quick = blocks(section(README, "Quick start"), "bash")[0]
         assert quick.splitlines()[0].endswith("&& agentfsm demo")
-        assert quick.splitlines()[1] == "pytest"
-        assert "pytest" in (ROOT / ".ci" / "run").read_text().splitlines()[-1]
+        assert quick.splitlines()[1] == "pytest -n auto"
+        assert (ROOT / ".ci" / "run").read_text().splitlines()[-1] == quick.splitlines()[1]
 
     def test_is_a_first_read(self):
         """The README stays a front door: at most 330 lines, the reference in docs/."""
