@@ -3,7 +3,10 @@
 Paths are resolved by the :class:`~tools.workspace.Workspace` (symlinks followed, confined to the root
 unless the user approved the call) and shown back to the model relative to the root. Reading streams the
 file, so a huge file costs only what is shown; a NUL byte in the first 8 KB or anywhere in what would be
-shown makes it a binary file, refused. Writing and editing reach the parent directory with
+shown makes it a binary file, refused. Only regular files are read, written or edited: every file is opened
+with ``O_NONBLOCK`` and judged by ``fstat`` on the opened descriptor, so a FIFO, a device or a socket is refused
+at once, never waited on. ``edit_file`` reads the whole file, so it refuses one over :data:`MAX_EDIT_BYTES`
+(judged before reading) and a binary one (a NUL byte). Writing and editing reach the parent directory with
 :func:`open_parent` (one ``O_NOFOLLOW`` step at a time from the root's descriptor, so a directory swapped
 for a symlink mid-call cannot send the write elsewhere) and go through :func:`atomic_write` relative to
 that descriptor, so a failed call leaves the old file whole and no temporary file behind.
@@ -23,10 +26,22 @@ from pathlib import Path
 from tools.base import ToolOutput, tool
 from tools.workspace import Workspace
 
-__all__ = ["MAX_READ_CHARS", "PathChangedError", "atomic_write", "edit_file", "open_parent", "read_file", "write_file"]
+__all__ = [
+    "MAX_EDIT_BYTES",
+    "MAX_READ_CHARS",
+    "PathChangedError",
+    "atomic_write",
+    "edit_file",
+    "open_parent",
+    "read_file",
+    "write_file",
+]
 
 MAX_READ_CHARS = 50_000
 """Characters of a file that ``read_file`` returns at most."""
+
+MAX_EDIT_BYTES = 10 * 1024 * 1024
+"""The largest file ``edit_file`` edits, in bytes (10 MiB): it holds the whole file in memory, twice."""
 
 _SNIFF_BYTES = 8192
 _READ_CHARS = 1 << 16
@@ -69,12 +84,16 @@ def read_file(workspace: Workspace, *, path: str, limit: int | None = None) -> T
     target = workspace.resolve(path)
     shown = workspace.relative(target)
     try:
-        mode = target.stat().st_mode
-        if stat.S_ISDIR(mode):
+        if target.is_dir():
             return _error(f"{shown} is a directory; use glob or bash (ls) to list it")
-        if not stat.S_ISREG(mode):  # a FIFO or a device: opening it could block or never end
-            return _error(f"{shown} is not a regular file")
-        with open(target, "rb") as raw:
+        # Judged before opening (a device is never opened) and again on the descriptor (it may have been swapped).
+        kind = _not_regular(os.stat(target).st_mode)
+        if kind:
+            return _error(f"{shown} is {kind}, not a regular file; read_file reads text files")
+        with open(os.open(target, _READ_FLAGS), "rb") as raw:
+            kind = _not_regular(os.fstat(raw.fileno()).st_mode)
+            if kind:
+                return _error(f"{shown} is {kind}, not a regular file; read_file reads text files")
             if b"\0" in raw.read(_SNIFF_BYTES):
                 return _error(f"{shown} is a binary file (NUL bytes); read_file reads text")
             raw.seek(0)
@@ -173,6 +192,9 @@ def write_file(workspace: Workspace, *, path: str, content: str) -> ToolOutput:
     shown = workspace.relative(target)
     if target.is_dir():
         return _error(f"{shown} is a directory")
+    kind = _not_regular_at(target)
+    if kind:
+        return _error(f"{shown} is {kind}, not a regular file; write_file writes regular files only")
     data = content.encode("utf-8")
     blocker = next((p for p in target.parents if p.exists()), None)  # *target* has no symlinks left
     if blocker is not None and not blocker.is_dir():
@@ -227,10 +249,27 @@ def edit_file(workspace: Workspace, *, path: str, old_text: str, new_text: str) 
 
 def _edit_in(dir_fd: int, name: str, shown: str, old_text: str, new_text: str) -> ToolOutput:
     """The edit itself, on file *name* of directory *dir_fd* (read without following a symlink)."""
-    fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0), dir_fd=dir_fd)
+    kind = _not_regular(os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode)
+    if kind:  # judged before opening too: a device is never opened
+        return _error(f"{shown} is {kind}, not a regular file; edit_file edits text files")
+    fd = os.open(name, _READ_FLAGS | os.O_NOFOLLOW, dir_fd=dir_fd)
     with os.fdopen(fd, "rb") as raw:
-        # surrogateescape: bytes that are not UTF-8 survive the edit unchanged.
-        text = raw.read().decode("utf-8", errors="surrogateescape")
+        info = os.fstat(fd)
+        kind = _not_regular(info.st_mode)
+        if kind:
+            return _error(f"{shown} is {kind}, not a regular file; edit_file edits text files")
+        if info.st_size > MAX_EDIT_BYTES:
+            return _error(
+                f"{shown} is {info.st_size} bytes, over edit_file's limit of {MAX_EDIT_BYTES} bytes; "
+                "edit it with bash (sed -i, or a script)"
+            )
+        data = raw.read(MAX_EDIT_BYTES + 1)  # the file may have grown since fstat
+    if len(data) > MAX_EDIT_BYTES:
+        return _error(f"{shown} grew past edit_file's limit of {MAX_EDIT_BYTES} bytes while it was read")
+    if b"\0" in data:
+        return _error(f"{shown} is a binary file (NUL bytes); edit_file edits text")
+    # surrogateescape: bytes that are not UTF-8 survive the edit unchanged.
+    text = data.decode("utf-8", errors="surrogateescape")
     count = _occurrences(text, old_text)
     if count == 0:
         return _error(f"text not found in {shown}")
@@ -242,6 +281,34 @@ def _edit_in(dir_fd: int, name: str, shown: str, old_text: str, new_text: str) -
     except OSError as exc:
         return _os_error("write", shown, exc)
     return ToolOutput(f"Edited {shown}")
+
+
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
+"""O_NONBLOCK: opening a FIFO with no writer returns at once (and is then refused) instead of waiting for ever."""
+
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISLNK, "a symbolic link"),
+)
+
+
+def _not_regular(mode: int) -> str | None:
+    """What a file of *mode* is (``a FIFO (named pipe)`` …) when it is not a regular file, else None."""
+    if stat.S_ISREG(mode):
+        return None
+    return next((name for test, name in _KINDS if test(mode)), "a special file")
+
+
+def _not_regular_at(target: Path) -> str | None:
+    """:func:`_not_regular` of the file at *target* (not followed if a link), None when there is none."""
+    try:
+        return _not_regular(os.lstat(target).st_mode)
+    except OSError:
+        return None
 
 
 def _occurrences(text: str, sub: str) -> int:

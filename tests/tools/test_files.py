@@ -130,7 +130,9 @@ class TestReadFile:
     def test_fifo_is_refused(self, workspace: Workspace) -> None:
         """A FIFO is refused instead of blocking on open."""
         os.mkfifo(workspace.root / "pipe")
-        assert _call(workspace, "read_file", path="pipe") == _error("pipe is not a regular file")
+        assert _call(workspace, "read_file", path="pipe") == _error(
+            "pipe is a FIFO (named pipe), not a regular file; read_file reads text files"
+        )
 
     def test_empty_file(self, workspace: Workspace) -> None:
         """An empty file says so."""
