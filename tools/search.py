@@ -9,8 +9,9 @@ fixed leading part lies outside the root is refused.
 The walk is our own (``os.scandir``), because :func:`glob.glob` follows symbolic links to directories: two
 ``ln -s . x`` links or one link to ``/`` made it walk for minutes. Here a symlink is matched by its name
 but never descended into, and a symlink that resolves outside the root is dropped. A directory that cannot
-be read is skipped and counted. The walk stops at :data:`DEADLINE_SECONDS` and returns what it found, with a
-note saying the list is partial.
+be read is skipped and counted. A name that is not UTF-8 is listed with its odd bytes as ``\\xNN``
+(:func:`~tools.workspace.shown_path`) and a note says so. The walk stops at :data:`DEADLINE_SECONDS` and
+returns what it found, with a note saying the list is partial.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from pathlib import Path
 from attrs import define, field
 
 from tools.base import ToolOutput, tool
-from tools.workspace import Workspace
+from tools.workspace import Workspace, shown_path
 
 __all__ = ["DEADLINE_SECONDS", "MAX_MATCHES", "GlobResult", "glob", "walk_glob"]
 
@@ -178,8 +179,15 @@ def glob(workspace: Workspace, *, pattern: str) -> ToolOutput:
     if not segments:
         return ToolOutput("(no matches)")  # the pattern names no wildcard part: nothing to search for
     found = walk_glob(str(start), segments, deadline=time.monotonic() + DEADLINE_SECONDS, dirs_only=dirs_only)
-    lines = sorted(_shown(workspace, start, found))
+    raw = list(_shown(workspace, start, found))
+    lines = sorted(shown_path(line) for line in raw)
     notes = []
+    odd = sum(shown_path(line) != line for line in raw)
+    if odd:
+        notes.append(
+            f"... ({odd} of these names are not UTF-8: each byte that is not is shown as \\xNN; "
+            "reach them with bash (e.g. ls | cat -v, or find -print0))"
+        )
     if found.timed_out:
         notes.append(f"... (stopped after {DEADLINE_SECONDS:g}s: the list is partial; narrow the pattern)")
     if found.unreadable:

@@ -4,12 +4,17 @@ Every path a tool receives is resolved here, against the workspace root, with sy
 *confined* workspace (the default) refuses paths that resolve outside the root; the permission hook asks
 the user about such paths first and, when the user approves, the agent runs that one call with an
 unconfined copy (:meth:`Workspace.unconfined`). So no file outside the root is touched without consent.
+
+A file name need not be UTF-8; Python holds its odd bytes as lone surrogates (``surrogateescape``), which no
+JSON encoder, terminal or API request accepts. :func:`shown_path` writes them as ``\\xNN``, and every path
+shown to the model goes through it (:meth:`Workspace.relative`).
 """
 
 from __future__ import annotations
 
 import errno
 import os
+import re
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -21,7 +26,7 @@ if TYPE_CHECKING:
     from tools.processes import ToolProcess
     from tools.sandbox import Sandbox
 
-__all__ = ["BASH_TIMEOUT", "OutsideWorkspaceError", "ProcessListener", "Workspace"]
+__all__ = ["BASH_TIMEOUT", "OutsideWorkspaceError", "ProcessListener", "Workspace", "shown_path"]
 
 ProcessListener = Callable[["ToolProcess", bool], None]
 """``(process, running)``: a tool call's processes started (True) or are all gone (False)."""
@@ -30,6 +35,21 @@ BASH_TIMEOUT = 120.0
 """Seconds a bash command may run by default."""
 
 _MAX_RESOLVE_PASSES = 40
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    return f"\\x{code - 0xDC00:02x}" if 0xDC80 <= code <= 0xDCFF else f"\\u{code:04x}"
+
+
+def shown_path(path: str) -> str:
+    """*path* as text any encoder takes: each byte that is not UTF-8 (held as a surrogate escape) as ``\\xNN``.
+
+    >>> shown_path(os.fsdecode(b"caf\\xe9.txt"))
+    'caf\\\\xe9.txt'
+    """
+    return path if path.isascii() else _SURROGATE.sub(_escape, path)
 
 
 class OutsideWorkspaceError(ValueError):
@@ -81,8 +101,10 @@ class Workspace:
             return False
 
     def relative(self, path: Path) -> str:
-        """*path* as the model should see it: relative to the root when inside, else absolute."""
-        return str(path.relative_to(self.root)) if path == self.root or self.root in path.parents else str(path)
+        """*path* as the model should see it: relative to the root when inside, else absolute; bytes that are not
+        UTF-8 shown as ``\\xNN`` (:func:`shown_path`)."""
+        inside = path == self.root or self.root in path.parents
+        return shown_path(str(path.relative_to(self.root)) if inside else str(path))
 
     def unconfined(self) -> Workspace:
         """A copy that lets paths outside the root through."""

@@ -108,7 +108,9 @@ class TestDevicesAndSockets:
     def test_write_file_refuses_a_device(self, workspace: Workspace) -> None:
         """An approved write to /dev/null is refused: the device is not replaced by a file."""
         out = _call(workspace.unconfined(), "write_file", path="/dev/null", content="x")
-        assert out == _error("/dev/null is a character device, not a regular file; write_file writes regular files only")
+        assert out == _error(
+            "/dev/null is a character device, not a regular file; write_file writes regular files only"
+        )
 
     @pytest.fixture
     def sock(self) -> Iterator[tuple[Workspace, Path]]:

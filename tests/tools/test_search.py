@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from pathlib import Path
@@ -188,3 +189,34 @@ class TestGlobCannotHang:
     def test_globstar_in_the_middle(self, project: Workspace) -> None:
         """'one/**/*.py' matches at one's own level and below."""
         assert _glob(project, "one/**/*.py").text.splitlines() == ["one/one.py", "one/two/deep.py"]
+
+
+class TestNamesThatAreNotUtf8:
+    """A file name need not be UTF-8; glob lists it with its odd bytes escaped, and the output encodes."""
+
+    def test_glob_escapes_the_odd_bytes_and_says_so(self, workspace: Workspace) -> None:
+        """A name holding byte 0xff is listed as ``\\xff`` with a note, and the output is valid UTF-8 text."""
+        os.close(os.open(os.path.join(os.fsencode(workspace.root), b"bad\xff.txt"), os.O_CREAT | os.O_WRONLY))
+        _touch(workspace.root, "ok.txt")
+        out = _glob(workspace, "*.txt")
+        assert out == ToolOutput(
+            "bad\\xff.txt\nok.txt\n... (1 of these names are not UTF-8: each byte that is not is shown as "
+            "\\xNN; reach them with bash (e.g. ls | cat -v, or find -print0))"
+        )
+        assert json.loads(json.dumps(out.text, ensure_ascii=False).encode("utf-8")) == out.text
+
+    def test_a_directory_that_is_not_utf8_is_walked(self, workspace: Workspace) -> None:
+        """Files under a directory whose name is not UTF-8 are found and shown escaped."""
+        odd = os.path.join(os.fsencode(workspace.root), b"d\xe9r")
+        os.mkdir(odd)
+        os.close(os.open(os.path.join(odd, b"x.py"), os.O_CREAT | os.O_WRONLY))
+        assert _glob(workspace, "**/*.py").text.splitlines()[0] == "d\\xe9r/x.py"
+
+    def test_read_file_through_a_link_to_such_a_name_shows_it_escaped(self, workspace: Workspace) -> None:
+        """read_file's messages name the resolved file escaped, so they encode."""
+        odd = os.path.join(os.fsencode(workspace.root), b"pipe\xff")
+        os.mkfifo(odd)
+        (workspace.root / "link").symlink_to(os.fsdecode(odd))
+        out = run_tool(BASE_TOOLS, "read_file", workspace, {"path": "link"})
+        assert out.text == "Error: pipe\\xff is a FIFO (named pipe), not a regular file; read_file reads text files"
+        out.text.encode("utf-8")
