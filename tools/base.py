@@ -6,7 +6,8 @@ and the tool's input as keyword arguments and returns a :class:`ToolOutput`. :fu
 only caller: it checks the input against the schema first, so handlers see well-typed arguments, and it
 turns every exception into an ``Error: …`` result, so a tool call never raises. Every result passes
 through :func:`tools.secrets.redact` on the way out, so a credential a command printed never reaches the
-model, the journal or a stream as itself.
+model, the journal or a stream as itself, and through :func:`tools.workspace.shown_path`, so a name that is
+not UTF-8 (in an OS error, say) reaches them as ``\\xNN``, never as a lone surrogate no encoder takes.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from typing import Any
 from attrs import field, frozen
 
 from tools.secrets import redact
-from tools.workspace import OutsideWorkspaceError, Workspace
+from tools.workspace import OutsideWorkspaceError, Workspace, shown_path
 
 __all__ = ["REGISTRY", "Tool", "ToolOutput", "check_input", "run_tool", "tool", "toolset"]
 
@@ -126,9 +127,9 @@ def run_tool(tools: Iterable[Tool], name: str, workspace: Workspace, tool_input:
     assert isinstance(tool_input, dict)
     try:
         output = chosen.handler(workspace, **tool_input)
-        return ToolOutput(redact(output.text), is_error=output.is_error)
+        return ToolOutput(shown_path(redact(output.text)), is_error=output.is_error)
     except OutsideWorkspaceError as exc:
-        return ToolOutput(f"Error: {exc}", is_error=True)
+        return ToolOutput(shown_path(f"Error: {exc}"), is_error=True)
     except Exception as exc:  # a handler bug or I/O failure must reach the model, not kill the agent
         log.debug("tool %s raised", name, exc_info=True)
-        return ToolOutput(redact(f"Error: {name}: {type(exc).__name__}: {exc}"), is_error=True)
+        return ToolOutput(shown_path(redact(f"Error: {name}: {type(exc).__name__}: {exc}")), is_error=True)

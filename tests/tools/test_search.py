@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+import tools.base
 import tools.search
 from tools import BASE_TOOLS, ToolOutput, Workspace, run_tool
 
@@ -220,3 +221,13 @@ class TestNamesThatAreNotUtf8:
         out = run_tool(BASE_TOOLS, "read_file", workspace, {"path": "link"})
         assert out.text == "Error: pipe\\xff is a FIFO (named pipe), not a regular file; read_file reads text files"
         out.text.encode("utf-8")
+
+    def test_a_tool_error_naming_such_a_file_encodes(self, workspace: Workspace) -> None:
+        """An OS error that names a file that is not UTF-8 reaches the model escaped."""
+
+        def fail(_: Workspace, **__: object) -> ToolOutput:
+            raise OSError(f"cannot open {os.fsdecode(b'gone' + bytes([0xFE]))}")
+
+        broken = tools.base.Tool("broken", "", {"type": "object", "properties": {}}, fail)
+        out = run_tool([broken], "broken", workspace, {})
+        assert out.text == "Error: broken: OSError: cannot open gone\\xfe"
