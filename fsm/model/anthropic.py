@@ -21,6 +21,11 @@ message goes through the same ``Reply.from_wire``, so both paths give equal Repl
 retried as above; once an event has been handed on, nothing is retried (its text may be on a screen), and a
 stream cut midway, a stalled one, an ``error`` event or a malformed event is one ``ModelError`` line. An
 answer that is not an event stream (a proxy's HTML page, a plain message) is judged as ``create`` judges it.
+
+Hostile text ends clean here: a body's bytes that are not UTF-8 become U+FFFD (a stream's, which the SDK decodes
+strictly, end the call with one ``ModelError`` line), and a lone surrogate spelled in JSON becomes U+FFFD in every
+event before a listener sees it and in every reply (``Reply.from_wire``), so nothing downstream meets text no
+encoder takes.
 """
 
 from __future__ import annotations
@@ -37,7 +42,7 @@ from typing import Any
 
 from fsm.errors import ModelError
 from fsm.model.protocol import OnEvent
-from fsm.model.reply import Reply
+from fsm.model.reply import Reply, without_surrogates
 
 __all__ = [
     "DEFAULT_MAX_RETRIES",
@@ -83,8 +88,8 @@ def with_cache_breakpoint(messages: list[dict[str, Any]]) -> list[dict[str, Any]
 
 
 def _clip(text: str, width: int = 80) -> str:
-    """*text* on one line, cut to *width* characters."""
-    text = " ".join(text.split())
+    """*text* on one line, cut to *width* characters, lone surrogates replaced (it may come from the server)."""
+    text = " ".join(without_surrogates(text).split())
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
@@ -309,6 +314,12 @@ class AnthropicModel:
         while not collector.done:
             try:
                 sse = next(events, None)
+            except UnicodeDecodeError as exc:  # the SDK decodes each line strictly
+                raise ModelError(
+                    f"the model API's stream held bytes that are not UTF-8 after {collector.handed} events "
+                    f"({exc.object[max(exc.start - 20, 0) : exc.end + 20]!r}); check ANTHROPIC_BASE_URL",
+                    kind="malformed",
+                ) from None
             except Exception as exc:  # the connection broke, or the model stopped sending, midway
                 raise self._broken(exc, collector.handed) from exc
             if sse is None:
@@ -445,7 +456,7 @@ def _event_of(name: str | None, data: str) -> dict[str, Any] | None:
         raise ModelError(
             f"the model API's stream held {_clip(data)!r}, not a JSON event; check ANTHROPIC_BASE_URL", kind="malformed"
         )
-    return event
+    return without_surrogates(event)  # repaired before any listener sees it, as Reply.from_wire repairs the reply
 
 
 def _stream_error(event: dict[str, Any], handed: int) -> _Failure:

@@ -2,20 +2,26 @@
 
 Messages and content blocks stay plain dicts in the Messages API wire shape (``Message``, ``Block``), never SDK
 objects, so a reply round-trips through JSON unchanged.
+
+A reply is repaired where it is read (``Reply.from_wire``): JSON may spell a lone surrogate (``"\\ud800"``), which
+Python keeps but no UTF-8 encoder takes, so the journal, a terminal or the next request would fail on it later.
+Each one, in any string of the reply (text, tool input, keys), becomes U+FFFD; bytes that are not UTF-8 are
+replaced the same way when the body is decoded (:mod:`fsm.model.anthropic`).
 """
 
 from __future__ import annotations
 
 import itertools
 import json
-from typing import Any
+import re
+from typing import Any, TypeVar, cast
 
 import attrs
 from attrs import frozen
 
 from fsm.errors import ModelError
 
-__all__ = ["CUT_CALL", "Block", "Message", "Reply", "Usage"]
+__all__ = ["CUT_CALL", "REPLACEMENT", "Block", "Message", "Reply", "Usage", "without_surrogates"]
 
 Message = dict[str, Any]
 Block = dict[str, Any]
@@ -72,6 +78,40 @@ def _show(value: object, width: int = 60) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+_SURROGATE = re.compile("[\ud800-\udfff]")
+REPLACEMENT = "\ufffd"
+"""What a lone surrogate in a reply becomes."""
+
+
+_T = TypeVar("_T")
+
+
+def without_surrogates(value: _T) -> _T:
+    """*value* (a JSON value) with each lone surrogate in its strings (keys included) replaced by U+FFFD; *value*
+    itself when it holds none."""
+    return cast(_T, _repaired(value)) if _has_surrogate(value) else value
+
+
+def _has_surrogate(value: object) -> bool:
+    if isinstance(value, str):
+        return not value.isascii() and _SURROGATE.search(value) is not None
+    if isinstance(value, dict):
+        return any(_has_surrogate(k) or _has_surrogate(v) for k, v in value.items())
+    if isinstance(value, list):
+        return any(_has_surrogate(v) for v in value)
+    return False
+
+
+def _repaired(value: Any) -> Any:
+    if isinstance(value, str):
+        return _SURROGATE.sub(REPLACEMENT, value)
+    if isinstance(value, dict):
+        return {_repaired(k): _repaired(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_repaired(v) for v in value]
+    return value
+
+
 def _malformed(problem: str) -> ModelError:
     return ModelError(f"malformed reply: {problem}", kind="malformed")
 
@@ -119,11 +159,13 @@ class Reply:
         """Build a Reply from a Messages API response body, checking every field we read.
 
         A tool_use whose ``input`` is not an object is kept with ``input: {}`` (so the conversation stays
-        valid) and listed in ``bad_inputs``: it is answered with an error result, never run.
+        valid) and listed in ``bad_inputs``: it is answered with an error result, never run. A lone surrogate in
+        any string becomes U+FFFD (see the module docstring).
 
         Raises:
             ModelError: the body is not a usable reply (kind ``malformed``).
         """
+        data = without_surrogates(data)
         if not isinstance(data, dict):
             raise _malformed(f"expected an object with a content list (got {_show(data)})")
         if data.get("type") == "error" and isinstance(data.get("error"), dict):

@@ -55,9 +55,9 @@ class Status:
 
 @frozen
 class Raw:
-    """An answer whose body is exactly *body*, with *content_type* and status *code*."""
+    """An answer whose body is exactly *body* (text is sent as UTF-8), with *content_type* and status *code*."""
 
-    body: str
+    body: str | bytes
     content_type: str = "application/json"
     code: int = 200
 
@@ -167,7 +167,8 @@ class FakeAnthropic:
                     self._stream(payload)
                     return
                 if isinstance(payload, Raw):
-                    data, kind = payload.body.encode(), payload.content_type
+                    body_bytes = payload.body if isinstance(payload.body, bytes) else payload.body.encode()
+                    data, kind = body_bytes, payload.content_type
                 else:
                     data, kind = json.dumps(payload).encode(), "application/json"
                 self.send_response(code)
