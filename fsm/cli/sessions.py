@@ -17,7 +17,7 @@ from fsm.cli.flags import add_db_flags
 from fsm.cli.resolve import journal_path
 from fsm.core.lines import clip
 from fsm.core.records import Transition, converter
-from fsm.errors import ConfigError
+from fsm.errors import ConfigError, JournalError
 from fsm.session.journal import Journal, SessionInfo
 
 __all__ = ["command", "configure", "export_jsonl", "render_list", "render_show"]
@@ -81,6 +81,7 @@ def render_list(sessions: list[SessionInfo], path: Path) -> str:
         lines.append(
             f"{s.id:<{w}}  {_when(s.created_at):<16}  {s.turns:>5}  {s.tokens:>7,}  {_outcome(s):<17}  {prompt}"
         )
+    lines += [f"damaged: {s.damage}" for s in sessions if s.damage]
     return "\n".join(lines) + "\n"
 
 
@@ -94,6 +95,8 @@ def render_show(journal: Journal, session_id: str, *, full: bool = False) -> str
     ]
     if info.forked_from:
         lines.append(f"Forked from {info.forked_from} at seq {info.forked_at}")
+    if info.damage:
+        lines.append(f"damaged: {info.damage}")
     lines.append("")
     calls: dict[str, str] = {}
     for record in journal.records(info.id):
@@ -157,6 +160,8 @@ def export_jsonl(journal: Journal, session_id: str, out: TextIO) -> None:
     """Write the session as JSON lines: a ``session`` header, then each ``transition`` in full (a fork's
     origin up to ``forked_at`` included, so the export stands alone)."""
     info = journal.find(session_id)
+    if info.damage:
+        raise JournalError(info.damage)
     header = {
         "type": "session",
         "id": info.id,

@@ -52,6 +52,7 @@ from typing import TYPE_CHECKING, Any
 
 from attrs import frozen
 
+from fsm.core.lines import clip
 from fsm.core.records import AgentState, Transition, converter
 from fsm.errors import ConfigError, JournalError, MisuseError, UnknownSessionError
 from fsm.model.reply import Usage
@@ -192,13 +193,27 @@ class SessionInfo:
     """The root agent's state after its last transition (None when it has none)."""
     outcome: str | None
     updated_at: float
+    damage: str | None = None
+    """Why the session's own row cannot be trusted (``session ID in PATH has an unreadable settings cell (…)``),
+    one line; its ``settings`` are then ``{}``. None for a sound row."""
 
     def agent_options(self) -> dict[str, Any]:
         """The recorded ``Agent()`` options (:data:`RECORDED_OPTIONS`, and ``permissions``: the mode and rules
-        the session started with) that are known."""
+        the session started with) that are known.
+
+        Raises:
+            JournalError: the session's row is damaged, or its recorded permissions do not read.
+        """
+        if self.damage is not None:
+            raise JournalError(self.damage)
         options: dict[str, Any] = {k: self.settings[k] for k in RECORDED_OPTIONS if k in self.settings}
         if isinstance(self.settings.get("permissions"), dict):
-            options["permissions"] = Policy.from_json(self.settings["permissions"], base=Path(self.workdir))
+            try:
+                options["permissions"] = Policy.from_json(self.settings["permissions"], base=Path(self.workdir))
+            except (ValueError, TypeError, KeyError, AttributeError) as exc:
+                raise JournalError(
+                    f"session {self.id} has unreadable recorded permissions ({type(exc).__name__}: {exc})"
+                ) from exc
         return options
 
 
@@ -627,7 +642,8 @@ class Journal:
 
     def sessions(self) -> list[SessionInfo]:
         """Every session, oldest first."""
-        return [_info(row) for row in self._query(_LIST + " GROUP BY s.id ORDER BY s.created_at, s.rowid")]
+        rows = self._query(_LIST + " GROUP BY s.id ORDER BY s.created_at, s.rowid")
+        return [_info(row, self.path) for row in rows]
 
     def latest(self) -> SessionInfo | None:
         """The session with the most recent activity, or None when there is none."""
@@ -644,7 +660,7 @@ class Journal:
         rows = self._query(_LIST + " WHERE s.id LIKE ? ESCAPE '\\' GROUP BY s.id ORDER BY s.id", (pattern,))
         exact = [row for row in rows if row[0] == session_id]
         if exact or len(rows) == 1:
-            return _info((exact or rows)[0])
+            return _info((exact or rows)[0], self.path)
         if not rows:
             raise UnknownSessionError(f"no session {session_id!r} in {self.path}")
         raise UnknownSessionError(
@@ -662,7 +678,13 @@ class Journal:
         while info.forked_from is not None:
             info = self.find(info.forked_from)
         (initial,) = self._query("SELECT initial FROM sessions WHERE id = ?", (info.id,))[0]
-        return converter.structure(json.loads(initial), AgentState)
+        try:
+            return converter.structure(json.loads(initial), AgentState)
+        except Exception as exc:  # any damage to the cell: not JSON, or not an AgentState
+            raise JournalError(
+                f"session {info.id} in {self.path} has an unreadable initial state ({type(exc).__name__}: "
+                f"{clip(str(exc), 120)})"
+            ) from exc
 
     def snapshot(self, session_id: str, *, at: int | None = None) -> Snapshot:
         """Every agent's data right after transition *at* of the session (its last when None; 0 = before any).
@@ -753,7 +775,20 @@ class Follower:
         return records
 
 
-def _info(row: tuple[Any, ...]) -> SessionInfo:
+def _settings(sid: str, path: Path, cell: object) -> tuple[dict[str, Any], str | None]:
+    """A session's recorded settings, and the damage when its cell is not a JSON object."""
+    try:
+        value = json.loads(cell or "{}")  # type: ignore[arg-type]
+    except (TypeError, ValueError) as exc:
+        problem = f"{type(exc).__name__}: {clip(str(exc), 120)}"
+    else:
+        if isinstance(value, dict):
+            return value, None
+        problem = f"a JSON {type(value).__name__}, not an object"
+    return {}, f"session {sid} in {path} has an unreadable settings cell ({problem})"
+
+
+def _info(row: tuple[Any, ...], path: Path) -> SessionInfo:
     (
         sid,
         created,
@@ -773,6 +808,7 @@ def _info(row: tuple[Any, ...]) -> SessionInfo:
         updated,
     ) = row
     state, outcome = last.split(" ") if last else (None, "")
+    recorded, damage = _settings(sid, path, settings)
     return SessionInfo(
         sid,
         created,
@@ -781,7 +817,7 @@ def _info(row: tuple[Any, ...]) -> SessionInfo:
         prompt,
         forked_from,
         forked_at,
-        json.loads(settings or "{}"),
+        recorded,
         count,
         last_seq,
         turns,
@@ -791,6 +827,7 @@ def _info(row: tuple[Any, ...]) -> SessionInfo:
         state,
         outcome if state == "idle" and outcome else None,
         updated,
+        damage,
     )
 
 
