@@ -118,6 +118,13 @@ def main(argv: list[str] | None = None) -> int:
         return status
 
 
+def _visible(exc: Exception) -> str:
+    """The error's message with its control characters escaped (it may quote a server, a file or a model)."""
+    from fsm.core.lines import visible  # here: the happy path of a quick command never loads the core
+
+    return visible(str(exc))
+
+
 def _flush_and_exit(status: int) -> NoReturn:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
@@ -132,16 +139,16 @@ def _main(args: argparse.Namespace) -> int:
         return status
     except UnknownSessionError as exc:
         hint = "" if "ambiguous" in str(exc) else "; see 'agentfsm sessions list'"
-        print(f"agentfsm: {exc}{hint}", file=sys.stderr, flush=True)
+        print(f"agentfsm: {_visible(exc)}{hint}", file=sys.stderr, flush=True)
         return 2
     except ConfigError as exc:
-        print(f"agentfsm: {exc}", file=sys.stderr, flush=True)
+        print(f"agentfsm: {_visible(exc)}", file=sys.stderr, flush=True)
         return 2
     except JournalError as exc:
-        print(f"agentfsm: {exc}{_journal_hint(exc)}", file=sys.stderr, flush=True)
+        print(f"agentfsm: {_visible(exc)}{_journal_hint(exc)}", file=sys.stderr, flush=True)
         return 1
     except AgentfsmError as exc:
-        print(f"agentfsm: {exc}", file=sys.stderr, flush=True)
+        print(f"agentfsm: {_visible(exc)}", file=sys.stderr, flush=True)
         return 1
     except KeyboardInterrupt as exc:  # SIGINT, SIGTERM or SIGHUP (fsm.cli.signals); a second one is ignored
         print(f"agentfsm: interrupted ({signal_name(exc)})", file=sys.stderr, flush=True)

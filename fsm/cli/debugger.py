@@ -38,7 +38,7 @@ from fsm.cli.breakpoints import Breakpoint, BreakpointError
 from fsm.cli.diagram import format_for
 from fsm.cli.signals import ends_the_session, rearm
 from fsm.core.agent import Agent
-from fsm.core.lines import describe
+from fsm.core.lines import describe, visible
 from fsm.core.records import Transition
 from fsm.errors import AgentfsmError, ConfigError
 from fsm.view import debugtext
@@ -107,7 +107,7 @@ class Debugger(cmd.Cmd):
     # -- output -------------------------------------------------------------------------------------------
 
     def _say(self, text: str) -> None:
-        self.stdout.write(text + "\n")
+        self.stdout.write(visible(text) + "\n")  # a tool's or model's control characters show, never act
         self.stdout.flush()
 
     @property

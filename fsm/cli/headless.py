@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from fsm.cli.result import JOURNAL_ERROR, Ending, RunResult, result_text, summarize
 from fsm.cli.signals import signal_name
+from fsm.core.lines import visible
 from fsm.core.records import Transition
 from fsm.errors import ConfigError, JournalError
 
@@ -125,7 +126,7 @@ def _progress_lines(agent: Agent) -> Callable[[Transition], None]:
 
     def progress(record: Transition) -> None:
         printer(record)
-        print(describe(record), file=sys.stderr, flush=True)
+        print(describe(record), file=sys.stderr, flush=True)  # describe shows control characters escaped
 
     return progress
 
@@ -178,10 +179,11 @@ def _write(result: RunResult, agent: Agent, output_format: str, writer: StreamWr
     if output_format != "text":
         writer.write(result.to_json())
     else:
+        shown = visible if sys.stdout.isatty() else str  # a terminal gets escapes; a pipe, the text as it is
         if result.resumed is not None and result.resumed["result"]:
-            print(result.resumed["result"], flush=True)
+            print(shown(result.resumed["result"]), flush=True)
         message = result.is_error and (result.result == agent.data.error or result.terminal_reason == JOURNAL_ERROR)
         if result.result and not message:
-            print(result.result, flush=True)
+            print(shown(result.result), flush=True)
     for problem in result.errors:
-        print(f"agentfsm: {problem}", file=sys.stderr, flush=True)
+        print(f"agentfsm: {visible(problem)}", file=sys.stderr, flush=True)

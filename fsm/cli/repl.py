@@ -23,6 +23,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
 from fsm.cli.signals import ends_the_session, rearm
+from fsm.core.lines import visible
 from fsm.core.scheduler import run_children
 from fsm.view.console import ConsolePrinter, use_color
 
@@ -207,7 +208,7 @@ def repl(agent: Agent, *, stdout: TextIO | None = None, stderr: TextIO | None = 
 def _print_reply(agent: Agent, out: TextIO) -> None:
     """What the run ended with, beyond its text (which the printer showed): an error, or why it stopped."""
     if agent.outcome in ("model_error", "context_window") and agent.data.error:
-        print(f"[error] {agent.data.error}", file=out)
+        print(f"[error] {visible(agent.data.error)}", file=out)
     if agent.outcome in _OUTCOME_LINES:
         print(_OUTCOME_LINES[agent.outcome], file=out)
     print(file=out, flush=True)

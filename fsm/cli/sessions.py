@@ -1,6 +1,8 @@
 """``agentfsm sessions list | show ID | export ID [--format jsonl]``: read the journalled sessions of a workspace.
 
-This subcommand only reads the journal; the session a run writes to (``--resume``, ``--continue``, a fork) is
+``list`` and ``show`` are text for a terminal, so what a tool or a model wrote shows its control characters
+escaped (:func:`~fsm.core.lines.visible`); ``export`` is JSON, which escapes them itself. This subcommand only
+reads the journal; the session a run writes to (``--resume``, ``--continue``, a fork) is
 :mod:`fsm.cli.run_session`'s.
 """
 
@@ -15,7 +17,7 @@ from typing import Any, TextIO
 
 from fsm.cli.flags import add_db_flags
 from fsm.cli.resolve import journal_path
-from fsm.core.lines import clip
+from fsm.core.lines import clip, visible
 from fsm.core.records import Transition, converter
 from fsm.errors import ConfigError, JournalError
 from fsm.session.journal import Journal, SessionInfo
@@ -82,7 +84,7 @@ def render_list(sessions: list[SessionInfo], path: Path) -> str:
             f"{s.id:<{w}}  {_when(s.created_at):<16}  {s.turns:>5}  {s.tokens:>7,}  {_outcome(s):<17}  {prompt}"
         )
     lines += [f"damaged: {s.damage}" for s in sessions if s.damage]
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines)) + "\n"
 
 
 def render_show(journal: Journal, session_id: str, *, full: bool = False) -> str:
@@ -107,7 +109,7 @@ def render_show(journal: Journal, session_id: str, *, full: bool = False) -> str
         for entry in entries:
             lines.extend(_indent(prefix, _clip(entry, full)))
             prefix = " " * len(prefix)
-    return "\n".join(lines) + "\n"
+    return visible("\n".join(lines)) + "\n"
 
 
 def _clip(text: str, full: bool) -> str:

@@ -7,28 +7,59 @@ debugger, and a replay's divergence report (which adds the full tool result wher
     #3 depth 0 a1: executing_tools --tool_ran--> executing_tools (turn 1)  glob {"pattern": "*.py"}  -> 'a.py'
 
 It lives in core, beside the records, so both ``fsm.session`` and ``fsm.view`` can use it.
+
+:func:`visible` is the one escaping of text a terminal shows: a tool's output, a model's text, a hook's note may
+hold control characters (``\\x1b]0;title\\x07``, ``\\x1b[2J``, ``\\r``) that would retitle, clear or overwrite the
+screen, so every terminal surface (the console lines and streamed text, ``sessions show`` and ``list``, the
+debugger, ``-v``, the approval question) shows them as visible escapes. :func:`clip` and :func:`short` apply it.
 """
 
 from __future__ import annotations
 
 import json
+import re
 
 from fsm.core.records import Transition
 
-__all__ = ["clip", "describe", "short"]
+__all__ = ["clip", "describe", "short", "visible"]
+
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
+"""C0 controls but tab and newline, DEL, C1 controls, and lone surrogates (which no terminal encoding takes)."""
+
+
+def _escape(found: re.Match[str]) -> str:
+    code = ord(found.group())
+    if code == 0x0D:
+        return "\\r"
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """*text* safe to write to a terminal: each control character but ``\\n`` and ``\\t`` (C0, DEL, C1) and each
+    lone surrogate written as a visible escape (``\\x1b``, ``\\r``, ``\\x9b``, ``\\ud800``).
+
+    >>> visible("\\x1b]0;pwned\\x07\\x1b[2J ok\\r\\n")
+    '\\\\x1b]0;pwned\\\\x07\\\\x1b[2J ok\\\\r\\n'
+    """
+    return _CONTROL.sub(_escape, text)
 
 
 def clip(text: str | None, width: int) -> str:
-    """*text* on one line (each run of whitespace one space), cut to *width* characters ending in ``…``."""
-    line = " ".join((text or "").split())
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """*text* on one line (each run of whitespace one space), cut to *width* characters ending in ``…``, its
+    control characters :func:`visible`."""
+    return _cut(visible(" ".join((text or "").split())), width)
 
 
 def short(value: object, width: int = 70) -> str:
-    """A string as the repr of its :func:`clip`, anything else as its clipped JSON."""
+    """A string as the repr of its one-line cut (repr shows control characters escaped), anything else as its
+    clipped JSON."""
     if isinstance(value, str):
-        return repr(clip(value, width))
+        return repr(_cut(" ".join(value.split()), width))
     return clip(json.dumps(value, ensure_ascii=False, default=str), width)
+
+
+def _cut(line: str, width: int) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
 
 
 def describe(record: Transition) -> str:
@@ -53,7 +84,7 @@ def describe(record: Transition) -> str:
     if record.tool_result is not None:
         error = " (error)" if record.tool_result.is_error else ""
         parts.append(f"-> {short(record.tool_result.text, 50)}{error}")
-    parts += [f"[{note}]" for note in record.notes]
+    parts += [f"[{clip(note, 200)}]" for note in record.notes]
     if record.error and record.trigger != "interrupted":
         parts.append(f"error {short(record.error)}")
     if record.outcome:

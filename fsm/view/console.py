@@ -20,7 +20,8 @@ their lines interleaved), each line names its subagent by number, the last part 
 With ``text=True`` the root agent's text is printed too: as it streams (``stream`` progress), else whole when
 its reply's record comes. A ``status`` (the REPL's spinner) is hidden before anything is written and shown,
 with a label, while the model is called or a tool runs. The machine never prints; this listener (subscribed
-by the CLI, the REPL and the demo) does.
+by the CLI, the REPL and the demo) does. Every text from a tool, a model or a hook is written
+:func:`~fsm.core.lines.visible`: its control characters (``\\x1b[2J`` …) show as escapes, they do not act.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ import os
 import sys
 from typing import Any, Protocol, TextIO
 
-from fsm.core.lines import clip
+from fsm.core.lines import clip, visible
 from fsm.core.progress import Progress
 from fsm.core.records import Transition
 
@@ -149,7 +150,7 @@ class ConsolePrinter:
         elif progress.kind == "stream" and progress.depth == 0 and self.text and progress.event is not None:
             delta = progress.event.get("delta") if progress.event.get("type") == "content_block_delta" else None
             if isinstance(delta, dict) and delta.get("type") == "text_delta" and delta.get("text"):
-                self._write(str(delta["text"]))
+                self._write(visible(str(delta["text"])))
                 self._streamed, self._open = True, not str(delta["text"]).endswith("\n")
 
     def __call__(self, record: Transition) -> None:
@@ -159,7 +160,7 @@ class ConsolePrinter:
             self._reply_text(record.reply.text)
         indent = self._indent(record.depth, record.agent)
         for note in record.notes:
-            self._line(indent + self._dim(f"[HOOK] {note}"))
+            self._line(indent + self._dim(f"[HOOK] {visible(note)}"))
         call, result = record.tool_call, record.tool_result
         if record.trigger == "subagent_spawned" and call is not None:
             kind = call.get("input", {}).get("subagent_type") if isinstance(call.get("input"), dict) else None
@@ -175,5 +176,5 @@ class ConsolePrinter:
             if self._open:
                 self._write("\n")
         elif text:
-            self._line(text)
+            self._line(visible(text))
         self._streamed = self._open = False
