@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fsm.core.lines import clip, describe, short
+from fsm.core.lines import clip, describe, short, visible
 from fsm.core.records import Transition
 from fsm.testing import tool_use
 from tests.fsm.session.journal_support import delegating_run
@@ -84,3 +84,24 @@ class TestDescribe:
         )
         assert lines[-1].startswith(f"#13 depth 0 {root}: stopping --stopped--> idle (turn 2)")
         assert lines[-1].endswith("outcome end_turn")
+
+
+class TestVisible:
+    def test_controls_are_escaped_newline_and_tab_kept(self) -> None:
+        """C0 controls (but newline and tab), DEL and C1 controls become visible escapes; ``\\r`` reads ``\\r``."""
+        assert visible("\x1b]0;t\x07\x1b[2J\r\n\ta\x7f\x9b\x00") == "\\x1b]0;t\\x07\\x1b[2J\\r\n\ta\\x7f\\x9b\\x00"
+
+    def test_lone_surrogates_are_escaped(self) -> None:
+        """A lone surrogate, which no terminal encoding takes, is written as ``\\udXXX``."""
+        assert visible("a\ud800b\udcff") == "a\\ud800b\\udcff"
+
+    def test_printable_text_is_unchanged(self) -> None:
+        """Ordinary text, accents, emoji, CJK and a no-break space included, is unchanged."""
+        text = "naïve café 😀 你好 \u00a0"
+        assert visible(text) == text
+
+    def test_clip_and_short_escape(self) -> None:
+        """clip shows escapes; short's JSON of a value shows a C1 character escaped too."""
+        assert clip("a\x1b[2Jb", 20) == "a\\x1b[2Jb"
+        assert short({"k": "\x9b2J"}) == '{"k": "\\x9b2J"}'
+        assert short("a\x1b") == "'a\\x1b'"
