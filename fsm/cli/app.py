@@ -47,13 +47,14 @@ def _repl(args: argparse.Namespace) -> int:
     from fsm.cli.options import RunOptions
     from fsm.cli.repl import repl
     from fsm.cli.run_session import session_for
+    from fsm.core.lines import visible
 
     if args.output_format is not None:
         raise ConfigError("--output-format needs a headless run: agentfsm -p PROMPT --output-format ...")
     options = RunOptions.from_args(args)
     with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, _):
         if agent.busy:
-            print(agent.run(), flush=True)
+            print(visible(agent.run()), flush=True)  # the REPL is a terminal: the model's text shows its escapes
         return repl(agent)
 
 
