@@ -28,6 +28,11 @@ Schema (version :data:`SCHEMA_VERSION`, in ``PRAGMA user_version``; applied migr
 and closed (``ended_at``) when every process of it is gone: a row left open names an orphan that a resume
 kills first (:func:`fsm.session.restore.resume`).
 
+A cell that does not read is damage, reported in one line naming the session and the cell, never a traceback: a
+transition that does not decode, or an initial state that does not, is a :class:`~fsm.errors.JournalError` when
+read; a ``settings`` cell that is not a JSON object leaves the session listed, its ``SessionInfo.damage`` saying
+why, and resuming or replaying it a ``JournalError``.
+
 ``initial`` is the root's AgentState (JSON) when the session began; a fork has none and starts from its
 origin's state at ``forked_at``. ``record`` and ``appended`` are the encoded Transition and messages.
 """
