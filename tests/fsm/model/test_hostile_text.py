@@ -95,7 +95,9 @@ class TestOverTheWire:
     def test_a_stream_is_repaired_before_any_listener_sees_it(self) -> None:
         """Streamed events spelling lone surrogates reach on_event, and the reply, repaired."""
         message = {"id": "m1", "model": "m", "stop_reason": "end_turn", "content": [text(f"x{BAD}y")]}
-        events = stream_events({**message, "type": "message", "role": "assistant", "usage": {"input_tokens": 1, "output_tokens": 1}})
+        events = stream_events(
+            {**message, "type": "message", "role": "assistant", "usage": {"input_tokens": 1, "output_tokens": 1}}
+        )
         body = b"".join(sse(e) for e in events).decode()
         seen: list[dict[str, Any]] = []
         with FakeAnthropic([Raw(body, content_type="text/event-stream")]) as fake:
