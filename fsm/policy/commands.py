@@ -14,6 +14,8 @@ a :attr:`ParsedCommand.problem`. Nothing here decides a permission: that is ``fs
 from __future__ import annotations
 
 import codecs
+import glob
+import os
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -58,6 +60,32 @@ _STRUCTURE = frozenset(
 )
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _MAX_DEPTH = 8
+_TRANSPARENT = frozenset({"time", "timeout", "nice", "nohup", "stdbuf"})
+"""Wrappers a rule sees through, as Claude Code does: they change when or how long a command runs, not what."""
+_READS_CODE = frozenset(
+    {
+        *_SHELLS,
+        *_INLINE_CODE,
+        "deno",
+        "bun",
+        "Rscript",
+        "R",
+        "julia",
+        "tclsh",
+        "irb",
+        "sqlite3",
+        "psql",
+        "mysql",
+        "gdb",
+        "ed",
+        "ex",
+        "vi",
+        "vim",
+        "nvim",
+    }
+)
+"""Programs that run what a here-document or here-string feeds them."""
+_HEREDOC_OPS = ("<<", "<<-", "<<<")
 
 
 @frozen
@@ -67,7 +95,14 @@ class Redirect:
     op: str
     """The operator as written: ``>``, ``>>``, ``<``, ``&>``, ``>|``, ``>&``, ``<<``, ``<<<`` …"""
     target: str | None
-    """The file, after quote removal; None for a file descriptor (``2>&1``) or a target not known statically."""
+    """The file, after quote removal; None for a file descriptor (``2>&1``) or a target not known statically
+    (a here-document's is ``""``)."""
+
+    @property
+    def shown(self) -> bool:
+        """Whether it is part of the command a rule matches: every redirection but a descriptor copy (``2>&1``)
+        and ``/dev/null``, ``/dev/stdout``, ``/dev/stderr`` (harmless, and left out as Claude Code does)."""
+        return self.target is not None and self.target not in _QUIET
 
     @property
     def writes(self) -> bool:
@@ -88,6 +123,9 @@ class SimpleCommand:
     """The words after quote removal, wrappers removed; a system path (``/bin/rm``) is its name (``rm``)."""
     source: str
     """The command as written."""
+    written: tuple[str, ...] = ()
+    """The words after quote removal and nothing else: wrappers kept, the program word as written
+    (``./scripts/git``, ``/usr/bin/git``). What allow rules match (see :attr:`rule_text`)."""
     redirects: tuple[Redirect, ...] = ()
     assignments: tuple[str, ...] = ()
     """``NAME=VALUE`` words before the command."""
@@ -98,6 +136,9 @@ class SimpleCommand:
     cwd: str | None = field(default=".")
     """The directory it runs in, relative to the start (``.``) or absolute (``~`` for home), after the static
     ``cd`` commands before it; None when a ``cd`` went somewhere not known statically."""
+    globs: tuple[tuple[str, str], ...] = ()
+    """``(word, pattern)`` for each word the shell expands as a glob (an unquoted ``*``, ``?`` or ``[``); the
+    pattern has the word's quoted parts escaped."""
 
     @property
     def name(self) -> str:
@@ -106,10 +147,28 @@ class SimpleCommand:
 
     @property
     def text(self) -> str:
-        """What permission rules match: the words joined by single spaces, then the redirections that write
-        or read a file (``2>&1`` and ``/dev/null`` left out)."""
-        shown = [f"{r.op} {r.target}" for r in self.redirects if r.target and r.target != "/dev/null"]
-        return " ".join((*self.argv, *shown))
+        """The command as the built-in rules see it: :attr:`argv` joined by single spaces, then its redirections
+        (but ``2>&1`` and ``/dev/null``). Deny and ask rules match this as well as :attr:`rule_text`."""
+        return " ".join((*self.argv, *self._shown()))
+
+    @property
+    def rule_text(self) -> str:
+        """The command as allow rules match it, Claude Code's way: the words as written (the program word
+        itself, never its base name), only the wrappers ``time``, ``timeout``, ``nice``, ``nohup`` and
+        ``stdbuf`` removed, then every redirection but ``2>&1`` and ``/dev/null``."""
+        return " ".join((*self.rule_words, *self._shown()))
+
+    @property
+    def rule_words(self) -> tuple[str, ...]:
+        """:attr:`written` without the leading wrappers a rule sees through (see :attr:`rule_text`)."""
+        return _strip_transparent(self.written or self.argv)
+
+    def pattern(self, word: str) -> str | None:
+        """The glob pattern *word* is expanded as, or None when it is not a glob."""
+        return next((p for w, p in self.globs if w == word), None)
+
+    def _shown(self) -> list[str]:
+        return [f"{r.op} {r.target}".rstrip() for r in self.redirects if r.shown]
 
 
 @frozen
@@ -126,9 +185,17 @@ def _parser() -> Parser:
     return Parser(Language(tree_sitter_bash.language()))
 
 
-def parse_command(command: str) -> ParsedCommand:
-    """Parse *command* (a bash command line) into its simple commands."""
-    walker = _Walker()
+def parse_command(command: str, *, home: str | None = None) -> ParsedCommand:
+    """Parse *command* (a bash command line) into its simple commands.
+
+    Args:
+        home: what ``$HOME`` and ``${HOME}`` expand to (the user's home when not given); a line that assigns
+            ``HOME`` itself is not analysed.
+    """
+    home = home if home is not None else os.path.expanduser("~")
+    if _REASSIGNS_HOME.search(command) and ("~" in command or "HOME}" in command or "$HOME" in command):
+        return ParsedCommand((), "it changes HOME and names paths under it, which cannot be checked before it runs")
+    walker = _Walker(home)
     try:
         walker.line(command, depth=0)
     except _Unparsed as exc:
@@ -146,14 +213,23 @@ class _Word:
     static: bool = True
     substituted: str | None = None
     """What in the word runs code when it is expanded (a command substitution …), or None."""
+    unknown: str | None = None
+    """Why the word's value is not known before it runs (``$X`` is expanded …), or None for a literal."""
+    glob: str | None = None
+    """The word as a glob pattern (quoted parts escaped) when an unquoted ``*``, ``?`` or ``[`` makes it one."""
+
+
+_REASSIGNS_HOME = re.compile(r"(?<![\w${])HOME\b(?!})")
+_QUIET = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
 
 class _Walker:
     """Collects simple commands from a syntax tree, tracking the directory static ``cd`` commands leave."""
 
-    def __init__(self) -> None:
+    def __init__(self, home: str) -> None:
         self.commands: list[SimpleCommand] = []
         self.cwd: str | None = "."
+        self.home = home
 
     def line(self, text: str, *, depth: int) -> None:
         if depth > _MAX_DEPTH:
@@ -173,6 +249,10 @@ class _Walker:
                     *redirects,
                     *(self.redirect(c, depth) for c in node.children if c.type.endswith("redirect")),
                 )
+                if all(c.type.endswith("redirect") or c.type == "comment" for c in node.named_children):
+                    # only redirections (`> f`): nothing runs, but every file is opened
+                    self.commands.append(SimpleCommand((), _text(node), redirects=redirects, cwd=self.cwd))
+                    return
             for child in node.named_children:
                 if child.type.endswith("redirect"):
                     continue
@@ -198,26 +278,36 @@ class _Walker:
         assignments: list[str] = []
         own = list(redirects)
         dynamic: str | None = None
+        targets = [node] if node.type == "variable_assignment" else []
         for child in node.named_children:
             if child.type == "variable_assignment":
-                assignments.append(_text(child))
-                value = child.child_by_field_name("value")
-                if value is not None:
-                    dynamic = dynamic or self.word(value, depth).substituted
+                targets.append(child)
             elif child.type.endswith("redirect"):
                 own.append(self.redirect(child, depth))
             elif child.type == "command_name":
                 words.append(self.word(child.named_children[0] if child.named_children else child, depth))
             elif node.type == "test_command":
                 words.append(_Word(_text(child), static=not _has(child, _EXPANSIONS)))
-            else:
-                word = self.word(child, depth)
-                words.append(word)
+            elif node.type != "variable_assignment":
+                words.append(self.word(child, depth))
+        for target in targets:
+            assignments.append(_text(target))
+            if _has(target.child_by_field_name("name") or target, frozenset({"subscript"})):
+                dynamic = dynamic or "an array subscript is evaluated when it runs"
+            value = target.child_by_field_name("value")
+            if value is not None:
+                word = self.word(value, depth)
+                dynamic = dynamic or word.substituted or word.unknown
         if node.type == "test_command":
             words = [_Word("[["), *words]
         elif node.type in ("declaration_command", "unset_command"):
             words = [_Word(node.children[0].type), *words]
         dynamic = dynamic or next((w.substituted for w in words if w.substituted), None)
+        if words and not words[0].static:
+            dynamic = dynamic or "the command name is not known before it runs"
+        dynamic = dynamic or next((w.unknown for w in words if w.unknown), None)
+        if any(r.target is None and r.op in _HEREDOC_OPS for r in own):
+            dynamic = dynamic or "a here-document or here-string that expands when it runs"
         if any(r.target is None and r.op not in (">&", "<&") for r in own):
             dynamic = dynamic or "a redirection to a file not known before it runs"
         if node.type == "test_command" and not all(w.static for w in words):
@@ -227,10 +317,14 @@ class _Walker:
         argv = tuple(w.text for w in words)
         parent = node.parent
         source = _text(parent if parent is not None and parent.type == "redirected_statement" else node)
-        command = SimpleCommand(argv, source, tuple(own), tuple(assignments), cwd=self.cwd)
+        globs = tuple((w.text, w.glob) for w in words if w.glob is not None)
+        command = SimpleCommand(argv, source, argv, tuple(own), tuple(assignments), cwd=self.cwd, globs=globs)
         command = self.see_through(command, depth)
         if dynamic and not command.dynamic:
             command = evolve(command, dynamic=dynamic)
+        language = re.sub(r"[\d.]+$", "", command.name)
+        if language in _READS_CODE and any(r.op in _HEREDOC_OPS for r in own) and not command.dynamic:
+            command = evolve(command, dynamic=f"a here-document or here-string feeds code to {command.name}")
         self.commands.append(command)
         self.follow_cd(command)
 
@@ -246,7 +340,8 @@ class _Walker:
             if script is not None:
                 self.line(script, depth=depth + 1)
                 return evolve(command, dynamic=f"{name} -c runs a string as a command")
-            if len(argv) == 1 or argv[1] in ("-", "-s", "-i"):
+            operands = _after_options(argv[1:], frozenset({"-o", "+o", "-O", "+O"}))
+            if not operands or operands[0] == "-" or "-s" in argv or "-i" in argv:
                 return evolve(command, dynamic=f"{name} runs commands read from its input")
         if name == "eval":
             self.line(" ".join(argv[1:]), depth=depth + 1)
@@ -278,7 +373,10 @@ class _Walker:
         return command
 
     def follow_cd(self, command: SimpleCommand) -> None:
-        if command.name not in ("cd", "pushd") or command.dynamic:
+        if command.name not in ("cd", "pushd", "popd"):
+            return
+        if command.dynamic or command.name == "popd":
+            self.cwd = None
             return
         args = [a for a in command.argv[1:] if not a.startswith("-") or a == "-"]
         target = args[0] if args else "~"
@@ -293,7 +391,7 @@ class _Walker:
         op = next((c.type for c in node.children if not c.is_named), "")
         if node.type == "heredoc_redirect":
             bodies = [self.word(c, depth) for c in node.named_children if c.type == "heredoc_body"]
-            return Redirect(op or "<<", None if any(b.substituted for b in bodies) else "")
+            return Redirect(op or "<<", None if any(b.substituted or b.unknown for b in bodies) else "")
         destination = node.child_by_field_name("destination")
         if destination is None:
             named = [c for c in node.named_children if c.type != "file_descriptor"]
@@ -303,22 +401,28 @@ class _Walker:
         word = self.word(destination, depth)
         if op in (">&", "<&") and (destination.type == "number" or word.text == "-"):
             return Redirect(op, None)
-        return Redirect(op, word.text if word.static and not word.substituted else None)
+        known = word.static and not word.substituted and not word.unknown and word.glob is None
+        return Redirect(op, word.text if known else None)
 
     def word(self, node: Node, depth: int) -> _Word:
         """A word's text after quote removal; parses the commands of any substitution inside it."""
         substituted: str | None = None
         for sub in _descendants(node, _SUBSTITUTIONS):
             substituted = sub.type.replace("_", " ")
-            inner = _Walker()
+            inner = _Walker(self.home)
             inner.cwd = self.cwd
             for child in sub.named_children:
                 inner.statement(child, (), depth + 1)
             self.commands.extend(inner.commands)
         if _has(node, frozenset({"arithmetic_expansion"})):
             return _Word(_text(node), static=False, substituted="arithmetic expansion")
-        text, static = _unquote(node)
-        return _Word(text, static and substituted is None, substituted)
+        expanded = _Expanded(self.home)
+        expanded.add(node, quoted=False)
+        unknown = expanded.unknown
+        if unknown is None and _BRACES.search(expanded.bare):
+            unknown = f"brace expansion in {_clip(_text(node))!r} happens when it runs"
+        glob_pattern = "".join(expanded.pattern) if expanded.globbed else None
+        return _Word(expanded.text, unknown is None and substituted is None, substituted, unknown, glob_pattern)
 
 
 _EXPANSIONS = frozenset(
@@ -326,32 +430,82 @@ _EXPANSIONS = frozenset(
 )
 
 
-def _unquote(node: Node) -> tuple[str, bool]:
-    """The text of a word node after quote removal, and whether it holds no expansion."""
-    kind = node.type
-    text = _text(node)
-    if kind == "raw_string":
-        return text[1:-1], True
-    if kind == "ansi_c_string":
-        try:
-            return codecs.decode(text[2:-1], "unicode_escape"), True
-        except UnicodeDecodeError:
-            return text, False
-    if kind in ("string", "translated_string"):
-        parts = [_unquote(c) for c in node.named_children]
-        inner = "".join(
-            p[0] if c.type != "string_content" else re.sub(r'\\([$`"\\\n])', r"\1", p[0])
-            for p, c in zip(parts, node.named_children, strict=True)
-        )
-        return inner, all(p[1] for p in parts)
-    if kind == "concatenation":
-        parts = [_unquote(c) for c in node.children]
-        return "".join(p[0] for p in parts), all(p[1] for p in parts)
-    if kind in _EXPANSIONS:
-        return text, False
-    if kind == "word":
-        return re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.DOTALL), True
-    return text, not _has(node, _EXPANSIONS)
+_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
+_GLOB_CHARS = re.compile(r"[*?\[]")
+
+
+class _Expanded:
+    """A word's text after expansion and quote removal, as far as it is known before it runs: ``$HOME`` and
+    ``${HOME}`` become the home directory; any other expansion leaves :attr:`unknown` set."""
+
+    def __init__(self, home: str) -> None:
+        self.home = home
+        self.parts: list[str] = []
+        self.pattern: list[str] = []
+        """The word as a glob pattern: quoted parts escaped."""
+        self.bare = ""
+        """The unquoted literal parts, for spotting brace expansion."""
+        self.globbed = False
+        self.unknown: str | None = None
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    def literal(self, text: str, *, quoted: bool) -> None:
+        self.parts.append(text)
+        self.pattern.append(glob.escape(text) if quoted else text)
+
+    def add(self, node: Node, *, quoted: bool) -> None:
+        kind = node.type
+        text = _text(node)
+        if kind == "raw_string":
+            self.literal(text[1:-1], quoted=True)
+        elif kind == "ansi_c_string":
+            try:
+                self.literal(codecs.decode(text[2:-1], "unicode_escape"), quoted=True)
+            except UnicodeDecodeError:
+                self.literal(text, quoted=True)
+                self.unknown = self.unknown or f"{_clip(text)!r} is not a string we can read"
+        elif kind in ("string", "translated_string", "heredoc_body"):
+            for child in node.named_children:
+                if child.type == "string_content":
+                    self.literal(re.sub(r'\\([$`"\\\n])', r"\1", _text(child)), quoted=True)
+                else:
+                    self.add(child, quoted=True)
+            if not node.named_children and kind == "heredoc_body":
+                self.literal(text, quoted=True)
+        elif kind == "concatenation":
+            for child in node.children:
+                self.add(child, quoted=quoted)
+        elif kind in ("simple_expansion", "expansion"):
+            if text in ("$HOME", "${HOME}"):
+                self.literal(self.home, quoted=True)
+            else:
+                self.literal(text, quoted=True)
+                self.unknown = self.unknown or f"{_clip(text)} is expanded when it runs"
+        elif kind in _EXPANSIONS:
+            self.literal(text, quoted=True)
+            self.unknown = self.unknown or f"{_clip(text)} is expanded when it runs"
+        elif kind == "brace_expression":
+            self.literal(text, quoted=True)
+            self.unknown = self.unknown or f"brace expansion in {_clip(text)!r} happens when it runs"
+        elif kind == "word" and not quoted:
+            unescaped = re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.DOTALL)
+            self.parts.append(unescaped)
+            # a backslash-escaped character is literal; the rest may glob
+            pieces = re.split(r"(\\.)", text.replace("\\\n", ""), flags=re.DOTALL)
+            for piece in pieces:
+                if piece.startswith("\\") and len(piece) == 2:
+                    self.pattern.append(glob.escape(piece[1]))
+                else:
+                    self.pattern.append(piece)
+                    self.bare += piece
+                    self.globbed = self.globbed or _GLOB_CHARS.search(piece) is not None
+        else:
+            self.literal(text, quoted=True)
+            if _has(node, _EXPANSIONS):
+                self.unknown = self.unknown or f"{_clip(text)} is expanded when it runs"
 
 
 _UNWRAP_VALUED = {
@@ -388,11 +542,23 @@ _XARGS_VALUED = frozenset(
 )
 
 
-def _unwrap(argv: tuple[str, ...]) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """*argv* with leading wrappers (and their options) removed, and the wrappers removed."""
+def _strip_transparent(words: tuple[str, ...]) -> tuple[str, ...]:
+    """*words* without the leading wrappers a rule sees through, spelled exactly so (not ``/usr/bin/nice``)."""
+    return _unwrap(words, only=_TRANSPARENT)[0]
+
+
+def _unwrap(argv: tuple[str, ...], *, only: frozenset[str] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """*argv* with leading wrappers (and their options) removed, and the wrappers removed.
+
+    Args:
+        only: remove only these wrappers, and only as written (no system directory in front).
+    """
     wrappers: list[str] = []
     while argv:
-        name = argv[0].rsplit("/", 1)[-1] if argv[0].startswith(_SYSTEM_DIRS) else argv[0]
+        if only is not None:
+            name = argv[0] if argv[0] in only else ""
+        else:
+            name = argv[0].rsplit("/", 1)[-1] if argv[0].startswith(_SYSTEM_DIRS) else argv[0]
         if name not in _UNWRAP_VALUED:
             break
         if name == "command" and any(a in ("-v", "-V") for a in argv[1:2]):

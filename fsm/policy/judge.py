@@ -26,6 +26,7 @@ from fsm.policy.commands import SimpleCommand, parse_command
 from fsm.policy.modes import MODES
 from fsm.policy.rules import Rule, claude_name, parse_rule
 from fsm.policy.settings import Settings
+from fsm.policy.shell_paths import reach
 from fsm.policy.shell_rules import destructive, path_args, read_only, refused
 from tools import REGISTRY, Workspace
 
@@ -228,8 +229,8 @@ class Policy:
     # -- bash -----------------------------------------------------------------------------------------------
 
     def _bash(self, command: str, workspace: Workspace) -> Verdict:
-        parsed = parse_command(command)
         home = os.path.realpath(os.path.expanduser("~"))
+        parsed = parse_command(command, home=home)
 
         @cache
         def locate(path: str, cwd: str | None) -> str | None:
@@ -249,14 +250,16 @@ class Policy:
         sandbox = workspace.sandbox
         if sandbox is not None and sandbox.auto_allow and self.mode != "plan":
             # autoAllowBashIfSandboxed: the OS boundary replaces the question; deny and ask rules still hold.
-            rule = next((r for r in self.ask if r.covers("bash") for s in parsed.commands if _matches(r, s)), None)
+            rule = next(
+                (r for r in self.ask if r.covers("bash") for s in parsed.commands if _matches(r, s, allow=False)), None
+            )
             if rule is not None:
                 return Verdict("ask", f"`{_clip(command)}` matches ask rule {_named(rule)}", _named(rule), forced=True)
             return Verdict("allow", rule="sandbox (autoAllowBashIfSandboxed)")
         if parsed.problem:
             return self._unknown(parsed.problem)
         for simple in parsed.commands:
-            rule = next((r for r in self.ask if r.covers("bash") and _matches(r, simple)), None)
+            rule = next((r for r in self.ask if r.covers("bash") and _matches(r, simple, allow=False)), None)
             if rule is not None:
                 return Verdict(
                     "ask", f"`{_clip(simple.source)}` matches ask rule {_named(rule)}", _named(rule), forced=True
@@ -289,21 +292,26 @@ class Policy:
         if builtin is not None:
             named = _named(builtin)
             return Verdict("deny", f"`{_clip(simple.source)}` is refused by {named}", named)
-        user = next((r for r in self.deny if r.covers("bash") and _matches(r, simple)), None)
+        user = next((r for r in self.deny if r.covers("bash") and _matches(r, simple, allow=False)), None)
         if user is not None:
             return Verdict("deny", f"`{_clip(simple.source)}` is denied by rule {_named(user)}", _named(user))
         if simple.argv and read_only(simple):
             for path in path_args(simple):
-                target = locate(path, simple.cwd)
-                reading = next(
-                    (r for r in self.deny if r.tool == "read_file" and target and r.matches_path(target)), None
-                )
-                if reading is not None:
-                    return Verdict(
-                        "deny",
-                        f"`{_clip(simple.source)}` reads {path}, denied by rule {_named(reading)}",
-                        _named(reading),
+                pattern = simple.pattern(path)
+                targets = [locate(path, simple.cwd)]
+                if pattern is not None:
+                    targets += reach(pattern, locate(".", simple.cwd)).matches
+                for target in targets:
+                    reading = next(
+                        (r for r in self.deny if r.tool == "read_file" and target and r.matches_path(target)), None
                     )
+                    if reading is not None:
+                        via = f" (as {target})" if pattern is not None else ""
+                        return Verdict(
+                            "deny",
+                            f"`{_clip(simple.source)}` reads {path}{via}, denied by rule {_named(reading)}",
+                            _named(reading),
+                        )
         return None
 
     def _unknown(self, problem: str) -> Verdict:
@@ -319,45 +327,85 @@ class Policy:
         if simple.dynamic:
             return f"{shown} cannot be checked before it runs ({simple.dynamic})", None
         finding = destructive(simple, locate, inside)
-        rules = [r for r in self._allow_rules() if r.covers("bash") and _matches(r, simple)]
+        if finding is not None and finding.outside:
+            return f"{shown} is destructive ({finding.reason}); no Bash rule allows writing outside it", None
+        rules = [r for r in self._allow_rules() if r.covers("bash") and _matches(r, simple, allow=True)]
         if finding is not None:
             if any(
                 r.is_exact or (finding.key and r.specifier and r.literal.strip().startswith(finding.key)) for r in rules
             ):
                 return None
-            return f"{shown} is destructive ({finding.reason})", f"Bash({simple.text})"
+            return f"{shown} is destructive ({finding.reason})", _exact_rule(simple)
+        escaping = next((w for w, p in simple.globs if not _glob_inside(p, simple, locate, inside)), None)
+        if escaping is not None:
+            return f"{shown} has a glob ({escaping}) that reaches outside the workspace", None
         if rules:
             return None
         if _harmless(simple, locate, inside):
             return None
         if read_only(simple):
             return f"{shown} reads outside the workspace", _prefix_rule(simple)
+        if not simple.argv:
+            return f"{shown} opens {', '.join(r.target or '?' for r in simple.redirects)}", _exact_rule(simple)
         return f"{shown} is not a built-in read-only command", _prefix_rule(simple)
 
 
 def _harmless(simple: SimpleCommand, locate: Any, inside: Any) -> bool:
-    """A built-in read-only command whose files and directory are inside the workspace."""
+    """A built-in read-only command whose files (globs by what they can match) and directory are inside the
+    workspace."""
     if not read_only(simple):
         return False
-    anywhere = ("cd", "echo", "printf", "true", "false", "pwd", "test", "[", "[[")
+    anywhere = ("cd", "echo", "printf", "true", "false", ":", "pwd", "test", "[", "[[")
     if simple.argv and simple.argv[0] not in anywhere and not inside(locate(".", simple.cwd)):
         return False
-    return all(inside(locate(p, simple.cwd)) for p in path_args(simple))
+    return all(
+        inside(locate(p, simple.cwd))
+        and (simple.pattern(p) is None or _glob_inside(simple.pattern(p), simple, locate, inside))
+        for p in path_args(simple)
+    )
 
 
-def _matches(rule: Rule, simple: SimpleCommand) -> bool:
-    if not simple.argv:
-        return rule.specifier is None
-    return rule.matches_command(simple.text) or rule.matches_command(" ".join((simple.name, *simple.argv[1:])))
+def _glob_inside(pattern: str | None, simple: SimpleCommand, locate: Any, inside: Any) -> bool:
+    """Whether the glob *pattern* starts inside the workspace and everything it matches now is inside."""
+    reached = reach(pattern or "", locate(".", simple.cwd))
+    return reached.complete and inside(reached.base) and all(inside(m) for m in reached.matches)
 
 
-def _prefix_rule(simple: SimpleCommand) -> str:
-    """The prefix rule the REPL offers for *simple*: ``Bash(pytest:*)``, ``Bash(git push:*)``."""
-    words = list(simple.argv[:1])
-    rest = simple.argv[1:]
-    if re.match(r"python[\d.]*$", simple.name) and rest[:1] == ("-m",) and len(rest) > 1:
+def _matches(rule: Rule, simple: SimpleCommand, *, allow: bool) -> bool:
+    """Whether the bash *rule* matches *simple*. An allow rule matches only the command as written (the program
+    word itself, its redirections, no ``NAME=value`` before it); a deny or ask rule matches that, or the command
+    seen through (base name, wrappers and assignments removed, redirections or not), whichever catches it."""
+    if not simple.argv and not simple.redirects:
+        return rule.specifier is None and not simple.assignments
+    if allow:
+        return not simple.assignments and rule.matches_command(simple.rule_text)
+    return any(
+        rule.matches_command(text)
+        for text in (
+            simple.rule_text,
+            simple.text,
+            " ".join(simple.argv),
+            " ".join((simple.name, *simple.argv[1:])),
+        )
+    )
+
+
+def _exact_rule(simple: SimpleCommand) -> str | None:
+    """The rule naming exactly *simple*, as an allow rule matches it; None when none can (``NAME=value`` first)."""
+    return None if simple.assignments else f"Bash({simple.rule_text})"
+
+
+def _prefix_rule(simple: SimpleCommand) -> str | None:
+    """The prefix rule the REPL offers for *simple*: ``Bash(pytest:*)``, ``Bash(git push:*)``; None when no rule
+    can allow it (a ``NAME=value`` before it)."""
+    if simple.assignments:
+        return None
+    written = list(simple.rule_words)
+    words, rest = written[:1], written[1:]
+    name = written[0].rsplit("/", 1)[-1]
+    if re.match(r"python[\d.]*$", name) and rest[:1] == ["-m"] and len(rest) > 1:
         words += rest[:2]
-    elif simple.name in _MULTI_COMMAND and rest and re.match(r"^[a-z][a-z0-9:_-]*$", rest[0]):
+    elif name in _MULTI_COMMAND and rest and re.match(r"^[a-z][a-z0-9:_-]*$", rest[0]):
         words.append(rest[0])
     return f"Bash({' '.join(words)}:*)"
 

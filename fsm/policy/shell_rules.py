@@ -17,6 +17,7 @@ the user's rules and the mode.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Callable
 
 from attrs import frozen
@@ -68,6 +69,8 @@ class Finding:
     key: str | None = None
     """A rule whose fixed start begins with this (``Bash(rm:*)`` for ``rm``) allows the command; None: only a
     rule naming the whole command exactly does."""
+    outside: bool = False
+    """It writes or moves files outside the workspace: no Bash rule allows that, not even an exact one."""
 
 
 def _flags(args: tuple[str, ...]) -> set[str]:
@@ -148,15 +151,15 @@ def destructive(command: SimpleCommand, locate: Locate, inside: Callable[[str | 
         target = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-t", "--target-directory")), None)
         targets = operands if name == "tee" else [target] if target else operands[-1:]
         if name == "mv" and any(not inside(locate(p, command.cwd)) for p in operands):
-            return Finding("mv moves files out of the workspace")
+            return Finding("mv moves files out of the workspace", outside=True)
         if any(not inside(locate(p, command.cwd)) for p in targets):
-            return Finding(f"{name} writes outside the workspace")
+            return Finding(f"{name} writes outside the workspace", outside=True)
     for redirect in command.redirects:
         if not redirect.writes or (redirect.target or "").startswith(_SAFE_DEVICES):
             continue
         path = locate(redirect.target or "", command.cwd)
         if not inside(path):
-            return Finding(f"{redirect.op} {redirect.target} writes outside the workspace")
+            return Finding(f"{redirect.op} {redirect.target} writes outside the workspace", outside=True)
         if redirect.truncates and path is not None and _exists(path):
             return Finding(f"{redirect.op} {redirect.target} empties an existing file")
     return None
@@ -226,6 +229,7 @@ _READ_ONLY = frozenset(
         "printf",
         "true",
         "false",
+        ":",
         "which",
         "whoami",
         "id",
@@ -267,8 +271,8 @@ _NO_PATHS = frozenset(
         "printf",
         "true",
         "false",
+        ":",
         "pwd",
-        "date",
         "whoami",
         "id",
         "uname",
@@ -284,14 +288,38 @@ _NO_PATHS = frozenset(
     }
 )
 _GIT_READ_ONLY = frozenset({"status", "diff", "log", "show", "blame", "ls-files", "rev-parse", "describe", "shortlog"})
-_WRITING_OPTIONS = {
-    "find": ("-delete", "-exec", "-execdir", "-ok", "-okdir", "-fprint", "-fprint0", "-fprintf", "-fls"),
-    "sort": ("-o", "--output", "--compress-program"),
-    "tree": ("-o",),
-    "rg": ("--pre",),
-    "date": ("-s", "--set"),
-    "git": ("--output", "--ext-diff", "--exec", "-c", "--no-index"),
+_GIT_GLOBAL_SAFE = frozenset({"--no-pager", "-P", "--no-optional-locks", "--literal-pathspecs", "--no-replace-objects"})
+"""Options before a git subcommand that change nothing but output (``-c``, ``-C``, ``--git-dir``, ``-p`` … do)."""
+_NOT_READ_ONLY_OPTIONS = {
+    "find": (
+        "-delete",
+        "-exec",
+        "-execdir",
+        "-ok",
+        "-okdir",
+        "-fprint",
+        "-fprint0",
+        "-fprintf",
+        "-fls",
+        "-files0-from",
+    ),
+    "sort": ("-o", "--output", "--compress-program", "-T", "--temporary-directory", "--files0-from"),
+    "tree": ("-o", "-R", "--fromfile", "--infile"),
+    "rg": ("--pre", "--pre-glob", "--search-zip", "-z"),
+    "date": ("-s", "--set", "-f", "--file"),
+    "hostname": ("-F", "--file", "-b", "--boot"),
+    "file": ("-C", "--compile", "-f", "--files-from"),
+    "wc": ("--files0-from",),
+    "du": ("--files0-from",),
+    "git": ("--output", "--ext-diff", "--exec", "--upload-pack", "--textconv", "--open-files-in-pager"),
 }
+"""Options that make a read-only program write a file, run a program, or read file names (or data) from a file
+whose paths are then never checked."""
+_ARITHMETIC = re.compile(r"(\S+)\s+-(?:eq|ne|lt|le|gt|ge)\s+(\S+)")
+_INTEGER = re.compile(r"^[+-]?\d+$")
+_PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
+"""A shell variable a command may set: lowercase, so never an environment variable (``PATH``, ``HOME``,
+``GIT_DIR``, ``LD_PRELOAD`` …) that changes what a later command runs, and no array subscript."""
 
 
 def read_only(command: SimpleCommand) -> bool:
@@ -299,30 +327,67 @@ def read_only(command: SimpleCommand) -> bool:
 
     ``ls``, ``cat``, ``head``, ``tail``, ``wc``, ``grep``/``rg``, ``find`` without ``-delete``/``-exec``,
     ``git status|diff|log|show|blame|…``, ``pwd``, ``echo`` and the like, with no redirection that writes
-    a file; a bare assignment (``A=1``) too. A command with wrappers or ``NAME=VALUE`` words before it is
-    not, nor one whose effect is not known statically.
+    a file, and no option that writes, runs code or reads file names from a file (:data:`_NOT_READ_ONLY_OPTIONS`);
+    ``test``/``[``/``[[`` and ``printf -v`` only where bash evaluates no expression (no arithmetic on a
+    non-number, no ``-v`` of an array element); a bare assignment to a lowercase variable (``a=1``); a line of
+    only input redirections. A command with wrappers or ``NAME=VALUE`` words before it is not, nor one whose
+    effect is not known statically.
     """
     if command.dynamic or command.wrappers or (command.assignments and command.argv):
         return False
-    if any(
-        r.writes and not (r.target or "").startswith(("/dev/null", "/dev/stdout", "/dev/stderr"))
-        for r in command.redirects
-    ):
+    if any(r.writes and (r.target or "") not in _QUIET for r in command.redirects):
         return False
     if not command.argv:
-        return True
+        return all(_PLAIN_NAME.match(a.split("=", 1)[0]) for a in command.assignments)
     name, args = command.argv[0], command.argv[1:]
     if name not in _READ_ONLY:
         return False
-    if any(_gives_option(a, w) for a in args for w in _WRITING_OPTIONS.get(name, ())):
+    if any(_gives_option(a, w) for a in args for w in _NOT_READ_ONLY_OPTIONS.get(name, ())):
         return False
+    if name in ("test", "[", "[["):
+        return _evaluates_nothing(args)
+    if name == "printf":
+        return all(_PLAIN_NAME.match(v) for v in _values_of(args, "-v"))
     if name == "git":
-        return bool(args) and args[0] in _GIT_READ_ONLY
+        while args and args[0] in _GIT_GLOBAL_SAFE:
+            args = args[1:]
+        # -O<file>: diff's order file, read from anywhere
+        return bool(args) and args[0] in _GIT_READ_ONLY and not any(a.startswith("-O") for a in args)
     if name == "command":
         return bool(args) and args[0] in ("-v", "-V")
     if name == "hostname":
         return all(a.startswith("-") for a in args)  # `hostname NAME` sets it
     return True
+
+
+_QUIET = ("/dev/null", "/dev/stdout", "/dev/stderr")
+
+
+def _evaluates_nothing(args: tuple[str, ...]) -> bool:
+    """Whether a test's operands make bash evaluate nothing: an arithmetic comparison of two numbers, ``-v``
+    or ``-R`` of a plain variable name (``a[$(cmd)]`` runs ``cmd`` where ``/bin/sh`` is bash)."""
+    text = " ".join(args)
+    for left, right in _ARITHMETIC.findall(text):
+        if not (_INTEGER.match(left.strip("'\"")) and _INTEGER.match(right.strip("'\""))):
+            return False
+    words = text.split()
+    for i, word in enumerate(words[:-1]):
+        if word in ("-v", "-R") and not _PLAIN_NAME.match(words[i + 1].strip("'\"")):
+            return False
+    return True
+
+
+def _values_of(args: tuple[str, ...], option: str) -> list[str]:
+    """The values given to a short *option* (``-v NAME`` or ``-vNAME``)."""
+    values = []
+    for i, arg in enumerate(args):
+        if arg == "--":
+            break
+        if arg == option:
+            values.append(args[i + 1] if i + 1 < len(args) else "")
+        elif arg.startswith(option) and not arg.startswith("--"):
+            values.append(arg[len(option) :])
+    return values
 
 
 def _gives_option(arg: str, option: str) -> bool:
@@ -335,14 +400,18 @@ def _gives_option(arg: str, option: str) -> bool:
 
 
 def path_args(command: SimpleCommand) -> list[str]:
-    """The words of a read-only command that may name files it reads (input redirections included)."""
+    """The words of a read-only command that may name files it reads: its operands (input redirections
+    included) and the value of every ``--option=VALUE`` that looks like a path (``/``, ``~`` or ``.`` first, or
+    a ``/`` inside)."""
     name = command.argv[0] if command.argv else ""
     reads = [r.target for r in command.redirects if r.target and not r.writes and r.op in ("<", "<>")]
     if name in _NO_PATHS:
         return reads
-    operands = _operands(command.argv[1:])
-    if name in ("grep", "egrep", "fgrep", "rg") and not _flags(command.argv[1:]) & {"-e", "-f", "--regexp", "--file"}:
+    args = command.argv[1:]
+    operands = _operands(args)
+    if name in ("grep", "egrep", "fgrep", "rg") and not _flags(args) & {"-e", "-f", "--regexp", "--file"}:
         operands = operands[1:]  # the pattern
     if name == "git":
         operands = operands[1:]  # the subcommand
-    return [*operands, *reads]
+    valued = [a.split("=", 1)[1] for a in args if a.startswith("--") and "=" in a]
+    return [*operands, *(v for v in valued if v.startswith(("/", "~", ".")) or "/" in v), *reads]
