@@ -323,7 +323,8 @@ class _Walker:
         if dynamic and not command.dynamic:
             command = evolve(command, dynamic=dynamic)
         language = re.sub(r"[\d.]+$", "", command.name)
-        if language in _READS_CODE and any(r.op in _HEREDOC_OPS for r in own) and not command.dynamic:
+        feeds = any(r.op in _HEREDOC_OPS for r in own)
+        if feeds and (command.name in _READS_CODE or language in _READS_CODE) and not command.dynamic:
             command = evolve(command, dynamic=f"a here-document or here-string feeds code to {command.name}")
         self.commands.append(command)
         self.follow_cd(command)
