@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Iterator
 from functools import cache
+from itertools import pairwise
 
 import tree_sitter_bash
 from attrs import evolve, field, frozen
@@ -59,6 +60,15 @@ _STRUCTURE = frozenset(
     }
 )
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+_COMPOUNDS = {
+    "subshell": "a subshell ( )",
+    "compound_statement": "a { } group",
+    "if_statement": "an if",
+    "while_statement": "a while or until loop",
+    "for_statement": "a for loop",
+    "case_statement": "a case",
+    "function_definition": "a function definition",
+}
 _MAX_DEPTH = 8
 _TRANSPARENT = frozenset({"time", "timeout", "nice", "nohup", "stdbuf"})
 """Wrappers a rule sees through, as Claude Code does: they change when or how long a command runs, not what."""
@@ -139,6 +149,12 @@ class SimpleCommand:
     globs: tuple[tuple[str, str], ...] = ()
     """``(word, pattern)`` for each word the shell expands as a glob (an unquoted ``*``, ``?`` or ``[``); the
     pattern has the word's quoted parts escaped."""
+    inline: str | None = None
+    """The option that gives an interpreter its code on the command line (``-c`` of ``python3 -c CODE``), when
+    that is what makes it :attr:`dynamic`: a rule naming the option (``Bash(python3 -c:*)``) allows it."""
+    spaced: bool = True
+    """Whether its words are written apart by single spaces: Claude Code matches an allow rule against the
+    command as typed, so ``npm  test`` is not ``Bash(npm test)``."""
 
     @property
     def name(self) -> str:
@@ -178,6 +194,9 @@ class ParsedCommand:
     commands: tuple[SimpleCommand, ...]
     problem: str | None = None
     """Set when the line cannot be parsed (a syntax error, or syntax we do not analyse)."""
+    compound: str | None = None
+    """The first compound command in the line (``a subshell ( )``, ``a { } group``, ``an if`` …), or None. Its
+    parts are listed, so deny rules see them, but no rule allows the whole (Claude Code asks for them too)."""
 
 
 @cache
@@ -199,8 +218,8 @@ def parse_command(command: str, *, home: str | None = None) -> ParsedCommand:
     try:
         walker.line(command, depth=0)
     except _Unparsed as exc:
-        return ParsedCommand(tuple(walker.commands), str(exc))
-    return ParsedCommand(tuple(walker.commands))
+        return ParsedCommand(tuple(walker.commands), str(exc), walker.compound)
+    return ParsedCommand(tuple(walker.commands), compound=walker.compound)
 
 
 class _Unparsed(Exception):
@@ -230,6 +249,7 @@ class _Walker:
         self.commands: list[SimpleCommand] = []
         self.cwd: str | None = "."
         self.home = home
+        self.compound: str | None = None
 
     def line(self, text: str, *, depth: int) -> None:
         if depth > _MAX_DEPTH:
@@ -244,6 +264,7 @@ class _Walker:
         if kind in ("command", "declaration_command", "unset_command", "test_command", "variable_assignment"):
             self.simple(node, redirects, depth)
         elif kind in _STRUCTURE:
+            self.compound = self.compound or _COMPOUNDS.get(kind)
             if kind == "redirected_statement":
                 redirects = (
                     *redirects,
@@ -318,7 +339,14 @@ class _Walker:
         parent = node.parent
         source = _text(parent if parent is not None and parent.type == "redirected_statement" else node)
         globs = tuple((w.text, w.glob) for w in words if w.glob is not None)
-        command = SimpleCommand(argv, source, argv, tuple(own), tuple(assignments), cwd=self.cwd, globs=globs)
+        raw = node.text or b""
+        spots = [c for c in node.named_children if not c.type.endswith("redirect")]
+        spaced = all(
+            raw[a.end_byte - node.start_byte : b.start_byte - node.start_byte] == b" " for a, b in pairwise(spots)
+        )
+        command = SimpleCommand(
+            argv, source, argv, tuple(own), tuple(assignments), cwd=self.cwd, globs=globs, spaced=spaced
+        )
         command = self.see_through(command, depth)
         if dynamic and not command.dynamic:
             command = evolve(command, dynamic=dynamic)
@@ -370,7 +398,8 @@ class _Walker:
         if any(word in flags or (language == "awk" and "system(" in word) for word in argv[1:]) or (
             language in ("python", "perl", "node", "ruby") and (len(argv) == 1 or argv[1] == "-")
         ):
-            return evolve(command, dynamic=f"{name} runs code given on the command line or its input")
+            inline = argv[1] if len(argv) > 1 and argv[1] in flags else None
+            return evolve(command, dynamic=f"{name} runs code given on the command line or its input", inline=inline)
         return command
 
     def follow_cd(self, command: SimpleCommand) -> None:

@@ -27,8 +27,16 @@ from fsm.policy.modes import MODES
 from fsm.policy.rules import Rule, claude_name, parse_rule
 from fsm.policy.settings import Settings
 from fsm.policy.shell_paths import reach
-from fsm.policy.shell_rules import destructive, path_args, read_only, refused
+from fsm.policy.shell_rules import (
+    destructive,
+    harmless_assignments,
+    path_args,
+    read_only,
+    refused,
+    written_paths,
+)
 from tools import REGISTRY, Workspace
+from tools.protected import protected
 
 __all__ = ["Policy", "Verdict"]
 
@@ -260,15 +268,22 @@ class Policy:
             return self._unknown(parsed.problem)
         for simple in parsed.commands:
             rule = next((r for r in self.ask if r.covers("bash") and _matches(r, simple, allow=False)), None)
+            if rule is None:
+                rule = _path_rule(self.ask, ("write_file", "edit_file"), simple, written_paths(simple), locate)[0]
             if rule is not None:
                 return Verdict(
                     "ask", f"`{_clip(simple.source)}` matches ask rule {_named(rule)}", _named(rule), forced=True
                 )
         asks: list[tuple[str, str | None]] = []
         for simple in parsed.commands:
-            asking = self._judge(simple, locate, inside)
+            asking = self._judge(simple, locate, inside, workspace.root)
             if asking is not None:
                 asks.append(asking)
+        if parsed.compound:
+            # as Claude Code: a subshell, group, loop or if is never allowed whole, even of allowed parts
+            asks.append((f"`{_clip(command)}` uses {parsed.compound}, which no rule allows as a whole", None))
+            if self.mode == "plan":
+                return self._unknown(asks[-1][0])
         if self.mode == "plan":
             writing = next((s for s in parsed.commands if not _harmless(s, locate, inside)), None)
             if writing is not None:
@@ -295,23 +310,16 @@ class Policy:
         user = next((r for r in self.deny if r.covers("bash") and _matches(r, simple, allow=False)), None)
         if user is not None:
             return Verdict("deny", f"`{_clip(simple.source)}` is denied by rule {_named(user)}", _named(user))
-        if simple.argv and read_only(simple):
-            for path in path_args(simple):
-                pattern = simple.pattern(path)
-                targets = [locate(path, simple.cwd)]
-                if pattern is not None:
-                    targets += reach(pattern, locate(".", simple.cwd)).matches
-                for target in targets:
-                    reading = next(
-                        (r for r in self.deny if r.tool == "read_file" and target and r.matches_path(target)), None
-                    )
-                    if reading is not None:
-                        via = f" (as {target})" if pattern is not None else ""
-                        return Verdict(
-                            "deny",
-                            f"`{_clip(simple.source)}` reads {path}{via}, denied by rule {_named(reading)}",
-                            _named(reading),
-                        )
+        for verb, tools, paths in (
+            ("reads", ("read_file",), path_args(simple) if simple.argv and read_only(simple, writes=True) else []),
+            ("writes", ("write_file", "edit_file"), written_paths(simple)),
+        ):
+            rule, path, target = _path_rule(self.deny, tools, simple, paths, locate)
+            if rule is not None:
+                via = f" (as {target})" if simple.pattern(path or "") is not None else ""
+                return Verdict(
+                    "deny", f"`{_clip(simple.source)}` {verb} {path}{via}, denied by rule {_named(rule)}", _named(rule)
+                )
         return None
 
     def _unknown(self, problem: str) -> Verdict:
@@ -321,39 +329,105 @@ class Policy:
             return Verdict("allow", rule="bypassPermissions mode")
         return Verdict("ask", f"{problem}, so it cannot be checked before it runs")
 
-    def _judge(self, simple: SimpleCommand, locate: Any, inside: Any) -> tuple[str, str | None] | None:
+    def _judge(self, simple: SimpleCommand, locate: Any, inside: Any, root: Path) -> tuple[str, str | None] | None:
         """None when this simple command may run without asking; else why it asks, and the rule that would allow it."""
         shown = f"`{_clip(simple.source)}`"
-        if simple.dynamic:
+        if simple.dynamic and not any(
+            r.covers("bash") and _names_code(r, simple) and _matches(r, simple, allow=True) for r in self._allow_rules()
+        ):
             return f"{shown} cannot be checked before it runs ({simple.dynamic})", None
         finding = destructive(simple, locate, inside)
         if finding is not None and finding.outside:
             return f"{shown} is destructive ({finding.reason}); no Bash rule allows writing outside it", None
-        rules = [r for r in self._allow_rules() if r.covers("bash") and _matches(r, simple, allow=True)]
-        if finding is not None:
-            if any(
-                r.is_exact or (finding.key and r.specifier and r.literal.strip().startswith(finding.key)) for r in rules
-            ):
-                return None
-            return f"{shown} is destructive ({finding.reason})", _exact_rule(simple)
         escaping = next((w for w, p in simple.globs if not _glob_inside(p, simple, locate, inside)), None)
         if escaping is not None:
             return f"{shown} has a glob ({escaping}) that reaches outside the workspace", None
-        if rules:
+
+        def readable(path: str | None) -> bool:
+            return inside(path) or any(
+                r.covers("read_file") and r.specifier is not None and path and r.matches_path(path)
+                for r in self._allow_rules()
+            )
+
+        reads = read_only(simple, writes=True)
+        if reads and simple.argv and not _harmless(simple, locate, readable, writes=True):
+            # a rule names the program, not where it reads: a Read rule must allow that (as Claude Code asks)
+            return f"{shown} reads outside the workspace", None
+        rules = [r for r in self._allow_rules() if r.covers("bash") and _matches(r, simple, allow=True)]
+        exact = any(r.is_exact for r in rules)
+        if finding is not None:
+            if exact or any(finding.key and r.specifier and r.literal.strip().startswith(finding.key) for r in rules):
+                return None
+            return f"{shown} is destructive ({finding.reason})", _exact_rule(simple)
+        accepted = self.mode == "acceptEdits" and bool(simple.argv)
+        redirected = {r.target for r in simple.redirects}
+        for target in (p for p in written_paths(simple) if p in redirected):
+            path = locate(target, simple.cwd)
+            edit = accepted and not _protected(path, root)
+            if not (edit or exact or _path_rule(self._allow_rules(), ("edit_file",), simple, [target], locate)[0]):
+                where = " with no command" if not simple.argv else " (a protected path)" if accepted else ""
+                return f"{shown} writes {target}{where}", _exact_rule(simple)
+        if rules or reads:
             return None
-        if _harmless(simple, locate, inside):
+        if accepted and _accepted_edit(simple, locate, inside, root):
             return None
-        if read_only(simple):
-            return f"{shown} reads outside the workspace", _prefix_rule(simple)
         if not simple.argv:
+            names = ", ".join(a.split("=", 1)[0] for a in simple.assignments)
+            if names and not simple.redirects:
+                return f"{shown} sets {names}, which can change what the commands after it run", None
             return f"{shown} opens {', '.join(r.target or '?' for r in simple.redirects)}", _exact_rule(simple)
         return f"{shown} is not a built-in read-only command", _prefix_rule(simple)
 
 
-def _harmless(simple: SimpleCommand, locate: Any, inside: Any) -> bool:
+def _path_rule(
+    rules: Iterable[Rule], tools: tuple[str, ...], simple: SimpleCommand, paths: list[str], locate: Any
+) -> tuple[Rule | None, str | None, str | None]:
+    """The first of *rules* for one of *tools* matching one of *paths* (a glob by what it matches, a directory by
+    what is in it), with the path as written and where it leads; Nones when none does."""
+    for path in paths:
+        targets = [locate(path, simple.cwd)]
+        pattern = simple.pattern(path)
+        if pattern is not None:
+            targets += reach(pattern, locate(".", simple.cwd)).matches
+        for target in targets:
+            if target is None:
+                continue
+            probes = (target, os.path.join(target, _PROBE)) if os.path.isdir(target) else (target,)
+            for rule in rules:
+                covered = rule.specifier is not None and any(rule.covers(t) for t in tools)
+                if covered and any(rule.matches_path(p) for p in probes):
+                    return rule, path, target
+    return None, None, None
+
+
+_PROBE = "\u2400probe"
+"""A name no file has: a directory is denied when a rule denies what is in it (``ls secrets`` under
+``Read(./secrets/**)``)."""
+
+
+_EDITORS = frozenset({"mkdir", "touch", "cp"})
+"""Commands that only create or copy files: in ``acceptEdits`` they are edits, as in Claude Code."""
+
+
+def _accepted_edit(simple: SimpleCommand, locate: Any, inside: Any, root: Path) -> bool:
+    """Whether *simple* is an edit ``acceptEdits`` accepts: ``mkdir``, ``touch`` or ``cp`` (spelled so, with no
+    wrapper or assignment) whose files are all inside the workspace and none protected."""
+    if simple.name not in _EDITORS or simple.written[:1] != simple.argv[:1] or simple.wrappers or simple.assignments:
+        return False
+    written = [locate(p, simple.cwd) for p in written_paths(simple)]
+    read = [locate(p, simple.cwd) for p in path_args(simple)]
+    return bool(written) and all(inside(p) and not _protected(p, root) for p in written) and all(map(inside, read))
+
+
+def _protected(path: str | None, root: Path) -> bool:
+    """Whether *path* (absolute; None: unknown) is one of the protected paths (tools/protected.py) of *root*."""
+    return path is None or protected(os.path.relpath(path, root).replace(os.sep, "/")) is not None
+
+
+def _harmless(simple: SimpleCommand, locate: Any, inside: Any, *, writes: bool = False) -> bool:
     """A built-in read-only command whose files (globs by what they can match) and directory are inside the
-    workspace."""
-    if not read_only(simple):
+    workspace (*writes*: its redirections that write left to the caller)."""
+    if not read_only(simple, writes=writes):
         return False
     anywhere = ("cd", "echo", "printf", "true", "false", ":", "pwd", "test", "[", "[[")
     if simple.argv and simple.argv[0] not in anywhere and not inside(locate(".", simple.cwd)):
@@ -378,7 +452,7 @@ def _matches(rule: Rule, simple: SimpleCommand, *, allow: bool) -> bool:
     if not simple.argv and not simple.redirects:
         return rule.specifier is None and not simple.assignments
     if allow:
-        return not simple.assignments and rule.matches_command(simple.rule_text)
+        return harmless_assignments(simple) and simple.spaced and rule.matches_command(simple.rule_text)
     return any(
         rule.matches_command(text)
         for text in (
@@ -390,15 +464,21 @@ def _matches(rule: Rule, simple: SimpleCommand, *, allow: bool) -> bool:
     )
 
 
+def _names_code(rule: Rule, simple: SimpleCommand) -> bool:
+    """Whether *rule* allows the inline code of *simple* in so many words: its fixed start names the program and
+    the option (``Bash(python3 -c:*)`` for ``python3 -c CODE``); ``Bash(python3:*)`` does not."""
+    return simple.inline is not None and rule.literal.split()[:2] == [*simple.rule_words[:1], simple.inline]
+
+
 def _exact_rule(simple: SimpleCommand) -> str | None:
     """The rule naming exactly *simple*, as an allow rule matches it; None when none can (``NAME=value`` first)."""
-    return None if simple.assignments else f"Bash({simple.rule_text})"
+    return f"Bash({simple.rule_text})" if harmless_assignments(simple) else None
 
 
 def _prefix_rule(simple: SimpleCommand) -> str | None:
     """The prefix rule the REPL offers for *simple*: ``Bash(pytest:*)``, ``Bash(git push:*)``; None when no rule
     can allow it (a ``NAME=value`` before it)."""
-    if simple.assignments:
+    if not harmless_assignments(simple):
         return None
     written = list(simple.rule_words)
     words, rest = written[:1], written[1:]

@@ -25,7 +25,17 @@ from attrs import frozen
 from fsm.policy.commands import SimpleCommand
 from fsm.policy.rules import Rule, parse_rule
 
-__all__ = ["BUILT_IN_DENY", "Finding", "Locate", "destructive", "path_args", "read_only", "refused"]
+__all__ = [
+    "BUILT_IN_DENY",
+    "Finding",
+    "Locate",
+    "destructive",
+    "harmless_assignments",
+    "path_args",
+    "read_only",
+    "refused",
+    "written_paths",
+]
 
 Locate = Callable[[str, "str | None"], "str | None"]
 """``(path, cwd) -> absolute path`` of a path a command names, run from *cwd*; None when not known statically."""
@@ -315,14 +325,19 @@ _NOT_READ_ONLY_OPTIONS = {
 }
 """Options that make a read-only program write a file, run a program, or read file names (or data) from a file
 whose paths are then never checked."""
+_GIT_BRANCH_LISTING = frozenset(
+    {"-a", "--all", "-r", "--remotes", "-v", "-vv", "--verbose", "-l", "--list", "--show-current", "--no-color"}
+)
+_SAFE_ASSIGNMENT = re.compile(r"^(?:LC_[A-Z]+|LANG|LANGUAGE)=[A-Za-z0-9_.@-]*$")
+"""``NAME=value`` words that change only the language of messages (``LC_ALL=C``), as Claude Code lets through."""
 _ARITHMETIC = re.compile(r"(\S+)\s+-(?:eq|ne|lt|le|gt|ge)\s+(\S+)")
 _INTEGER = re.compile(r"^[+-]?\d+$")
 _PLAIN_NAME = re.compile(r"^[a-z_][a-z0-9_]*$")
-"""A shell variable a command may set: lowercase, so never an environment variable (``PATH``, ``HOME``,
-``GIT_DIR``, ``LD_PRELOAD`` …) that changes what a later command runs, and no array subscript."""
+"""A shell variable a bare assignment may set: lowercase, so never an environment variable (``PATH``,
+``HOME``, ``GIT_DIR``, ``LD_PRELOAD`` …) that changes what a later command runs, and no array subscript."""
 
 
-def read_only(command: SimpleCommand) -> bool:
+def read_only(command: SimpleCommand, *, writes: bool = False) -> bool:
     """Whether *command* is one of the built-in read-only commands (its paths are checked separately).
 
     ``ls``, ``cat``, ``head``, ``tail``, ``wc``, ``grep``/``rg``, ``find`` without ``-delete``/``-exec``,
@@ -331,26 +346,34 @@ def read_only(command: SimpleCommand) -> bool:
     ``test``/``[``/``[[`` and ``printf -v`` only where bash evaluates no expression (no arithmetic on a
     non-number, no ``-v`` of an array element); a bare assignment to a lowercase variable (``a=1``); a line of
     only input redirections. A command with wrappers or ``NAME=VALUE`` words before it is not, nor one whose
-    effect is not known statically.
+    program is spelled with its path (``/bin/ls``), fed a here-document, or whose effect is not known statically.
+
+    Args:
+        writes: judge the command alone, as if its redirections that write files were not there (the caller
+            judges those as writes).
     """
-    if command.dynamic or command.wrappers or (command.assignments and command.argv):
+    if command.dynamic or command.wrappers or (command.argv and not harmless_assignments(command)):
         return False
-    if any(r.writes and (r.target or "") not in _QUIET for r in command.redirects):
+    if not writes and any(r.writes and (r.target or "") not in _QUIET for r in command.redirects):
+        return False
+    if any(r.op in ("<<", "<<-") for r in command.redirects):
         return False
     if not command.argv:
         return all(_PLAIN_NAME.match(a.split("=", 1)[0]) for a in command.assignments)
     name, args = command.argv[0], command.argv[1:]
-    if name not in _READ_ONLY:
+    if name not in _READ_ONLY or command.written[:1] != command.argv[:1]:
         return False
     if any(_gives_option(a, w) for a in args for w in _NOT_READ_ONLY_OPTIONS.get(name, ())):
         return False
     if name in ("test", "[", "[["):
         return _evaluates_nothing(args)
     if name == "printf":
-        return all(_PLAIN_NAME.match(v) for v in _values_of(args, "-v"))
+        return not _values_of(args, "-v")  # it assigns a variable (an array element evaluates its subscript)
     if name == "git":
         while args and args[0] in _GIT_GLOBAL_SAFE:
             args = args[1:]
+        if args[:1] == ("branch",):  # listing only: no name, no -d/-m/-c/-f/--set-upstream…
+            return all(a in _GIT_BRANCH_LISTING for a in args[1:])
         # -O<file>: diff's order file, read from anywhere
         return bool(args) and args[0] in _GIT_READ_ONLY and not any(a.startswith("-O") for a in args)
     if name == "command":
@@ -361,6 +384,12 @@ def read_only(command: SimpleCommand) -> bool:
 
 
 _QUIET = ("/dev/null", "/dev/stdout", "/dev/stderr")
+
+
+def harmless_assignments(command: SimpleCommand) -> bool:
+    """Whether every ``NAME=value`` before *command* only sets the locale (``LC_ALL=C``, ``LANG=C.UTF-8``): any
+    other (``PATH``, ``GIT_*``, ``LD_PRELOAD``, ``NODE_OPTIONS`` …) can change what the command runs."""
+    return all(_SAFE_ASSIGNMENT.match(a) for a in command.assignments)
 
 
 def _evaluates_nothing(args: tuple[str, ...]) -> bool:
@@ -415,3 +444,28 @@ def path_args(command: SimpleCommand) -> list[str]:
         operands = operands[1:]  # the subcommand
     valued = [a.split("=", 1)[1] for a in args if a.startswith("--") and "=" in a]
     return [*operands, *(v for v in valued if v.startswith(("/", "~", ".")) or "/" in v), *reads]
+
+
+_DELETES_OR_TOUCHES = frozenset({"rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "chmod", "chown"})
+
+
+def written_paths(command: SimpleCommand) -> list[str]:
+    """The paths *command* writes, creates, moves or deletes, as written: its redirections that write, the
+    operands of ``rm``/``touch``/``mkdir``/``truncate``/``tee``…, the target of ``cp``/``install``/``ln``, every
+    operand of ``mv``, the files of ``sed -i``, ``dd of=``. Edit rules judge these."""
+    name, args = command.name, command.argv[1:]
+    paths = [r.target for r in command.redirects if r.writes and r.target and r.target not in _QUIET]
+    operands = _operands(args)
+    if name in _DELETES_OR_TOUCHES or name == "tee":
+        paths += operands[1:] if name in ("chmod", "chown") else operands
+    elif name in ("cp", "install", "ln", "rsync"):
+        target = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-t", "--target-directory")), None)
+        paths += [target] if target else operands[-1:]
+    elif name == "mv":
+        paths += operands
+    elif name in ("sed", "gsed") and _flags(args) & {"-i", "--in-place"}:
+        scripted = _flags(args) & {"-e", "-f", "--expression", "--file"}
+        paths += operands if scripted else operands[1:]
+    elif name == "dd":
+        paths += [a[3:] for a in args if a.startswith("of=")]
+    return paths

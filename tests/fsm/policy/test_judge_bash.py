@@ -257,6 +257,7 @@ class TestNotReadOnly:
             "[ -v 'a[$(id)]' ]",
             "printf -v 'a[$(id)]' x",
             "printf -v PATH %s scripts",
+            "printf -v line %s x",
             "hostname -F /etc/hostname",
             "date --file=/etc/shadow",
             "date -f ~/.ssh/id_rsa",
@@ -303,7 +304,6 @@ class TestNotReadOnly:
             "grep -r foo src",
             "[[ -f README.md ]] && cat README.md",
             "test 1 -eq 1",
-            "printf -v line %s x",
             "hostname -s",
             "git diff --no-index README.md src/a.py",
             "date +%F",
@@ -343,3 +343,128 @@ class TestOnlyRedirections:
         """Creating a file inside with a bare redirection asks in default mode, naming the exact rule."""
         verdict = bash(Policy(), ws, "> new.txt")
         assert (verdict.behavior, verdict.suggestions) == ("ask", ("Bash(> new.txt)",))
+
+
+class TestCalibratedOnClaudeCode:
+    """Cases where the recorded Claude Code verdicts (tests/fsm/policy/conformance) showed today's policy looser."""
+
+    @pytest.mark.parametrize(
+        "command", ["(git diff)", "{ git diff; }", "if true; then git diff; fi", "for x in a; do ls; done"]
+    )
+    def test_compound_commands_ask(self, ws: Workspace, command: str) -> None:
+        """A subshell, group, if or loop is never allowed whole, even when each part would be."""
+        verdict = bash(Policy(allow=rules("Bash(git diff:*)")), ws, command)
+        assert (verdict.behavior, verdict.suggestions) == ("ask", ()), verdict
+        assert bash(Policy(mode="plan"), ws, command).behavior == "deny"
+
+    def test_an_allow_rule_matches_the_spacing_as_typed(self, ws: Workspace) -> None:
+        """`npm  test` (two spaces) is not what Bash(npm test) says."""
+        assert bash(Policy(allow=rules("Bash(npm test)")), ws, "npm  test").behavior == "ask"
+
+    @pytest.mark.parametrize(
+        ("rule", "command"),
+        [
+            ("Bash(cat:*)", "cat ~/.ssh/id_rsa"),
+            ("Bash(cat:*)", "cat $HOME/notes.txt"),
+            ("Bash(git diff:*)", "git diff --no-index ~/.ssh/id_rsa README.md"),
+            ("Bash(cat ../x)", "cat ../x"),
+        ],
+    )
+    def test_a_rule_does_not_waive_reading_outside(self, ws: Workspace, rule: str, command: str) -> None:
+        """A rule names the program, not where it reads: a read-only command reading outside still asks."""
+        verdict = bash(Policy(allow=rules(rule)), ws, command)
+        assert (verdict.behavior, "outside" in verdict.reason) == ("ask", True), verdict
+
+    def test_a_read_rule_allows_reading_outside(self, ws: Workspace, tmp_path: Path) -> None:
+        """Read(//path) lets a read-only command read that path."""
+        (tmp_path / "notes.txt").write_text("n")
+        policy = Policy(allow=rules(f"Read(/{tmp_path}/notes.txt)"))
+        assert bash(policy, ws, f"cat {tmp_path}/notes.txt").behavior == "allow"
+        assert bash(policy, ws, f"cat {tmp_path}/other.txt").behavior == "ask"
+
+    @pytest.mark.parametrize(
+        "command", ["ls secrets", "grep -r k secrets", "cd secrets && cat key.txt", "cat secrets/*"]
+    )
+    def test_read_deny_rules_cover_a_directory_they_deny_the_contents_of(self, ws: Workspace, command: str) -> None:
+        """Read(./secrets/**) denies listing or searching secrets/, as Claude Code does."""
+        policy = Policy(deny=rules("Read(./secrets/**)", base=ws.root))
+        assert bash(policy, ws, command).behavior == "deny"
+        assert bash(policy, ws, "ls src").behavior == "allow"
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            "echo x > src/a.py",
+            "echo x >> src/a.py",
+            "sed -i s/a/b/ src/a.py",
+            "cp README.md src/a.py",
+            "touch src/new.py",
+            "rm src/a.py",
+            "mv src/a.py src/b.py",
+            "tee src/a.py < README.md",
+        ],
+    )
+    @pytest.mark.parametrize("mode", ["acceptEdits", "bypassPermissions"])
+    def test_edit_deny_rules_hold_for_bash_writes(self, ws: Workspace, mode: str, command: str) -> None:
+        """Edit(./src/**) denies a redirection, sed -i, cp, touch, rm, mv or tee into src/, in every mode."""
+        policy = Policy(mode=mode, deny=rules("Edit(./src/**)", base=ws.root))
+        verdict = bash(policy, ws, command)
+        assert (verdict.behavior, "Edit(./src/**)" in verdict.reason) == ("deny", True), verdict
+
+    def test_edit_ask_rules_hold_for_bash_writes(self, ws: Workspace) -> None:
+        """Edit ask rules ask for a bash write too, even in bypassPermissions."""
+        policy = Policy(mode="bypassPermissions", ask=rules("Edit(./src/**)", base=ws.root))
+        verdict = bash(policy, ws, "echo x > src/a.py")
+        assert (verdict.behavior, verdict.forced) == ("ask", True)
+
+    @pytest.mark.parametrize(
+        ("command", "default", "accept_edits"),
+        [
+            ("echo hi > out.txt", "ask", "allow"),
+            ("ls > out.txt 2>&1", "ask", "allow"),
+            ("echo hi >> README.md", "ask", "allow"),
+            ("> out.txt", "ask", "ask"),
+            ("echo hi > ~/out.txt", "ask", "ask"),
+            ("echo x >> .git/config", "ask", "ask"),
+            ("echo x > .bashrc", "ask", "ask"),
+            ("mkdir -p build", "ask", "allow"),
+            ("touch build.txt", "ask", "allow"),
+            ("cp README.md copy.md", "ask", "allow"),
+            ("mkdir .vscode", "ask", "ask"),
+            ("cp ~/.ssh/id_rsa k", "ask", "ask"),
+        ],
+    )
+    def test_writes_inside_are_edits(self, ws: Workspace, command: str, default: str, accept_edits: str) -> None:
+        """A redirection, mkdir, touch or cp inside the workspace asks by default and is an edit in acceptEdits;
+        outside, protected or with no command it asks in both."""
+        got = (bash(Policy(), ws, command).behavior, bash(Policy(mode="acceptEdits"), ws, command).behavior)
+        assert got == (default, accept_edits)
+
+    def test_a_prefix_rule_does_not_cover_a_write(self, ws: Workspace) -> None:
+        """Bash(echo:*) runs echo; `echo hi > out.txt` still asks in default mode (it writes a file)."""
+        verdict = bash(Policy(allow=rules("Bash(echo:*)")), ws, "echo hi > out.txt")
+        assert (verdict.behavior, verdict.suggestions) == ("ask", ("Bash(echo hi > out.txt)",))
+
+    @pytest.mark.parametrize("command", ["cat <<EOF\nhello\nEOF", "/bin/ls", "/usr/bin/cat README.md"])
+    def test_not_read_only_as_claude_code_says(self, ws: Workspace, command: str) -> None:
+        """A here-document, or a program spelled with its path, is not a built-in read-only command."""
+        assert bash(Policy(), ws, command).behavior == "ask"
+
+    @pytest.mark.parametrize("command", ["LC_ALL=C ls", "LANG=C.UTF-8 git status", "git branch", "git branch -a -v"])
+    def test_safe_everyday_forms(self, ws: Workspace, command: str) -> None:
+        """A locale before a read-only command, and listing branches, run without a question."""
+        assert bash(Policy(), ws, command).behavior == "allow"
+
+    @pytest.mark.parametrize(
+        "command", ["LC_ALL=/tmp/x ls", "git branch evil", "git branch -D main", "git branch -m x"]
+    )
+    def test_their_unsafe_neighbours_ask(self, ws: Workspace, command: str) -> None:
+        """A locale that is a path, or a branch command that changes branches, asks."""
+        assert bash(Policy(), ws, command).behavior == "ask"
+
+    def test_a_rule_naming_inline_code_allows_it(self, ws: Workspace) -> None:
+        """Bash(python3 -c *) says inline code may run; Bash(python3:*) does not say so."""
+        command = "python3 -c 'print(1)'"
+        assert bash(Policy(allow=rules("Bash(python3 -c *)")), ws, command).behavior == "allow"
+        assert bash(Policy(allow=rules("Bash(python3 -c:*)")), ws, command).behavior == "allow"
+        assert bash(Policy(allow=rules("Bash(python3:*)")), ws, command).behavior == "ask"
