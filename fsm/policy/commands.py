@@ -1,23 +1,25 @@
 """A bash command line, parsed into the simple commands it runs (tree-sitter's bash grammar).
 
 :func:`parse_command` walks the syntax tree through ``&&``, ``||``, ``;``, ``|``, subshells, ``{ }``,
-``if``/``for``/``while``/``case``, functions and redirections, and returns every simple command with its
-words after quote removal (``s""udo`` is ``sudo``, ``\\rm`` is ``rm``), wrappers seen through (``env``,
-``command``, ``builtin``, ``nice``, ``time``, ``exec``, ``nohup``, ``timeout``, ``stdbuf``, ``/bin/``),
-its redirections, and the directory a static ``cd`` before it left the shell in. Commands inside command
-substitutions, ``bash -c STRING`` and ``eval`` are parsed too. What cannot be known before it runs is
-flagged in :attr:`SimpleCommand.dynamic` (a substitution, a variable as the command, ``eval``,
-``bash -c``, ``xargs``, ``find -exec``, an interpreter given code). A line the grammar cannot parse has
-a :attr:`ParsedCommand.problem`. Nothing here decides a permission: that is ``fsm.policy.shell_rules``.
+``if``/``for``/``while``/``case``, functions and redirections (a statement of only redirections, ``> f``, is a
+command with no words), and returns every simple command with its words after quote removal (``s""udo`` is
+``sudo``, ``\\rm`` is ``rm``) twice: as written (:attr:`SimpleCommand.written`, what allow rules match, see
+:attr:`SimpleCommand.rule_text`) and seen through (:attr:`SimpleCommand.argv`: wrappers ``env``, ``command``,
+``nice``, ``time``, ``timeout`` … removed, ``/bin/rm`` named ``rm``, for the built-in rules), with its
+``NAME=value`` words, redirections, globs and the directory a static ``cd`` before it left the shell in.
+``$HOME`` and ``${HOME}`` are expanded (they are literals); any other expansion, substitution, arithmetic, brace
+expansion or array subscript is not a literal. Commands inside command substitutions, ``bash -c STRING`` and
+``eval`` are parsed too. What cannot be known before it runs is flagged in :attr:`SimpleCommand.dynamic` (a word
+that is not a literal, a variable as the command, ``eval``, ``bash -c``, ``xargs``, ``find -exec``, an
+interpreter given code, a here-document into one). A line the grammar cannot parse has a
+:attr:`ParsedCommand.problem`; one with a compound command says which in :attr:`ParsedCommand.compound`.
+Nothing here decides a permission: that is ``fsm.policy.shell_rules`` and ``fsm.policy.judge``.
 """
 
 from __future__ import annotations
 
-import codecs
-import glob
 import os
 import re
-from collections.abc import Iterator
 from functools import cache
 from itertools import pairwise
 
@@ -25,9 +27,18 @@ import tree_sitter_bash
 from attrs import evolve, field, frozen
 from tree_sitter import Language, Node, Parser
 
+from fsm.policy.shell_words import EXPANSIONS, Word, clip, descendants, expand, has, text_of
+from fsm.policy.wrappers import (
+    SYSTEM_DIRS,
+    XARGS_VALUED,
+    after_options,
+    option_value,
+    strip_transparent,
+    unwrap,
+)
+
 __all__ = ["ParsedCommand", "Redirect", "SimpleCommand", "parse_command"]
 
-_SYSTEM_DIRS = ("/bin/", "/usr/bin/", "/usr/local/bin/", "/sbin/", "/usr/sbin/")
 _SHELLS = frozenset({"sh", "bash", "zsh", "dash", "ksh", "fish"})
 _INLINE_CODE = {
     "python": ("-c",),
@@ -70,8 +81,6 @@ _COMPOUNDS = {
     "function_definition": "a function definition",
 }
 _MAX_DEPTH = 8
-_TRANSPARENT = frozenset({"time", "timeout", "nice", "nohup", "stdbuf"})
-"""Wrappers a rule sees through, as Claude Code does: they change when or how long a command runs, not what."""
 _READS_CODE = frozenset(
     {
         *_SHELLS,
@@ -177,7 +186,7 @@ class SimpleCommand:
     @property
     def rule_words(self) -> tuple[str, ...]:
         """:attr:`written` without the leading wrappers a rule sees through (see :attr:`rule_text`)."""
-        return _strip_transparent(self.written or self.argv)
+        return strip_transparent(self.written or self.argv)
 
     def pattern(self, word: str) -> str | None:
         """The glob pattern *word* is expanded as, or None when it is not a glob."""
@@ -226,18 +235,6 @@ class _Unparsed(Exception):
     pass
 
 
-@frozen
-class _Word:
-    text: str
-    static: bool = True
-    substituted: str | None = None
-    """What in the word runs code when it is expanded (a command substitution …), or None."""
-    unknown: str | None = None
-    """Why the word's value is not known before it runs (``$X`` is expanded …), or None for a literal."""
-    glob: str | None = None
-    """The word as a glob pattern (quoted parts escaped) when an unquoted ``*``, ``?`` or ``[`` makes it one."""
-
-
 _REASSIGNS_HOME = re.compile(r"(?<![\w${])HOME\b(?!})")
 _QUIET = frozenset({"/dev/null", "/dev/stdout", "/dev/stderr"})
 
@@ -256,7 +253,7 @@ class _Walker:
             raise _Unparsed("nested too deeply to analyse")
         tree = _parser().parse(text.encode())
         if tree.root_node.has_error:
-            raise _Unparsed(f"cannot parse {_clip(text)!r} as a shell command")
+            raise _Unparsed(f"cannot parse {clip(text)!r} as a shell command")
         self.statement(tree.root_node, (), depth)
 
     def statement(self, node: Node, redirects: tuple[Redirect, ...], depth: int) -> None:
@@ -272,7 +269,7 @@ class _Walker:
                 )
                 if all(c.type.endswith("redirect") or c.type == "comment" for c in node.named_children):
                     # only redirections (`> f`): nothing runs, but every file is opened
-                    self.commands.append(SimpleCommand((), _text(node), redirects=redirects, cwd=self.cwd))
+                    self.commands.append(SimpleCommand((), text_of(node), redirects=redirects, cwd=self.cwd))
                     return
             for child in node.named_children:
                 if child.type.endswith("redirect"):
@@ -292,10 +289,10 @@ class _Walker:
         elif kind == "comment":
             return
         else:
-            raise _Unparsed(f"{_clip(_text(node))!r} uses shell syntax we do not analyse ({kind})")
+            raise _Unparsed(f"{clip(text_of(node))!r} uses shell syntax we do not analyse ({kind})")
 
     def simple(self, node: Node, redirects: tuple[Redirect, ...], depth: int) -> None:
-        words: list[_Word] = []
+        words: list[Word] = []
         assignments: list[str] = []
         own = list(redirects)
         dynamic: str | None = None
@@ -308,21 +305,21 @@ class _Walker:
             elif child.type == "command_name":
                 words.append(self.word(child.named_children[0] if child.named_children else child, depth))
             elif node.type == "test_command":
-                words.append(_Word(_text(child), static=not _has(child, _EXPANSIONS)))
+                words.append(Word(text_of(child), static=not has(child, EXPANSIONS)))
             elif node.type != "variable_assignment":
                 words.append(self.word(child, depth))
         for target in targets:
-            assignments.append(_text(target))
-            if _has(target.child_by_field_name("name") or target, frozenset({"subscript"})):
+            assignments.append(text_of(target))
+            if has(target.child_by_field_name("name") or target, frozenset({"subscript"})):
                 dynamic = dynamic or "an array subscript is evaluated when it runs"
             value = target.child_by_field_name("value")
             if value is not None:
                 word = self.word(value, depth)
                 dynamic = dynamic or word.substituted or word.unknown
         if node.type == "test_command":
-            words = [_Word("[["), *words]
+            words = [Word("[["), *words]
         elif node.type in ("declaration_command", "unset_command"):
-            words = [_Word(node.children[0].type), *words]
+            words = [Word(node.children[0].type), *words]
         dynamic = dynamic or next((w.substituted for w in words if w.substituted), None)
         if words and not words[0].static:
             dynamic = dynamic or "the command name is not known before it runs"
@@ -337,7 +334,7 @@ class _Walker:
             dynamic = dynamic or "the command name is not known before it runs"
         argv = tuple(w.text for w in words)
         parent = node.parent
-        source = _text(parent if parent is not None and parent.type == "redirected_statement" else node)
+        source = text_of(parent if parent is not None and parent.type == "redirected_statement" else node)
         globs = tuple((w.text, w.glob) for w in words if w.glob is not None)
         raw = node.text or b""
         spots = [c for c in node.named_children if not c.type.endswith("redirect")]
@@ -359,17 +356,17 @@ class _Walker:
 
     def see_through(self, command: SimpleCommand, depth: int) -> SimpleCommand:
         """Remove wrappers; parse what ``bash -c``, ``eval`` and ``xargs`` will run; flag what is unknowable."""
-        argv, wrappers = _unwrap(command.argv)
-        if argv and argv[0].startswith(_SYSTEM_DIRS):
+        argv, wrappers = unwrap(command.argv)
+        if argv and argv[0].startswith(SYSTEM_DIRS):
             argv = (argv[0].rsplit("/", 1)[-1], *argv[1:])
         command = evolve(command, argv=argv, wrappers=wrappers)
         name = command.name
         if name in _SHELLS:
-            script = _option_value(argv, "-c")
+            script = option_value(argv, "-c")
             if script is not None:
                 self.line(script, depth=depth + 1)
                 return evolve(command, dynamic=f"{name} -c runs a string as a command")
-            operands = _after_options(argv[1:], frozenset({"-o", "+o", "-O", "+O"}))
+            operands = after_options(argv[1:], frozenset({"-o", "+o", "-O", "+O"}))
             if not operands or operands[0] == "-" or "-s" in argv or "-i" in argv:
                 return evolve(command, dynamic=f"{name} runs commands read from its input")
         if name == "eval":
@@ -378,7 +375,7 @@ class _Walker:
         if name in ("source", "."):
             return evolve(command, dynamic=f"{name} runs a script in the shell")
         if name == "xargs":
-            inner = _after_options(argv[1:], _XARGS_VALUED)
+            inner = after_options(argv[1:], XARGS_VALUED)
             self.commands.append(
                 evolve(command, argv=inner, source=command.source, dynamic="xargs runs a command built from its input")
             )
@@ -434,217 +431,17 @@ class _Walker:
         known = word.static and not word.substituted and not word.unknown and word.glob is None
         return Redirect(op, word.text if known else None)
 
-    def word(self, node: Node, depth: int) -> _Word:
-        """A word's text after quote removal; parses the commands of any substitution inside it."""
+    def word(self, node: Node, depth: int) -> Word:
+        """A word's text after expansion and quote removal; parses the commands of any substitution inside it."""
         substituted: str | None = None
-        for sub in _descendants(node, _SUBSTITUTIONS):
+        for sub in descendants(node, _SUBSTITUTIONS):
             substituted = sub.type.replace("_", " ")
             inner = _Walker(self.home)
             inner.cwd = self.cwd
             for child in sub.named_children:
                 inner.statement(child, (), depth + 1)
             self.commands.extend(inner.commands)
-        if _has(node, frozenset({"arithmetic_expansion"})):
-            return _Word(_text(node), static=False, substituted="arithmetic expansion")
-        expanded = _Expanded(self.home)
-        expanded.add(node, quoted=False)
-        unknown = expanded.unknown
-        if unknown is None and _BRACES.search(expanded.bare):
-            unknown = f"brace expansion in {_clip(_text(node))!r} happens when it runs"
-        glob_pattern = "".join(expanded.pattern) if expanded.globbed else None
-        return _Word(expanded.text, unknown is None and substituted is None, substituted, unknown, glob_pattern)
-
-
-_EXPANSIONS = frozenset(
-    {"simple_expansion", "expansion", "command_substitution", "process_substitution", "arithmetic_expansion"}
-)
-
-
-_BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
-_GLOB_CHARS = re.compile(r"[*?\[]")
-
-
-class _Expanded:
-    """A word's text after expansion and quote removal, as far as it is known before it runs: ``$HOME`` and
-    ``${HOME}`` become the home directory; any other expansion leaves :attr:`unknown` set."""
-
-    def __init__(self, home: str) -> None:
-        self.home = home
-        self.parts: list[str] = []
-        self.pattern: list[str] = []
-        """The word as a glob pattern: quoted parts escaped."""
-        self.bare = ""
-        """The unquoted literal parts, for spotting brace expansion."""
-        self.globbed = False
-        self.unknown: str | None = None
-
-    @property
-    def text(self) -> str:
-        return "".join(self.parts)
-
-    def literal(self, text: str, *, quoted: bool) -> None:
-        self.parts.append(text)
-        self.pattern.append(glob.escape(text) if quoted else text)
-
-    def add(self, node: Node, *, quoted: bool) -> None:
-        kind = node.type
-        text = _text(node)
-        if kind == "raw_string":
-            self.literal(text[1:-1], quoted=True)
-        elif kind == "ansi_c_string":
-            try:
-                self.literal(codecs.decode(text[2:-1], "unicode_escape"), quoted=True)
-            except UnicodeDecodeError:
-                self.literal(text, quoted=True)
-                self.unknown = self.unknown or f"{_clip(text)!r} is not a string we can read"
-        elif kind in ("string", "translated_string", "heredoc_body"):
-            for child in node.named_children:
-                if child.type == "string_content":
-                    self.literal(re.sub(r'\\([$`"\\\n])', r"\1", _text(child)), quoted=True)
-                else:
-                    self.add(child, quoted=True)
-            if not node.named_children and kind == "heredoc_body":
-                self.literal(text, quoted=True)
-        elif kind == "concatenation":
-            for child in node.children:
-                self.add(child, quoted=quoted)
-        elif kind in ("simple_expansion", "expansion"):
-            if text in ("$HOME", "${HOME}"):
-                self.literal(self.home, quoted=True)
-            else:
-                self.literal(text, quoted=True)
-                self.unknown = self.unknown or f"{_clip(text)} is expanded when it runs"
-        elif kind in _EXPANSIONS:
-            self.literal(text, quoted=True)
-            self.unknown = self.unknown or f"{_clip(text)} is expanded when it runs"
-        elif kind == "brace_expression":
-            self.literal(text, quoted=True)
-            self.unknown = self.unknown or f"brace expansion in {_clip(text)!r} happens when it runs"
-        elif kind == "word" and not quoted:
-            unescaped = re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.DOTALL)
-            self.parts.append(unescaped)
-            # a backslash-escaped character is literal; the rest may glob
-            pieces = re.split(r"(\\.)", text.replace("\\\n", ""), flags=re.DOTALL)
-            for piece in pieces:
-                if piece.startswith("\\") and len(piece) == 2:
-                    self.pattern.append(glob.escape(piece[1]))
-                else:
-                    self.pattern.append(piece)
-                    self.bare += piece
-                    self.globbed = self.globbed or _GLOB_CHARS.search(piece) is not None
-        else:
-            self.literal(text, quoted=True)
-            if _has(node, _EXPANSIONS):
-                self.unknown = self.unknown or f"{_clip(text)} is expanded when it runs"
-
-
-_UNWRAP_VALUED = {
-    "env": frozenset({"-u", "--unset", "-C", "--chdir"}),
-    "nice": frozenset({"-n", "--adjustment"}),
-    "exec": frozenset({"-a"}),
-    "timeout": frozenset({"-s", "--signal", "-k", "--kill-after"}),
-    "stdbuf": frozenset({"-i", "-o", "-e", "--input", "--output", "--error"}),
-    "command": frozenset(),
-    "builtin": frozenset(),
-    "time": frozenset(),
-    "nohup": frozenset(),
-}
-_XARGS_VALUED = frozenset(
-    {
-        "-I",
-        "-i",
-        "-L",
-        "-l",
-        "-n",
-        "-P",
-        "-s",
-        "-d",
-        "-E",
-        "-e",
-        "-a",
-        "--delimiter",
-        "--max-args",
-        "--max-procs",
-        "--arg-file",
-        "--replace",
-        "--max-lines",
-    }
-)
-
-
-def _strip_transparent(words: tuple[str, ...]) -> tuple[str, ...]:
-    """*words* without the leading wrappers a rule sees through, spelled exactly so (not ``/usr/bin/nice``)."""
-    return _unwrap(words, only=_TRANSPARENT)[0]
-
-
-def _unwrap(argv: tuple[str, ...], *, only: frozenset[str] | None = None) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """*argv* with leading wrappers (and their options) removed, and the wrappers removed.
-
-    Args:
-        only: remove only these wrappers, and only as written (no system directory in front).
-    """
-    wrappers: list[str] = []
-    while argv:
-        if only is not None:
-            name = argv[0] if argv[0] in only else ""
-        else:
-            name = argv[0].rsplit("/", 1)[-1] if argv[0].startswith(_SYSTEM_DIRS) else argv[0]
-        if name not in _UNWRAP_VALUED:
-            break
-        if name == "command" and any(a in ("-v", "-V") for a in argv[1:2]):
-            break  # `command -v x` looks x up; it runs nothing
-        rest = list(_after_options(argv[1:], _UNWRAP_VALUED[name]))
-        if name == "env":
-            while rest and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", rest[0]):
-                rest.pop(0)
-        if name == "timeout" and rest:
-            rest.pop(0)  # the duration
-        if not rest:
-            break
-        wrappers.append(name)
-        argv = tuple(rest)
-    return argv, tuple(wrappers)
-
-
-def _after_options(args: tuple[str, ...], valued: frozenset[str]) -> tuple[str, ...]:
-    """*args* from the first word that is not an option (or an option's value) on."""
-    i = 0
-    while i < len(args):
-        arg = args[i]
-        if arg == "--":
-            return args[i + 1 :]
-        if not arg.startswith("-") or arg == "-":
-            break
-        i += 2 if arg in valued else 1
-    return args[i:]
-
-
-def _option_value(argv: tuple[str, ...], flag: str) -> str | None:
-    """The word after *flag* (or a short-option cluster ending in it, like ``-ec``) before the script name."""
-    for i, word in enumerate(argv[1:], start=1):
-        if not word.startswith("-"):
-            return None
-        if (word == flag or (len(word) > 2 and word[1] != "-" and word.endswith(flag[1]))) and i + 1 < len(argv):
-            return argv[i + 1]
-    return None
-
-
-def _descendants(node: Node, kinds: frozenset[str]) -> Iterator[Node]:
-    """The outermost descendants of *node* (itself included) whose type is in *kinds*."""
-    if node.type in kinds:
-        yield node
-        return
-    for child in node.children:
-        yield from _descendants(child, kinds)
-
-
-def _has(node: Node, kinds: frozenset[str]) -> bool:
-    return next(_descendants(node, kinds), None) is not None
-
-
-def _text(node: Node) -> str:
-    return (node.text or b"").decode(errors="replace")
-
-
-def _clip(text: str, limit: int = 60) -> str:
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+        word = expand(node, home=self.home)
+        if substituted is None or word.substituted:
+            return word
+        return evolve(word, static=False, substituted=substituted)

@@ -5,8 +5,11 @@ Order, as in Claude Code: deny rules (built-in ones first) refuse in every mode;
 ``bypassPermissions`` allows the rest); then allow rules and the mode's own allowances (read-only tools
 inside the workspace, the built-in read-only commands, edits under ``acceptEdits``); anything left asks.
 A bash command is judged per simple command (``fsm.policy.commands``): a deny or ask rule matching any one
-decides; the command is allowed only if every simple command in it is. What cannot be known statically,
-or a destructive command (``fsm.policy.shell_rules``), is never allowed by a broad rule. An ask carries the
+(as written or seen through) decides; the command is allowed only if every simple command in it is, each
+matched by an allow rule *as written* (program word, redirections, no ``NAME=value``) or read-only. What is
+not a literal, a compound command, a destructive command (``fsm.policy.shell_rules``) or a write outside the
+workspace is never allowed by a broad rule; ``Read`` and ``Edit`` rules judge what a command reads and writes,
+globs by what they match (``fsm.policy.shell_paths``). An ask carries the
 rules that would allow the call (:attr:`Verdict.suggestions`). The policy never asks anyone: the chain in
 ``fsm.policy.chain`` does, once.
 """
@@ -14,7 +17,6 @@ rules that would allow the call (:attr:`Verdict.suggestions`). The policy never 
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 from functools import cache
 from pathlib import Path
@@ -23,50 +25,19 @@ from typing import Any
 from attrs import Factory, define, frozen
 
 from fsm.policy.commands import SimpleCommand, parse_command
+from fsm.policy.matching import exact_rule, matches, names_code, path_rule, prefix_rule
 from fsm.policy.modes import MODES
+from fsm.policy.read_only import path_args, read_only
 from fsm.policy.rules import Rule, claude_name, parse_rule
 from fsm.policy.settings import Settings
 from fsm.policy.shell_paths import reach
-from fsm.policy.shell_rules import (
-    destructive,
-    harmless_assignments,
-    path_args,
-    read_only,
-    refused,
-    written_paths,
-)
+from fsm.policy.shell_rules import destructive, refused, written_paths
 from tools import REGISTRY, Workspace
 from tools.protected import protected
 
 __all__ = ["Policy", "Verdict"]
 
 _EDITS = frozenset({"write_file", "edit_file"})
-_MULTI_COMMAND = frozenset(
-    {
-        "git",
-        "npm",
-        "pnpm",
-        "yarn",
-        "npx",
-        "cargo",
-        "go",
-        "docker",
-        "kubectl",
-        "pip",
-        "pip3",
-        "uv",
-        "poetry",
-        "make",
-        "bun",
-        "deno",
-        "dotnet",
-        "mvn",
-        "gradle",
-        "brew",
-        "apt",
-        "conda",
-    }
-)
 
 
 @frozen
@@ -259,7 +230,7 @@ class Policy:
         if sandbox is not None and sandbox.auto_allow and self.mode != "plan":
             # autoAllowBashIfSandboxed: the OS boundary replaces the question; deny and ask rules still hold.
             rule = next(
-                (r for r in self.ask if r.covers("bash") for s in parsed.commands if _matches(r, s, allow=False)), None
+                (r for r in self.ask if r.covers("bash") for s in parsed.commands if matches(r, s, allow=False)), None
             )
             if rule is not None:
                 return Verdict("ask", f"`{_clip(command)}` matches ask rule {_named(rule)}", _named(rule), forced=True)
@@ -267,9 +238,9 @@ class Policy:
         if parsed.problem:
             return self._unknown(parsed.problem)
         for simple in parsed.commands:
-            rule = next((r for r in self.ask if r.covers("bash") and _matches(r, simple, allow=False)), None)
+            rule = next((r for r in self.ask if r.covers("bash") and matches(r, simple, allow=False)), None)
             if rule is None:
-                rule = _path_rule(self.ask, ("write_file", "edit_file"), simple, written_paths(simple), locate)[0]
+                rule = path_rule(self.ask, ("write_file", "edit_file"), simple, written_paths(simple), locate)[0]
             if rule is not None:
                 return Verdict(
                     "ask", f"`{_clip(simple.source)}` matches ask rule {_named(rule)}", _named(rule), forced=True
@@ -307,14 +278,14 @@ class Policy:
         if builtin is not None:
             named = _named(builtin)
             return Verdict("deny", f"`{_clip(simple.source)}` is refused by {named}", named)
-        user = next((r for r in self.deny if r.covers("bash") and _matches(r, simple, allow=False)), None)
+        user = next((r for r in self.deny if r.covers("bash") and matches(r, simple, allow=False)), None)
         if user is not None:
             return Verdict("deny", f"`{_clip(simple.source)}` is denied by rule {_named(user)}", _named(user))
         for verb, tools, paths in (
             ("reads", ("read_file",), path_args(simple) if simple.argv and read_only(simple, writes=True) else []),
             ("writes", ("write_file", "edit_file"), written_paths(simple)),
         ):
-            rule, path, target = _path_rule(self.deny, tools, simple, paths, locate)
+            rule, path, target = path_rule(self.deny, tools, simple, paths, locate)
             if rule is not None:
                 via = f" (as {target})" if simple.pattern(path or "") is not None else ""
                 return Verdict(
@@ -333,7 +304,7 @@ class Policy:
         """None when this simple command may run without asking; else why it asks, and the rule that would allow it."""
         shown = f"`{_clip(simple.source)}`"
         if simple.dynamic and not any(
-            r.covers("bash") and _names_code(r, simple) and _matches(r, simple, allow=True) for r in self._allow_rules()
+            r.covers("bash") and names_code(r, simple) and matches(r, simple, allow=True) for r in self._allow_rules()
         ):
             return f"{shown} cannot be checked before it runs ({simple.dynamic})", None
         finding = destructive(simple, locate, inside)
@@ -353,20 +324,20 @@ class Policy:
         if reads and simple.argv and not _harmless(simple, locate, readable, writes=True):
             # a rule names the program, not where it reads: a Read rule must allow that (as Claude Code asks)
             return f"{shown} reads outside the workspace", None
-        rules = [r for r in self._allow_rules() if r.covers("bash") and _matches(r, simple, allow=True)]
+        rules = [r for r in self._allow_rules() if r.covers("bash") and matches(r, simple, allow=True)]
         exact = any(r.is_exact for r in rules)
         if finding is not None:
             if exact or any(finding.key and r.specifier and r.literal.strip().startswith(finding.key) for r in rules):
                 return None
-            return f"{shown} is destructive ({finding.reason})", _exact_rule(simple)
+            return f"{shown} is destructive ({finding.reason})", exact_rule(simple)
         accepted = self.mode == "acceptEdits" and bool(simple.argv)
         redirected = {r.target for r in simple.redirects}
         for target in (p for p in written_paths(simple) if p in redirected):
             path = locate(target, simple.cwd)
             edit = accepted and not _protected(path, root)
-            if not (edit or exact or _path_rule(self._allow_rules(), ("edit_file",), simple, [target], locate)[0]):
+            if not (edit or exact or path_rule(self._allow_rules(), ("edit_file",), simple, [target], locate)[0]):
                 where = " with no command" if not simple.argv else " (a protected path)" if accepted else ""
-                return f"{shown} writes {target}{where}", _exact_rule(simple)
+                return f"{shown} writes {target}{where}", exact_rule(simple)
         if rules or reads:
             return None
         if accepted and _accepted_edit(simple, locate, inside, root):
@@ -375,34 +346,8 @@ class Policy:
             names = ", ".join(a.split("=", 1)[0] for a in simple.assignments)
             if names and not simple.redirects:
                 return f"{shown} sets {names}, which can change what the commands after it run", None
-            return f"{shown} opens {', '.join(r.target or '?' for r in simple.redirects)}", _exact_rule(simple)
-        return f"{shown} is not a built-in read-only command", _prefix_rule(simple)
-
-
-def _path_rule(
-    rules: Iterable[Rule], tools: tuple[str, ...], simple: SimpleCommand, paths: list[str], locate: Any
-) -> tuple[Rule | None, str | None, str | None]:
-    """The first of *rules* for one of *tools* matching one of *paths* (a glob by what it matches, a directory by
-    what is in it), with the path as written and where it leads; Nones when none does."""
-    for path in paths:
-        targets = [locate(path, simple.cwd)]
-        pattern = simple.pattern(path)
-        if pattern is not None:
-            targets += reach(pattern, locate(".", simple.cwd)).matches
-        for target in targets:
-            if target is None:
-                continue
-            probes = (target, os.path.join(target, _PROBE)) if os.path.isdir(target) else (target,)
-            for rule in rules:
-                covered = rule.specifier is not None and any(rule.covers(t) for t in tools)
-                if covered and any(rule.matches_path(p) for p in probes):
-                    return rule, path, target
-    return None, None, None
-
-
-_PROBE = "\u2400probe"
-"""A name no file has: a directory is denied when a rule denies what is in it (``ls secrets`` under
-``Read(./secrets/**)``)."""
+            return f"{shown} opens {', '.join(r.target or '?' for r in simple.redirects)}", exact_rule(simple)
+        return f"{shown} is not a built-in read-only command", prefix_rule(simple)
 
 
 _EDITORS = frozenset({"mkdir", "touch", "cp"})
@@ -443,51 +388,6 @@ def _glob_inside(pattern: str | None, simple: SimpleCommand, locate: Any, inside
     """Whether the glob *pattern* starts inside the workspace and everything it matches now is inside."""
     reached = reach(pattern or "", locate(".", simple.cwd))
     return reached.complete and inside(reached.base) and all(inside(m) for m in reached.matches)
-
-
-def _matches(rule: Rule, simple: SimpleCommand, *, allow: bool) -> bool:
-    """Whether the bash *rule* matches *simple*. An allow rule matches only the command as written (the program
-    word itself, its redirections, no ``NAME=value`` before it); a deny or ask rule matches that, or the command
-    seen through (base name, wrappers and assignments removed, redirections or not), whichever catches it."""
-    if not simple.argv and not simple.redirects:
-        return rule.specifier is None and not simple.assignments
-    if allow:
-        return harmless_assignments(simple) and simple.spaced and rule.matches_command(simple.rule_text)
-    return any(
-        rule.matches_command(text)
-        for text in (
-            simple.rule_text,
-            simple.text,
-            " ".join(simple.argv),
-            " ".join((simple.name, *simple.argv[1:])),
-        )
-    )
-
-
-def _names_code(rule: Rule, simple: SimpleCommand) -> bool:
-    """Whether *rule* allows the inline code of *simple* in so many words: its fixed start names the program and
-    the option (``Bash(python3 -c:*)`` for ``python3 -c CODE``); ``Bash(python3:*)`` does not."""
-    return simple.inline is not None and rule.literal.split()[:2] == [*simple.rule_words[:1], simple.inline]
-
-
-def _exact_rule(simple: SimpleCommand) -> str | None:
-    """The rule naming exactly *simple*, as an allow rule matches it; None when none can (``NAME=value`` first)."""
-    return f"Bash({simple.rule_text})" if harmless_assignments(simple) else None
-
-
-def _prefix_rule(simple: SimpleCommand) -> str | None:
-    """The prefix rule the REPL offers for *simple*: ``Bash(pytest:*)``, ``Bash(git push:*)``; None when no rule
-    can allow it (a ``NAME=value`` before it)."""
-    if not harmless_assignments(simple):
-        return None
-    written = list(simple.rule_words)
-    words, rest = written[:1], written[1:]
-    name = written[0].rsplit("/", 1)[-1]
-    if re.match(r"python[\d.]*$", name) and rest[:1] == ["-m"] and len(rest) > 1:
-        words += rest[:2]
-    elif name in _MULTI_COMMAND and rest and re.match(r"^[a-z][a-z0-9:_-]*$", rest[0]):
-        words.append(rest[0])
-    return f"Bash({' '.join(words)}:*)"
 
 
 def _named(rule: Rule | str) -> str:
