@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import os
 import re
-from functools import cache
+from functools import cache, lru_cache
 from itertools import pairwise
 
 import tree_sitter_bash
@@ -231,6 +231,12 @@ def parse_command(command: str, *, home: str | None = None) -> ParsedCommand:
     return ParsedCommand(tuple(walker.commands), compound=walker.compound)
 
 
+@lru_cache(maxsize=512)
+def _language(name: str) -> str:
+    """A program's name without its version (``python3.11`` → ``python``)."""
+    return re.sub(r"[\d.]+$", "", name)
+
+
 class _Unparsed(Exception):
     pass
 
@@ -347,7 +353,7 @@ class _Walker:
         command = self.see_through(command, depth)
         if dynamic and not command.dynamic:
             command = evolve(command, dynamic=dynamic)
-        language = re.sub(r"[\d.]+$", "", command.name)
+        language = _language(command.name)
         feeds = any(r.op in _HEREDOC_OPS for r in own)
         if feeds and (command.name in _READS_CODE or language in _READS_CODE) and not command.dynamic:
             command = evolve(command, dynamic=f"a here-document or here-string feeds code to {command.name}")
@@ -390,7 +396,7 @@ class _Walker:
                         evolve(command, argv=tuple(inner[:end]), dynamic=f"find {flag} runs a command per file")
                     )
                     return evolve(command, dynamic=f"find {flag} runs a command per file")
-        language = re.sub(r"[\d.]+$", "", name)
+        language = _language(name)
         flags = _INLINE_CODE.get(language, ())
         if any(word in flags or (language == "awk" and "system(" in word) for word in argv[1:]) or (
             language in ("python", "perl", "node", "ruby") and (len(argv) == 1 or argv[1] == "-")

@@ -12,6 +12,7 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterable
+from functools import lru_cache
 from typing import Any
 
 from fsm.policy.commands import SimpleCommand
@@ -57,15 +58,13 @@ def matches(rule: Rule, simple: SimpleCommand, *, allow: bool) -> bool:
         return rule.specifier is None and not simple.assignments
     if allow:
         return harmless_assignments(simple) and simple.spaced and rule.matches_command(simple.rule_text)
-    return any(
-        rule.matches_command(text)
-        for text in (
-            simple.rule_text,
-            simple.text,
-            " ".join(simple.argv),
-            " ".join((simple.name, *simple.argv[1:])),
-        )
-    )
+    return any(rule.matches_command(text) for text in _spellings(simple))
+
+
+@lru_cache(maxsize=1024)
+def _spellings(simple: SimpleCommand) -> frozenset[str]:
+    """Every spelling of *simple* a deny or ask rule is tried on."""
+    return frozenset((simple.rule_text, simple.text, " ".join(simple.argv), " ".join((simple.name, *simple.argv[1:]))))
 
 
 def names_code(rule: Rule, simple: SimpleCommand) -> bool:

@@ -19,6 +19,9 @@ from tree_sitter import Node
 __all__ = ["EXPANSIONS", "Word", "clip", "descendants", "expand", "has", "text_of"]
 
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
+_ARITHMETIC = frozenset({"arithmetic_expansion"})
+_SPECIAL = re.compile(r"[\\*?\[{]")
+"""What makes a plain word need a closer look: a backslash, a glob or brace character."""
 
 
 @frozen
@@ -123,7 +126,11 @@ class _Expanded:
 def expand(node: Node, *, home: str) -> Word:
     """The word *node* after expansion and quote removal, as far as it is known before it runs (a substitution
     inside it is the caller's to parse)."""
-    if has(node, frozenset({"arithmetic_expansion"})):
+    if node.type == "word":
+        text = text_of(node)
+        if not _SPECIAL.search(text):  # the common case: a plain word
+            return Word(text)
+    if has(node, _ARITHMETIC):
         return Word(text_of(node), static=False, substituted="arithmetic expansion")
     expanded = _Expanded(home)
     expanded.add(node, quoted=False)

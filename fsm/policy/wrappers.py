@@ -9,6 +9,7 @@ way the parser (``fsm.policy.commands``) needs them.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 __all__ = [
     "SYSTEM_DIRS",
@@ -58,6 +59,7 @@ XARGS_VALUED = frozenset(
 )
 
 
+@lru_cache(maxsize=1024)
 def strip_transparent(words: tuple[str, ...]) -> tuple[str, ...]:
     """*words* without the leading wrappers a rule sees through, spelled exactly so (not ``/usr/bin/nice``)."""
     return unwrap(words, only=TRANSPARENT)[0]
