@@ -125,8 +125,9 @@ class Redirect:
 
     @property
     def writes(self) -> bool:
-        """Whether it writes a file (``>``, ``>>``, ``&>``, ``>|``, …), rather than reading one or a descriptor."""
-        return self.target is not None and ">" in self.op and self.op not in (">&", "<&")
+        """Whether it writes a file (``>``, ``>>``, ``&>``, ``>|``, ``>& file`` …), rather than reading one or
+        copying a descriptor (``2>&1``, whose target is None)."""
+        return self.target is not None and ">" in self.op
 
     @property
     def truncates(self) -> bool:

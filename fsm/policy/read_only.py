@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from fsm.policy.argv import operands_of, options_of
+from fsm.policy.argv import operands_of
 from fsm.policy.commands import SimpleCommand
 
 __all__ = ["harmless_assignments", "path_args", "read_only"]
@@ -230,8 +230,7 @@ def path_args(command: SimpleCommand) -> list[str]:
         return reads
     args = command.argv[1:]
     operands = operands_of(args)
-    if name in ("grep", "egrep", "fgrep", "rg") and not options_of(args) & {"-e", "-f", "--regexp", "--file"}:
-        operands = operands[1:]  # the pattern
+    # grep's pattern is checked as a path too: which word is the pattern depends on options we do not parse
     if name == "git":
         operands = operands[1:]  # the subcommand
     valued = [a.split("=", 1)[1] for a in args if a.startswith("--") and "=" in a]

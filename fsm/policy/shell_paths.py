@@ -3,12 +3,14 @@
 ``cat sec*/key.txt`` names no file a path rule can see; the shell turns it into ``secrets/key.txt``. A glob is
 judged by what it can reach: the directory it starts from (everything before its first wildcard; ``~`` and
 ``..`` resolved as the shell would) and every file it matches now, up to :data:`LIMIT` of them. A glob that
-climbs out again after a wildcard (``*/../..``) or matches more than that is not understood, and so is treated
-as reaching outside. Which paths are inside, and which a rule denies, is the policy's business (``fsm.policy.judge``).
+climbs out again after a wildcard (``*/../..``), may match ``..`` (``.*``), or matches more than that is not
+understood, and so is treated as reaching outside. Which paths are inside, and which a rule denies, is the
+policy's business (``fsm.policy.judge``).
 """
 
 from __future__ import annotations
 
+import fnmatch
 import glob
 import os
 from itertools import islice
@@ -43,8 +45,13 @@ def reach(pattern: str, start: str | None) -> Reach:
     first = next((i for i, part in enumerate(parts) if glob.has_magic(part)), len(parts))
     fixed = "/".join(parts[:first]) or ("/" if pattern.startswith("/") else ".")
     base = os.path.realpath(os.path.join(root, fixed))
-    if ".." in parts[first:]:
-        return Reach(base, (), complete=False)
+    if ".." in parts[first:] or any(_dot_dot(p) for p in parts):
+        return Reach(base, (), complete=False)  # may climb out (bash before 5.2 lets `.*` match `..`)
     found = list(islice(glob.iglob(pattern, root_dir=root), LIMIT + 1))
     matches = tuple(os.path.realpath(os.path.join(root, m)) for m in found[:LIMIT])
     return Reach(base, matches, complete=len(found) <= LIMIT)
+
+
+def _dot_dot(part: str) -> bool:
+    """Whether a pattern component may match ``..``: one with a wildcard that starts with a literal ``.``."""
+    return part.startswith(".") and glob.has_magic(part) and fnmatch.fnmatchcase("..", part)

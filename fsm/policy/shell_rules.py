@@ -120,25 +120,21 @@ def destructive(command: SimpleCommand, locate: Locate, inside: Callable[[str | 
         inside: whether a resolved path (None: unknown) is inside the workspace.
     """
     name, args = command.name, command.argv[1:]
-    flags = options_of(args)
-    found = _by_program(name, args, flags)
+    if name == "mv" and any(not inside(locate(p, command.cwd)) for p in operands_of(args)):
+        return Finding("mv moves files out of the workspace", outside=True)
+    for path in written_paths(command):
+        if not path.startswith(_SAFE_DEVICES) and not inside(locate(path, command.cwd)):
+            shown = next((f"{r.op} {path}" for r in command.redirects if r.target == path), None)
+            what = shown or f"{name} {path}"
+            return Finding(f"{what} writes outside the workspace", outside=True)
+    found = _by_program(name, args, options_of(args))
     if found is not None:
         return found
-    if name in ("mv", "cp", "install", "ln", "rsync", "scp", "tee"):
-        operands = operands_of(args)
-        target = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-t", "--target-directory")), None)
-        targets = operands if name == "tee" else [target] if target else operands[-1:]
-        if name == "mv" and any(not inside(locate(p, command.cwd)) for p in operands):
-            return Finding("mv moves files out of the workspace", outside=True)
-        if any(not inside(locate(p, command.cwd)) for p in targets):
-            return Finding(f"{name} writes outside the workspace", outside=True)
     for redirect in command.redirects:
         if not redirect.writes or (redirect.target or "").startswith(_SAFE_DEVICES):
             continue
-        path = locate(redirect.target or "", command.cwd)
-        if not inside(path):
-            return Finding(f"{redirect.op} {redirect.target} writes outside the workspace", outside=True)
-        if redirect.truncates and path is not None and _exists(path):
+        resolved = locate(redirect.target or "", command.cwd)
+        if redirect.truncates and resolved is not None and _exists(resolved):
             return Finding(f"{redirect.op} {redirect.target} empties an existing file")
     return None
 
@@ -213,4 +209,26 @@ def written_paths(command: SimpleCommand) -> list[str]:
         paths += operands if scripted else operands[1:]
     elif name == "dd":
         paths += [a[3:] for a in args if a.startswith("of=")]
+    for option in _OUTPUT_OPTIONS.get(name, ()):
+        paths += _values(args, option)
     return paths
+
+
+_OUTPUT_OPTIONS = {
+    "git": ("--output",),
+    "sort": ("-o", "--output"),
+    "tree": ("-o",),
+    "find": ("-fprint", "-fprint0", "-fprintf", "-fls"),
+}
+"""Options whose value is a file the command writes."""
+
+
+def _values(args: tuple[str, ...], option: str) -> list[str]:
+    """The values of *option* among *args*: ``--output=F``, ``--output F``, ``-oF``, ``-o F``."""
+    found = []
+    for i, arg in enumerate(args):
+        if arg == option and i + 1 < len(args):
+            found.append(args[i + 1])
+        elif arg.startswith(option + "=") or (len(option) == 2 and arg.startswith(option) and len(arg) > 2):
+            found.append(arg[len(option) :].removeprefix("="))
+    return found

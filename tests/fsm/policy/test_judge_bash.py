@@ -468,3 +468,46 @@ class TestCalibratedOnClaudeCode:
         assert bash(Policy(allow=rules("Bash(python3 -c *)")), ws, command).behavior == "allow"
         assert bash(Policy(allow=rules("Bash(python3 -c:*)")), ws, command).behavior == "allow"
         assert bash(Policy(allow=rules("Bash(python3:*)")), ws, command).behavior == "ask"
+
+
+class TestHoles:
+    """Holes found by trying the judge as an attacker would, after the corpus was clean."""
+
+    @pytest.mark.parametrize("command", ["ls >& ~/x", "ls >& ../x"])
+    def test_an_ampersand_redirection_to_a_file_writes(self, ws: Workspace, command: str) -> None:
+        """`>& file` writes the file (stdout and stderr): outside the workspace it asks."""
+        verdict = bash(Policy(), ws, command)
+        assert (verdict.behavior, "outside" in verdict.reason) == ("ask", True), verdict
+
+    @pytest.mark.parametrize("command", ["rg --ignore-file /etc/shadow x", "grep -f /etc/shadow README.md"])
+    def test_an_option_value_given_apart_is_a_path(self, ws: Workspace, command: str) -> None:
+        """A value given as the next word is checked as a path, whichever word is the pattern."""
+        assert bash(Policy(), ws, command).behavior == "ask"
+
+    @pytest.mark.parametrize("command", ["ls .*", "cat .?"])
+    def test_a_glob_that_may_match_dot_dot_asks(self, ws: Workspace, command: str) -> None:
+        """`.*` matches `..` in bash before 5.2: it may read the parent directory."""
+        assert bash(Policy(), ws, command).behavior == "ask"
+
+    @pytest.mark.parametrize(
+        ("rule", "command"),
+        [
+            ("Bash(git diff:*)", "git diff --output=/tmp/x"),
+            ("Bash(rm:*)", "rm -rf ~/x"),
+            ("Bash(touch:*)", "touch ~/x"),
+            ("Bash(mkdir:*)", "mkdir ~/x"),
+            ("Bash(chmod:*)", "chmod 777 ~/.ssh"),
+            ("Bash(dd:*)", "dd if=README.md of=../y"),
+            ("Bash(truncate:*)", "truncate -s0 ~/x"),
+            ("Bash(sort:*)", "sort -o ~/x README.md"),
+        ],
+    )
+    def test_no_rule_writes_outside_through_an_operand_or_option(self, ws: Workspace, rule: str, command: str) -> None:
+        """Deleting, creating, changing or writing files outside the workspace asks, whatever rule names the program."""
+        verdict = bash(Policy(allow=rules(rule)), ws, command)
+        assert (verdict.behavior, verdict.suggestions) == ("ask", ()), verdict
+
+    def test_inside_they_stay_allowed(self, ws: Workspace) -> None:
+        """The same rules allow the same commands inside the workspace."""
+        assert bash(Policy(allow=rules("Bash(rm:*)")), ws, "rm -rf build").behavior == "allow"
+        assert bash(Policy(allow=rules("Bash(git diff:*)")), ws, "git diff --output=d.txt").behavior == "allow"
