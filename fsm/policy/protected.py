@@ -1,0 +1,541 @@
+"""Writes to protected paths: which files a tool call writes, and the ask that such a write always gets.
+
+The paths are ``tools.protected``'s (``.git/config``, ``.git/hooks``, ``.claude/``, ``.vscode/``, ``.env*``,
+shell start-up files …), found relative to the workspace root, each additional directory and the home
+directory, and also as path segments anywhere (``sub/.git/config``, ``../other/.claude/x``); a ``.git``
+entry itself, a submodule's or worktree's ``.git/modules/NAME/config`` and a few home files (``~/.claude.json``,
+``~/.config/git/``, ``~/.ssh/``, agentfsm's state directory) count too.
+
+:func:`file_writes` and :func:`bash_writes` name the protected paths a call writes, resolved as the tool would
+resolve them (``~`` and ``$HOME``, the directory a static ``cd`` left, symlinks followed, globs and braces
+expanded): a bash command writes through redirections, ``tee``, the target of ``cp``/``mv``/``install``/
+``ln``/``rsync``/``scp``, ``sed -i``/``perl -i``, ``touch``, ``mkdir``, ``truncate``, ``rm``, ``chmod``,
+``dd of=``, and ``git config``/``init``/``remote``/``submodule``, which write ``.git/config`` (or
+``~/.gitconfig``). A command whose target is known only when it runs (``$VAR``, an interpreter's code, a
+line that does not parse) counts when the command line names a protected path.
+
+:func:`guard` turns the policy's verdict into a forced ask (a hook's allow does not skip it) in every mode,
+``bypassPermissions`` and ``acceptEdits`` included, unless an allow rule of ``Edit``/``Write`` names each
+path written (``Edit(./.git/config)``, ``Edit(.claude/**)``, ``Edit(~/.bashrc)``: the rule matches the path
+and spells the protected entry, so ``Edit(**)`` does not count). A deny stays a deny. Reading is not
+affected. What a program writes where its own code or input says (``python script.py``, ``tar x``, ``git
+apply``) is not seen here: ``--sandbox`` mounts the same paths read-only.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import re
+from collections.abc import Iterable, Iterator, Sequence
+from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING
+
+import attrs
+import bracex
+from attrs import frozen
+
+from fsm.policy.commands import ParsedCommand, SimpleCommand, parse_command
+from fsm.policy.rules import Rule
+from tools.protected import PROTECTED_DIRS, PROTECTED_FILE_NAMES, PROTECTED_FILES, protected
+
+if TYPE_CHECKING:
+    from fsm.policy.judge import Verdict
+
+__all__ = ["HOME_ENTRIES", "Hit", "Places", "bash_writes", "file_writes", "guard"]
+
+HOME_ENTRIES: tuple[str, ...] = (".claude.json", ".config/git", ".ssh", ".config/agentfsm", ".local/state/agentfsm")
+"""Protected relative to the home directory only: Claude Code's trust record, git's other global config,
+ssh's config and keys (``ProxyCommand`` runs code), agentfsm's own configuration and state (trust records)."""
+
+_GIT_ENTRIES = frozenset({"config", "config.worktree", "hooks", "info", "commondir"})
+_EXPANSION_LIMIT = 256
+_MENTIONED = re.compile(
+    r"(?<![\w.-])("
+    + "|".join(
+        re.escape(name)
+        for name in sorted(
+            {
+                *(d.split("/")[0] for d in PROTECTED_DIRS),
+                *PROTECTED_FILES,
+                *(n.rstrip(".*") for n in PROTECTED_FILE_NAMES),
+                *(e for e in HOME_ENTRIES if "/" not in e),
+            },
+            key=len,
+            reverse=True,
+        )
+    )
+    + r")(?![\w-])"
+)
+"""A protected name as a word of a command line (``.git`` but not ``.gitignore``)."""
+
+
+@frozen
+class Hit:
+    """One protected path a call writes."""
+
+    shown: str
+    """The path as the call names it (``.git/config``, ``~/.bashrc``)."""
+    path: str
+    """The absolute path written (symlinks followed); empty when it is known only when the command runs."""
+    entry: str
+    """What protects it: the list's entry (``.git/hooks``, ``.bashrc``), or the directory holding them."""
+    rule: str | None
+    """The allow rule that would let it be written (``Edit(./.git/config)``); None when no rule can."""
+
+
+@frozen
+class Places:
+    """Where protected entries are looked for: the workspace root, the additional directories and home."""
+
+    root: Path
+    extra: tuple[Path, ...] = ()
+    home: Path = attrs.field(factory=lambda: Path(os.path.realpath(os.path.expanduser("~"))))
+
+    @property
+    def bases(self) -> tuple[Path, ...]:
+        return (self.root, *self.extra)
+
+
+# -- the verdict ------------------------------------------------------------------------------------------
+
+
+def guard(verdict: Verdict, hits: Sequence[Hit], *, tool: str, subject: str, allow: Iterable[Rule]) -> Verdict:
+    """*verdict*, made a forced ask when *hits* holds a write no allow rule names; a deny is kept.
+
+    Args:
+        tool: the tool writing (``bash`` is covered by ``Edit`` and ``Write`` rules).
+        subject: the call as the reason shows it (``write_file .git/config``, a command in backquotes).
+        allow: the allow rules in force (settings' and the session's).
+    """
+    if verdict.behavior == "deny" or not hits:
+        return verdict
+    rules = [r for r in allow if r.specifier is not None and (r.covers(tool) or r.tool in ("edit_file", "write_file"))]
+    open_hits = [h for h in hits if not any(_names(r, h) for r in rules)]
+    if not open_hits:
+        return verdict
+    shown = ", ".join(dict.fromkeys(_what(h) for h in open_hits))
+    reason = f"{subject} writes a protected path: {shown}"
+    waivers = tuple(dict.fromkeys(h.rule for h in open_hits if h.rule))
+    no_rule = any(h.rule is None for h in open_hits) or (verdict.behavior == "ask" and not verdict.suggestions)
+    if verdict.behavior == "ask":
+        reason = f"{verdict.reason}; {reason}"
+    others = verdict.suggestions if tool == "bash" else ()  # a file tool's own suggestion is the same Edit rule
+    suggestions = () if no_rule else tuple(dict.fromkeys((*waivers, *others)))
+    entries = ", ".join(dict.fromkeys(h.entry for h in open_hits))
+    return attrs.evolve(
+        verdict, behavior="ask", reason=reason, rule=f"protected path {entries}", suggestions=suggestions, forced=True
+    )
+
+
+def _what(hit: Hit) -> str:
+    if not hit.path:
+        return f"it names {hit.entry} and what it writes is known only when it runs"
+    return f"{hit.shown} ({hit.entry})"
+
+
+def _names(rule: Rule, hit: Hit) -> bool:
+    """Whether *rule* matches the hit's path and spells the protected entry (or the file's own name)."""
+    if not hit.path or not rule.matches_path(hit.path):
+        return False
+    words = set(PurePosixPath(rule.specifier or "").parts)
+    entry = PurePosixPath(hit.entry).parts
+    return bool(entry) and (all(part in words for part in entry) or PurePosixPath(hit.path).name in words)
+
+
+# -- file tools -------------------------------------------------------------------------------------------
+
+
+def file_writes(path: str, *, places: Places) -> list[Hit]:
+    """The protected paths ``write_file``/``edit_file`` of *path* would write (none, or the path itself)."""
+    written = os.path.normpath(os.path.join(places.root, os.path.expanduser(path)))
+    return list(_hits(path, (written, _realpath(written)), places))
+
+
+# -- bash -------------------------------------------------------------------------------------------------
+
+
+def bash_writes(command: str, *, places: Places, parsed: ParsedCommand | None = None) -> list[Hit]:
+    """The protected paths the bash *command* writes, plus any it names but writes in a way not known before
+    it runs (a target held in a variable, an interpreter's code, a line that does not parse)."""
+    parsed = parsed or parse_command(command)
+    hits: list[Hit] = []
+    unknown = parsed.problem is not None
+    for simple in parsed.commands:
+        cwd = _cwd(simple, places)
+        for target in _targets(simple, places, cwd):
+            if target.word is None:
+                unknown = True
+                continue
+            hits.extend(_word_hits(target.word, target, cwd, places))
+        unknown = unknown or simple.dynamic is not None
+    if unknown and not hits:
+        words = [command, *(w for s in parsed.commands for w in (*s.argv, *(r.target or "" for r in s.redirects)))]
+        named = next((m.group(1) for w in words if (m := _MENTIONED.search(w))), None)
+        if named is not None:
+            hits.append(Hit(named, "", named, None))
+    return hits
+
+
+@frozen
+class _Target:
+    word: str | None
+    """The word naming the file, as written after quote removal; None when it is not known statically."""
+    recursive: bool = False
+    """A whole tree is written (``cp -r``, ``mv``, ``rm -r``): a directory holding protected entries counts."""
+    into: tuple[str, ...] = ()
+    """Sources copied into *word* when it is an existing directory: their base names are written there."""
+    follow: bool = True
+    """The last component is followed when it is a symlink (not for ``rm``, ``ln``'s link, ``mv``'s source)."""
+
+
+_COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync", "scp"})
+_OPERAND_WRITERS = frozenset(
+    {"touch", "mkdir", "truncate", "rm", "rmdir", "unlink", "shred", "chmod", "chown", "chgrp", "mkfifo", "tee"}
+)
+_VALUED = {
+    "cp": {"-t", "--target-directory", "-S", "--suffix"},
+    "mv": {"-t", "--target-directory", "-S", "--suffix"},
+    "ln": {"-t", "--target-directory", "-S", "--suffix"},
+    "install": {"-t", "--target-directory", "-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group"},
+    "rsync": {"-e", "--rsh", "--exclude", "--include", "--filter", "-f", "--files-from", "-T", "--temp-dir"},
+    "scp": {"-P", "-i", "-o", "-F", "-c", "-l", "-S", "-J"},
+    "touch": {"-d", "-r", "-t", "--date", "--reference"},
+    "mkdir": {"-m", "--mode"},
+    "truncate": {"-s", "-r", "--size", "--reference"},
+    "shred": {"-n", "-s", "--iterations", "--size"},
+    "sed": {"-e", "-f", "-l", "--expression", "--file", "--line-length"},
+    "perl": {"-e", "-E", "-M", "-m", "-I"},
+}
+_GIT_GLOBAL_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
+_GIT_CONFIG_WRITES = frozenset(
+    {"--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section", "-e", "--edit"}
+)
+_GIT_CONFIG_VALUED = frozenset({"-f", "--file", "--blob", "--type", "--default", "--comment", "--value"})
+_GIT_REMOTE_WRITES = frozenset({"add", "rename", "remove", "rm", "set-url", "set-branches", "set-head"})
+_GIT_SUBMODULE_WRITES = frozenset({"add", "init", "deinit", "set-url", "set-branch", "sync", "absorbgitdirs", "update"})
+
+
+def _targets(simple: SimpleCommand, places: Places, cwd: str | None) -> Iterator[_Target]:
+    """Every file *simple* writes, as words (None: a target not known before it runs)."""
+    for redirect in simple.redirects:
+        if redirect.target is None:
+            if ">" in redirect.op and redirect.op not in (">&", "<&") and redirect.op != "<<":
+                yield _Target(None)
+        elif ">" in redirect.op and not redirect.target.startswith("/dev/"):
+            yield _Target(redirect.target)
+    name, args = simple.name, simple.argv[1:]
+    if name in _COPIERS:
+        yield from _copy_targets(name, args)
+    elif name in _OPERAND_WRITERS:
+        options, operands = _split(args, _VALUED.get(name, set()))
+        recursive = bool(options & {"-r", "-R", "--recursive"}) and name not in ("tee", "touch", "truncate")
+        follow = name not in ("rm", "rmdir", "unlink", "shred")
+        yield from (_Target(w, recursive=recursive or name == "rmdir", follow=follow) for w in operands)
+    elif name in ("sed", "gsed", "perl"):
+        options, operands = _split(args, _VALUED["perl" if name == "perl" else "sed"])
+        if any(o == "-i" or o.startswith("--in-place") for o in options):
+            yield from (_Target(w) for w in operands)
+    elif name == "dd":
+        yield from (_Target(a[3:]) for a in args if a.startswith("of="))
+    elif name == "git":
+        yield from _git_targets(args, places, cwd)
+    for word in simple.argv[1:] if name in _COPIERS | _OPERAND_WRITERS else ():
+        if "$" in word.replace("$HOME", "").replace("${HOME}", "") or "`" in word:
+            yield _Target(None)
+
+
+def _copy_targets(name: str, args: tuple[str, ...]) -> Iterator[_Target]:
+    options, operands = _split(args, _VALUED.get(name, set()))
+    directory = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-t", "--target-directory")), None)
+    directory = directory or next((a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")), None)
+    if name == "install" and options & {"-d", "--directory"}:
+        yield from (_Target(w, recursive=True) for w in operands)
+        return
+    if directory is None and len(operands) == 1 and name == "ln":
+        directory, sources = ".", operands
+    elif directory is None:
+        if len(operands) < 2:
+            return
+        directory, sources = operands[-1], operands[:-1]
+    else:
+        sources = operands
+    recursive = name in ("mv", "rsync") or bool(options & {"-r", "-R", "-a", "--recursive", "--archive"})
+    contents = name == "rsync" and all(s.endswith("/") for s in sources)  # rsync's `dir/` copies what is in it
+    single = contents or bool(options & {"-T", "--no-target-directory"})
+    if name == "scp" and ":" in directory.split("/", 1)[0]:
+        return  # a remote destination
+    yield _Target(directory, recursive=recursive, into=() if single else tuple(sources), follow=name != "ln")
+    if name == "mv":
+        yield from (_Target(s, recursive=True, follow=False) for s in sources)
+    if name == "ln":
+        yield from (_Target(s, follow=False) for s in sources if options & {"-s", "--symbolic"})  # links to it
+
+
+def _git_targets(args: tuple[str, ...], places: Places, cwd: str | None) -> Iterator[_Target]:
+    """``.git/config`` (or ``~/.gitconfig``, or ``--file F``) when the git command writes its configuration."""
+    i, git_dir, here = 0, None, "."
+    while i < len(args) and args[i].startswith("-"):
+        arg = args[i]
+        if arg in _GIT_GLOBAL_VALUED and i + 1 < len(args):
+            if arg == "-C":
+                here = os.path.join(here, args[i + 1])
+            elif arg == "--git-dir":
+                git_dir = args[i + 1]
+            i += 2
+            continue
+        if arg.startswith("--git-dir="):
+            git_dir = arg.split("=", 1)[1]
+        i += 1
+    sub, rest = (args[i], args[i + 1 :]) if i < len(args) else ("", ())
+    config = os.path.join(here, git_dir, "config") if git_dir else _git_config(here, places, cwd)
+    if sub == "config":
+        yield from _git_config_targets(rest, config, git_dir or os.path.dirname(config))
+    elif sub == "init":
+        _, operands = _split(rest, {"--template", "-b", "--initial-branch", "--separate-git-dir", "--object-format"})
+        yield _Target(os.path.join(here, operands[0] if operands else ".", ".git", "config"))
+    elif sub == "clone" and any(a.startswith(("--template", "-c", "--config", "--separate-git-dir")) for a in rest):
+        yield _Target(os.path.join(here, ".git", "config"))
+    elif (sub == "remote" and rest[:1] and rest[0] in _GIT_REMOTE_WRITES) or (
+        sub == "submodule" and any(a in _GIT_SUBMODULE_WRITES for a in rest[:2])
+    ):
+        yield _Target(config)
+        if sub == "submodule":
+            yield _Target(os.path.join(here, ".gitmodules"))
+
+
+def _git_config_targets(rest: tuple[str, ...], config: str, git_dir: str) -> Iterator[_Target]:
+    options, operands = _split(rest, _GIT_CONFIG_VALUED)
+    if operands[:1] and operands[0] in ("get", "list"):
+        return
+    writes = (operands[:1] and operands[0] in ("set", "unset", "rename-section", "remove-section", "edit")) or (
+        options & _GIT_CONFIG_WRITES
+    )
+    reading = any(o.startswith("--get") for o in options) or options & {"-l", "--list"}
+    if not writes and (reading or len(operands) < 2):
+        return
+    named = next((rest[j + 1] for j, a in enumerate(rest[:-1]) if a in ("-f", "--file")), None)
+    named = named or next((a.split("=", 1)[1] for a in rest if a.startswith("--file=")), None)
+    if named is not None:
+        yield _Target(named)
+    elif "--global" in options:
+        yield _Target("~/.gitconfig")
+    elif "--system" in options:
+        yield _Target("/etc/gitconfig")
+    elif "--worktree" in options:
+        yield _Target(os.path.join(git_dir, "config.worktree"))
+    else:
+        yield _Target(config)
+
+
+def _git_config(here: str, places: Places, cwd: str | None) -> str:
+    """The repository configuration a git command run in *here* (below *cwd*) writes: the first ``.git`` up
+    from there (a ``gitdir:`` file followed), else ``here/.git/config``."""
+    start = _locate(here, cwd, places)
+    if start is not None:
+        for directory in (Path(start), *Path(start).parents):
+            dot_git = directory / ".git"
+            if dot_git.is_file():
+                text = dot_git.read_text(errors="replace").strip()
+                if text.startswith("gitdir:"):
+                    return os.path.join(directory, text[len("gitdir:") :].strip(), "config")
+            if dot_git.is_dir():
+                return str(dot_git / "config")
+    return os.path.join(here, ".git", "config")
+
+
+def _split(args: Sequence[str], valued: set[str] | frozenset[str]) -> tuple[set[str], list[str]]:
+    """The options of *args* (short clusters split, ``--x=v`` as ``--x``) and its operands."""
+    options: set[str] = set()
+    operands: list[str] = []
+    i, rest = 0, False
+    while i < len(args):
+        arg = args[i]
+        if rest or not arg.startswith("-") or arg == "-":
+            operands.append(arg)
+        elif arg == "--":
+            rest = True
+        elif arg.startswith("--"):
+            options.add(arg.split("=", 1)[0])
+            i += 1 if "=" in arg or arg not in valued else 2
+            continue
+        else:
+            options.add(arg)  # the cluster as written (``-i.bak``), and each letter
+            options.update(f"-{c}" for c in arg[1:])
+            if arg in valued:
+                i += 2
+                continue
+        i += 1
+    return options, operands
+
+
+# -- paths ------------------------------------------------------------------------------------------------
+
+
+def _cwd(simple: SimpleCommand, places: Places) -> str | None:
+    return _locate(".", simple.cwd, places)
+
+
+def _locate(word: str, cwd: str | None, places: Places) -> str | None:
+    """*word* made absolute (not resolved) as the shell would see it from *cwd*; None when not known."""
+    for prefix in ("$HOME", "${HOME}"):
+        if word == prefix or word.startswith(prefix + "/"):
+            word = "~" + word[len(prefix) :]
+    if word.startswith("~"):
+        return os.path.normpath(os.path.expanduser(word))
+    if word.startswith("/"):
+        return os.path.normpath(word)
+    if cwd is None:
+        return None
+    start = os.path.expanduser(cwd)
+    return os.path.normpath(os.path.join(places.root, start, word))
+
+
+def _word_hits(word: str, target: _Target, cwd: str | None, places: Places) -> Iterator[Hit]:
+    for variant in _expand(word, cwd, places):
+        written = _locate(variant, cwd, places)
+        if written is None:
+            yield from _unknown_hit(word)
+            continue
+        paths = [written]
+        if target.into and os.path.isdir(_realpath(written)):
+            paths = [os.path.join(written, os.path.basename(s.rstrip("/")) or ".") for s in target.into]
+            paths = [os.path.normpath(p) for p in paths]
+        for path in paths:
+            resolved = _realpath(path) if target.follow else _link_path(path)
+            yield from _hits(_display(variant, places), (path, resolved), places, recursive=target.recursive)
+
+
+def _display(word: str, places: Places) -> str:
+    """*word* as a reason shows it: relative to the root when it is an absolute path inside it, else tidied."""
+    if word.startswith("/"):
+        relative = _relative(PurePosixPath(os.path.normpath(word)), places.root)
+        return relative if relative is not None else os.path.normpath(word)
+    return os.path.normpath(word) if not word.startswith("~") else word
+
+
+def _unknown_hit(word: str) -> Iterator[Hit]:
+    match = _MENTIONED.search(word)
+    if match is not None:
+        yield Hit(word, "", match.group(1), None)
+
+
+def _expand(word: str, cwd: str | None, places: Places) -> list[str]:
+    """*word* and what its braces and globs expand to (a glob also as written: it may match nothing yet)."""
+    try:
+        words = bracex.expand(word, limit=_EXPANSION_LIMIT) if "{" in word else [word]
+    except bracex.ExpansionLimitException:
+        words = [word]
+    out: list[str] = []
+    for item in words:
+        out.append(item)
+        if any(c in item for c in "*?["):
+            base = _locate(".", cwd, places)
+            pattern = _locate(item, cwd, places)
+            if base is not None and pattern is not None:
+                out.extend(os.path.relpath(m, base) for m in glob.glob(pattern, include_hidden=True)[:_EXPANSION_LIMIT])
+    return out
+
+
+def _link_path(path: str) -> str:
+    """*path* with its directories resolved but not its last component (a link itself, not what it points to)."""
+    return os.path.join(_realpath(os.path.dirname(path)), os.path.basename(path))
+
+
+def _realpath(path: str) -> str:
+    try:
+        return os.path.realpath(path)
+    except (ValueError, OSError):
+        return path
+
+
+def _hits(shown: str, paths: Iterable[str], places: Places, *, recursive: bool = False) -> Iterator[Hit]:
+    seen: set[str] = set()
+    for path in paths:
+        if path in seen:
+            continue
+        seen.add(path)
+        entry = _entry(path, places) or (_holder(path, places) if recursive else None)
+        if entry is not None:
+            yield Hit(shown, path, entry[0], entry[1])
+
+
+def _entry(path: str, places: Places) -> tuple[str, str | None] | None:
+    """What protects the absolute *path*, and the rule that would allow writing it; None if nothing does."""
+    pure = PurePosixPath(path)
+    for base in places.bases:
+        relative = _relative(pure, base)
+        if relative is not None:
+            found = _check(relative)
+            if found is not None:
+                return found, _rule(path, places)
+    home = _relative(pure, places.home)
+    if home is not None:
+        found = _check(home) or next((e for e in HOME_ENTRIES if home == e or home.startswith(e + "/")), None)
+        if found is not None:
+            return found, _rule(path, places)
+    found = _segments(pure.parts)
+    return (found, _rule(path, places)) if found is not None else None
+
+
+def _check(relative: str) -> str | None:
+    """``tools.protected.protected``, also in lower case (a case-insensitive file system), and git's own."""
+    return protected(relative) or protected(relative.lower()) or _git_entry(PurePosixPath(relative).parts)
+
+
+def _segments(parts: Sequence[str]) -> str | None:
+    """A protected entry found as a tail of *parts* (``sub/.git/config``, ``../other/.claude/x``)."""
+    for i, part in enumerate(parts):
+        if part.startswith("."):
+            found = _check("/".join(parts[i:]))
+            if found is not None:
+                return found
+    return None
+
+
+def _git_entry(parts: Sequence[str]) -> str | None:
+    """A ``.git`` directory itself, or its config, hooks or info, also a submodule's or worktree's."""
+    lowered = [p.lower() for p in parts]
+    if ".git" not in lowered:
+        return None
+    rest = lowered[lowered.index(".git") + 1 :]
+    while len(rest) >= 2 and rest[0] in ("modules", "worktrees"):
+        rest = rest[2:]
+    if not rest:
+        return ".git"
+    return f".git/{rest[0]}" if rest[0] in _GIT_ENTRIES else None
+
+
+def _holder(path: str, places: Places) -> tuple[str, str | None] | None:
+    """For a write of a whole tree: *path* holds protected entries (a root, home, or ``.git``/``.claude``)."""
+    pure = PurePosixPath(path)
+    for base in map(PurePosixPath, (*places.bases, places.home)):
+        if pure == base or pure in base.parents:
+            return "every protected path under it", None
+        relative = _relative(pure, base)
+        if relative is not None and any(
+            entry.startswith(relative + "/") for entry in (*PROTECTED_DIRS, *PROTECTED_FILES)
+        ):
+            return relative, _rule(path, places)
+    return None
+
+
+def _relative(path: PurePosixPath, base: Path | PurePosixPath) -> str | None:
+    try:
+        relative = path.relative_to(base)
+    except ValueError:
+        return None
+    return None if str(relative) == "." else relative.as_posix()
+
+
+def _rule(path: str, places: Places) -> str:
+    """The ``Edit`` rule naming *path* (a directory's rule covers what is under it, gitignore-style): from the
+    workspace root, from home, or absolute."""
+    pure = PurePosixPath(path)
+    relative = _relative(pure, places.root)
+    if relative is not None:
+        return f"Edit(./{relative})"
+    home = _relative(pure, places.home)
+    if home is not None:
+        return f"Edit(~/{home})"
+    return f"Edit(/{path})"
