@@ -114,8 +114,16 @@ def guard(verdict: Verdict, hits: Sequence[Hit], *, tool: str, subject: str, all
     open_hits = [h for h in hits if not any(_names(r, h) for r in rules)]
     if not open_hits:
         return verdict
-    shown = ", ".join(dict.fromkeys(_what(h) for h in open_hits))
-    reason = f"{subject} writes a protected path: {shown}"
+    known = ", ".join(dict.fromkeys(f"{h.shown} ({h.entry})" for h in open_hits if h.path))
+    named = ", ".join(dict.fromkeys(h.entry for h in open_hits if not h.path))
+    reason = "; ".join(
+        part
+        for part in (
+            known and f"{subject} writes a protected path: {known}",
+            named and f"{subject} names {named} and may write it in a way known only when it runs",
+        )
+        if part
+    )
     waivers = tuple(dict.fromkeys(h.rule for h in open_hits if h.rule))
     no_rule = any(h.rule is None for h in open_hits) or (verdict.behavior == "ask" and not verdict.suggestions)
     if verdict.behavior == "ask":
@@ -126,12 +134,6 @@ def guard(verdict: Verdict, hits: Sequence[Hit], *, tool: str, subject: str, all
     return attrs.evolve(
         verdict, behavior="ask", reason=reason, rule=f"protected path {entries}", suggestions=suggestions, forced=True
     )
-
-
-def _what(hit: Hit) -> str:
-    if not hit.path:
-        return f"it names {hit.entry} and what it writes is known only when it runs"
-    return f"{hit.shown} ({hit.entry})"
 
 
 def _names(rule: Rule, hit: Hit) -> bool:
@@ -450,14 +452,15 @@ def _realpath(path: str) -> str:
 
 
 def _hits(shown: str, paths: Iterable[str], places: Places, *, recursive: bool = False) -> Iterator[Hit]:
-    seen: set[str] = set()
+    """The hits among *paths*: the path as written, then as resolved (shown as ``link -> target``)."""
+    seen: list[str] = []
     for path in paths:
         if path in seen:
             continue
-        seen.add(path)
         entry = _entry(path, places) or (_holder(path, places) if recursive else None)
         if entry is not None:
-            yield Hit(shown, path, entry[0], entry[1])
+            yield Hit(f"{shown} -> {_display(path, places)}" if seen else shown, path, entry[0], entry[1])
+        seen.append(path)
 
 
 def _entry(path: str, places: Places) -> tuple[str, str | None] | None:
