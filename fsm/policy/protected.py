@@ -114,7 +114,7 @@ def guard(verdict: Verdict, hits: Sequence[Hit], *, tool: str, subject: str, all
     open_hits = [h for h in hits if not any(_names(r, h) for r in rules)]
     if not open_hits:
         return verdict
-    known = ", ".join(dict.fromkeys(f"{h.shown} ({h.entry})" for h in open_hits if h.path))
+    known = ", ".join(dict.fromkeys(h.shown + (f" ({h.entry})" * (h.entry != h.shown)) for h in open_hits if h.path))
     named = ", ".join(dict.fromkeys(h.entry for h in open_hits if not h.path))
     reason = "; ".join(
         part

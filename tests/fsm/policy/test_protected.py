@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from fsm import Agent, Allow, Hooks, Policy
+from fsm import Agent, Allow, Ask, Hooks, Policy
 from fsm.policy.chain import deny_unattended
 from fsm.policy.protected import Places, bash_writes, file_writes
 from fsm.policy.rules import parse_rule
@@ -203,7 +203,9 @@ class TestVerdicts:
         for tool in ("write_file", "edit_file"):
             verdict = decide(Policy(mode=mode), ws, tool, path=path, content="x")
             assert (verdict.behavior, verdict.forced, verdict.suggestions) == ("ask", True, (f"Edit(./{path})",))
-            assert verdict.reason.endswith(f"{tool} {path} writes a protected path: {path} ({_entry(path)})")
+            entry = _entry(path)
+            shown = path if entry == path else f"{path} ({entry})"
+            assert verdict.reason.endswith(f"{tool} {path} writes a protected path: {shown}")
 
     def test_plan_mode_still_denies(self, ws: Workspace):
         """plan mode's deny of an edit stays a deny."""
@@ -284,6 +286,15 @@ class TestAllowRules:
 
 
 class TestChain:
+    def test_the_documented_denial(self, ws: Workspace):
+        """Headless in bypassPermissions, the denial of `echo x >> .git/config` is docs/permissions.md's text."""
+        verdict = decide(Policy(mode="bypassPermissions"), ws, "bash", command="echo x >> .git/config")
+        denial = deny_unattended({}, Ask(verdict.reason, verdict.suggestions))
+        assert denial.reason == (
+            "Permission denied: `echo x >> .git/config` writes a protected path: .git/config; it needs approval and "
+            "no one could be asked; to allow it, add Edit(./.git/config) to permissions.allow in .claude/settings.json"
+        )
+
     def test_a_hook_allow_does_not_skip_the_ask_and_headless_denies(self, ws: Workspace):
         """A PreToolUse hook that allows everything does not let write_file reach .git/config in bypassPermissions;
         unattended, the call is denied naming the rule, and the file is unchanged."""
