@@ -290,6 +290,8 @@ def _git_targets(args: tuple[str, ...], places: Places, cwd: str | None) -> Iter
             git_dir = arg.split("=", 1)[1]
         i += 1
     sub, rest = (args[i], args[i + 1 :]) if i < len(args) else ("", ())
+    if sub not in ("config", "init", "clone", "remote", "submodule"):
+        return
     config = os.path.join(here, git_dir, "config") if git_dir else _git_config(here, places, cwd)
     if sub == "config":
         yield from _git_config_targets(rest, config, git_dir or os.path.dirname(config))
