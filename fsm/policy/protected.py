@@ -195,6 +195,14 @@ _COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync", "scp"})
 _OPERAND_WRITERS = frozenset(
     {"touch", "mkdir", "truncate", "rm", "rmdir", "unlink", "shred", "chmod", "chown", "chgrp", "mkfifo", "tee"}
 )
+_EDITORS = frozenset({"ed", "red", "ex", "vi", "vim", "nvim", "nano", "emacs"})
+_OUTPUT_OPTIONS = {
+    "curl": ("-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr"),
+    "wget": ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"),
+    "sort": ("-o", "--output"),
+    "uniq": (),
+}
+"""Programs that write the file an option names."""
 _VALUED = {
     "cp": {"-t", "--target-directory", "-S", "--suffix"},
     "mv": {"-t", "--target-directory", "-S", "--suffix"},
@@ -226,25 +234,47 @@ def _targets(simple: SimpleCommand, places: Places, cwd: str | None) -> Iterator
                 yield _Target(None)
         elif ">" in redirect.op and not redirect.target.startswith("/dev/"):
             yield _Target(redirect.target)
-    name, args = simple.name, simple.argv[1:]
+    argv = simple.argv[1:] if simple.name == "busybox" else simple.argv
+    name, args = (argv[0].rsplit("/", 1)[-1], argv[1:]) if argv else ("", ())
     if name in _COPIERS:
         yield from _copy_targets(name, args)
-    elif name in _OPERAND_WRITERS:
+    elif name in _OPERAND_WRITERS or name in _EDITORS:
         options, operands = _split(args, _VALUED.get(name, set()))
-        recursive = bool(options & {"-r", "-R", "--recursive"}) and name not in ("tee", "touch", "truncate")
+        recursive = bool(options & {"-r", "-R", "--recursive"}) and name in ("rm", "chmod", "chown", "chgrp")
         follow = name not in ("rm", "rmdir", "unlink", "shred")
         yield from (_Target(w, recursive=recursive or name == "rmdir", follow=follow) for w in operands)
-    elif name in ("sed", "gsed", "perl"):
+    elif name in ("sed", "gsed", "perl", "awk", "gawk"):
         options, operands = _split(args, _VALUED["perl" if name == "perl" else "sed"])
-        if any(o == "-i" or o.startswith("--in-place") for o in options):
+        in_place = "inplace" in _values(args, ("-i", "--include")) if "awk" in name else None
+        if in_place or (in_place is None and any(o == "-i" or o.startswith("--in-place") for o in options)):
             yield from (_Target(w) for w in operands)
     elif name == "dd":
         yield from (_Target(a[3:]) for a in args if a.startswith("of="))
+    elif name in _OUTPUT_OPTIONS:
+        yield from (_Target(w) for w in _values(args, _OUTPUT_OPTIONS[name]))
+        yield from (_Target(w, recursive=True) for w in _values(args, ("-P", "--directory-prefix")) if name == "wget")
+        if name == "uniq":
+            yield from (_Target(w) for w in _split(args, {"-f", "-s", "-w"})[1][1:2])
     elif name == "git":
-        yield from _git_targets(args, places, cwd)
-    for word in simple.argv[1:] if name in _COPIERS | _OPERAND_WRITERS else ():
+        yield from _git_targets(args, dict(a.split("=", 1) for a in simple.assignments if "=" in a), places, cwd)
+    for word in args if name in _COPIERS | _OPERAND_WRITERS | _EDITORS else ():
         if "$" in word.replace("$HOME", "").replace("${HOME}", "") or "`" in word:
             yield _Target(None)
+
+
+def _values(args: Sequence[str], names: Sequence[str]) -> list[str]:
+    """The values *args* gives the options *names*: ``-o F``, ``-oF``, ``-sSo F``, ``--output F``, ``--output=F``."""
+    found: list[str] = []
+    for i, arg in enumerate(args):
+        for option in names:
+            if arg == option and i + 1 < len(args):
+                found.append(args[i + 1])
+            elif option.startswith("--") and arg.startswith(option + "="):
+                found.append(arg[len(option) + 1 :])
+            elif len(option) == 2 and arg[:1] == "-" and arg[1:2] != "-" and option[1] in arg[1:] and arg != option:
+                value = arg[arg.index(option[1], 1) + 1 :]  # a cluster: -sSLo FILE or -oFILE
+                found.extend([value] if value else args[i + 1 : i + 2])
+    return found
 
 
 def _copy_targets(name: str, args: tuple[str, ...]) -> Iterator[_Target]:
@@ -270,13 +300,14 @@ def _copy_targets(name: str, args: tuple[str, ...]) -> Iterator[_Target]:
     yield _Target(directory, recursive=recursive, into=() if single else tuple(sources), follow=name != "ln")
     if name == "mv":
         yield from (_Target(s, recursive=True, follow=False) for s in sources)
-    if name == "ln":
-        yield from (_Target(s, follow=False) for s in sources if options & {"-s", "--symbolic"})  # links to it
+    if name == "ln" or (name == "cp" and options & {"-l", "--link", "-s", "--symbolic-link"}):
+        yield from (_Target(s, follow=False) for s in sources)  # a link to a protected file writes it later
 
 
-def _git_targets(args: tuple[str, ...], places: Places, cwd: str | None) -> Iterator[_Target]:
-    """``.git/config`` (or ``~/.gitconfig``, or ``--file F``) when the git command writes its configuration."""
-    i, git_dir, here = 0, None, "."
+def _git_targets(args: tuple[str, ...], env: dict[str, str], places: Places, cwd: str | None) -> Iterator[_Target]:
+    """``.git/config`` (or ``~/.gitconfig``, ``--file F``, ``$GIT_CONFIG_GLOBAL``) when the git command writes its
+    configuration, and what ``--output`` names."""
+    i, git_dir, here = 0, env.get("GIT_DIR"), "."
     while i < len(args) and args[i].startswith("-"):
         arg = args[i]
         if arg in _GIT_GLOBAL_VALUED and i + 1 < len(args):
@@ -290,11 +321,14 @@ def _git_targets(args: tuple[str, ...], places: Places, cwd: str | None) -> Iter
             git_dir = arg.split("=", 1)[1]
         i += 1
     sub, rest = (args[i], args[i + 1 :]) if i < len(args) else ("", ())
+    yield from (_Target(os.path.join(here, w)) for w in _values(rest, ("--output",)))
+    yield from (_Target(os.path.join(here, w), recursive=True) for w in _values(rest, ("-o", "--output-directory"))
+                if sub == "format-patch")  # fmt: skip
     if sub not in ("config", "init", "clone", "remote", "submodule"):
         return
     config = os.path.join(here, git_dir, "config") if git_dir else _git_config(here, places, cwd)
     if sub == "config":
-        yield from _git_config_targets(rest, config, git_dir or os.path.dirname(config))
+        yield from _git_config_targets(rest, config, os.path.dirname(config), env)
     elif sub == "init":
         _, operands = _split(rest, {"--template", "-b", "--initial-branch", "--separate-git-dir", "--object-format"})
         yield _Target(os.path.join(here, operands[0] if operands else ".", ".git", "config"))
@@ -308,7 +342,7 @@ def _git_targets(args: tuple[str, ...], places: Places, cwd: str | None) -> Iter
             yield _Target(os.path.join(here, ".gitmodules"))
 
 
-def _git_config_targets(rest: tuple[str, ...], config: str, git_dir: str) -> Iterator[_Target]:
+def _git_config_targets(rest: tuple[str, ...], config: str, git_dir: str, env: dict[str, str]) -> Iterator[_Target]:
     options, operands = _split(rest, _GIT_CONFIG_VALUED)
     if operands[:1] and operands[0] in ("get", "list"):
         return
@@ -320,12 +354,12 @@ def _git_config_targets(rest: tuple[str, ...], config: str, git_dir: str) -> Ite
         return
     named = next((rest[j + 1] for j, a in enumerate(rest[:-1]) if a in ("-f", "--file")), None)
     named = named or next((a.split("=", 1)[1] for a in rest if a.startswith("--file=")), None)
-    if named is not None:
-        yield _Target(named)
+    if named is not None or "GIT_CONFIG" in env:
+        yield _Target(named or env["GIT_CONFIG"])
     elif "--global" in options:
-        yield _Target("~/.gitconfig")
+        yield _Target(env.get("GIT_CONFIG_GLOBAL", "~/.gitconfig"))
     elif "--system" in options:
-        yield _Target("/etc/gitconfig")
+        yield _Target(env.get("GIT_CONFIG_SYSTEM", "/etc/gitconfig"))
     elif "--worktree" in options:
         yield _Target(os.path.join(git_dir, "config.worktree"))
     else:
