@@ -4,7 +4,8 @@ The paths are ``tools.protected``'s (``.git/config``, ``.git/hooks``, ``.claude/
 shell start-up files …), found relative to the workspace root, each additional directory and the home
 directory, and also as path segments anywhere (``sub/.git/config``, ``../other/.claude/x``); a ``.git``
 entry itself, a submodule's or worktree's ``.git/modules/NAME/config`` and a few home files (``~/.claude.json``,
-``~/.config/git/``, ``~/.ssh/``, agentfsm's state directory) count too.
+``~/.config/git/``, ``~/.ssh/``, agentfsm's state directory) count too, and so does the ``core.hooksPath``
+directory the repository's or the user's git configuration names (``.husky/``).
 
 :func:`file_writes` and :func:`bash_writes` name the protected paths a call writes, resolved as the tool would
 resolve them (``~`` and ``$HOME``, the directory a static ``cd`` left, symlinks followed, globs and braces
@@ -28,6 +29,7 @@ import glob
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -513,8 +515,39 @@ def _entry(path: str, places: Places) -> tuple[str, str | None] | None:
         found = _check(home) or next((e for e in HOME_ENTRIES if home == e or home.startswith(e + "/")), None)
         if found is not None:
             return found, _rule(path, places)
-    found = _segments(pure.parts)
+    found = _segments(pure.parts) or _in_hooks_path(pure, places)
     return (found, _rule(path, places)) if found is not None else None
+
+
+def _in_hooks_path(path: PurePosixPath, places: Places) -> str | None:
+    """The ``core.hooksPath`` directory (``.husky``) *path* is in, as the repository's or the user's git
+    configuration sets it: git runs the files there as hooks."""
+    for config in (places.root / ".git" / "config", places.home / ".gitconfig"):
+        try:
+            stat = config.stat()
+        except OSError:
+            continue
+        for directory in _hooks_paths(str(config), stat.st_mtime_ns, stat.st_size, str(places.root)):
+            hooks = PurePosixPath(directory)
+            if path == hooks or hooks in path.parents:
+                return _relative(hooks, places.root) or str(hooks)
+    return None
+
+
+_HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.*?)\s*$", re.IGNORECASE | re.MULTILINE)
+
+
+@lru_cache(maxsize=32)
+def _hooks_paths(config: str, mtime: int, size: int, root: str) -> tuple[str, ...]:
+    """The ``hooksPath`` values of the git configuration file *config* (read again when it changes), absolute
+    (a relative one is from the workspace root, where git runs hooks)."""
+    try:
+        with open(config, encoding="utf-8", errors="replace") as file:
+            text = file.read(1 << 20)
+    except OSError:
+        return ()
+    values = (m.group(1).strip('"') for m in _HOOKS_PATH.finditer(text))
+    return tuple(os.path.normpath(os.path.join(root, os.path.expanduser(v))) for v in values if v)
 
 
 def _check(relative: str) -> str | None:

@@ -196,6 +196,13 @@ class TestFileWrites:
         """write_file/edit_file of a protected path (through `~`, `..` or a link) is found."""
         assert [h.entry for h in file_writes(path, places=Places(ws.root))] == [entry]
 
+    def test_the_configured_hooks_directory_is_protected(self, ws: Workspace):
+        """When .git/config sets core.hooksPath (husky's `.husky`), its files are hooks: writing one is found."""
+        (ws.root / ".git" / "config").write_text('[core]\n\thooksPath = ".husky"\n')
+        assert [h.entry for h in file_writes(".husky/pre-commit", places=Places(ws.root))] == [".husky"]
+        (ws.root / ".git" / "config").write_text("[core]\n")
+        assert file_writes(".husky/pre-commit", places=Places(ws.root)) == []
+
     @pytest.mark.parametrize("path", ["src/app.py", ".gitignore", ".github/workflows/ci.yml", "notes.txt"])
     def test_other_paths_are_not_protected(self, ws: Workspace, path: str):
         """Ordinary files are not protected."""
