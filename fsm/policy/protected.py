@@ -172,13 +172,29 @@ def bash_writes(command: str, *, places: Places, parsed: ParsedCommand | None = 
                 unknown = True
                 continue
             hits.extend(_word_hits(target.word, target, cwd, places))
-        unknown = unknown or simple.dynamic is not None
+        unknown = unknown or _runs_code(simple)
     if unknown and not hits:
         words = [command, *(w for s in parsed.commands for w in (*s.argv, *(r.target or "" for r in s.redirects)))]
         named = next((m.group(1) for w in words if (m := _MENTIONED.search(w))), None)
         if named is not None:
             hits.append(Hit(named, "", named, None))
     return hits
+
+
+_INTERPRETER = re.compile(r"^(python[\d.]*|pypy[\d.]*|perl|node|nodejs|ruby|php|lua|osascript|deno|bun|[gmn]?awk)$")
+_INLINE = frozenset({"-c", "-e", "-E", "-r", "-p", "--eval", "--print", "-"})
+
+
+def _runs_code(simple: SimpleCommand) -> bool:
+    """Whether *simple* runs code given on its command line or its input (``python3 -c``, ``perl -e``, an awk
+    program, a here-document), or a program whose name is known only when it runs: what it writes is unknown.
+    (``bash -c``, ``eval`` and substitutions are parsed: their commands are judged themselves.)"""
+    if simple.argv and ("$" in simple.argv[0] or "`" in simple.argv[0]):
+        return True
+    if not _INTERPRETER.match(simple.name):
+        return False
+    given = any(r.op in ("<<", "<<-", "<<<", "<") for r in simple.redirects)
+    return "awk" in simple.name or given or len(simple.argv) == 1 or any(a in _INLINE for a in simple.argv[1:])
 
 
 @frozen

@@ -111,6 +111,10 @@ WRITES = {
     "cp -l .git/config hard": ".git/config",
     "GIT_CONFIG_GLOBAL=.git/config git config --global a.b c": ".git/config",
     "busybox tee .git/config": ".git/config",
+    "python3 - <<EOF\nopen('.bashrc', 'a')\nEOF": ".bashrc",
+    "awk '{print > \".git/config\"}' notes.txt": ".git/config",
+    "node -e \"require('fs').writeFileSync('.mcp.json', '')\"": ".mcp.json",
+    "$EDITOR .git/config": ".git/config",
     "find . -name x -exec tee .git/config ;": ".git/config",
 }
 """Commands that write a protected path, and the entry that protects it."""
@@ -132,6 +136,9 @@ SAFE = [
     "awk 1 .git/config",
     "curl -fsSL https://example.invalid/x",
     "git diff --stat",
+    "source .env && npm test",
+    "export $(cat .env | xargs)",
+    "python3 scripts/check.py .vscode/settings.json",
 ]
 """Commands that write no protected path (or only read one)."""
 
