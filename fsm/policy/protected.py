@@ -194,7 +194,9 @@ def _runs_code(simple: SimpleCommand) -> bool:
     if not _INTERPRETER.match(simple.name):
         return False
     given = any(r.op in ("<<", "<<-", "<<<", "<") for r in simple.redirects)
-    return "awk" in simple.name or given or len(simple.argv) == 1 or any(a in _INLINE for a in simple.argv[1:])
+    if "awk" in simple.name:  # awk writes only through `print > file`, `system()` and pipes
+        return any(c in word for word in simple.argv[1:] for c in (">", "|", "system"))
+    return given or len(simple.argv) == 1 or any(a in _INLINE for a in simple.argv[1:])
 
 
 @frozen
