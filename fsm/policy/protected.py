@@ -30,7 +30,9 @@ import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from functools import lru_cache
+from itertools import islice
 from pathlib import Path, PurePosixPath
+from stat import S_ISREG
 from typing import TYPE_CHECKING
 
 import attrs
@@ -103,16 +105,16 @@ class Places:
 
 
 def guard(verdict: Verdict, hits: Sequence[Hit], *, tool: str, subject: str, allow: Iterable[Rule]) -> Verdict:
-    """*verdict*, made a forced ask when *hits* holds a write no allow rule names; a deny is kept.
+    """*verdict*, made a forced ask when *hits* holds a write no ``Edit``/``Write`` allow rule names; a deny is kept.
 
     Args:
-        tool: the tool writing (``bash`` is covered by ``Edit`` and ``Write`` rules).
+        tool: the tool writing (``bash``, ``write_file``, ``edit_file``).
         subject: the call as the reason shows it (``write_file .git/config``, a command in backquotes).
         allow: the allow rules in force (settings' and the session's).
     """
     if verdict.behavior == "deny" or not hits:
         return verdict
-    rules = [r for r in allow if r.specifier is not None and (r.covers(tool) or r.tool in ("edit_file", "write_file"))]
+    rules = [r for r in allow if r.specifier is not None and r.tool in ("edit_file", "write_file")]
     open_hits = [h for h in hits if not any(_names(r, h) for r in rules)]
     if not open_hits:
         return verdict
@@ -139,12 +141,14 @@ def guard(verdict: Verdict, hits: Sequence[Hit], *, tool: str, subject: str, all
 
 
 def _names(rule: Rule, hit: Hit) -> bool:
-    """Whether *rule* matches the hit's path and spells the protected entry (or the file's own name)."""
+    """Whether *rule* matches the hit's path and spells the protected entry (every part of ``.git/hooks``), or
+    the file's own name when a file name is what protects it (``Edit(.env.local)`` for ``.env.*``)."""
     if not hit.path or not rule.matches_path(hit.path):
         return False
     words = set(PurePosixPath(rule.specifier or "").parts)
-    entry = PurePosixPath(hit.entry).parts
-    return bool(entry) and (all(part in words for part in entry) or PurePosixPath(hit.path).name in words)
+    if all(part in words for part in PurePosixPath(hit.entry).parts):
+        return True
+    return hit.entry in PROTECTED_FILE_NAMES and PurePosixPath(hit.path).name in words
 
 
 # -- file tools -------------------------------------------------------------------------------------------
@@ -393,8 +397,8 @@ def _git_config(here: str, places: Places, cwd: str | None) -> str:
     if start is not None:
         for directory in (Path(start), *Path(start).parents):
             dot_git = directory / ".git"
-            if dot_git.is_file():
-                text = dot_git.read_text(errors="replace").strip()
+            if dot_git.is_file():  # a regular file (never a FIFO): a worktree's or submodule's `gitdir: PATH`
+                text = _head(dot_git).strip()
                 if text.startswith("gitdir:"):
                     return os.path.join(directory, text[len("gitdir:") :].strip(), "config")
             if dot_git.is_dir():
@@ -491,8 +495,18 @@ def _expand(word: str, cwd: str | None, places: Places) -> list[str]:
             base = _locate(".", cwd, places)
             pattern = _locate(item, cwd, places)
             if base is not None and pattern is not None:
-                out.extend(os.path.relpath(m, base) for m in glob.glob(pattern, include_hidden=True)[:_EXPANSION_LIMIT])
+                matches = islice(glob.iglob(pattern, include_hidden=True), _EXPANSION_LIMIT)
+                out.extend(os.path.relpath(m, base) for m in matches)
     return out
+
+
+def _head(path: Path, limit: int = 4096) -> str:
+    """The first *limit* bytes of the regular file *path* as text; empty when it cannot be read."""
+    try:
+        with path.open("rb") as file:
+            return file.read(limit).decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _link_path(path: str) -> str:
@@ -545,6 +559,8 @@ def _in_hooks_path(path: PurePosixPath, places: Places) -> str | None:
             stat = config.stat()
         except OSError:
             continue
+        if not S_ISREG(stat.st_mode):
+            continue  # a FIFO or a device would block the read
         for directory in _hooks_paths(str(config), stat.st_mtime_ns, stat.st_size, str(places.root)):
             hooks = PurePosixPath(directory)
             if path == hooks or hooks in path.parents:
@@ -559,11 +575,7 @@ _HOOKS_PATH = re.compile(r"^\s*hookspath\s*=\s*(.*?)\s*$", re.IGNORECASE | re.MU
 def _hooks_paths(config: str, mtime: int, size: int, root: str) -> tuple[str, ...]:
     """The ``hooksPath`` values of the git configuration file *config* (read again when it changes), absolute
     (a relative one is from the workspace root, where git runs hooks)."""
-    try:
-        with open(config, encoding="utf-8", errors="replace") as file:
-            text = file.read(1 << 20)
-    except OSError:
-        return ()
+    text = _head(Path(config), 1 << 20)
     values = (m.group(1).strip('"') for m in _HOOKS_PATH.finditer(text))
     return tuple(os.path.normpath(os.path.join(root, os.path.expanduser(v))) for v in values if v)
 

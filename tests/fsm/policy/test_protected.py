@@ -7,6 +7,7 @@ workspace (a denied write must leave the file as it was).
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 import pytest
@@ -210,6 +211,24 @@ class TestFileWrites:
         (ws.root / ".git" / "config").write_text("[core]\n")
         assert file_writes(".husky/pre-commit", places=Places(ws.root)) == []
 
+    def test_hostile_git_files_do_not_hang(self, ws: Workspace, tmp_path: Path):
+        """A FIFO as .git/config or as a nested `.git` is not read: the check ends at once."""
+        (ws.root / ".git" / "config").unlink()
+        os.mkfifo(ws.root / ".git" / "config")
+        (ws.root / "sub").mkdir()
+        os.mkfifo(ws.root / "sub" / ".git")
+        found: list[list[str]] = []
+
+        def check() -> None:
+            places = Places(ws.root)
+            found.append([h.entry for h in file_writes(".husky/pre-commit", places=places)])
+            found.append([h.entry for h in bash_writes("git -C sub config a.b c", places=places)])
+
+        thread = threading.Thread(target=check, daemon=True)
+        thread.start()
+        thread.join(10)
+        assert not thread.is_alive() and found == [[], [".git/config"]]
+
     @pytest.mark.parametrize("path", ["src/app.py", ".gitignore", ".github/workflows/ci.yml", "notes.txt"])
     def test_other_paths_are_not_protected(self, ws: Workspace, path: str):
         """Ordinary files are not protected."""
@@ -289,7 +308,9 @@ class TestAllowRules:
         policy = Policy(mode="bypassPermissions", allow=rules(ws, rule))
         assert decide(policy, ws, tool, path=path, content="x").behavior == "allow"
 
-    @pytest.mark.parametrize("rule", ["Edit", "Edit(**)", "Edit(./**)", "Edit(/**)", "Edit(.git/hooks/**)", "Edit(*)"])
+    @pytest.mark.parametrize(
+        "rule", ["Edit", "Edit(**)", "Edit(./**)", "Edit(/**)", "Edit(.git/hooks/**)", "Edit(*)", "Edit(config)"]
+    )
     def test_a_rule_that_does_not_name_it_does_not(self, ws: Workspace, rule: str):
         """A broad rule, or one naming another protected path, does not waive the ask for .git/config."""
         policy = Policy(mode="bypassPermissions", allow=rules(ws, rule))
