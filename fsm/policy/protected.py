@@ -530,7 +530,44 @@ def _hits(shown: str, paths: Iterable[str], places: Places, *, recursive: bool =
         entry = _entry(path, places) or (_holder(path, places) if recursive else None)
         if entry is not None:
             yield Hit(f"{shown} -> {_display(path, places)}" if seen else shown, path, entry[0], entry[1])
+        else:
+            twin = _hard_link(path, places)
+            if twin is not None:
+                found = _entry(twin, places)
+                if found is not None:
+                    yield Hit(f"{shown} (a hard link to {_display(twin, places)})", twin, found[0], found[1])
         seen.append(path)
+
+
+def _hard_link(path: str, places: Places) -> str | None:
+    """The protected file at the workspace root or home that *path* is a hard link of, if it has other links."""
+    try:
+        stat = os.lstat(path)
+    except (OSError, ValueError):
+        return None
+    if stat.st_nlink < 2 or not S_ISREG(stat.st_mode):
+        return None
+    for candidate in _protected_files(places):
+        try:
+            other = os.lstat(candidate)
+        except OSError:
+            continue
+        if (other.st_dev, other.st_ino) == (stat.st_dev, stat.st_ino):
+            return candidate
+    return None
+
+
+def _protected_files(places: Places) -> Iterator[str]:
+    """The protected files that exist at the roots (their listed files, and what the listed directories hold,
+    a few hundred at most) and the home directory's start-up files."""
+    for base in places.bases:
+        for name in (*PROTECTED_FILES, *PROTECTED_FILE_NAMES):
+            yield str(base / name)
+        for directory in PROTECTED_DIRS:
+            for top, _, files in islice(os.walk(base / directory), _EXPANSION_LIMIT):
+                yield from islice((os.path.join(top, f) for f in files), _EXPANSION_LIMIT)
+    for name in (*PROTECTED_FILE_NAMES, *HOME_ENTRIES):
+        yield str(places.home / name)
 
 
 def _entry(path: str, places: Places) -> tuple[str, str | None] | None:

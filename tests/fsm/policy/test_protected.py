@@ -165,6 +165,17 @@ class TestBashWrites:
             "Edit(./.git/config)",
         )
 
+    def test_a_hard_link_to_a_protected_file_is_found(self, ws: Workspace):
+        """`echo >> h` where h is a hard link of .git/config (made earlier by some program) writes .git/config."""
+        os.link(ws.root / ".git" / "config", ws.root / "h")
+        (hit,) = bash_writes("echo x >> h", places=Places(ws.root))
+        assert (hit.shown, hit.entry, hit.rule) == (
+            "h (a hard link to .git/config)",
+            ".git/config",
+            "Edit(./.git/config)",
+        )
+        assert bash_writes("echo x >> notes.txt", places=Places(ws.root)) == []
+
     def test_an_additional_directory_is_a_root_too(self, ws: Workspace, tmp_path: Path):
         """`.vscode/` of an additional directory is protected, and its rule is absolute."""
         extra = tmp_path / "extra"
