@@ -246,7 +246,7 @@ class TestFileWrites:
         assert file_writes(path, places=Places(ws.root)) == []
 
 
-class TestVerdicts:
+class TestGuard:
     @pytest.mark.parametrize("mode", [*MODES, "dontAsk"])
     @pytest.mark.parametrize("command", list(WRITES)[:12])
     def test_bash_write_is_a_forced_ask_in_every_mode(self, ws: Workspace, mode: str, command: str):
