@@ -22,11 +22,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from attrs import Factory, define, frozen
+from attrs import Factory, define, evolve, frozen
 
 from fsm.policy.commands import SimpleCommand, parse_command
 from fsm.policy.modes import MODES
-from fsm.policy.protected import Places, bash_writes, file_writes, guard
+from fsm.policy.protected import Hit, Places, bash_writes, file_writes, guard
 from fsm.policy.rules import Rule, claude_name, parse_rule
 from fsm.policy.settings import Settings
 from fsm.policy.shell_rules import destructive, path_args, read_only, refused
@@ -162,8 +162,7 @@ class Policy:
             if not isinstance(command, str):
                 return _ALLOW
             writes = bash_writes(command, places=self._places(workspace))
-            subject = f"`{_clip(command)}`"
-            return guard(self._bash(command, workspace), writes, tool=name, subject=subject, allow=self._allow_rules())
+            return self._protect(self._bash(command, workspace), writes, tool=name, subject=f"`{_clip(command)}`")
         tool = REGISTRY.get(name)
         path = tool_input.get(tool.path_param) if tool is not None and tool.path_param else None
         if isinstance(path, str):
@@ -171,8 +170,17 @@ class Policy:
             if name not in _EDITS:
                 return verdict
             writes = file_writes(path, places=self._places(workspace))
-            return guard(verdict, writes, tool=name, subject=f"{name} {path}", allow=self._allow_rules())
+            return self._protect(verdict, writes, tool=name, subject=f"{name} {path}")
         return self._tool(name, tool_input)
+
+    def _protect(self, verdict: Verdict, writes: list[Hit], *, tool: str, subject: str) -> Verdict:
+        """*verdict*, or the forced ask a write to a protected path makes of it (``fsm.policy.protected``)."""
+        asked = guard(verdict, writes, tool=tool, subject=subject, allow=self._allow_rules())
+        if asked is None:
+            return verdict
+        return evolve(
+            verdict, behavior="ask", reason=asked.reason, rule=asked.rule, suggestions=asked.suggestions, forced=True
+        )
 
     def _places(self, workspace: Workspace) -> Places:
         """Where protected paths are looked for: the root, the additional directories, home."""

@@ -15,7 +15,7 @@ expanded): a bash command writes through redirections, ``tee``, the target of ``
 ``~/.gitconfig``). A command whose target is known only when it runs (``$VAR``, an interpreter's code, a
 line that does not parse) counts when the command line names a protected path.
 
-:func:`guard` turns the policy's verdict into a forced ask (a hook's allow does not skip it) in every mode,
+:func:`guard` says when the policy's verdict becomes a forced ask (a hook's allow does not skip it) in every mode,
 ``bypassPermissions`` and ``acceptEdits`` included, unless an allow rule of ``Edit``/``Write`` names each
 path written (``Edit(./.git/config)``, ``Edit(.claude/**)``, ``Edit(~/.bashrc)``: the rule matches the path
 and spells the protected entry, so ``Edit(**)`` does not count). A deny stays a deny. Reading is not
@@ -33,7 +33,7 @@ from functools import lru_cache
 from itertools import islice
 from pathlib import Path, PurePosixPath
 from stat import S_ISREG
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 import attrs
 import bracex
@@ -43,10 +43,7 @@ from fsm.policy.commands import ParsedCommand, SimpleCommand, parse_command
 from fsm.policy.rules import Rule
 from tools.protected import PROTECTED_DIRS, PROTECTED_FILE_NAMES, PROTECTED_FILES, protected
 
-if TYPE_CHECKING:
-    from fsm.policy.judge import Verdict
-
-__all__ = ["HOME_ENTRIES", "Hit", "Places", "bash_writes", "file_writes", "guard"]
+__all__ = ["HOME_ENTRIES", "Hit", "Places", "Protection", "bash_writes", "file_writes", "guard"]
 
 HOME_ENTRIES: tuple[str, ...] = (".claude.json", ".config/git", ".ssh", ".config/agentfsm", ".local/state/agentfsm")
 """Protected relative to the home directory only: Claude Code's trust record, git's other global config,
@@ -104,8 +101,34 @@ class Places:
 # -- the verdict ------------------------------------------------------------------------------------------
 
 
-def guard(verdict: Verdict, hits: Sequence[Hit], *, tool: str, subject: str, allow: Iterable[Rule]) -> Verdict:
-    """*verdict*, made a forced ask when *hits* holds a write no ``Edit``/``Write`` allow rule names; a deny is kept.
+class _Verdict(Protocol):
+    """What :func:`guard` reads of ``fsm.policy.judge.Verdict`` (judge imports this module, not the reverse)."""
+
+    @property
+    def behavior(self) -> str: ...
+    @property
+    def reason(self) -> str: ...
+    @property
+    def suggestions(self) -> tuple[str, ...]: ...
+
+
+@frozen
+class Protection:
+    """The forced ask a protected write turns a verdict into (the judge makes it a ``Verdict``)."""
+
+    reason: str
+    rule: str
+    """``protected path .git/config``: what decided."""
+    suggestions: tuple[str, ...]
+    """The allow rules that would let the call run (the Edit rules naming the paths, then the command's own);
+    empty when no rule can."""
+
+
+def guard(
+    verdict: _Verdict, hits: Sequence[Hit], *, tool: str, subject: str, allow: Iterable[Rule]
+) -> Protection | None:
+    """The ask *verdict* becomes when *hits* holds a write no ``Edit``/``Write`` allow rule names; None when it
+    stands (no such write, or a deny, which stays a deny).
 
     Args:
         tool: the tool writing (``bash``, ``write_file``, ``edit_file``).
@@ -113,16 +136,17 @@ def guard(verdict: Verdict, hits: Sequence[Hit], *, tool: str, subject: str, all
         allow: the allow rules in force (settings' and the session's).
     """
     if verdict.behavior == "deny" or not hits:
-        return verdict
+        return None
     rules = [r for r in allow if r.specifier is not None and r.tool in ("edit_file", "write_file")]
     open_hits = [h for h in hits if not any(_names(r, h) for r in rules)]
     if not open_hits:
-        return verdict
+        return None
     known = ", ".join(dict.fromkeys(h.shown + (f" ({h.entry})" * (h.entry != h.shown)) for h in open_hits if h.path))
     named = ", ".join(dict.fromkeys(h.entry for h in open_hits if not h.path))
     reason = "; ".join(
         part
         for part in (
+            verdict.reason if verdict.behavior == "ask" else "",
             known and f"{subject} writes a protected path: {known}",
             named and f"{subject} names {named} and may write it in a way known only when it runs",
         )
@@ -130,14 +154,9 @@ def guard(verdict: Verdict, hits: Sequence[Hit], *, tool: str, subject: str, all
     )
     waivers = tuple(dict.fromkeys(h.rule for h in open_hits if h.rule))
     no_rule = any(h.rule is None for h in open_hits) or (verdict.behavior == "ask" and not verdict.suggestions)
-    if verdict.behavior == "ask":
-        reason = f"{verdict.reason}; {reason}"
     others = verdict.suggestions if tool == "bash" else ()  # a file tool's own suggestion is the same Edit rule
-    suggestions = () if no_rule else tuple(dict.fromkeys((*waivers, *others)))
     entries = ", ".join(dict.fromkeys(h.entry for h in open_hits))
-    return attrs.evolve(
-        verdict, behavior="ask", reason=reason, rule=f"protected path {entries}", suggestions=suggestions, forced=True
-    )
+    return Protection(reason, f"protected path {entries}", () if no_rule else tuple(dict.fromkeys((*waivers, *others))))
 
 
 def _names(rule: Rule, hit: Hit) -> bool:
