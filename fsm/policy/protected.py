@@ -603,8 +603,23 @@ def _entry(path: str, places: Places) -> tuple[str, str | None] | None:
         found = _check(home) or next((e for e in HOME_ENTRIES if home == e or home.startswith(e + "/")), None)
         if found is not None:
             return found, _rule(path, places)
-    found = _segments(pure.parts) or _in_hooks_path(pure, places)
+    found = _segments(pure.parts) or _in_user_dirs(pure) or _in_hooks_path(pure, places)
     return (found, _rule(path, places)) if found is not None else None
+
+
+def _in_user_dirs(path: PurePosixPath) -> str | None:
+    """``agentfsm`` or ``git`` when *path* is in agentfsm's state or configuration directory or git's, wherever
+    ``$XDG_STATE_HOME`` and ``$XDG_CONFIG_HOME`` put them."""
+    for variable, fallback, names in (
+        ("XDG_STATE_HOME", ".local/state", ("agentfsm",)),
+        ("XDG_CONFIG_HOME", ".config", ("agentfsm", "git")),
+    ):
+        configured = os.environ.get(variable, "")
+        base = PurePosixPath(configured if os.path.isabs(configured) else os.path.expanduser(f"~/{fallback}"))
+        for name in names:
+            if path == base / name or base / name in path.parents:
+                return name
+    return None
 
 
 def _in_hooks_path(path: PurePosixPath, places: Places) -> str | None:

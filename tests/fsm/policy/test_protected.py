@@ -222,6 +222,18 @@ class TestFileWrites:
         (ws.root / ".git" / "config").write_text("[core]\n")
         assert file_writes(".husky/pre-commit", places=Places(ws.root)) == []
 
+    def test_agentfsm_state_is_protected_where_xdg_puts_it(
+        self, ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ):
+        """agentfsm's state directory (its trust records) is protected at $XDG_STATE_HOME, and under ~ without it."""
+        monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
+        hits = file_writes(str(tmp_path / "state" / "agentfsm" / "trust.json"), places=Places(ws.root))
+        assert [h.entry for h in hits] == ["agentfsm"]
+        monkeypatch.delenv("XDG_STATE_HOME")
+        assert [h.entry for h in file_writes("~/.local/state/agentfsm/x", places=Places(ws.root))] == [
+            ".local/state/agentfsm"
+        ]
+
     def test_hostile_git_files_do_not_hang(self, ws: Workspace, tmp_path: Path):
         """A FIFO as .git/config or as a nested `.git` is not read: the check ends at once."""
         (ws.root / ".git" / "config").unlink()
