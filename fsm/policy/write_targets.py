@@ -148,8 +148,7 @@ def _values(args: Sequence[str], names: Sequence[str]) -> list[str]:
 
 def _copy_targets(name: str, args: tuple[str, ...]) -> Iterator[Target]:
     options, operands = _split(args, _VALUED.get(name, set()))
-    directory = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-t", "--target-directory")), None)
-    directory = directory or next((a.split("=", 1)[1] for a in args if a.startswith("--target-directory=")), None)
+    directory = next(iter(_values(args, ("-t", "--target-directory"))), None) if name != "rsync" else None
     if name == "install" and options & {"-d", "--directory"}:
         yield from (Target(w, recursive=True) for w in operands)
         return

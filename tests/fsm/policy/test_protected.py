@@ -11,6 +11,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from fsm import Agent, Allow, Ask, Hooks, Policy
 from fsm.policy.chain import deny_unattended
@@ -18,6 +20,7 @@ from fsm.policy.protected import Places, bash_writes, file_writes
 from fsm.policy.rules import parse_rule
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tools import Workspace
+from tools.protected import PROTECTED_DIRS, PROTECTED_FILES
 
 MODES = ("default", "acceptEdits", "bypassPermissions")
 
@@ -256,6 +259,32 @@ class TestFileWrites:
     def test_other_paths_are_not_protected(self, ws: Workspace, path: str):
         """Ordinary files are not protected."""
         assert file_writes(path, places=Places(ws.root)) == []
+
+
+_SAFE_NAME = st.text(alphabet="abcdefghijklmnopqrstuvwxyz0123456789_-", min_size=1, max_size=8)
+
+
+class TestProperties:
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(
+        prefix=st.lists(_SAFE_NAME, max_size=3),
+        entry=st.sampled_from([*PROTECTED_DIRS, *PROTECTED_FILES, ".bashrc", ".env", ".env.local", ".zshrc"]),
+        suffix=st.lists(_SAFE_NAME, max_size=2),
+    )
+    def test_a_protected_entry_anywhere_is_found(self, ws: Workspace, prefix: list[str], entry: str, suffix: list[str]):
+        """A write to a protected entry (or below a protected directory), under any directories, is found."""
+        below = suffix if entry in PROTECTED_DIRS else []
+        path = "/".join([*prefix, entry, *below])
+        assert file_writes(path, places=Places(ws.root)), path
+        assert bash_writes(f"echo x > {path}", places=Places(ws.root)), path
+
+    @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+    @given(parts=st.lists(_SAFE_NAME, min_size=1, max_size=4))
+    def test_ordinary_paths_are_not_protected(self, ws: Workspace, parts: list[str]):
+        """A path of ordinary names (none starting with a dot) is never protected."""
+        path = "/".join(parts)
+        assert file_writes(path, places=Places(ws.root)) == []
+        assert bash_writes(f"echo x > {path}; cp a {path}; touch {path}", places=Places(ws.root)) == []
 
 
 class TestGuard:

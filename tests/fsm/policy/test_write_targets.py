@@ -27,6 +27,8 @@ class TestWriteTargets:
             ("tee -a a b", ["a", "b"]),
             ("cp -r s1 s2 dest", ["dest"]),
             ("cp -t dest s1", ["dest"]),
+            ("cp -tdest s1", ["dest"]),
+            ("cp --target-directory=dest s1", ["dest"]),
             ("mv s dest", ["dest", "s"]),
             ("ln -s src link", ["link", "src"]),
             ("install -d d1 d2", ["d1", "d2"]),
