@@ -235,7 +235,8 @@ def _git_config_targets(rest: tuple[str, ...], config: str, git_dir: str, env: d
 
 
 def _split(args: Sequence[str], valued: set[str] | frozenset[str]) -> tuple[set[str], list[str]]:
-    """The options of *args* (short clusters split, ``--x=v`` as ``--x``) and its operands."""
+    """The options of *args* (short clusters split, ``--x=v`` as ``--x``) and its operands; the values of the
+    options in *valued* are neither."""
     options: set[str] = set()
     operands: list[str] = []
     i, rest = 0, False
@@ -250,10 +251,14 @@ def _split(args: Sequence[str], valued: set[str] | frozenset[str]) -> tuple[set[
             i += 1 if "=" in arg or arg not in valued else 2
             continue
         else:
-            options.add(arg)  # the cluster as written (``-i.bak``), and each letter
-            options.update(f"-{c}" for c in arg[1:])
-            if arg in valued:
-                i += 2
-                continue
+            options.add(arg)  # the cluster as written (``-i.bak``), and each letter up to one taking a value
+            for k, letter in enumerate(arg[1:], start=2):
+                options.add(f"-{letter}")
+                if f"-{letter}" in valued:
+                    i += 1 if arg[k:] else 2  # ``-tDIR`` holds its value; ``-at DIR`` takes the next word
+                    break
+            else:
+                i += 1
+            continue
         i += 1
     return options, operands
