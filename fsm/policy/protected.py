@@ -363,16 +363,23 @@ def _entry(path: str, places: Places) -> tuple[str, str | None] | None:
 def _in_user_dirs(path: PurePosixPath) -> str | None:
     """``agentfsm`` or ``git`` when *path* is in agentfsm's state or configuration directory or git's, wherever
     ``$XDG_STATE_HOME`` and ``$XDG_CONFIG_HOME`` put them."""
-    for variable, fallback, names in (
-        ("XDG_STATE_HOME", ".local/state", ("agentfsm",)),
-        ("XDG_CONFIG_HOME", ".config", ("agentfsm", "git")),
-    ):
-        configured = os.environ.get(variable, "")
-        base = PurePosixPath(configured if os.path.isabs(configured) else os.path.expanduser(f"~/{fallback}"))
-        for name in names:
-            if path == base / name or base / name in path.parents:
-                return name
+    text = str(path)
+    env = os.environ
+    for directory, name in _user_dirs(env.get("XDG_STATE_HOME", ""), env.get("XDG_CONFIG_HOME", ""), env.get("HOME")):
+        if text == directory or text.startswith(directory + "/"):
+            return name
     return None
+
+
+@lru_cache(maxsize=8)
+def _user_dirs(state: str, config: str, home: str | None) -> tuple[tuple[str, str], ...]:
+    """The directories of :func:`_in_user_dirs`, for these values of the variables (*home* keys the cache)."""
+    state = state if os.path.isabs(state) else os.path.expanduser("~/.local/state")
+    config = config if os.path.isabs(config) else os.path.expanduser("~/.config")
+    return tuple(
+        (os.path.normpath(os.path.join(base, name)), name)
+        for base, name in ((state, "agentfsm"), (config, "agentfsm"), (config, "git"))
+    )
 
 
 def _in_hooks_path(path: PurePosixPath, places: Places) -> str | None:
