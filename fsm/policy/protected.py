@@ -40,13 +40,9 @@ from attrs import frozen
 from fsm.policy.commands import ParsedCommand, SimpleCommand, parse_command
 from fsm.policy.rules import Rule
 from fsm.policy.write_targets import Target, runs_code, write_targets
-from tools.protected import PROTECTED_DIRS, PROTECTED_FILE_NAMES, PROTECTED_FILES, protected
+from tools.protected import PROTECTED_DIRS, PROTECTED_FILE_NAMES, PROTECTED_FILES, PROTECTED_HOME, protected
 
-__all__ = ["HOME_ENTRIES", "Hit", "Places", "Protection", "bash_writes", "file_writes", "guard"]
-
-HOME_ENTRIES: tuple[str, ...] = (".claude.json", ".config/git", ".ssh", ".config/agentfsm", ".local/state/agentfsm")
-"""Protected relative to the home directory only: Claude Code's trust record, git's other global config,
-ssh's config and keys (``ProxyCommand`` runs code), agentfsm's own configuration and state (trust records)."""
+__all__ = ["Hit", "Places", "Protection", "bash_writes", "file_writes", "guard"]
 
 _GIT_ENTRIES = frozenset({"config", "config.worktree", "hooks", "info", "commondir"})
 _EXPANSION_LIMIT = 256
@@ -59,7 +55,7 @@ _MENTIONED = re.compile(
                 *(d.split("/")[0] for d in PROTECTED_DIRS),
                 *PROTECTED_FILES,
                 *(n.rstrip(".*") for n in PROTECTED_FILE_NAMES),
-                *(e for e in HOME_ENTRIES if "/" not in e),
+                *(e for e in PROTECTED_HOME if "/" not in e),
             },
             key=len,
             reverse=True,
@@ -338,7 +334,7 @@ def _protected_files(places: Places) -> Iterator[str]:
         for directory in PROTECTED_DIRS:
             for top, _, files in islice(os.walk(base / directory), _EXPANSION_LIMIT):
                 yield from islice((os.path.join(top, f) for f in files), _EXPANSION_LIMIT)
-    for name in (*PROTECTED_FILE_NAMES, *HOME_ENTRIES):
+    for name in (*PROTECTED_FILE_NAMES, *PROTECTED_HOME):
         yield str(places.home / name)
 
 
@@ -353,7 +349,7 @@ def _entry(path: str, places: Places) -> tuple[str, str | None] | None:
                 return found, _rule(path, places)
     home = _relative(pure, places.home)
     if home is not None:
-        found = _check(home) or next((e for e in HOME_ENTRIES if home == e or home.startswith(e + "/")), None)
+        found = _check(home) or next((e for e in PROTECTED_HOME if home == e or home.startswith(e + "/")), None)
         if found is not None:
             return found, _rule(path, places)
     found = _segments(pure.parts) or _in_user_dirs(pure) or _in_hooks_path(pure, places)
