@@ -143,7 +143,7 @@ def guard(
         for part in (
             verdict.reason if verdict.behavior == "ask" else "",
             known and f"{subject} writes a protected path: {known}",
-            named and f"{subject} names {named} and may write it in a way known only when it runs",
+            named and f"{subject} names {named}, a protected path, and may write it in a way known only when it runs",
         )
         if part
     )

@@ -289,13 +289,14 @@ class TestProperties:
 
 class TestGuard:
     @pytest.mark.parametrize("mode", [*MODES, "dontAsk"])
-    @pytest.mark.parametrize("command", list(WRITES)[:12])
-    def test_bash_write_is_a_forced_ask_in_every_mode(self, ws: Workspace, mode: str, command: str):
-        """A protected write asks in every mode, bypassPermissions included, and a hook cannot allow it."""
+    def test_bash_write_is_a_forced_ask_in_every_mode(self, ws: Workspace, mode: str):
+        """Every protected write of WRITES asks in every mode, bypassPermissions included, and a hook cannot
+        allow it (the ask is forced)."""
         policy = Policy(mode=mode, allow=rules(ws, "Bash(echo:*)", "Bash(tee:*)", "Bash(cp:*)"))
-        verdict = decide(policy, ws, "bash", command=command)
-        assert (verdict.behavior, verdict.forced) == ("ask", True), verdict
-        assert "writes a protected path" in verdict.reason and verdict.rule.startswith("protected path")
+        for command in WRITES:
+            verdict = decide(policy, ws, "bash", command=command)
+            assert (verdict.behavior, verdict.forced) == ("ask", True), (command, verdict)
+            assert "protected path" in verdict.reason and verdict.rule.startswith("protected path"), command
 
     @pytest.mark.parametrize("mode", MODES)
     @pytest.mark.parametrize("path", [".git/config", ".git/hooks/pre-commit", ".vscode/tasks.json", ".bashrc"])
@@ -338,7 +339,7 @@ class TestGuard:
         """An interpreter writing a path it names asks with no rule to offer, even in bypassPermissions."""
         verdict = decide(Policy(mode="bypassPermissions"), ws, "bash", command="python3 -c \"open('.env','w')\"")
         assert verdict.behavior == "ask" and verdict.suggestions == ()
-        assert "names .env and may write it in a way known only when it runs" in verdict.reason
+        assert "names .env, a protected path, and may write it in a way known only when it runs" in verdict.reason
 
 
 class TestAllowRules:
