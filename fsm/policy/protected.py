@@ -183,8 +183,10 @@ def bash_writes(command: str, *, places: Places, parsed: ParsedCommand | None = 
     parsed = parsed or parse_command(command)
     hits: list[Hit] = []
     unknown = parsed.problem is not None
+    lost = False  # a `cd` to a directory known only at run time came before: the commands after it run there
     for simple in parsed.commands:
-        cwd = _cwd(simple, places)
+        cwd = None if lost and not (simple.cwd or "").startswith(("/", "~")) else _cwd(simple, places)
+        lost = lost or (simple.name in ("cd", "pushd", "popd") and _moves_unknowably(simple))
         for target in write_targets(simple, git_config=partial(_git_config, places=places, cwd=cwd)):
             if target.word is None:
                 unknown = True
@@ -197,6 +199,12 @@ def bash_writes(command: str, *, places: Places, parsed: ParsedCommand | None = 
         if named is not None:
             hits.append(Hit(named, "", named, None))
     return hits
+
+
+def _moves_unknowably(simple: SimpleCommand) -> bool:
+    """Whether a ``cd``/``pushd``/``popd`` goes where only running it tells (``cd "$D"``, ``cd -``, ``popd``)."""
+    args = simple.argv[1:]
+    return simple.name == "popd" or simple.dynamic is not None or any(a == "-" or "$" in a or "`" in a for a in args)
 
 
 # -- paths ------------------------------------------------------------------------------------------------
@@ -245,9 +253,12 @@ def _display(word: str, places: Places) -> str:
 
 
 def _unknown_hit(word: str) -> Iterator[Hit]:
+    """A write of *word* from a directory known only at run time (``cd "$(git rev-parse --git-dir)"``): a hit
+    when it names a protected path, or one that is protected inside ``.git`` (``config``, ``hooks/x``)."""
     match = _MENTIONED.search(word)
-    if match is not None:
-        yield Hit(word, "", match.group(1), None)
+    entry = match.group(1) if match is not None else _git_entry((".git", *PurePosixPath(word).parts[:1]))
+    if entry is not None:
+        yield Hit(word, "", entry, None)
 
 
 def _expand(word: str, cwd: str | None, places: Places) -> list[str]:
@@ -283,10 +294,17 @@ def _link_path(path: str) -> str:
 
 
 def _realpath(path: str) -> str:
+    """*path* with every symlink resolved, as ``tools.workspace`` resolves it (again until it settles: before
+    Python 3.13 a link loop stops ``realpath`` half way)."""
     try:
-        return os.path.realpath(path)
+        for _ in range(8):
+            again = os.path.realpath(path)
+            if again == path:
+                break
+            path = again
     except (ValueError, OSError):
-        return path
+        pass
+    return path
 
 
 def _hits(shown: str, paths: Iterable[str], places: Places, *, recursive: bool = False) -> Iterator[Hit]:

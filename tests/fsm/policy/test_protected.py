@@ -193,6 +193,13 @@ class TestBashWrites:
         assert bash_writes("F=.bashrc; echo x >> ~/$F", places=Places(ws.root))
         assert bash_writes('python3 -c "print(1)" > out.txt', places=Places(ws.root)) == []
 
+    def test_a_directory_known_only_at_run_time(self, ws: Workspace):
+        """After `cd "$(git rev-parse --git-dir)"`, writing `config` or `hooks/x` counts; writing `log.txt` not."""
+        (hit,) = bash_writes('cd "$(git rev-parse --git-dir)" && echo x >> config', places=Places(ws.root))
+        assert (hit.entry, hit.rule) == (".git/config", None)
+        assert bash_writes('cd "$D" && echo x > hooks/pre-commit', places=Places(ws.root))
+        assert bash_writes('cd "$D" && make > log.txt', places=Places(ws.root)) == []
+
 
 class TestFileWrites:
     @pytest.mark.parametrize(
