@@ -10,7 +10,8 @@ list and the test of a path against it, so both read the same names.
 The list is the issue's (wave 3, the boundary) joined with Claude Code's sandbox runtime's "dangerous files
 and directories". A file name in :data:`PROTECTED_FILE_NAMES` is protected wherever it lies (a nested
 ``.bashrc`` is as dangerous to source as the home one); the directories in :data:`PROTECTED_DIRS` and the
-files in :data:`PROTECTED_FILES` are protected at a workspace root (a relative path from that root).
+files in :data:`PROTECTED_FILES` are protected at a workspace root (a relative path from that root), and those in
+:data:`PROTECTED_HOME` in the home directory.
 """
 
 from __future__ import annotations
@@ -55,6 +56,12 @@ PROTECTED_FILE_NAMES: tuple[str, ...] = (
     ".ripgreprc",
     ".mcp.json",
 )
+
+#: Protected relative to the home directory only (beside the names above, which hold there too): Claude Code's
+#: trust record, ssh's configuration and keys (``ProxyCommand`` runs code), git's and agentfsm's own
+#: configuration and state (agentfsm's trust records). The policy also finds these where ``$XDG_CONFIG_HOME``
+#: and ``$XDG_STATE_HOME`` put them.
+PROTECTED_HOME: tuple[str, ...] = (".claude.json", ".ssh", ".config/git", ".config/agentfsm", ".local/state/agentfsm")
 
 
 def protected(relative: str) -> str | None:

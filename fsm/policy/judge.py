@@ -4,6 +4,8 @@ Order, as in Claude Code: deny rules (built-in ones first) refuse in every mode;
 (``forced``: a hook's allow does not skip them); then the mode (``plan`` denies what writes,
 ``bypassPermissions`` allows the rest); then allow rules and the mode's own allowances (read-only tools
 inside the workspace, the built-in read-only commands, edits under ``acceptEdits``); anything left asks.
+Last, a write to a protected path (``fsm.policy.protected``) makes whatever is not a deny a forced ask, in
+every mode, unless an ``Edit`` allow rule names the path.
 A bash command is judged per simple command (``fsm.policy.commands``): a deny or ask rule matching any one
 (as written or seen through) decides; the command is allowed only if every simple command in it is, each
 matched by an allow rule *as written* (program word, redirections, no ``NAME=value``) or read-only. What is
@@ -22,12 +24,13 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from attrs import Factory, define, frozen
+from attrs import Factory, define, evolve, frozen
 
 from fsm.policy.commands import SimpleCommand, parse_command
 from fsm.policy.matching import exact_rule, matches, names_code, path_rule, prefix_rule
 from fsm.policy.modes import MODES
 from fsm.policy.read_only import path_args, read_only
+from fsm.policy.protected import Hit, Places, bash_writes, file_writes, guard
 from fsm.policy.rules import Rule, claude_name, parse_rule
 from fsm.policy.settings import Settings
 from fsm.policy.shell_paths import reach
@@ -136,12 +139,32 @@ class Policy:
             return _ALLOW  # the tool's own input check answers it
         if name == "bash":
             command = tool_input.get("command")
-            return self._bash(command, workspace) if isinstance(command, str) else _ALLOW
+            if not isinstance(command, str):
+                return _ALLOW
+            writes = bash_writes(command, places=self._places(workspace))
+            return self._protect(self._bash(command, workspace), writes, tool=name, subject=f"`{_clip(command)}`")
         tool = REGISTRY.get(name)
         path = tool_input.get(tool.path_param) if tool is not None and tool.path_param else None
         if isinstance(path, str):
-            return self._file(name, path, workspace)
+            verdict = self._file(name, path, workspace)
+            if name not in _EDITS:
+                return verdict
+            writes = file_writes(path, places=self._places(workspace))
+            return self._protect(verdict, writes, tool=name, subject=f"{name} {path}")
         return self._tool(name, tool_input)
+
+    def _protect(self, verdict: Verdict, writes: list[Hit], *, tool: str, subject: str) -> Verdict:
+        """*verdict*, or the forced ask a write to a protected path makes of it (``fsm.policy.protected``)."""
+        asked = guard(verdict, writes, tool=tool, subject=subject, allow=self._allow_rules())
+        if asked is None:
+            return verdict
+        return evolve(
+            verdict, behavior="ask", reason=asked.reason, rule=asked.rule, suggestions=asked.suggestions, forced=True
+        )
+
+    def _places(self, workspace: Workspace) -> Places:
+        """Where protected paths are looked for: the root, the additional directories, home."""
+        return Places(workspace.root, tuple(dict.fromkeys((*workspace.extra, *self.directories))))
 
     # -- file tools and others ------------------------------------------------------------------------------
 
