@@ -29,8 +29,8 @@ from attrs import Factory, define, evolve, frozen
 from fsm.policy.commands import SimpleCommand, parse_command
 from fsm.policy.matching import exact_rule, matches, names_code, path_rule, prefix_rule
 from fsm.policy.modes import MODES
-from fsm.policy.read_only import path_args, read_only
 from fsm.policy.protected import Hit, Places, bash_writes, file_writes, guard
+from fsm.policy.read_only import path_args, read_only
 from fsm.policy.rules import Rule, claude_name, parse_rule
 from fsm.policy.settings import Settings
 from fsm.policy.shell_paths import reach

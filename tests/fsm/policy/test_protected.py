@@ -96,7 +96,7 @@ WRITES = {
     "cd .git && echo x > config": ".git/config",
     "cd .git; cd hooks; echo x > pre-push": ".git/hooks",
     "tee .git/{config,description}": ".git/config",
-    "echo x > .git/conf*": ".git/config",
+    "echo x > .git/conf*": ".git",  # a glob target is known only when it runs: the line names .git
     "echo x > .GIT/CONFIG": ".git/config",
     "echo x > sub/.git/config": ".git/config",
     "echo x > .git/modules/lib/config": ".git/config",
