@@ -124,9 +124,9 @@ class TestLoad:
             HookCommand("PreToolUse", "./guard.sh", "Bash|Edit", 5.0, where),
             HookCommand("Stop", "./more.sh", "", 60.0, where),
         )
+        assert settings.env == (("A", "1"),)
         assert settings.notes == (
             f"settings {where}: ignored unknown key 'model'",
-            f"settings {where}: ignored unknown key 'env'",
             f"settings {where}: ignored rule 'WebFetch' of permissions.deny: agentfsm has no WebFetch tool",
             f"settings {where}: ignored hooks.PreToolUse[0].hooks[1] of type 'prompt' (only 'command' hooks run)",
             f"settings {where}: ignored unknown hook event 'hooks.Notification'",
