@@ -80,7 +80,7 @@ NEUTRAL: tuple[tuple[str, str], ...] = (
     ("sendemail.cccmd", ""),
 )
 """Key pattern (lower case; ``*`` is a subsection) → the harmless value it gets."""
-ALWAYS = ("core.fsmonitor", "core.hookspath", "diff.external", "core.pager", "credential.helper")
+ALWAYS = ("core.fsmonitor", "core.hookspath", "core.pager", "credential.helper")
 """Keys overridden whether or not the repository sets them."""
 _LOCAL_SCOPES = {"local", "worktree"}
 _LIST_TIMEOUT = 10.0
