@@ -7,14 +7,17 @@ command runs through the bash tool. Trusted, the same command runs the script (s
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
 
+import attrs
 import pytest
 
 from tools import BASE_TOOLS, Workspace, run_tool
 from tools.gitconfig import git_overrides, neutral_value
+from tools.sandbox import Sandbox
 from tools.secrets import distrust, tool_environment
 
 pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
@@ -57,8 +60,8 @@ ATTACKS = [
     ("filter.evil.clean", "git add a.txt"),
     ("diff.evil.textconv", "git log -p"),
     ("diff.evil.textconv", "git diff"),
-    ("core.pager", "script -qec 'git log -1' /dev/null"),
-    ("pager.log", "script -qec 'git log -1' /dev/null"),
+    pytest.param("core.pager", "script -qec 'git log -1' /dev/null", marks=pytest.mark.e2e),  # a pseudo-terminal
+    pytest.param("pager.log", "script -qec 'git log -1' /dev/null", marks=pytest.mark.e2e),
     ("alias.st", "git st"),
     ("core.sshCommand", "git ls-remote ssh://example.invalid/x"),
 ]
@@ -162,3 +165,25 @@ class TestOverrides:
     def test_neutral_value(self, key: str, value: str | None) -> None:
         """Each key that can run a program has a harmless value; other keys have none."""
         assert neutral_value(key) == value
+
+
+@pytest.mark.e2e
+@pytest.mark.skipif(
+    shutil.which("bwrap") is None and not os.environ.get("CI"), reason="bubblewrap is not installed and CI is unset"
+)
+def test_neutralised_inside_the_sandbox_too(workspace: Workspace) -> None:
+    """Under --sandbox the overrides reach git as well: the fsmonitor payload (inside the workspace, where the
+    sandbox lets it write) runs when trusted and not when untrusted."""
+    boxed = attrs.evolve(workspace, sandbox=Sandbox())
+    root, sentinel = workspace.root, workspace.root / "sentinel"
+    payload = root / "payload.sh"
+    payload.write_text(f"#!/bin/sh\necho ran >> {sentinel}\n")
+    payload.chmod(0o755)
+    _git(root, "init", "-q")
+    _attack(root, "core.fsmonitor", payload)
+    _bash(boxed, "git status")
+    assert sentinel.exists()
+    sentinel.unlink()
+    distrust(root)
+    _bash(boxed, "git status")
+    assert not sentinel.exists()
