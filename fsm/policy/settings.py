@@ -13,8 +13,9 @@ key is ignored and named in :attr:`Settings.notes`. A file that is not JSON, or 
 :class:`SettingsError` naming the file, the key and the value.
 
 An untrusted workspace (``load_settings(trusted=False)``, see ``fsm.policy.trust``): the project and local files
-may only restrict. Their ``allow`` rules, ``defaultMode``, ``additionalDirectories``, ``env``, ``hooks`` and
-``sandbox.network`` are dropped and named in :attr:`Settings.ignored`; their ``deny`` and ``ask`` rules apply.
+may only restrict. Their ``allow`` rules, ``defaultMode``, ``additionalDirectories``, ``env``, ``hooks`` and any
+sandbox value that widens (``enabled: false``, ``network: true``, ``autoAllowBashIfSandboxed: true``) are dropped and
+named in :attr:`Settings.ignored`; their ``deny`` and ``ask`` rules apply.
 
 Adding a key: give :class:`Settings` a field (with a default) and :data:`KEYS` an entry mapping the JSON
 key to that field, a parser ``(value, Origin) -> parsed`` and a merge ``(lower, higher) -> merged``.
@@ -335,20 +336,37 @@ def merge(layers: Iterable[Settings]) -> Settings:
     return merged
 
 
+_RESTRICTING_SANDBOX = {"enabled": True, "network": False, "auto_allow_bash": False}
+"""The sandbox values an untrusted file may set: each one only narrows what a command may do."""
+
+
 def restricted(layer: Settings, *, name: str) -> Settings:
     """*layer* (an untrusted workspace's file, called *name* in messages) with only what restricts: its deny and
-    ask rules, ``disableAllHooks`` and the sandbox's ``enabled``; what was dropped is named in ``ignored``."""
-    perms, dropped = layer.permissions, []
-    for what, present in (
-        ("allow rules", perms.allow),
-        ("defaultMode", perms.default_mode),
-        ("additionalDirectories", perms.additional_directories),
-        ("env", layer.env),
-        ("hooks", layer.hooks),
-        ("sandbox.network", layer.sandbox.network),
-    ):
-        if present:
-            dropped.append(what)
+    ask rules, ``disableAllHooks`` and the sandbox values that narrow (:data:`_RESTRICTING_SANDBOX`); what was
+    dropped is named in ``ignored``."""
+    perms, box = layer.permissions, layer.sandbox
+    json_names = {field: key for key, field in _SANDBOX_KEYS.items()}
+    kept_box = {
+        f.name: value
+        for f in attrs.fields(SandboxSettings)
+        if (value := getattr(box, f.name)) is not None and _RESTRICTING_SANDBOX.get(f.name) is value
+    }
+    dropped = [
+        what
+        for what, present in (
+            ("allow rules", perms.allow),
+            ("defaultMode", perms.default_mode),
+            ("additionalDirectories", perms.additional_directories),
+            ("env", layer.env),
+            ("hooks", layer.hooks),
+        )
+        if present
+    ]
+    dropped += [
+        f"sandbox.{json_names.get(f.name, f.name)}"
+        for f in attrs.fields(SandboxSettings)
+        if getattr(box, f.name) is not None and f.name not in kept_box
+    ]
     if not dropped:
         return layer
     return attrs.evolve(
@@ -356,7 +374,7 @@ def restricted(layer: Settings, *, name: str) -> Settings:
         permissions=PermissionSettings(ask=perms.ask, deny=perms.deny),
         env=(),
         hooks=(),
-        sandbox=attrs.evolve(layer.sandbox, network=None),
+        sandbox=SandboxSettings(**kept_box),
         ignored=(f"{name} ({', '.join(dropped)})",),
     )
 
