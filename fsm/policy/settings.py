@@ -338,6 +338,8 @@ def merge(layers: Iterable[Settings]) -> Settings:
 
 _RESTRICTING_SANDBOX = {"enabled": True, "network": False, "auto_allow_bash": False}
 """The sandbox values an untrusted file may set: each one only narrows what a command may do."""
+_RESTRICTING_FIELDS = ("permissions", "sandbox", "disable_all_hooks")
+"""The :class:`Settings` fields an untrusted file keeps (what restricts in them): every other key is dropped."""
 
 
 def restricted(layer: Settings, *, name: str) -> Settings:
@@ -357,11 +359,15 @@ def restricted(layer: Settings, *, name: str) -> Settings:
             ("allow rules", perms.allow),
             ("defaultMode", perms.default_mode),
             ("additionalDirectories", perms.additional_directories),
-            ("env", layer.env),
-            ("hooks", layer.hooks),
         )
         if present
     ]
+    others = {  # every other key, hooks and env among them, and any added later: dropped unless it only restricts
+        spec.field: key
+        for key, spec in KEYS.items()
+        if spec.field not in _RESTRICTING_FIELDS and getattr(layer, spec.field) != getattr(Settings(), spec.field)
+    }
+    dropped += list(others.values())
     dropped += [
         f"sandbox.{json_names.get(f.name, f.name)}"
         for f in attrs.fields(SandboxSettings)
@@ -372,9 +378,8 @@ def restricted(layer: Settings, *, name: str) -> Settings:
     return attrs.evolve(
         layer,
         permissions=PermissionSettings(ask=perms.ask, deny=perms.deny),
-        env=(),
-        hooks=(),
         sandbox=SandboxSettings(**kept_box),
+        **{field: getattr(Settings(), field) for field in others},
         ignored=(f"{name} ({', '.join(dropped)})",),
     )
 

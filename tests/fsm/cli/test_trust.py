@@ -140,8 +140,8 @@ class TestRunOptions:
         assert "HARMLESS" not in tool_environment(place)  # loaded from .env: never a tool's
         assert "GIT_CONFIG_COUNT" in tool_environment(place)
         assert capsys.readouterr().err == (
-            "agentfsm: this folder is not trusted; ignored: .claude/settings.json (allow rules, defaultMode, env, "
-            "hooks), .env (ANTHROPIC_BASE_URL, LD_PRELOAD); its deny and ask rules still apply. To trust it: "
+            "agentfsm: this folder is not trusted; ignored: .claude/settings.json (allow rules, defaultMode, hooks, "
+            "env), .env (ANTHROPIC_BASE_URL, LD_PRELOAD); its deny and ask rules still apply. To trust it: "
             f"agentfsm trust {place.resolve()} (or --trust for one run)\n"
         )
 

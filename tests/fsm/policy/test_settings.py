@@ -248,7 +248,7 @@ class TestUntrusted:
         assert (perms.allow, perms.default_mode, perms.additional_directories) == ((), None, ())
         assert (settings.env, settings.hooks, settings.sandbox) == ((), (), SandboxSettings(enabled=True))
         assert settings.ignored == (
-            ".claude/settings.json (allow rules, defaultMode, additionalDirectories, env, hooks, sandbox.network, "
+            ".claude/settings.json (allow rules, defaultMode, additionalDirectories, hooks, env, sandbox.network, "
             "sandbox.autoAllowBashIfSandboxed)",
             ".claude/settings.local.json (allow rules)",
         )
