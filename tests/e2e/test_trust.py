@@ -14,8 +14,10 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+import pexpect
 import pytest
 
+from fsm.cli.trust import QUESTION
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, Run, base_env
 from tests.e2e.fake_server import FakeAnthropic
@@ -176,3 +178,43 @@ class TestTrustCommand:
         assert _agentfsm(project, fake, state, "trust", "--list").stdout == ""
         bad = _agentfsm(project, fake, state, "trust", "--bogus")
         assert (bad.code, bad.stderr) == (2, "agentfsm: unknown option --bogus (agentfsm --help lists them)\n")
+
+
+class TestReplQuestion:
+    def _spawn(self, project: Path, fake: FakeAnthropic, state: Path) -> pexpect.spawn:
+        env = base_env(
+            ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", NO_COLOR="1", TERM="dumb", XDG_STATE_HOME=str(state)
+        )
+        child = pexpect.spawn(str(AGENTFSM), cwd=str(project), env=env, encoding="utf-8", timeout=15)
+        child.expect_exact(QUESTION)
+        child.expect_exact("Trust this folder? [y/N] ")
+        return child
+
+    def test_yes_records_the_folder_and_the_repl_starts(
+        self, project: Path, fake: FakeAnthropic, tmp_path: Path
+    ) -> None:
+        """In an untrusted folder the REPL asks first; yes records it and the REPL starts; the next start does not
+        ask again."""
+        state = tmp_path / "state"
+        child = self._spawn(project, fake, state)
+        child.sendline("y")
+        child.expect_exact(f"agentfsm: trusted: {project.resolve()}")
+        child.expect_exact("agentfsm >> ")
+        child.sendline("exit")
+        child.expect(pexpect.EOF)
+        assert json.loads((state / "agentfsm" / "trusted.json").read_text()) == {"trusted": [str(project.resolve())]}
+        env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", TERM="dumb", XDG_STATE_HOME=str(state))
+        again = pexpect.spawn(str(AGENTFSM), cwd=str(project), env=env, encoding="utf-8", timeout=15)
+        again.expect_exact("agentfsm >> ")
+        assert QUESTION not in (again.before or "")
+        again.sendline("exit")
+        again.expect(pexpect.EOF)
+
+    def test_no_runs_nothing(self, project: Path, fake: FakeAnthropic, tmp_path: Path) -> None:
+        """A no (or just Enter) ends the REPL with status 1 and one line; nothing is recorded."""
+        child = self._spawn(project, fake, tmp_path / "state")
+        child.sendline("")
+        child.expect_exact("agentfsm: not trusted; nothing run (agentfsm trust DIR, or --trust, trusts it)")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 1 and not (tmp_path / "state" / "agentfsm" / "trusted.json").exists()
