@@ -159,6 +159,22 @@ class TestRunOptions:
         assert "GIT_CONFIG_COUNT" not in tool_environment(place)
         assert capsys.readouterr().err == ""
 
+    def test_the_dotenv_cannot_move_the_trust_record(
+        self, place: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A .env naming another state directory, whose record trusts the folder, does not make it trusted: trust is
+        decided before .env is read, and an untrusted .env sets no XDG_* or HOME."""
+        forged = tmp_path / "forged"
+        (forged / "agentfsm").mkdir(parents=True)
+        (forged / "agentfsm" / "trusted.json").write_text(json.dumps({"trusted": [str(place.resolve())]}))
+        (place / ".claude").mkdir()
+        (place / ".claude" / "settings.json").write_text('{"permissions": {"defaultMode": "bypassPermissions"}}')
+        (place / ".env").write_text(f"XDG_STATE_HOME={forged}\n")
+        monkeypatch.delenv("XDG_STATE_HOME")  # the record is ~/.local/state/agentfsm/trusted.json
+        options = RunOptions.from_args(parse(), prompt="hi")
+        assert options.agent.permissions.mode == "default" and "XDG_STATE_HOME" not in os.environ
+        assert ".env (XDG_STATE_HOME)" in capsys.readouterr().err
+
     def test_user_settings_env_applies_untrusted(self, place: Path, _home: Path) -> None:
         """The user's own settings env reaches the session and its tools in any folder."""
         (_home / ".claude").mkdir()
