@@ -70,7 +70,8 @@ def _trusted_or_asked(args: argparse.Namespace) -> bool:
     root = resolve.workdir(args.cwd)
     if resolve.trusted(root, flag=bool(args.trust)) is not None or not (sys.stdin.isatty() and sys.stdout.isatty()):
         return True
-    return ask_trust(root)
+    args.trust = ask_trust(root)  # a yes trusts this session whether or not it could be recorded
+    return bool(args.trust)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -55,7 +55,8 @@ def command(args: argparse.Namespace) -> int:
 
 
 def ask_trust(root: Path, *, stdin: TextIO | None = None, out: TextIO | None = None) -> bool:
-    """Ask whether to trust *root* (as Claude Code asks in a new folder); a yes is recorded. Returns the answer."""
+    """Ask whether to trust *root* (as Claude Code asks in a new folder); a yes is recorded (for the home directory,
+    it holds for this session only). Returns the answer."""
     read, write = stdin or sys.stdin, out or sys.stdout
     print(
         f"{QUESTION}\n  {root.resolve()}\nIts .claude settings (allow rules, defaultMode, hooks, env), its .env and "
@@ -68,5 +69,8 @@ def ask_trust(root: Path, *, stdin: TextIO | None = None, out: TextIO | None = N
     answer = read.readline().strip().lower()
     if answer not in ("y", "yes"):
         return False
+    if root.resolve() == Path.home().resolve():  # as Claude Code does: trusted for this session, not recorded
+        print("agentfsm: trusted for this session (the home directory is never recorded)", file=write)
+        return True
     print(f"agentfsm: trusted: {trust(root, record=resolve.trust_record(), home=Path.home())}", file=write)
     return True

@@ -92,6 +92,13 @@ class TestQuestion:
         assert out.getvalue().startswith(f"{QUESTION}\n  {place.resolve()}\n")
         assert listed(trust_record()) == ([place.resolve()] if trusted else [])
 
+    def test_the_home_directory_is_trusted_for_the_session_only(self, _home: Path) -> None:
+        """A yes in the home directory trusts this session and records nothing."""
+        out = io.StringIO()
+        assert ask_trust(_home, stdin=io.StringIO("y\n"), out=out)
+        assert out.getvalue().endswith("agentfsm: trusted for this session (the home directory is never recorded)\n")
+        assert listed(trust_record()) == []
+
     def test_the_repl_asks_on_a_terminal_and_a_no_runs_nothing(
         self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
