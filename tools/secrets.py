@@ -79,6 +79,8 @@ ENDPOINT_VARS = (
     "REQUESTS_CA_BUNDLE",
     "CURL_CA_BUNDLE",
     "NODE_EXTRA_CA_CERTS",
+    "SSLKEYLOGFILE",
+    "NETRC",
     "AWS_*",
     "GOOGLE_APPLICATION_CREDENTIALS",
     "CLOUD_ML_REGION",
@@ -127,6 +129,15 @@ HIJACK_VARS = (
     "NPM_CONFIG_*",
     "PIP_*",
     "AGENTFSM_*",
+    "OPENSSL_*",
+    "GCONV_PATH",
+    "LOCPATH",
+    "NLSPATH",
+    "HOSTALIASES",
+    "LOCALDOMAIN",
+    "RES_OPTIONS",
+    "TERMINFO",
+    "TERMINFO_DIRS",
 )
 """Patterns (upper-cased names) of the variables that make a program we start run other code or look elsewhere."""
 
