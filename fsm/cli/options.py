@@ -27,6 +27,7 @@ from attrs import Factory, field, frozen
 from fsm.cli import resolve
 from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT, read_prompt, stream_stdin
 from fsm.core.context import context_text
+from fsm.core.lines import visible
 from fsm.core.options import AgentOptions
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
@@ -282,7 +283,7 @@ class RunOptions:
         if not trust:
             distrust(root)
         if ignored := [*settings.ignored, *([f".env ({', '.join(refused)})"] if refused else [])]:
-            print(resolve.untrusted_line(root, ignored), file=sys.stderr, flush=True)
+            print(visible(resolve.untrusted_line(root, ignored)), file=sys.stderr, flush=True)
         model = ModelSetup(
             resolve.model_id(flags.get("model")),
             timeout=flags.get("timeout", DEFAULT_TIMEOUT),

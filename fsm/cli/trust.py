@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TextIO
 
 from fsm.cli import resolve
+from fsm.core.lines import visible
 from fsm.errors import ConfigError
 from fsm.policy.trust import claude_trusted, listed, revoke, trust
 
@@ -36,21 +37,21 @@ def command(args: argparse.Namespace) -> int:
         if args.directory is not None:
             raise ConfigError("agentfsm trust --list takes no folder")
         for path in listed(record):
-            print(path)
+            print(visible(str(path)))
         for path in claude_trusted(Path.home() / ".claude.json"):
-            print(f"{path} (Claude Code)")
+            print(visible(f"{path} (Claude Code)"))
         return 0
     directory = Path(args.directory or ".")
     if args.revoke:
         removed = revoke(directory, record=record)
         if removed is None:
             raise ConfigError(f"{directory.resolve()} is not in the trust record {record} (agentfsm trust --list)")
-        print(f"agentfsm: no longer trusted: {removed}")
+        print(visible(f"agentfsm: no longer trusted: {removed}"))
         still = resolve.trusted(removed)
         if still is not None:
-            print(f"agentfsm: {removed} is still trusted through {still}", file=sys.stderr)
+            print(visible(f"agentfsm: {removed} is still trusted through {still}"), file=sys.stderr)
         return 0
-    print(f"agentfsm: trusted: {trust(directory, record=record, home=Path.home())}")
+    print(visible(f"agentfsm: trusted: {trust(directory, record=record, home=Path.home())}"))
     return 0
 
 
@@ -59,9 +60,9 @@ def ask_trust(root: Path, *, stdin: TextIO | None = None, out: TextIO | None = N
     it holds for this session only). Returns the answer."""
     read, write = stdin or sys.stdin, out or sys.stdout
     print(
-        f"{QUESTION}\n  {root.resolve()}\nIts .claude settings (allow rules, defaultMode, hooks, env), its .env and "
-        "its git configuration can run code or widen what agentfsm may do. Trust it only if you wrote or reviewed "
-        "them.\nTrust this folder? [y/N] ",
+        f"{QUESTION}\n  {visible(str(root.resolve()))}\n"
+        "Its .claude settings (allow rules, defaultMode, hooks, env), its .env and its git configuration can run "
+        "code or widen what agentfsm may do. Trust it only if you wrote or reviewed them.\nTrust this folder? [y/N] ",
         end="",
         file=write,
         flush=True,
@@ -72,5 +73,5 @@ def ask_trust(root: Path, *, stdin: TextIO | None = None, out: TextIO | None = N
     if root.resolve() == Path.home().resolve():  # as Claude Code does: trusted for this session, not recorded
         print("agentfsm: trusted for this session (the home directory is never recorded)", file=write)
         return True
-    print(f"agentfsm: trusted: {trust(root, record=resolve.trust_record(), home=Path.home())}", file=write)
+    print(visible(f"agentfsm: trusted: {trust(root, record=resolve.trust_record(), home=Path.home())}"), file=write)
     return True
