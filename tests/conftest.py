@@ -48,10 +48,13 @@ def workspace(tmp_path: Path) -> Workspace:
 
 @pytest.fixture(autouse=True)
 def _forget_taken_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Each test starts with no credentials taken by tools.secrets.take_secrets (it remembers per process)."""
+    """Each test starts with no credentials taken by tools.secrets.take_secrets (it remembers per process), no
+    variable withheld from tools and no workspace distrusted."""
     import tools.secrets
 
     monkeypatch.setattr(tools.secrets, "_taken", {})
+    monkeypatch.setattr(tools.secrets, "_withheld", set())
+    monkeypatch.setattr(tools.secrets, "_untrusted", set())
 
 
 @pytest.fixture(autouse=True, scope="session")

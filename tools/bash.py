@@ -1,7 +1,8 @@
 """The ``bash`` tool: run a shell command in the workspace and report what it printed.
 
 The command runs in its own session (so its process group is ours to kill), with stdin closed and no
-``ANTHROPIC_*`` variable in its environment (``tools.secrets``). It runs under the reaper
+``ANTHROPIC_*`` variable in its environment, and with an untrusted repository's git configuration neutralised
+(``tools.secrets``). It runs under the reaper
 (``tools/reaper.py``), or, with ``Workspace.sandbox``, under the sandbox backend (``tools.sandbox``), whose
 PID namespace does the reaper's job. Either way it starts only once its processes are reported to
 ``Workspace.process_listener`` (the journal records them), and nothing it starts outlives the call: when the
@@ -28,6 +29,7 @@ import time
 from pathlib import Path
 
 from tools.base import ToolOutput, tool
+from tools.gitconfig import is_git_override
 from tools.processes import TAG_VAR, ToolProcess
 from tools.sandbox import KEPT_ENV, backend_for, note_for
 from tools.secrets import tool_environment
@@ -114,7 +116,7 @@ class _Capture:
 def bash(workspace: Workspace, *, command: str) -> ToolOutput:
     """Run *command* with ``sh`` in the workspace root; nothing it starts outlives the call."""
     tag = secrets.token_hex(8)
-    env = {**tool_environment(), TAG_VAR: tag}
+    env = {**tool_environment(workspace.root), TAG_VAR: tag}
     go_read, go_write = os.pipe()  # the command waits for one byte here: recorded first, then run
     try:
         argv, confined_by = _argv(workspace, command, go_read, env)
@@ -165,7 +167,7 @@ def _argv(workspace: Workspace, command: str, go_fd: int, env: dict[str, str]) -
     shell = ["/bin/sh", "-c", command]
     if workspace.sandbox is not None:
         backend = backend_for(workspace.sandbox)
-        kept = {k: env[k] for k in (*KEPT_ENV, TAG_VAR) if k in env}
+        kept = {k: v for k, v in env.items() if k in (*KEPT_ENV, TAG_VAR) or is_git_override(k)}
         return backend.wrap(
             shell, sandbox=workspace.sandbox, root=workspace.root, writable=workspace.extra, env=kept, go_fd=go_fd
         ), backend.name

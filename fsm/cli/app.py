@@ -5,7 +5,7 @@
     agentfsm                       the interactive REPL (fsm.cli.repl)
     agentfsm -p PROMPT [flags]     a headless run (fsm.cli.headless); ``agentfsm run PROMPT [flags]`` is the same
     agentfsm demo                  the offline demo (fsm.cli.demo)
-    agentfsm debug|diagram|sessions|replay|ui|check ...   plug-ins (fsm.cli.parser.PLUGINS), present when their
+    agentfsm debug|diagram|sessions|replay|ui|check|trust ...   plug-ins (fsm.cli.parser.PLUGINS), present when their
                                    module is
 
 Exit status: 0 success; 1 the run ended in an error outcome (or failed); 2 a usage or configuration
@@ -51,11 +51,27 @@ def _repl(args: argparse.Namespace) -> int:
 
     if args.output_format is not None:
         raise ConfigError("--output-format needs a headless run: agentfsm -p PROMPT --output-format ...")
+    if not _trusted_or_asked(args):
+        print("agentfsm: not trusted; nothing run (agentfsm trust DIR, or --trust, trusts it)", file=sys.stderr)
+        return 1
     options = RunOptions.from_args(args)
     with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, _):
         if agent.busy:
             print(visible(agent.run()), flush=True)  # the REPL is a terminal: the model's text shows its escapes
         return repl(agent)
+
+
+def _trusted_or_asked(args: argparse.Namespace) -> bool:
+    """Whether the REPL may start: the workspace is trusted, or the person at the terminal says to trust it now
+    (the question is asked only on a terminal; elsewhere the run goes on untrusted)."""
+    from fsm.cli import resolve
+    from fsm.cli.trust import ask_trust
+
+    root = resolve.workdir(args.cwd)
+    if resolve.trusted(root, flag=bool(args.trust)) is not None or not (sys.stdin.isatty() and sys.stdout.isatty()):
+        return True
+    args.trust = ask_trust(root)  # a yes trusts this session whether or not it could be recorded
+    return bool(args.trust)
 
 
 def _dispatch(args: argparse.Namespace) -> int:

@@ -232,6 +232,14 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
         help="another directory inside the workspace boundary (repeatable)",
     )
     group.add_argument(
+        "--trust",
+        action="store_true",
+        default=None,
+        help="trust the workspace for this run (for CI, where the checkout is yours): its .claude/settings*.json "
+        "allow rules, defaultMode, additionalDirectories, env and hooks, its .env's endpoint variables and its git "
+        "configuration apply; without it an untrusted workspace's files only restrict (see agentfsm trust)",
+    )
+    group.add_argument(
         "--settings", metavar="FILE_OR_JSON", help="a settings file, or JSON text, layered above the settings files"
     )
     group.add_argument(

@@ -2,9 +2,9 @@
 
 :meth:`RunOptions.from_args` is the only place the parsed ``argparse.Namespace`` of a run turns into values:
 it reads the headless inputs (the prompt, on stdin or not), resolves each flag with :mod:`fsm.cli.resolve`
-(the settings files, ``.env``, the project's files), takes the credentials out of the environment, and
-returns a frozen :class:`RunOptions`. Everything downstream (the headless run, the REPL, the debugger, the
-session flags) takes the record, or plain values from it::
+(the workspace's trust first, then the settings files, ``.env``, the project's files), takes the credentials
+out of the environment, and returns a frozen :class:`RunOptions`. Everything downstream (the headless run, the
+REPL, the debugger, the session flags) takes the record, or plain values from it::
 
     options = RunOptions.from_args(args, prompt="-")         # every ConfigError is raised here...
     agent = options.build_agent()                             # ...or here: no API key, a budget with no price
@@ -27,6 +27,7 @@ from attrs import Factory, field, frozen
 from fsm.cli import resolve
 from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT, read_prompt, stream_stdin
 from fsm.core.context import context_text
+from fsm.core.lines import visible
 from fsm.core.options import AgentOptions
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
@@ -38,7 +39,7 @@ from fsm.policy.chain import default_hooks, deny_unattended
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
 from tools.sandbox import Sandbox
-from tools.secrets import take_secrets
+from tools.secrets import distrust, take_secrets
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
@@ -242,8 +243,10 @@ class RunOptions:
         root = resolve.workdir(flags.get("cwd"))
         tools = resolve.tool_names(flags.get("tools"))
         mode = resolve.permission_mode(flags.get("permission_mode"))
+        trust = resolve.trusted(root, flag=bool(flags.get("trust"))) is not None
         settings = resolve.settings(
             root,
+            trust=trust,
             sources=flags.get("setting_sources"),
             extra=flags.get("settings"),
             allow=flags.get("allowed_tools"),
@@ -275,7 +278,12 @@ class RunOptions:
             agents=agents,
             ask_person=sys.stdin is not None and sys.stdin.isatty(),
         )
-        resolve.load_env()
+        resolve.apply_env(settings)
+        refused = resolve.load_env(trust=resolve.trusted(Path.cwd(), flag=bool(flags.get("trust"))) is not None)
+        if not trust:
+            distrust(root)
+        if ignored := [*settings.ignored, *([f".env ({', '.join(refused)})"] if refused else [])]:
+            print(visible(resolve.untrusted_line(root, ignored)), file=sys.stderr, flush=True)
         model = ModelSetup(
             resolve.model_id(flags.get("model")),
             timeout=flags.get("timeout", DEFAULT_TIMEOUT),

@@ -26,6 +26,7 @@ PLUGINS = {
     "replay": "fsm.cli.replay",
     "ui": "fsm.cli.ui",
     "check": "fsm.cli.check",
+    "trust": "fsm.cli.trust",
 }
 """Subcommand → module exposing ``configure(parser)`` and ``command(args) -> int``."""
 

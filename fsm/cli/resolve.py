@@ -10,7 +10,10 @@ a :class:`~fsm.errors.ConfigError` whose one-line message names the flag (or the
 - the sandbox (``--sandbox`` or the settings' ``sandbox`` key), checked to work here;
 - the root's system prompt (``--system-prompt[-file]``, ``--append-system-prompt[-file]``);
 - the project's context files (``CLAUDE.md``, ``AGENTS.md``) and subagents (``.claude/agents``, ``--agents``);
-- ``.env`` and the model id (``--model``, ``MODEL_ID``, ``ANTHROPIC_MODEL``);
+- the workspace's trust (``--trust``, ``agentfsm trust``'s record, Claude Code's ``~/.claude.json``), decided
+  before any file of the workspace is read, so neither its settings nor its ``.env`` can move the record;
+- the settings' ``env`` (trusted layers only), ``.env`` (endpoint, credential and hijack variables only when
+  trusted; none of it reaches a tool) and the model id (``--model``, ``MODEL_ID``, ``ANTHROPIC_MODEL``);
 - the session journal's path (``--session-db``, else the workspace's).
 """
 
@@ -30,11 +33,14 @@ from fsm.model.anthropic import DEFAULT_MODEL
 from fsm.policy.modes import resolve_mode
 from fsm.policy.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
 from fsm.policy.settings import SOURCES, Settings, load_settings
-from fsm.session.journal import default_path, locate
+from fsm.policy.trust import record_path, trusted_by
+from fsm.session.journal import default_path, locate, state_home
 from tools import REGISTRY, Workspace
 from tools.sandbox import Sandbox, SandboxUnavailable, backend_for
+from tools.secrets import is_endpoint, is_hijack, withhold
 
 __all__ = [
+    "apply_env",
     "journal_path",
     "load_env",
     "model_id",
@@ -45,6 +51,9 @@ __all__ = [
     "settings",
     "system_prompt",
     "tool_names",
+    "trust_record",
+    "trusted",
+    "untrusted_line",
     "workdir",
 ]
 
@@ -107,23 +116,52 @@ def _sources(text: str | None) -> tuple[str, ...]:
     return names
 
 
+def trust_record() -> Path:
+    """agentfsm's trust record, under the user's state directory (read from the environment we started with)."""
+    return record_path(state_home())
+
+
+def trusted(directory: Path, *, flag: bool = False) -> str | None:
+    """What trusts *directory*: ``--trust`` (*flag*), agentfsm's record or Claude Code's; None when nothing does."""
+    if flag:
+        return "--trust"
+    home = Path.home()
+    return trusted_by(directory, record=trust_record(), claude_json=home / ".claude.json", home=home)
+
+
+def untrusted_line(root: Path, ignored: list[str]) -> str:
+    """The one line that says what an untrusted workspace's files asked for and did not get, and how to trust it."""
+    return (
+        f"agentfsm: this folder is not trusted; ignored: {', '.join(ignored)}; its deny and ask rules still apply. "
+        f"To trust it: agentfsm trust {root.resolve()} (or --trust for one run)"
+    )
+
+
 def settings(
     root: Path,
     *,
+    trust: bool = True,
     sources: str | None = None,
     extra: str | None = None,
     allow: list[str] | None = None,
     deny: list[str] | None = None,
     add_dir: list[str] | None = None,
 ) -> Settings:
-    """The settings files of *root* (``--setting-sources``), ``--settings`` (*extra*), then the permission flags
-    (``--allowedTools``, ``--disallowedTools``, ``--add-dir``), each layer above the one before."""
+    """The settings files of *root* (``--setting-sources``; the project's only restricting unless *trust*),
+    ``--settings`` (*extra*), then the permission flags (``--allowedTools``, ``--disallowedTools``,
+    ``--add-dir``), each layer above the one before."""
     overrides: dict[str, Any] = {}
     allowed, denied = _rules("--allowedTools", allow), _rules("--disallowedTools", deny)
     directories = _directories(add_dir)
     if allowed or denied or directories:
         overrides["permissions"] = {"allow": allowed, "deny": denied, "additionalDirectories": directories}
-    return load_settings(root, sources=_sources(sources), extra=extra, overrides=overrides)
+    return load_settings(root, sources=_sources(sources), extra=extra, overrides=overrides, trusted=trust)
+
+
+def apply_env(wanted: Settings) -> None:
+    """Set the settings' ``env`` variables in this process (for the session and its tools), as Claude Code does.
+    Only trusted layers have any (:func:`settings`)."""
+    os.environ.update(dict(wanted.env))
 
 
 def sandbox(wanted: Settings, *, flag: bool | None) -> Sandbox | None:
@@ -195,25 +233,34 @@ def project_notes(files: list[ContextFile], agents: dict[str, AgentDefinition]) 
     ]
 
 
-def load_env(directory: Path | None = None) -> None:
-    """Read ``.env`` from *directory* (the current one by default); real environment variables win.
+def load_env(directory: Path | None = None, *, trust: bool = True) -> list[str]:
+    """Read ``.env`` from *directory* (the current one by default); real environment variables win, and no
+    variable it sets reaches a tool (``tools.secrets.withhold``). Unless *trust*, the variables that choose the
+    endpoint, credentials or model, and those that hijack programs we start (``tools.secrets.is_endpoint``,
+    ``is_hijack``), are not set; their names are returned.
 
     Raises:
         ConfigError: the file cannot be read, or is not UTF-8 text.
     """
-    from dotenv import load_dotenv
+    from dotenv import dotenv_values
 
     path = (directory or Path.cwd()) / ".env"
     if not path.is_file():
-        return
+        return []
     try:
-        load_dotenv(path, override=False, encoding="utf-8")
+        values = dotenv_values(path, encoding="utf-8")
     except UnicodeDecodeError as exc:
         utf16 = path.read_bytes()[:2] in (b"\xff\xfe", b"\xfe\xff")
         what = "UTF-16 text" if utf16 else f"not UTF-8 text ({exc.reason} at byte {exc.start})"
         raise ConfigError(f"cannot read {path}: it is {what}; save it as UTF-8") from None
     except OSError as exc:
         raise ConfigError(f"cannot read {path} ({exc.strerror or exc}); fix its permissions or remove it") from None
+    fresh = {name: value for name, value in values.items() if value is not None and name not in os.environ}
+    refused = [] if trust else [name for name in fresh if is_endpoint(name) or is_hijack(name)]
+    loaded = {name: value for name, value in fresh.items() if name not in refused}
+    withhold(list(loaded))
+    os.environ.update(loaded)
+    return refused
 
 
 def model_id(flag: str | None) -> str:

@@ -7,9 +7,15 @@ Lists (permission rules, ``additionalDirectories``, hooks) are concatenated acro
 (``defaultMode``, ``disableAllHooks``) comes from the highest layer that sets it.
 
 Keys read: ``permissions.allow|ask|deny|defaultMode|additionalDirectories``, ``hooks``,
-``disableAllHooks``, ``sandbox.enabled|network|autoAllowBashIfSandboxed`` (each from the highest layer that
-sets it). Any other key is ignored and named in :attr:`Settings.notes`. A file that is not
-JSON, or a key of the wrong shape, raises :class:`SettingsError` naming the file, the key and the value.
+``disableAllHooks``, ``env`` (variables for the session and its tools; a higher layer's value of a name wins),
+``sandbox.enabled|network|autoAllowBashIfSandboxed`` (each from the highest layer that sets it). Any other
+key is ignored and named in :attr:`Settings.notes`. A file that is not JSON, or a key of the wrong shape, raises
+:class:`SettingsError` naming the file, the key and the value.
+
+An untrusted workspace (``load_settings(trusted=False)``, see ``fsm.policy.trust``): the project and local files
+may only restrict. Their ``allow`` rules, ``defaultMode``, ``additionalDirectories``, ``env``, ``hooks`` and any
+sandbox value that widens (``enabled: false``, ``network: true``, ``autoAllowBashIfSandboxed: true``) are dropped and
+named in :attr:`Settings.ignored`; their ``deny`` and ``ask`` rules apply.
 
 Adding a key: give :class:`Settings` a field (with a default) and :data:`KEYS` an entry mapping the JSON
 key to that field, a parser ``(value, Origin) -> parsed`` and a merge ``(lower, higher) -> merged``.
@@ -35,6 +41,7 @@ from fsm.policy.rules import Rule, RuleError, parse_rule
 __all__ = [
     "KEYS",
     "SOURCES",
+    "UNTRUSTED_SOURCES",
     "HookCommand",
     "Origin",
     "PermissionSettings",
@@ -45,10 +52,13 @@ __all__ = [
     "load_settings",
     "merge",
     "parse_settings",
+    "restricted",
 ]
 
 SOURCES = ("user", "project", "local")
 """The settings files, lowest precedence first."""
+UNTRUSTED_SOURCES = ("project", "local")
+"""The files a repository supplies: read only to restrict while the workspace is untrusted."""
 DEFAULT_HOOK_TIMEOUT = 60.0
 
 
@@ -113,10 +123,15 @@ class Settings:
     sandbox: SandboxSettings = SandboxSettings()
     hooks: tuple[HookCommand, ...] = ()
     disable_all_hooks: bool = False
+    env: tuple[tuple[str, str], ...] = ()
+    """The ``env`` key: ``(NAME, value)`` for the session and its tools, in the order set (a later one wins)."""
     files: tuple[str, ...] = ()
     """The settings files (and texts) read, lowest precedence first."""
     notes: tuple[str, ...] = ()
     """One line per key that was ignored."""
+    ignored: tuple[str, ...] = ()
+    """What an untrusted workspace's files asked for and did not get, one phrase per file
+    (``.claude/settings.json (allow rules, hooks)``)."""
 
 
 @frozen
@@ -252,6 +267,19 @@ def _merge_sandbox(lower: SandboxSettings, higher: SandboxSettings) -> SandboxSe
     )
 
 
+def _parse_env(value: object, origin: Origin, notes: list[str]) -> tuple[tuple[str, str], ...]:
+    if not isinstance(value, dict):
+        raise SettingsError(f"env must be an object of variable names and string values (got {_show(value)})")
+    pairs = []
+    for name, item in value.items():
+        if not name or "=" in name or "\0" in name:
+            raise SettingsError(f"env: {_show(name)} is not a variable name")
+        if not isinstance(item, str) or "\0" in item:
+            raise SettingsError(f"env.{name} must be a string (got {_show(item)})")
+        pairs.append((name, item))
+    return tuple(pairs)
+
+
 def _parse_flag(value: object, origin: Origin, notes: list[str]) -> bool:
     if not isinstance(value, bool):
         raise SettingsError(f"disableAllHooks must be true or false (got {_show(value)})")
@@ -263,6 +291,7 @@ KEYS: dict[str, SettingsKey] = {
     "hooks": SettingsKey("hooks", _parse_hooks, lambda lower, higher: lower + higher),
     "disableAllHooks": SettingsKey("disable_all_hooks", _parse_flag, _later),
     "sandbox": SettingsKey("sandbox", _parse_sandbox, _merge_sandbox),
+    "env": SettingsKey("env", _parse_env, lambda lower, higher: lower + higher),
 }
 """JSON key → how it is read into a :class:`Settings` field."""
 
@@ -294,13 +323,65 @@ def merge(layers: Iterable[Settings]) -> Settings:
     """The layers combined, lowest precedence first (see the module docstring)."""
     merged = Settings()
     for layer in layers:
-        changes: dict[str, Any] = {"files": merged.files + layer.files, "notes": merged.notes + layer.notes}
+        changes: dict[str, Any] = {
+            "files": merged.files + layer.files,
+            "notes": merged.notes + layer.notes,
+            "ignored": merged.ignored + layer.ignored,
+        }
         for spec in KEYS.values():
             value, default = getattr(layer, spec.field), getattr(Settings(), spec.field)
             if value != default:
                 changes[spec.field] = spec.merge(getattr(merged, spec.field), value)
         merged = attrs.evolve(merged, **changes)
     return merged
+
+
+_RESTRICTING_SANDBOX = {"enabled": True, "network": False, "auto_allow_bash": False}
+"""The sandbox values an untrusted file may set: each one only narrows what a command may do."""
+_RESTRICTING_FIELDS = ("permissions", "sandbox", "disable_all_hooks")
+"""The :class:`Settings` fields an untrusted file keeps (what restricts in them): every other key is dropped."""
+
+
+def restricted(layer: Settings, *, name: str) -> Settings:
+    """*layer* (an untrusted workspace's file, called *name* in messages) with only what restricts: its deny and
+    ask rules, ``disableAllHooks`` and the sandbox values that narrow (:data:`_RESTRICTING_SANDBOX`); what was
+    dropped is named in ``ignored``."""
+    perms, box = layer.permissions, layer.sandbox
+    json_names = {field: key for key, field in _SANDBOX_KEYS.items()}
+    kept_box = {
+        f.name: value
+        for f in attrs.fields(SandboxSettings)
+        if (value := getattr(box, f.name)) is not None and _RESTRICTING_SANDBOX.get(f.name) is value
+    }
+    dropped = [
+        what
+        for what, present in (
+            ("allow rules", perms.allow),
+            ("defaultMode", perms.default_mode),
+            ("additionalDirectories", perms.additional_directories),
+        )
+        if present
+    ]
+    others = {  # every other key, hooks and env among them, and any added later: dropped unless it only restricts
+        spec.field: key
+        for key, spec in KEYS.items()
+        if spec.field not in _RESTRICTING_FIELDS and getattr(layer, spec.field) != getattr(Settings(), spec.field)
+    }
+    dropped += list(others.values())
+    dropped += [
+        f"sandbox.{json_names.get(f.name, f.name)}"
+        for f in attrs.fields(SandboxSettings)
+        if getattr(box, f.name) is not None and f.name not in kept_box
+    ]
+    if not dropped:
+        return layer
+    return attrs.evolve(
+        layer,
+        permissions=PermissionSettings(ask=perms.ask, deny=perms.deny),
+        sandbox=SandboxSettings(**kept_box),
+        **{field: getattr(Settings(), field) for field in others},
+        ignored=(f"{name} ({', '.join(dropped)})",),
+    )
 
 
 def _read_file(path: Path, origin: Origin) -> Settings:
@@ -326,6 +407,7 @@ def load_settings(
     extra: str | None = None,
     home: str | os.PathLike[str] | None = None,
     overrides: Mapping[str, object] | None = None,
+    trusted: bool = True,
 ) -> Settings:
     """Read the settings files of *project* and merge them with *extra* and *overrides*.
 
@@ -335,6 +417,8 @@ def load_settings(
         extra: a settings file's path, or JSON text (starting with ``{``), layered above the files.
         home: the home directory holding ``.claude/settings.json`` (``~`` when None).
         overrides: a settings object (as JSON would decode) layered last, from ``command line``.
+        trusted: whether the workspace is trusted; when not, the project and local files only restrict
+            (:func:`restricted`).
 
     Raises:
         SettingsError: an unknown source, a file that is not valid JSON, or a key of the wrong shape.
@@ -350,7 +434,12 @@ def load_settings(
         "project": root / ".claude" / "settings.json",
         "local": root / ".claude" / "settings.local.json",
     }
-    layers = [_read_file(paths[s], Origin(str(paths[s]), root)) for s in SOURCES if s in chosen and paths[s].is_file()]
+    layers = []
+    for source in SOURCES:
+        if source in chosen and paths[source].is_file():
+            layer = _read_file(paths[source], Origin(str(paths[source]), root))
+            untrusted = not trusted and source in UNTRUSTED_SOURCES
+            layers.append(restricted(layer, name=f".claude/{paths[source].name}") if untrusted else layer)
     if extra is not None:
         if extra.lstrip().startswith("{"):
             layers.append(_read_text(extra, Origin("given as text", root), what="settings text"))

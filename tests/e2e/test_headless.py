@@ -449,7 +449,7 @@ class TestConfiguration:
     def test_dotenv_is_read_and_real_environment_wins(
         self, agentfsm: Runner, fake: FakeAnthropic, project: Path
     ) -> None:
-        """``.env`` supplies the key; MODEL_ID from the real environment beats the one in ``.env``."""
+        """A trusted ``.env`` supplies the key; MODEL_ID from the real environment beats the one in ``.env``."""
         (project / ".env").write_text("ANTHROPIC_API_KEY=key-from-dotenv\nMODEL_ID=model-from-dotenv\n")
         fake.script = [text_reply("ok")]
         run = agentfsm(
@@ -457,6 +457,7 @@ class TestConfiguration:
             "hi",
             "--disallowed-tools",
             "task",
+            "--trust",
             env=base_env(ANTHROPIC_BASE_URL=fake.url, MODEL_ID="model-from-env"),
         )
         assert (run.code, run.stderr) == (0, "")

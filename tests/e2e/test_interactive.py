@@ -20,7 +20,9 @@ PROMPT = "agentfsm >> "
 
 def _spawn(fake: FakeAnthropic, project: Path) -> pexpect.spawn:
     env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", NO_COLOR="1", TERM="dumb")
-    child = pexpect.spawn(str(AGENTFSM), cwd=str(project), env=env, encoding="utf-8", timeout=15, dimensions=(40, 200))
+    child = pexpect.spawn(
+        str(AGENTFSM), ["--trust"], cwd=str(project), env=env, encoding="utf-8", timeout=15, dimensions=(40, 200)
+    )  # --trust: no trust question first (tests/e2e/test_trust.py asks it)
     child.expect_exact("Ctrl-C stops a run.")
     child.expect_exact(PROMPT)
     return child

@@ -218,7 +218,7 @@ def test_the_cli_resumes_a_killed_run(fake, project, agentfsm):
     (project / ".claude").mkdir()
     rules = '{"permissions": {"allow": ["Bash(echo:*)", "Edit(notes.txt)"]}}'
     (project / ".claude" / "settings.json").write_text(rules)
-    proc = killed_after(fake, ["-p", "delegate the notes"], project, 3)
+    proc = killed_after(fake, ["-p", "delegate the notes", "--trust"], project, 3)
     release.set()
     assert proc.returncode == -signal.SIGKILL
     with Journal(default_path(project)) as journal:
@@ -227,7 +227,7 @@ def test_the_cli_resumes_a_killed_run(fake, project, agentfsm):
 
     fake.requests.clear()
     fake.script = [text_reply("notes written"), text_reply("all done"), text_reply("nothing else")]
-    run = agentfsm("-p", "anything else?", "--continue", "--output-format", "json")
+    run = agentfsm("-p", "anything else?", "--continue", "--output-format", "json", "--trust")
     assert run.code == 0, run.stderr
     result = run.json()
     assert (result["result"], result["session_id"]) == ("nothing else", session.id)

@@ -143,8 +143,8 @@ class TestProjectSettings:
         return bin_dir
 
     def test_readme_worked_example(self, agentfsm: Runner, fake: FakeAnthropic, project: Path, shim: Path) -> None:
-        """README's settings file: pytest runs headless, `.env` is refused to read_file and to `cat`, while
-        `grep -r` still reads it (the honest limit: rules are not a sandbox)."""
+        """README's settings file (a trusted workspace): pytest runs headless, `.env` is refused to read_file and
+        to `cat`, while `grep -r` still reads it (the honest limit: rules are not a sandbox)."""
         (project / ".claude").mkdir()
         (project / ".claude" / "settings.json").write_text(
             json.dumps({"permissions": {"allow": ["Bash(pytest:*)"], "deny": ["Read(./.env)"]}})
@@ -162,7 +162,7 @@ class TestProjectSettings:
         env = base_env(
             ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", PATH=f"{shim}{os.pathsep}{os.environ['PATH']}"
         )
-        assert agentfsm("-p", "go", env=env).code == 0
+        assert agentfsm("-p", "go", "--trust", env=env).code == 0
         results = _results(fake)
         assert results["t"] == ("1 passed", False)
         assert (shim.parent / "pytest.log").read_text() == "-k shutdown\n"
@@ -171,7 +171,7 @@ class TestProjectSettings:
         assert "hunter2" in results["g"][0]
 
     def test_command_hooks_run_and_exit_2_blocks(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
-        """A Claude Code command hook gets the call as JSON; exit 2 blocks it and its stderr reaches the model."""
+        """A trusted project's command hook gets the call as JSON; exit 2 blocks it and its stderr reaches the model."""
         hook = project / "guard.sh"
         hook.write_text(
             '#!/bin/sh\ncat > "$CLAUDE_PROJECT_DIR/hook_input.json"\n'
@@ -198,7 +198,7 @@ class TestProjectSettings:
             )
         )
         fake.script = [tool_reply(tool_use("bash", {"command": "echo deploy > ran.txt"}, id="d")), text_reply("ok")]
-        assert agentfsm("-p", "ship it").code == 0
+        assert agentfsm("-p", "ship it", "--trust").code == 0
         assert _results(fake)["d"] == ("deploys need a ticket", True)
         assert not (project / "ran.txt").exists()
         sent = json.loads((project / "hook_input.json").read_text())
@@ -211,12 +211,13 @@ class TestProjectSettings:
         assert sent["permission_mode"] == "default" and sent["cwd"] == str(project.resolve())
 
     def test_init_message_names_the_mode_in_force(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
-        """stream-json's init message carries the settings' defaultMode, or the flag's (an alias resolved)."""
+        """stream-json's init message carries the (trusted) settings' defaultMode, or the flag's (an alias resolved)."""
         (project / ".claude").mkdir()
         (project / ".claude" / "settings.json").write_text('{"permissions": {"defaultMode": "acceptEdits"}}')
         fake.script = [text_reply("a"), text_reply("b")]
-        first = agentfsm("-p", "hi", "--output-format", "stream-json").json_lines()[0]
-        second = agentfsm("-p", "hi", "--output-format", "stream-json", "--permission-mode", "deny").json_lines()[0]
+        first = agentfsm("-p", "hi", "--output-format", "stream-json", "--trust").json_lines()[0]
+        second = agentfsm("-p", "hi", "--output-format", "stream-json", "--trust", "--permission-mode", "deny")
+        second = second.json_lines()[0]
         assert (first["permissionMode"], second["permissionMode"]) == ("acceptEdits", "dontAsk")
 
     def test_malformed_settings_is_one_line(self, agentfsm: Runner, project: Path) -> None:

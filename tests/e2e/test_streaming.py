@@ -123,7 +123,7 @@ class TestReplStreams:
         env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", NO_COLOR="1", TERM="dumb")
         child = pexpect.spawn(
             str(AGENTFSM),
-            ["--permission-mode", "bypassPermissions"],
+            ["--permission-mode", "bypassPermissions", "--trust"],
             cwd=str(project),
             env=env,
             encoding="utf-8",

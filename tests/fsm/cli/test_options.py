@@ -30,10 +30,13 @@ UUID = "12345678-1234-5678-1234-567812345678"
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Path:
-    """No agentfsm variables set (restored afterwards, even those .env adds), cwd an empty directory, stdin empty."""
+    """No agentfsm variables set (restored afterwards, even those .env adds), cwd an empty directory, stdin empty,
+    HOME and the state directory empty temporary ones."""
     for name in ENV_VARS:
         monkeypatch.setenv(name, "")  # recorded, so the teardown restores (or removes) it
         monkeypatch.delenv(name)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no real trust record, no real ~/.claude.json
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr(sys, "stdin", io.StringIO(""))
     return tmp_path
@@ -104,14 +107,15 @@ class TestAgentSetup:
         assert [(r.text, r.source) for r in built.permissions.deny] == [("Bash(curl:*)", "command line")]
 
     def test_settings_files_and_flags(self, clean_env: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """The project's settings apply; --settings and flags layer on top; --verbose names ignored keys."""
+        """The project's settings apply in a trusted workspace; --settings and flags layer on top; --verbose names
+        ignored keys."""
         (clean_env / ".claude").mkdir()
         (clean_env / ".claude" / "settings.json").write_text(
             '{"model": "x", "permissions": {"allow": ["Bash(pytest:*)"], "defaultMode": "acceptEdits"}}'
         )
         policy = options(
             *("--settings", '{"permissions": {"deny": ["Read(./.env)"]}}', "--allowedTools", "Bash(make:*)"),
-            "--verbose",
+            *("--verbose", "--trust"),
         ).agent.permissions
         assert (policy.mode, [r.text for r in policy.allow], [r.text for r in policy.deny]) == (
             "acceptEdits",
@@ -121,9 +125,9 @@ class TestAgentSetup:
         assert capsys.readouterr().err == (
             f"agentfsm: note: settings {clean_env.resolve()}/.claude/settings.json: ignored unknown key 'model'\n"
         )
-        assert options("--permission-mode", "plan").agent.permissions.mode == "plan"  # the flag beats defaultMode
-        assert options("--setting-sources", "user").agent.permissions.allow == ()
-        options()
+        assert options("--permission-mode", "plan", "--trust").agent.permissions.mode == "plan"  # beats defaultMode
+        assert options("--setting-sources", "user", "--trust").agent.permissions.allow == ()
+        options("--trust")
         assert capsys.readouterr().err == ""  # without --verbose, no notes
 
     @pytest.mark.parametrize(
@@ -156,7 +160,7 @@ class TestAgentSetup:
         (clean_env / ".claude" / "settings.json").write_text(
             '{"hooks": {"PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "true"}]}]}}'
         )
-        built = agent()
+        built = agent("--trust")
         assert [getattr(h, "hook_name", None) for h in built.hooks.callbacks("PreToolUse")] == ["true"]
         assert len(built.hooks.callbacks("Stop")) == 1  # the default summary is kept
 
@@ -235,11 +239,11 @@ class TestModelSetup:
         assert str(info.value) == NO_API_KEY == "No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'"
 
     def test_dotenv_is_read_and_the_environment_wins(self, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        """``.env`` in the current directory supplies the key; a real MODEL_ID beats its MODEL_ID; the key is taken
-        out of the environment, and kept out of the record's repr."""
+        """A trusted ``.env`` in the current directory supplies the key; a real MODEL_ID beats its MODEL_ID; the key
+        is taken out of the environment, and kept out of the record's repr."""
         (clean_env / ".env").write_text("ANTHROPIC_API_KEY=from-dotenv\nMODEL_ID=dotenv-model\n")
         monkeypatch.setenv("MODEL_ID", "env-model")
-        resolved = options()
+        resolved = options("--trust")
         assert "from-dotenv" not in repr(resolved)
         built = resolved.build_agent()
         assert isinstance(built.model, AnthropicModel)
