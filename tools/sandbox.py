@@ -6,34 +6,51 @@ macOS fits the same :class:`Backend` protocol later. :func:`backend_for` picks i
 missing or cannot build a sandbox here.
 
 Under bubblewrap a command sees: the whole file system read-only; the workspace and its extra directories
-read-write, except the workspace's ``.agentfsm`` (the journal) and ``.claude`` (settings) folders, which stay
-read-only so a command cannot rewrite its own history or permissions; a private ``/tmp``, where of the real
-``/tmp`` only the top folders (``/tmp/X``) holding the workspace, an extra directory or a directory on ``PATH``
-show, read-only (so ``echo x > ../outside`` fails there as anywhere, and a virtualenv under ``/tmp`` runs as it
-does outside it); its own ``/dev``, ``/proc`` and PID namespace (no process outside it is visible, and when
-the command exits the namespace and everything in it die); no network unless :attr:`Sandbox.network`; a clean
-environment (``PATH``, ``HOME``, locale, ``TERM`` and the call's tag, no credentials); ``--die-with-parent``
-and a new terminal session.
+read-write, except their protected paths (``tools.protected``, and the journal's ``.agentfsm``), read-only
+whether or not they exist, and the paths Read deny rules match, hidden (``tools.sandbox_mounts``); a private
+``/tmp`` of bounded size, where of the real ``/tmp`` only the top folders (``/tmp/X``) holding the workspace,
+an extra directory or a directory on ``PATH`` show, read-only (so ``echo x > ../outside`` fails there as
+anywhere, and a virtualenv under ``/tmp`` runs as it does outside it); its own ``/dev``, ``/proc`` and PID
+namespace (no process outside it is visible, and when the command exits the namespace and everything in it
+die); no network unless :attr:`Sandbox.network`; no unix-domain socket (a seccomp filter, ``tools.seccomp``,
+unless :attr:`Sandbox.unix_sockets`); bounded memory, processes and file size (``tools.sandbox_limits``); a
+clean environment (``PATH``, ``HOME``, locale, ``TERM`` and the call's tag, no credentials);
+``--die-with-parent`` and a new terminal session.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shutil
 import subprocess
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Protocol
 
-from attrs import frozen
+from attrs import Factory, field, frozen
 
-__all__ = ["BACKENDS", "Backend", "Bubblewrap", "Sandbox", "SandboxUnavailable", "backend_for", "note_for"]
+from tools.sandbox_limits import Cgroup, Limits
+from tools.sandbox_mounts import Hidden, TooManyPaths, plan_mounts
+from tools.seccomp import FilterUnavailable, filter_fd, unix_socket_filter
+
+__all__ = [
+    "BACKENDS",
+    "Backend",
+    "Bubblewrap",
+    "Hidden",
+    "Launch",
+    "Limits",
+    "Sandbox",
+    "SandboxRefused",
+    "SandboxUnavailable",
+    "backend_for",
+    "note_for",
+]
 
 KEPT_ENV = ("PATH", "HOME", "USER", "LOGNAME", "LANG", "LANGUAGE", "LC_ALL", "LC_CTYPE", "TERM", "TZ")
 """The variables a sandboxed command keeps (besides the call's tag); everything else is dropped."""
-PROTECTED = (".agentfsm", ".claude")
-"""Workspace folders that stay read-only inside the sandbox: the journal and the settings."""
 
 
 class SandboxUnavailable(RuntimeError):
@@ -49,6 +66,35 @@ class Sandbox:
     auto_allow: bool = True
     """Bash commands need no approval, except what deny and ask rules say (``autoAllowBashIfSandboxed``)."""
     backend: str = "bubblewrap"
+    unix_sockets: bool = False
+    """Whether commands may make unix-domain sockets (``sandbox.network.allowAllUnixSockets``; off: seccomp)."""
+    hidden: tuple[Hidden, ...] = ()
+    """What Read deny rules deny, hidden from commands (resolved to paths at each call)."""
+    limits: Limits = field(default=Factory(Limits))
+    """Memory, processes, file size and ``/tmp`` size of one call."""
+
+
+class SandboxRefused(RuntimeError):
+    """This call cannot be sandboxed as asked (a Read deny rule matches too much); the message says why."""
+
+
+@frozen
+class Launch:
+    """A confined command ready to start: its argv, the descriptors it must inherit, and what to undo after."""
+
+    argv: list[str]
+    fds: tuple[int, ...] = ()
+    """Descriptors to pass to the command (closed by :meth:`release`)."""
+    undo: tuple[Callable[[], None], ...] = ()
+    """Run by :meth:`release`, in order."""
+
+    def release(self) -> None:
+        """The command has ended (or never started): close the descriptors, remove what the call made."""
+        for fd in self.fds:
+            with contextlib.suppress(OSError):
+                os.close(fd)
+        for step in self.undo:
+            step()
 
 
 class Backend(Protocol):
@@ -69,9 +115,13 @@ class Backend(Protocol):
         writable: tuple[Path, ...],
         env: Mapping[str, str],
         go_fd: int,
-    ) -> list[str]:
+    ) -> Launch:
         """*argv* confined: run in *root*, writing only there and in *writable*, with *env*, started once
-        *go_fd* has a byte to read."""
+        *go_fd* has a byte to read. The caller must :meth:`Launch.release` what it returns.
+
+        Raises:
+            SandboxRefused: the call cannot be confined as *sandbox* asks.
+        """
         ...
 
 
@@ -87,6 +137,10 @@ class Bubblewrap:
     def problem(self) -> str | None:
         if not self.executable:
             return f"the bash sandbox needs bubblewrap (bwrap), which is not installed: {self.INSTALL}"
+        if shutil.which("prlimit") is None:
+            return (
+                "the bash sandbox needs prlimit (util-linux), which is not installed: sudo apt-get install util-linux"
+            )
         try:
             probe = subprocess.run(
                 [
@@ -125,24 +179,42 @@ class Bubblewrap:
         writable: tuple[Path, ...],
         env: Mapping[str, str],
         go_fd: int,
-    ) -> list[str]:
-        args = [self.executable, "--die-with-parent", "--new-session", "--unshare-all"]
-        if sandbox.network:
-            args.append("--share-net")
-        args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp"]
-        for top in sorted({t for d in (root, *writable, *_path_dirs(env)) if (t := _top_under_tmp(d)) is not None}):
-            # The private /tmp would hide these: a workspace's surroundings (`echo x > ../outside` must fail
-            # there too, not land in the private /tmp) and the programs PATH finds, a virtualenv's among them.
-            args += ["--ro-bind-try", top, top]
-        for directory in (root, *writable):
-            args += ["--bind", str(directory), str(directory)]
-        for name in PROTECTED:
-            args += ["--ro-bind-try", str(root / name), str(root / name)]
-        args += ["--chdir", str(root), "--clearenv"]
-        for key, value in env.items():
-            args += ["--setenv", key, value]
-        args += ["--block-fd", str(go_fd), "--", *argv]
-        return args
+    ) -> Launch:
+        try:
+            mounts = plan_mounts((root, *writable), sandbox.hidden)
+        except TooManyPaths as exc:
+            raise SandboxRefused(str(exc)) from None
+        undo: list[Callable[[], None]] = [mounts.release]
+        fds: list[int] = []
+        try:
+            args = [self.executable, "--die-with-parent", "--new-session", "--unshare-all"]
+            if sandbox.network:
+                args.append("--share-net")
+            args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
+            args += ["--size", str(sandbox.limits.tmp_bytes()), "--tmpfs", "/tmp"]
+            tops = {t for d in (root, *writable, *_path_dirs(env)) if (t := _top_under_tmp(d)) is not None}
+            for top in sorted(tops):
+                # The private /tmp would hide these: a workspace's surroundings (`echo x > ../outside` must fail
+                # there too, not land in the private /tmp) and the programs PATH finds, a virtualenv's among them.
+                args += ["--ro-bind-try", top, top]
+            for directory in (root, *writable):
+                args += ["--bind", str(directory), str(directory)]
+            args += mounts.args()
+            args += ["--chdir", str(root), "--clearenv"]
+            for key, value in env.items():
+                args += ["--setenv", key, value]
+            if not sandbox.unix_sockets:
+                fds.append(filter_fd())
+                args += ["--seccomp", str(fds[-1])]
+            args += ["--block-fd", str(go_fd), "--", *sandbox.limits.prlimit(argv)]
+            cgroup = Cgroup.make(sandbox.limits)
+            if cgroup is not None:
+                undo.insert(0, cgroup.release)
+                args = cgroup.join(args)
+        except BaseException:
+            Launch([], tuple(fds), tuple(undo)).release()
+            raise
+        return Launch(args, tuple(fds), tuple(undo))
 
 
 def _path_dirs(env: Mapping[str, str]) -> list[Path]:
@@ -167,6 +239,11 @@ def backend_for(sandbox: Sandbox, *, platform: str = sys.platform) -> Backend:
     Raises:
         SandboxUnavailable: no backend for the platform, or it cannot run here.
     """
+    if not sandbox.unix_sockets and platform == "linux":
+        try:
+            unix_socket_filter()
+        except FilterUnavailable as exc:
+            raise SandboxUnavailable(str(exc)) from None
     known = _ready.get((platform, sandbox.backend))
     if known is not None:
         return known
@@ -187,29 +264,46 @@ _ready: dict[tuple[str, str], Backend] = {}
 """Backends that passed their check, so each bash call does not probe again."""
 
 
-_NOTES = (
-    (
-        ("Read-only file system",),
-        "(sandboxed: only the workspace, its extra directories and a private /tmp are writable)",
-    ),
-    (
-        (
-            "Network is unreachable",
-            "Could not resolve host",
-            "Temporary failure in name resolution",
-            "Connection refused",
-            "Couldn't connect to server",
-        ),
-        "(sandboxed: the network is off)",
-    ),
+def note_for(output: str, sandbox: Sandbox) -> str | None:
+    """Lines telling the model what the sandbox refused and which setting would allow it, when *output*
+    shows the sandbox refused something."""
+    limits = sandbox.limits
+    notes = []
+    if "Read-only file system" in output:
+        notes.append(
+            "(sandboxed: only the workspace, its extra directories and a private /tmp are writable; .git/config, "
+            ".git/hooks, .claude/ and the other protected paths stay read-only even where absent)"
+        )
+    if not sandbox.network and any(sign in output for sign in _NETWORK_SIGNS):
+        notes.append("(sandboxed: the network is off)")
+    if not sandbox.unix_sockets and "Operation not permitted" in output and _mentions_sockets(output):
+        notes.append(
+            "(sandboxed: unix-domain sockets are blocked; settings sandbox.network.allowAllUnixSockets allows them)"
+        )
+    if any(sign in output for sign in ("File too large", "File size limit exceeded")):
+        notes.append(f"(sandboxed: a file may hold at most {limits.file_mib} MiB; settings sandbox.limits.fileSizeMiB)")
+    if "No space left on device" in output:
+        notes.append(f"(sandboxed: the private /tmp holds {limits.tmp_mib} MiB; settings sandbox.limits.tmpSizeMiB)")
+    if any(sign in output for sign in ("Cannot allocate memory", "MemoryError", "out of memory")):
+        notes.append(
+            f"(sandboxed: a process may allocate at most {limits.memory_mib} MiB; settings sandbox.limits.memoryMiB)"
+        )
+    if any(sign in output for sign in ("Cannot fork", "fork: retry", "Resource temporarily unavailable")):
+        notes.append(
+            f"(sandboxed: at most {limits.processes} processes and threads; settings sandbox.limits.processes)"
+        )
+    return "\n".join(notes) or None
+
+
+_NETWORK_SIGNS = (
+    "Network is unreachable",
+    "Could not resolve host",
+    "Temporary failure in name resolution",
+    "Connection refused",
+    "Couldn't connect to server",
 )
 
 
-def note_for(output: str, sandbox: Sandbox) -> str | None:
-    """A line telling the model that the sandbox refused something, when *output* shows it did."""
-    for signs, note in _NOTES:
-        if note.endswith("network is off)") and sandbox.network:
-            continue
-        if any(sign in output for sign in signs):
-            return note
-    return None
+def _mentions_sockets(output: str) -> bool:
+    lowered = output.lower()
+    return any(word in lowered for word in ("socket", "connect", "unix", ".sock"))

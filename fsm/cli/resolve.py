@@ -28,11 +28,11 @@ from fsm.core.subagents import AgentDefinition, definitions_from_json, load_defi
 from fsm.errors import ConfigError
 from fsm.model.anthropic import DEFAULT_MODEL
 from fsm.policy.modes import resolve_mode
-from fsm.policy.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
+from fsm.policy.rules import TOOL_NAMES, Rule, RuleError, parse_rule, split_rules
 from fsm.policy.settings import SOURCES, Settings, load_settings
 from fsm.session.journal import default_path, locate
 from tools import REGISTRY, Workspace
-from tools.sandbox import Sandbox, SandboxUnavailable, backend_for
+from tools.sandbox import Hidden, Limits, Sandbox, SandboxUnavailable, backend_for
 
 __all__ = [
     "journal_path",
@@ -135,12 +135,34 @@ def sandbox(wanted: Settings, *, flag: bool | None) -> Sandbox | None:
     asked = wanted.sandbox
     if not (flag or asked.enabled):
         return None
-    chosen = Sandbox(network=bool(asked.network), auto_allow=asked.auto_allow_bash is not False)
+    limits = {
+        name: value
+        for name in ("memory_mib", "processes", "file_mib", "tmp_mib")
+        if (value := getattr(asked, name)) is not None
+    }
+    chosen = Sandbox(
+        network=bool(asked.network),
+        auto_allow=asked.auto_allow_bash is not False,
+        unix_sockets=bool(asked.allow_all_unix_sockets),
+        hidden=_hidden(wanted.permissions.deny),
+        limits=Limits(**limits),
+    )
     try:
         backend_for(chosen)
     except SandboxUnavailable as exc:
         raise ConfigError(str(exc)) from None
     return chosen
+
+
+def _hidden(deny: tuple[Rule, ...]) -> tuple[Hidden, ...]:
+    """What the Read deny rules among *deny* hide inside the sandbox (a bare ``Read`` denies the tool, not
+    every file, and hides nothing)."""
+    home = Path.home()
+    return tuple(
+        Hidden(*rule.anchor(home=home), rule=rule.text)
+        for rule in deny
+        if rule.covers("read_file") and rule.specifier is not None
+    )
 
 
 def _text(flag: str, text: str | None, path: str | None) -> str | None:

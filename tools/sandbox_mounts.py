@@ -1,0 +1,252 @@
+"""Which paths the sandbox keeps read-only or hides, worked out for one call: :func:`plan_mounts`.
+
+**Protected paths** (``tools.protected``: ``.git/config``, ``.git/hooks``, ``.git/info``, ``.claude``,
+``.vscode``, ``.idea``, ``.mcp.json``, the shell start-up files, ``.env``, … and the journal's
+``.agentfsm``) at the workspace root and at each extra directory are mounted read-only **whether or not they
+exist**. One that exists is bound read-only onto itself (through a symlink: where the link leads, when that is
+writable). One that does not exist gets a *placeholder*: an empty directory made on the host at its first
+missing component (``.claude``, or ``.git`` when there is no ``.git`` at all) and bound read-only, so nothing
+can be created there or below (``mkdir .claude`` says "File exists", ``echo > .mcp.json`` "Is a directory" or
+"Read-only file system"). A directory, not an empty file, because git neither lists nor adds an empty
+directory: a placeholder never shows in ``git status`` nor lands in a commit. Placeholders are removed when
+the last sandboxed call of this process ends (:meth:`Mounts.release`; removing a mount point while another
+sandbox uses it would detach that sandbox's mount). Names that are patterns (``.env.*``) are protected where
+a file matches; a path below a file (``.git/hooks`` when ``.git`` is a worktree's file) cannot be created and
+needs nothing.
+
+**Read deny rules** (:class:`Hidden`, a gitignore pattern from an anchor, as ``Read(...)`` rules are) hide
+what they match: an empty read-only tmpfs over a matching directory, ``/dev/null`` over a matching file. A
+pattern is resolved against the file system at each call, walking from its literal prefix without following
+symlinked directories; a symlink that matches hides its target. The workspace and extra directories and
+their parents are never hidden whole (the command runs there); their matching contents are.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fnmatch
+import os
+import threading
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+import pathspec
+from attrs import field, frozen
+
+from tools.protected import PROTECTED_DIRS, PROTECTED_FILE_NAMES, PROTECTED_FILES
+
+__all__ = ["JOURNAL_DIR", "MAX_WALK", "Hidden", "Mounts", "TooManyPaths", "plan_mounts"]
+
+JOURNAL_DIR = ".agentfsm"
+"""The journal's folder at the workspace root: read-only too, so a command cannot rewrite its own history."""
+MAX_WALK = 200_000
+"""Directory entries a Read deny pattern may visit per call before the call is refused (never truncated)."""
+_GLOB_CHARS = frozenset("*?[")
+
+
+class TooManyPaths(RuntimeError):
+    """A Read deny pattern needs a walk longer than :data:`MAX_WALK` entries; the message names it."""
+
+
+@frozen
+class Hidden:
+    """The paths one Read deny rule denies, as the sandbox hides them."""
+
+    anchor: Path
+    """The directory the pattern starts from (the rule's project, ``~`` or ``/``)."""
+    pattern: str
+    """A gitignore line relative to *anchor* (``/secrets/**``, ``*.env``, ``/.ssh/id_rsa``)."""
+    rule: str = ""
+    """The rule as written, for messages."""
+
+    def walk(self) -> tuple[Path, int | None]:
+        """Where every match lies: the anchor plus the pattern's literal prefix, and how many levels below it
+        (None: any depth, for ``**`` or a name without a slash, which gitignore matches at any depth)."""
+        body = self.pattern.rstrip("/")
+        if "/" not in body:
+            return self.anchor, None
+        parts = [p for p in body.lstrip("/").split("/") if p]
+        literal: list[str] = []
+        for part in parts[:-1]:
+            if _GLOB_CHARS & set(part):
+                break
+            literal.append(part)
+        depth = None if "**" in parts else len(parts) - len(literal)
+        return self.anchor.joinpath(*literal), depth
+
+
+@frozen
+class Mounts:
+    """What bubblewrap mounts for one call, on top of the read-only root and the writable directories."""
+
+    read_only: tuple[Path, ...] = ()
+    """Existing paths bound read-only onto themselves (protected paths and placeholders)."""
+    hidden_dirs: tuple[Path, ...] = ()
+    """Directories covered by an empty read-only tmpfs."""
+    hidden_files: tuple[Path, ...] = ()
+    """Files covered by ``/dev/null``."""
+    placeholders: tuple[Path, ...] = field(default=(), eq=False)
+    """Directories made on the host for absent protected paths; :meth:`release` removes them."""
+
+    def args(self) -> list[str]:
+        """The bubblewrap arguments, to come after every bind of the workspace (mounts apply in order)."""
+        out: list[str] = []
+        for path in self.read_only:
+            out += ["--ro-bind", str(path), str(path)]
+        for path in self.hidden_dirs:
+            out += ["--perms", "0555", "--tmpfs", str(path), "--remount-ro", str(path)]
+        for path in self.hidden_files:
+            out += ["--ro-bind", "/dev/null", str(path)]
+        return out
+
+    def release(self) -> None:
+        """This call is over: when no other sandboxed call of this process runs, remove every placeholder
+        still empty (a non-empty one is the user's now and stays)."""
+        with _lock:
+            global _active
+            _active -= 1
+            _pending.update(self.placeholders)
+            if _active:
+                return
+            for path in sorted(_pending, key=lambda p: len(p.parts), reverse=True):
+                with contextlib.suppress(OSError):
+                    os.rmdir(path)
+            _pending.clear()
+
+
+_lock = threading.Lock()
+_active = 0
+"""Sandboxed calls of this process under way (placeholders are removed when it drops to 0)."""
+_pending: set[Path] = set()
+
+
+def plan_mounts(roots: Iterable[Path], hidden: Iterable[Hidden] = ()) -> Mounts:
+    """The mounts for a call whose writable directories are *roots* (the workspace first), making the
+    placeholders it needs; the caller must :meth:`Mounts.release` it when the call is over.
+
+    Raises:
+        TooManyPaths: a Read deny pattern needs too long a walk (nothing is left behind).
+    """
+    writable = tuple(Path(os.path.realpath(r)) for r in roots)
+    with _lock:
+        global _active
+        _active += 1
+        made: list[Path] = []
+        try:
+            hidden_dirs, hidden_files = _hidden(writable, tuple(hidden))
+            read_only: list[Path] = []
+            for root in writable:
+                for relative in _protected_names(root):
+                    target = _protect(root / relative, writable, made)
+                    if target is not None and target not in read_only:
+                        read_only.append(target)
+        except BaseException:
+            _active -= 1
+            _pending.update(made)
+            raise
+    return Mounts(tuple(read_only), hidden_dirs, hidden_files, tuple(made))
+
+
+def _protected_names(root: Path) -> Iterator[str]:
+    """The protected paths at *root*, relative: the fixed ones and existing files matching a pattern."""
+    yield JOURNAL_DIR
+    yield from PROTECTED_DIRS
+    yield from PROTECTED_FILES
+    patterns = [n for n in PROTECTED_FILE_NAMES if _GLOB_CHARS & set(n)]
+    yield from (n for n in PROTECTED_FILE_NAMES if n not in patterns)
+    try:
+        names = sorted(os.listdir(root))
+    except OSError:
+        return
+    yield from (n for n in names if any(fnmatch.fnmatchcase(n, p) for p in patterns))
+
+
+def _protect(path: Path, writable: tuple[Path, ...], made: list[Path]) -> Path | None:
+    """The path to bind read-only for the protected *path*: itself (where a symlink leads), or the placeholder
+    made at its first missing component; None when it cannot be written anyway."""
+    target = Path(os.path.realpath(path))
+    home = next((w for w in writable if _under(target, w)), None)
+    if home is None:
+        return None  # outside every writable directory: read-only already
+    current = home
+    for part in target.relative_to(home).parts:
+        current = current / part
+        if os.path.lexists(current):
+            if not current.is_dir():
+                return current if current == target else None  # nothing can be created below a file
+            continue
+        try:
+            os.mkdir(current, 0o755)
+        except FileExistsError:
+            pass
+        except OSError:
+            return None  # this process cannot create it, and the sandbox runs as this process's user
+        else:
+            made.append(current)
+        return current
+    return target
+
+
+def _hidden(writable: tuple[Path, ...], rules: tuple[Hidden, ...]) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The directories and files the Read deny *rules* match now."""
+    dirs: list[Path] = []
+    files: list[Path] = []
+    for rule in rules:
+        spec = pathspec.GitIgnoreSpec.from_lines([rule.pattern])
+        for path, is_dir in _matches(rule, spec, writable):
+            real = Path(os.path.realpath(path))
+            if any(_under(w, real) for w in writable) or not os.path.exists(real):
+                continue
+            (dirs if is_dir else files).append(real)
+    return tuple(dict.fromkeys(dirs)), tuple(dict.fromkeys(files))
+
+
+def _matches(rule: Hidden, spec: pathspec.GitIgnoreSpec, writable: tuple[Path, ...]) -> Iterator[tuple[Path, bool]]:
+    """Every path under the rule's walk start that it matches (a matched directory's contents are not listed),
+    and whether it is a directory."""
+    start, depth = rule.walk()
+    if not os.path.lexists(start):
+        return
+    if start != rule.anchor and _match(rule, spec, start):
+        yield start, start.is_dir()
+        if not start.is_dir() or not any(_under(w, start) for w in writable):
+            return
+    if not start.is_dir() or start.is_symlink():
+        return
+    visited = 0
+    stack = [(start, 1)]
+    while stack:
+        directory, level = stack.pop()
+        try:
+            entries = list(os.scandir(directory))
+        except OSError:
+            continue
+        visited += len(entries)
+        if visited > MAX_WALK:
+            raise TooManyPaths(
+                f"the Read deny rule {rule.rule or rule.pattern} needs a walk of more than {MAX_WALK:,} entries "
+                f"under {start} to hide what it matches; narrow the rule (e.g. Read(./secrets/**))"
+            )
+        for entry in entries:
+            path = Path(entry.path)
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if _match(rule, spec, path, is_dir=is_dir) and not (is_dir and any(_under(w, path) for w in writable)):
+                yield path, os.path.isdir(path)
+                continue
+            if is_dir and (depth is None or level < depth):
+                stack.append((path, level + 1))
+
+
+def _match(rule: Hidden, spec: pathspec.GitIgnoreSpec, path: Path, *, is_dir: bool | None = None) -> bool:
+    try:
+        relative = path.relative_to(rule.anchor).as_posix()
+    except ValueError:
+        return False
+    if is_dir is None:
+        is_dir = path.is_dir()
+    return spec.match_file(relative) or (is_dir and spec.match_file(relative + "/"))
+
+
+def _under(path: Path, directory: Path) -> bool:
+    """Whether *path* is *directory* or lies below it."""
+    return path == directory or directory in path.parents
