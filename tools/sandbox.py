@@ -190,8 +190,10 @@ class Bubblewrap:
             args = [self.executable, "--die-with-parent", "--new-session", "--unshare-all"]
             if sandbox.network:
                 args.append("--share-net")
-            args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc"]
-            args += ["--size", str(sandbox.limits.tmp_bytes()), "--tmpfs", "/tmp"]
+            tmp = str(sandbox.limits.tmp_bytes())
+            args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--size", tmp, "--tmpfs", "/tmp"]
+            # /dev is a tmpfs of half the memory: read-only, but for a bounded /dev/shm (POSIX shared memory).
+            args += ["--size", tmp, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
             tops = {t for d in (root, *writable, *_path_dirs(env)) if (t := _top_under_tmp(d)) is not None}
             for top in sorted(tops):
                 # The private /tmp would hide these: a workspace's surroundings (`echo x > ../outside` must fail

@@ -1,10 +1,11 @@
 """The sandbox's resource limits (:class:`Limits`) and how one call is held to them.
 
 Per process, inside the sandbox (``prlimit`` from util-linux starts the shell, so bubblewrap itself is
-not limited): ``RLIMIT_DATA`` bounds the memory a process can allocate (private writable mappings: a 4 GB
-``malloc``/``mmap`` fails with ENOMEM; unlike ``RLIMIT_AS`` it leaves address space that is only reserved
-alone, which V8 and the JVM need), ``RLIMIT_FSIZE`` the size of any file written, and ``RLIMIT_NPROC`` the
-processes of the sandbox's user namespace — which the kernel does not enforce for root.
+not limited): ``RLIMIT_AS`` bounds the memory a process can map (a 4 GB ``malloc`` or ``mmap``, private or
+shared, fails with ENOMEM at the default; ``RLIMIT_DATA`` would miss shared mappings. Address space only
+reserved counts too: the JVM sizes its heap to fit, node runs in 2 GB, Chromium needs the limit raised),
+``RLIMIT_FSIZE`` the size of any file written, and ``RLIMIT_NPROC`` the processes of the sandbox's user
+namespace — which the kernel does not enforce for root.
 
 For the whole call, a cgroup when one can be made (:class:`Cgroup`): on cgroup v2, a child of the root
 cgroup with ``pids.max`` and ``memory.max``; else on cgroup v1, a child of this process's ``pids`` cgroup.
@@ -38,19 +39,19 @@ class Limits:
     """What one sandboxed call may use; settings ``sandbox.limits.*`` (names in :data:`SETTINGS`)."""
 
     memory_mib: int = field(default=4096, validator=ge(16))
-    """Memory one process may allocate (``RLIMIT_DATA``), and the whole call's (``memory.max``, cgroup v2)."""
+    """Memory one process may map (``RLIMIT_AS``), and the whole call's (``memory.max``, cgroup v2)."""
     processes: int = field(default=1024, validator=ge(8))
     """Processes and threads of the call together (``pids.max``; ``RLIMIT_NPROC`` without a cgroup)."""
     file_mib: int = field(default=1024, validator=ge(1))
     """The largest file a process may write (``RLIMIT_FSIZE``)."""
     tmp_mib: int = field(default=512, validator=ge(1))
-    """The size of the private ``/tmp`` (a tmpfs, held in memory)."""
+    """The size of the private ``/tmp``, and of ``/dev/shm`` (each a tmpfs, held in memory)."""
 
     def prlimit(self, argv: list[str]) -> list[str]:
         """*argv* started under the per-process limits."""
         return [
             "prlimit",
-            f"--data={self.memory_mib * _MIB}",
+            f"--as={self.memory_mib * _MIB}",
             f"--fsize={self.file_mib * _MIB}",
             f"--nproc={self.processes}",
             "--",
