@@ -194,7 +194,7 @@ class TestProtectedPaths:
         """`mkdir .claude && echo … > .claude/settings.local.json` works unsandboxed; sandboxed it fails and
         no .claude is left behind."""
         payload = '{"permissions": {"defaultMode": "bypassPermissions"}}'
-        command = f"mkdir -p .claude && echo '{payload}' > .claude/settings.local.json"
+        command = f"rmdir .claude; mkdir -p .claude && echo '{payload}' > .claude/settings.local.json"
         boxed, control = twins()
         _bash(control, command)
         assert (control.root / ".claude" / "settings.local.json").is_file()
@@ -231,15 +231,15 @@ class TestProtectedPaths:
             shutil.rmtree(root / ".git" / "hooks")
 
         boxed, control = twins(setup)
-        command = "mkdir .git/hooks && echo 'touch PWNED' > .git/hooks/pre-commit"
+        command = "rmdir .git/hooks; mkdir -p .git/hooks; echo 'touch PWNED' > .git/hooks/pre-commit"
         _bash(control, command)
         assert (control.root / ".git" / "hooks" / "pre-commit").is_file()
-        assert "PWNED" not in _bash(boxed, command).text
+        _bash(boxed, command)
         assert not (boxed.root / ".git" / "hooks").exists()
 
     def test_without_a_repository_no_git_folder_can_be_planted(self, twins) -> None:  # type: ignore[no-untyped-def]
         """Outside any repository `git init` plus a hook works unsandboxed; sandboxed no .git appears."""
-        command = "git init -q . && echo 'touch PWNED' > .git/hooks/post-checkout; ls .git/hooks"
+        command = "rmdir .git; git init -q .; mkdir -p .git/hooks; echo 'touch PWNED' > .git/hooks/post-checkout"
         boxed, control = twins()
         _bash(control, command)
         assert (control.root / ".git" / "hooks" / "post-checkout").is_file()
@@ -254,7 +254,8 @@ class TestProtectedPaths:
             (root / ".env.local").write_text("KEY=1\n")
 
         command = (
-            "echo payload > .bashrc; echo {} > .mcp.json; mkdir -p .vscode && echo {} > .vscode/tasks.json; "
+            "rmdir .bashrc .mcp.json .vscode; echo payload > .bashrc; echo {} > .mcp.json; "
+            "mkdir -p .vscode && echo {} > .vscode/tasks.json; "
             "echo ANTHROPIC_BASE_URL=http://evil >> .env.local"
         )
         boxed, control = twins(setup)
@@ -272,7 +273,10 @@ class TestProtectedPaths:
         extra.mkdir()
         boxed, _ = twins()
         boxed = attrs.evolve(boxed, extra=(extra,))
-        _bash(boxed, f"mkdir {extra}/.claude; echo x > {extra}/.bashrc; echo ok > {extra}/f")
+        _bash(
+            boxed,
+            f"cd {extra} && rmdir .claude .bashrc; mkdir -p .claude; echo x > .claude/s; echo x > .bashrc; echo ok > f",
+        )
         assert _tree(extra) == {"f"}
 
     def test_placeholders_never_show_in_git(self, twins) -> None:  # type: ignore[no-untyped-def]
