@@ -15,6 +15,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -529,3 +530,82 @@ class TestSettings:
             '{"memory_mib": 4096, "processes": 1024, "file_mib": 1024, "tmp_mib": 64}'
         )
         assert issubclass(SettingsError, ConfigError)
+
+
+_AS_NOBODY = """
+import json, sys
+from pathlib import Path
+from tools import BASE_TOOLS, Workspace, run_tool
+from tools.sandbox import Limits, Sandbox
+root, boxed, commands = Path(sys.argv[1]), sys.argv[2] == "boxed", json.loads(sys.argv[3])
+sandbox = Sandbox(limits=Limits(processes=40)) if boxed else None
+workspace = Workspace(root, sandbox=sandbox)
+print(json.dumps([run_tool(BASE_TOOLS, "bash", workspace, {"command": c}).text for c in commands]))
+"""
+"""Runs bash commands in a workspace, sandboxed or not, and prints their outputs as JSON."""
+SYSTEM_PYTHON = "/usr/bin/python3"
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="runs as root to become an unprivileged user (the suite already is one)")
+@pytest.mark.skipif(
+    shutil.which("setpriv") is None or not os.access(SYSTEM_PYTHON, os.X_OK),
+    reason="needs setpriv (util-linux) and /usr/bin/python3 to run as an unprivileged user",
+)
+class TestAsAnUnprivilegedUser:
+    """The same attacks by a user the kernel holds to RLIMIT_NPROC, in a user namespace, with no cgroup."""
+
+    @pytest.fixture
+    def nobody_dir(self) -> Iterator[Path]:
+        path = Path(tempfile.mkdtemp(prefix="agentfsm-nobody-", dir="/tmp"))
+        path.chmod(0o755)
+        os.chown(path, 65534, 65534)
+        yield path
+        shutil.rmtree(path, ignore_errors=True)
+
+    def _run(self, root: Path, *, boxed: bool, commands: list[str]) -> list[str]:
+        import attrs as attrs_module
+
+        site = str(Path(attrs_module.__file__).parent.parent)
+        repo = str(Path(__file__).resolve().parents[2])
+        env = {"PATH": "/usr/bin:/bin", "HOME": str(root), "PYTHONPATH": os.pathsep.join([repo, site])}
+        done = subprocess.run(
+            ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", SYSTEM_PYTHON, "-c", _AS_NOBODY,
+             str(root), "boxed" if boxed else "control", json.dumps(commands)],
+            capture_output=True, text=True, env=env, timeout=120, check=False,
+        )  # fmt: skip
+        if done.returncode != 0 and "ModuleNotFoundError" in done.stderr:
+            pytest.skip(f"{SYSTEM_PYTHON} cannot import agentfsm's dependencies: {done.stderr.splitlines()[-1]}")
+        assert done.returncode == 0, done.stderr
+        result: list[str] = json.loads(done.stdout)
+        return result
+
+    def test_fork_bomb_protected_paths_and_sockets(self, nobody_dir: Path) -> None:
+        """As nobody: the fork bomb stops under the limit, an absent .claude cannot be created, a unix socket
+        cannot be reached; unsandboxed, all three succeed."""
+        roots = {}
+        for kind in ("boxed", "control"):
+            roots[kind] = nobody_dir / kind
+            roots[kind].mkdir()
+            (roots[kind] / "bomb.py").write_text(FORK_PROBE)
+            os.chown(roots[kind], 65534, 65534)
+        server = socket.socket(socket.AF_UNIX)
+        server.bind(str(nobody_dir / "s.sock"))
+        (nobody_dir / "s.sock").chmod(0o777)
+        server.listen(5)
+        try:
+            address = json.dumps(str(nobody_dir / "s.sock"))
+            connect = _py(
+                f'import socket; s = socket.socket(socket.AF_UNIX); s.connect({address}); print("CONNECTED")'
+            ).replace(PY, SYSTEM_PYTHON)
+            claude = "rmdir .claude; mkdir -p .claude && echo x > .claude/settings.json"
+            commands = [connect, claude, f"{SYSTEM_PYTHON} bomb.py {{n}}"]
+            control = self._run(roots["control"], boxed=False, commands=[c.format(n=100) for c in commands])
+            boxed = self._run(roots["boxed"], boxed=True, commands=[c.format(n=10000) for c in commands])
+        finally:
+            server.close()
+        assert "CONNECTED" in control[0] and (roots["control"] / ".claude" / "settings.json").exists()
+        assert "FORKED 100" in control[2]
+        assert "CONNECTED" not in boxed[0] and "Operation not permitted" in boxed[0]
+        assert not (roots["boxed"] / ".claude").exists()
+        forked = int(boxed[2].split("FORKED ", 1)[1].split()[0])
+        assert 0 < forked < 40, boxed[2]
