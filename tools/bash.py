@@ -153,7 +153,7 @@ def bash(workspace: Workspace, *, command: str) -> ToolOutput:
     finally:
         # Also on KeyboardInterrupt: the group is in its own session, so Ctrl-C never reached it.
         _stop(proc, reaper=_REAPS and confined_by is None)
-        launch.release()
+        undone = launch.release()
         assert proc.stdout is not None
         proc.stdout.close()
         if listener is not None:
@@ -161,8 +161,8 @@ def bash(workspace: Workspace, *, command: str) -> ToolOutput:
     if not finished:
         return ToolOutput(f"Error: Timeout ({workspace.bash_timeout:g}s)", is_error=True)
     text = capture.text()
-    note = note_for(text, workspace.sandbox) if workspace.sandbox is not None else None
-    return ToolOutput(text + _status_note(proc.returncode) + (f"\n{note}" if note else ""))
+    notes = [note_for(text, workspace.sandbox) if workspace.sandbox is not None else None, *undone]
+    return ToolOutput(text + _status_note(proc.returncode) + "".join(f"\n{note}" for note in notes if note))
 
 
 def _launch(workspace: Workspace, command: str, go_fd: int, env: dict[str, str]) -> tuple[Launch, str | None]:

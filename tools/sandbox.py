@@ -85,16 +85,19 @@ class Launch:
     argv: list[str]
     fds: tuple[int, ...] = ()
     """Descriptors to pass to the command (closed by :meth:`release`)."""
-    undo: tuple[Callable[[], None], ...] = ()
-    """Run by :meth:`release`, in order."""
+    undo: tuple[Callable[[], list[str] | None], ...] = ()
+    """Run by :meth:`release`, in order; each may return lines for the tool result."""
 
-    def release(self) -> None:
-        """The command has ended (or never started): close the descriptors, remove what the call made."""
+    def release(self) -> list[str]:
+        """The command has ended (or never started): close the descriptors, remove what the call made, and
+        return what the tool result should say about it."""
         for fd in self.fds:
             with contextlib.suppress(OSError):
                 os.close(fd)
+        notes: list[str] = []
         for step in self.undo:
-            step()
+            notes += step() or []
+        return notes
 
 
 class Backend(Protocol):
@@ -184,7 +187,15 @@ class Bubblewrap:
             mounts = plan_mounts((root, *writable), sandbox.hidden)
         except TooManyPaths as exc:
             raise SandboxRefused(str(exc)) from None
-        undo: list[Callable[[], None]] = [mounts.release]
+
+        def unmount() -> list[str]:
+            return [
+                f"(sandboxed: removed {path.relative_to(root) if path.is_relative_to(root) else path}, which the "
+                "command created: it would point git at another configuration)"
+                for path in mounts.release()
+            ]
+
+        undo: list[Callable[[], list[str] | None]] = [unmount]
         fds: list[int] = []
         try:
             args = [self.executable, "--die-with-parent", "--new-session", "--unshare-all"]

@@ -26,6 +26,7 @@ from __future__ import annotations
 import contextlib
 import fnmatch
 import os
+import shutil
 import threading
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -35,10 +36,14 @@ from attrs import field, frozen
 
 from tools.protected import PROTECTED_DIRS, PROTECTED_FILE_NAMES, PROTECTED_FILES
 
-__all__ = ["JOURNAL_DIR", "MAX_WALK", "Hidden", "Mounts", "TooManyPaths", "plan_mounts"]
+__all__ = ["JOURNAL_DIR", "MAX_WALK", "WATCHED", "Hidden", "Mounts", "TooManyPaths", "plan_mounts"]
 
 JOURNAL_DIR = ".agentfsm"
 """The journal's folder at the workspace root: read-only too, so a command cannot rewrite its own history."""
+WATCHED = (".git/commondir",)
+"""Files that redirect git (``commondir`` names the folder whose ``config`` git reads, so it can run code) but
+that no placeholder may stand in for (git fails on any ``commondir`` it cannot read): where absent before a
+call and present after it, the call made them, and they are removed."""
 MAX_WALK = 200_000
 """Directory entries a Read deny pattern may visit per call before the call is refused (never truncated)."""
 _GLOB_CHARS = frozenset("*?[")
@@ -79,6 +84,9 @@ class Hidden:
 class Mounts:
     """What bubblewrap mounts for one call, on top of the read-only root and the writable directories."""
 
+    pinned: tuple[Path, ...] = ()
+    """Folders holding protected paths (``.git``), bound onto themselves writable: a mount point cannot be
+    renamed, so ``mv .git .git2 && mkdir .git`` cannot swap in a fresh, unprotected one."""
     read_only: tuple[Path, ...] = ()
     """Existing paths bound read-only onto themselves (protected paths and placeholders)."""
     hidden_dirs: tuple[Path, ...] = ()
@@ -87,10 +95,14 @@ class Mounts:
     """Files covered by ``/dev/null``."""
     placeholders: tuple[Path, ...] = field(default=(), eq=False)
     """Directories made on the host for absent protected paths; :meth:`release` removes them."""
+    watched: tuple[Path, ...] = ()
+    """Absent files that must stay absent but cannot hold a placeholder (:data:`WATCHED`)."""
 
     def args(self) -> list[str]:
         """The bubblewrap arguments, to come after every bind of the workspace (mounts apply in order)."""
         out: list[str] = []
+        for path in self.pinned:
+            out += ["--bind", str(path), str(path)]
         for path in self.read_only:
             out += ["--ro-bind", str(path), str(path)]
         for path in self.hidden_dirs:
@@ -99,19 +111,30 @@ class Mounts:
             out += ["--ro-bind", "/dev/null", str(path)]
         return out
 
-    def release(self) -> None:
-        """This call is over: when no other sandboxed call of this process runs, remove every placeholder
-        still empty (a non-empty one is the user's now and stays)."""
+    def release(self) -> list[Path]:
+        """This call is over: remove the :attr:`watched` files it created (returned, for the tool result to
+        say), and when no other sandboxed call of this process runs, every placeholder still empty (a
+        non-empty one is the user's now and stays)."""
+        removed = []
+        for path in self.watched:
+            if os.path.lexists(path):
+                with contextlib.suppress(OSError):
+                    if os.path.isdir(path) and not os.path.islink(path):
+                        shutil.rmtree(path)
+                    else:
+                        os.unlink(path)
+                    removed.append(path)
         with _lock:
             global _active
             _active -= 1
             _pending.update(self.placeholders)
             if _active:
-                return
+                return removed
             for path in sorted(_pending, key=lambda p: len(p.parts), reverse=True):
                 with contextlib.suppress(OSError):
                     os.rmdir(path)
             _pending.clear()
+        return removed
 
 
 _lock = threading.Lock()
@@ -135,20 +158,33 @@ def plan_mounts(roots: Iterable[Path], hidden: Iterable[Hidden] = ()) -> Mounts:
         try:
             hidden_dirs, hidden_files = _hidden(writable, tuple(hidden))
             read_only: list[Path] = []
+            pinned: list[Path] = []
             for root in writable:
                 for relative in _protected_names(root):
                     target = _protect(root / relative, writable, made)
-                    if target is not None and target not in read_only:
-                        read_only.append(target)
+                    if target is None or target in read_only:
+                        continue
+                    read_only.append(target)
+                    home = next(w for w in writable if _under(target, w))
+                    pinned += [d for d in target.parents if home in d.parents and d not in pinned]
+            watched = tuple(root / name for root in writable for name in WATCHED if not os.path.lexists(root / name))
         except BaseException:
             _active -= 1
             _pending.update(made)
             raise
-    return Mounts(tuple(read_only), hidden_dirs, hidden_files, tuple(made))
+    return Mounts(
+        tuple(sorted(pinned, key=lambda p: len(p.parts))),
+        tuple(read_only),
+        hidden_dirs,
+        hidden_files,
+        tuple(made),
+        watched,
+    )
 
 
 def _protected_names(root: Path) -> Iterator[str]:
-    """The protected paths at *root*, relative: the fixed ones and existing files matching a pattern."""
+    """The protected paths at *root*, relative: the fixed ones, existing files matching a pattern, and the
+    configuration and hooks of each existing submodule (``.git/modules/NAME``; ``git status`` runs there)."""
     yield JOURNAL_DIR
     yield from PROTECTED_DIRS
     yield from PROTECTED_FILES
@@ -159,11 +195,18 @@ def _protected_names(root: Path) -> Iterator[str]:
     except OSError:
         return
     yield from (n for n in names if any(fnmatch.fnmatchcase(n, p) for p in patterns))
+    modules = root / ".git" / "modules"
+    if modules.is_dir() and not modules.is_symlink():
+        for config in sorted(modules.glob("**/config")):
+            if config.is_file() and (config.parent / "HEAD").exists():
+                module = config.parent.relative_to(root).as_posix()
+                yield from (f"{module}/config", f"{module}/hooks")
 
 
 def _protect(path: Path, writable: tuple[Path, ...], made: list[Path]) -> Path | None:
     """The path to bind read-only for the protected *path*: itself (where a symlink leads), or the placeholder
-    made at its first missing component; None when it cannot be written anyway."""
+    made at its first missing component, or a file standing where a folder on its way should be (a
+    worktree's ``.git`` file, which names the repository git uses); None when it cannot be written anyway."""
     target = Path(os.path.realpath(path))
     home = next((w for w in writable if _under(target, w)), None)
     if home is None:
@@ -173,7 +216,7 @@ def _protect(path: Path, writable: tuple[Path, ...], made: list[Path]) -> Path |
         current = current / part
         if os.path.lexists(current):
             if not current.is_dir():
-                return current if current == target else None  # nothing can be created below a file
+                return current
             continue
         try:
             os.mkdir(current, 0o755)

@@ -303,6 +303,66 @@ class TestProtectedPaths:
         assert "Read-only file system" in _bash(boxed, "echo x > real/settings.json").text
         assert not (boxed.root / "real" / "settings.json").exists()
 
+    def test_the_git_folder_cannot_be_swapped_for_a_planted_one(self, twins) -> None:  # type: ignore[no-untyped-def]
+        """`mv .git .git2 && mkdir .git` with a new config works unsandboxed; sandboxed .git is a mount point
+        and cannot be renamed, so the real one stays."""
+        command = "mv .git .git2 && mkdir .git && printf '[core]\\n\\tfsmonitor = touch PWNED\\n' > .git/config"
+        boxed, control = twins(_git_repo)
+        _bash(control, command)
+        assert "PWNED" in (control.root / ".git" / "config").read_text()
+        out = _bash(boxed, command)
+        assert "Device or resource busy" in out.text
+        assert not (boxed.root / ".git2").exists() and "PWNED" not in (boxed.root / ".git" / "config").read_text()
+
+    def test_a_planted_commondir_is_removed(self, twins) -> None:  # type: ignore[no-untyped-def]
+        """.git/commondir makes git read another folder's config (a payload on the user's next `git status`):
+        unsandboxed it stays and the payload runs; sandboxed the file is removed after the call, and said so."""
+
+        def setup(root: Path) -> None:
+            _git_repo(root)
+            (root / "evil").mkdir()
+
+        plant = (
+            "cp -r .git/HEAD .git/objects .git/refs evil/ && "
+            "printf '[core]\\n\\trepositoryformatversion = 0\\n\\tfsmonitor = \"touch PWNED; false\"\\n' "
+            '> evil/config && echo "$PWD/evil" > .git/commondir'
+        )
+        boxed, control = twins(setup)
+        _bash(control, plant)
+        subprocess.run(["git", "status"], cwd=control.root, capture_output=True, check=False)
+        assert (control.root / "PWNED").exists()
+        out = _bash(boxed, plant)
+        assert out.text.endswith(
+            "(sandboxed: removed .git/commondir, which the command created: it would point git at another "
+            "configuration)"
+        ), out.text
+        subprocess.run(["git", "status"], cwd=boxed.root, capture_output=True, check=False)
+        assert not (boxed.root / "PWNED").exists() and not (boxed.root / ".git" / "commondir").exists()
+
+    def test_a_worktree_git_file_and_submodule_configs_are_read_only(self, twins) -> None:  # type: ignore[no-untyped-def]
+        """A worktree's .git file (it names the repository git uses) and an existing submodule's config and
+        hooks under .git/modules cannot be rewritten."""
+
+        def setup(root: Path) -> None:
+            (root / "wt").mkdir()
+            (root / "wt" / ".git").write_text("gitdir: /nonexistent/.git/worktrees/wt\n")
+            module = root / "repo" / ".git" / "modules" / "sub"
+            _git_repo(root / "repo")
+            shutil.copytree(root / "repo" / ".git", module, ignore=shutil.ignore_patterns("modules"))
+
+        command = (
+            "echo 'gitdir: evil' > wt/.git; cd repo/.git/modules/sub && echo '[core] fsmonitor = x' >> config; "
+            "echo payload > hooks/post-checkout"
+        )
+        boxed, control = twins(setup)
+        _bash(control, command)
+        assert (control.root / "repo/.git/modules/sub/hooks/post-checkout").exists()
+        boxed = attrs.evolve(boxed, extra=(boxed.root / "wt", boxed.root / "repo"))
+        out = _bash(boxed, command)
+        assert out.text.count("Read-only file system") == 3, out.text
+        assert "evil" not in (boxed.root / "wt" / ".git").read_text()
+        assert "fsmonitor" not in (boxed.root / "repo/.git/modules/sub/config").read_text()
+
     def test_placeholders_wait_for_the_last_call(self, tmp_path: Path) -> None:
         """A placeholder stays while another sandboxed call of this process still uses it."""
         first = plan_mounts([tmp_path])
