@@ -287,6 +287,11 @@ def note_for(output: str, sandbox: Sandbox) -> str | None:
             "(sandboxed: only the workspace, its extra directories and a private /tmp are writable; .git/config, "
             ".git/hooks, .claude/ and the other protected paths stay read-only even where absent)"
         )
+    if "Device or resource busy" in output:
+        notes.append(
+            "(sandboxed: protected and hidden paths are mount points: they cannot be moved or removed, nor the "
+            "folders that hold them in .git)"
+        )
     if not sandbox.network and any(sign in output for sign in _NETWORK_SIGNS):
         notes.append("(sandboxed: the network is off)")
     if not sandbox.unix_sockets and "Operation not permitted" in output and _mentions_sockets(output):

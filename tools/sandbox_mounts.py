@@ -44,6 +44,12 @@ WATCHED = (".git/commondir",)
 """Files that redirect git (``commondir`` names the folder whose ``config`` git reads, so it can run code) but
 that no placeholder may stand in for (git fails on any ``commondir`` it cannot read): where absent before a
 call and present after it, the call made them, and they are removed."""
+NESTED_DEPTH = 3
+"""How many folders deep existing protected paths are looked for below each writable directory."""
+NESTED_ENTRIES = 20_000
+"""Directory entries looked at for them per writable directory and call."""
+_NESTED_DIRS = frozenset({".claude", ".vscode", ".idea"})
+_NOT_SEARCHED = frozenset({".git", "node_modules", JOURNAL_DIR})
 MAX_WALK = 200_000
 """Directory entries a Read deny pattern may visit per call before the call is refused (never truncated)."""
 _GLOB_CHARS = frozenset("*?[")
@@ -85,8 +91,9 @@ class Mounts:
     """What bubblewrap mounts for one call, on top of the read-only root and the writable directories."""
 
     pinned: tuple[Path, ...] = ()
-    """Folders holding protected paths (``.git``), bound onto themselves writable: a mount point cannot be
-    renamed, so ``mv .git .git2 && mkdir .git`` cannot swap in a fresh, unprotected one."""
+    """``.git`` folders holding protected paths (and the folders between, for ``.git/modules/NAME``), bound
+    onto themselves writable: a mount point cannot be renamed, so ``mv .git .git2 && mkdir .git`` cannot swap
+    in a fresh, unprotected one."""
     read_only: tuple[Path, ...] = ()
     """Existing paths bound read-only onto themselves (protected paths and placeholders)."""
     hidden_dirs: tuple[Path, ...] = ()
@@ -166,7 +173,7 @@ def plan_mounts(roots: Iterable[Path], hidden: Iterable[Hidden] = ()) -> Mounts:
                         continue
                     read_only.append(target)
                     home = next(w for w in writable if _under(target, w))
-                    pinned += [d for d in target.parents if home in d.parents and d not in pinned]
+                    pinned += [d for d in target.parents if _in_git(d, home) and d not in pinned]
             watched = tuple(root / name for root in writable for name in WATCHED if not os.path.lexists(root / name))
         except BaseException:
             _active -= 1
@@ -195,12 +202,48 @@ def _protected_names(root: Path) -> Iterator[str]:
     except OSError:
         return
     yield from (n for n in names if any(fnmatch.fnmatchcase(n, p) for p in patterns))
+    yield from _nested(root)
     modules = root / ".git" / "modules"
     if modules.is_dir() and not modules.is_symlink():
         for config in sorted(modules.glob("**/config")):
             if config.is_file() and (config.parent / "HEAD").exists():
                 module = config.parent.relative_to(root).as_posix()
                 yield from (f"{module}/config", f"{module}/hooks")
+
+
+def _nested(root: Path) -> Iterator[str]:
+    """Protected paths that exist below *root*, down to :data:`NESTED_DEPTH` folders (a nested repository's
+    ``.git/config`` and hooks, a ``.claude`` or ``.env`` in a subproject), skipping ``node_modules`` and
+    stopping quietly after :data:`NESTED_ENTRIES` entries (the root's own are covered whatever happens here)."""
+    seen = 0
+    level = [(root, 0)]
+    while level:
+        directory, depth = level.pop()
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError:
+            continue
+        seen += len(entries)
+        if seen > NESTED_ENTRIES:
+            return
+        for entry in entries:
+            relative = Path(entry.path).relative_to(root).as_posix()
+            is_dir = entry.is_dir(follow_symlinks=False)
+            if depth and entry.name == ".git":
+                if is_dir:
+                    yield from (
+                        f"{relative}/{n}" for n in ("config", "hooks", "info") if os.path.lexists(f"{entry.path}/{n}")
+                    )
+                else:
+                    yield relative  # a submodule's or worktree's .git file names the repository git uses
+            elif depth and (
+                entry.name in _NESTED_DIRS
+                if is_dir
+                else any(fnmatch.fnmatchcase(entry.name, p) for p in PROTECTED_FILE_NAMES)
+            ):
+                yield relative
+            elif is_dir and depth < NESTED_DEPTH and entry.name not in _NOT_SEARCHED:
+                level.append((Path(entry.path), depth + 1))
 
 
 def _protect(path: Path, writable: tuple[Path, ...], made: list[Path]) -> Path | None:
@@ -288,6 +331,11 @@ def _match(rule: Hidden, spec: pathspec.GitIgnoreSpec, path: Path, *, is_dir: bo
     if is_dir is None:
         is_dir = path.is_dir()
     return spec.match_file(relative) or (is_dir and spec.match_file(relative + "/"))
+
+
+def _in_git(directory: Path, home: Path) -> bool:
+    """Whether *directory* is a ``.git`` folder below *home* or lies inside one (what a swap would replace)."""
+    return home in directory.parents and ".git" in directory.relative_to(home).parts
 
 
 def _under(path: Path, directory: Path) -> bool:

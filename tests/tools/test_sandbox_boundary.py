@@ -363,6 +363,29 @@ class TestProtectedPaths:
         assert "evil" not in (boxed.root / "wt" / ".git").read_text()
         assert "fsmonitor" not in (boxed.root / "repo/.git/modules/sub/config").read_text()
 
+    def test_nested_repositories_and_env_files_are_read_only(self, twins) -> None:  # type: ignore[no-untyped-def]
+        """Existing protected paths a few folders down (a vendored repository's .git/config, a subproject's
+        .env and .vscode) are read-only too; node_modules is not searched."""
+
+        def setup(root: Path) -> None:
+            _git_repo(root / "lib" / "vendored")
+            (root / "app").mkdir()
+            (root / "app" / ".env").write_text("KEY=1\n")
+            (root / "app" / ".vscode").mkdir()
+
+        command = (
+            "echo '[core] fsmonitor = x' >> lib/vendored/.git/config; echo URL=evil >> app/.env; "
+            "echo '{}' > app/.vscode/tasks.json; mv lib/vendored/.git lib/vendored/.git2"
+        )
+        boxed, control = twins(setup)
+        _bash(control, command)
+        assert (control.root / "app" / ".vscode" / "tasks.json").exists()
+        out = _bash(boxed, command)
+        assert out.text.count("Read-only file system") == 3 and "Device or resource busy" in out.text, out.text
+        assert "fsmonitor" not in (boxed.root / "lib/vendored/.git/config").read_text()
+        assert (boxed.root / "app" / ".env").read_text() == "KEY=1\n"
+        assert not (boxed.root / "app" / ".vscode" / "tasks.json").exists()
+
     def test_placeholders_wait_for_the_last_call(self, tmp_path: Path) -> None:
         """A placeholder stays while another sandboxed call of this process still uses it."""
         first = plan_mounts([tmp_path])
