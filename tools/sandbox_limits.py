@@ -116,7 +116,7 @@ class Cgroup:
             except OSError:
                 if time.monotonic() > give_up:
                     return
-                time.sleep(0.02)
+                time.sleep(0.002)
 
 
 def _parents(limits: Limits) -> list[tuple[Path, dict[str, str]]]:

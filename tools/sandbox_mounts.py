@@ -29,6 +29,7 @@ import os
 import shutil
 import threading
 from collections.abc import Iterable, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pathspec
@@ -137,9 +138,7 @@ class Mounts:
             _pending.update(self.placeholders)
             if _active:
                 return removed
-            for path in sorted(_pending, key=lambda p: len(p.parts), reverse=True):
-                with contextlib.suppress(OSError):
-                    os.rmdir(path)
+            _remove(_pending)
             _pending.clear()
         return removed
 
@@ -148,6 +147,22 @@ _lock = threading.Lock()
 _active = 0
 """Sandboxed calls of this process under way (placeholders are removed when it drops to 0)."""
 _pending: set[Path] = set()
+
+
+def _remove(placeholders: Iterable[Path]) -> None:
+    """``rmdir`` each placeholder still empty, deepest first. In parallel: removing a former mount point waits
+    for the kernel to detach it (milliseconds each), and those waits overlap."""
+    by_depth: dict[int, list[Path]] = {}
+    for path in placeholders:
+        by_depth.setdefault(len(path.parts), []).append(path)
+    with ThreadPoolExecutor(max_workers=min(32, max(1, len(by_depth.get(max(by_depth, default=0), []))))) as pool:
+        for depth in sorted(by_depth, reverse=True):
+            list(pool.map(_rmdir, by_depth[depth]))
+
+
+def _rmdir(path: Path) -> None:
+    with contextlib.suppress(OSError):
+        os.rmdir(path)
 
 
 def plan_mounts(roots: Iterable[Path], hidden: Iterable[Hidden] = ()) -> Mounts:
