@@ -27,9 +27,10 @@ from pathlib import Path
 from attrs import field, frozen
 from attrs.validators import ge
 
-__all__ = ["Cgroup", "Limits"]
+__all__ = ["Cgroup", "Limits", "cgroup_parents"]
 
 _MIB = 1 << 20
+_PREFIX = "agentfsm-"
 _counter = itertools.count()
 _RELEASE_SECONDS = 2.0
 
@@ -84,8 +85,9 @@ class Cgroup:
     @classmethod
     def make(cls, limits: Limits) -> Cgroup | None:
         """A new cgroup holding *limits* (processes, and memory on v2), or None when none can be made here."""
-        name = f"agentfsm-{os.getpid()}-{next(_counter)}"
-        for parent, files in _parents(limits):
+        name = f"{_PREFIX}{os.getpid()}-{next(_counter)}"
+        for parent, files in cgroup_parents(limits):
+            _sweep(parent)
             path = parent / name
             try:
                 path.mkdir()
@@ -119,7 +121,17 @@ class Cgroup:
                 time.sleep(0.002)
 
 
-def _parents(limits: Limits) -> list[tuple[Path, dict[str, str]]]:
+def _sweep(parent: Path) -> None:
+    """Remove the cgroups a killed agentfsm left under *parent* (its pid is gone; an empty cgroup removes)."""
+    with contextlib.suppress(OSError):
+        for path in parent.glob(f"{_PREFIX}*"):
+            pid = path.name[len(_PREFIX) :].split("-", 1)[0]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists():
+                with contextlib.suppress(OSError):
+                    path.rmdir()
+
+
+def cgroup_parents(limits: Limits) -> list[tuple[Path, dict[str, str]]]:
     """Where a call's cgroup may go, best first, with the limit files to write there."""
     found: list[tuple[Path, dict[str, str]]] = []
     mounts = _cgroup_mounts()

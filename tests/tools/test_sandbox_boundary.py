@@ -28,6 +28,7 @@ from fsm.errors import ConfigError
 from fsm.policy.settings import Origin, SettingsError, parse_settings
 from tools import BASE_TOOLS, ToolOutput, Workspace, run_tool
 from tools.sandbox import Hidden, Limits, Sandbox
+from tools.sandbox_limits import cgroup_parents
 from tools.sandbox_mounts import plan_mounts
 from tools.seccomp import FilterUnavailable, unix_socket_filter
 
@@ -530,6 +531,21 @@ class TestLimits:
             out = _bash(attrs.evolve(boxed, sandbox=sandbox), self._probe(boxed.root, "alloc.py", code))
             assert out.text.startswith("REFUSED Cannot allocate memory\nREFUSED Cannot allocate memory"), out.text
             assert f"at most {sandbox.limits.memory_mib} MiB; settings sandbox.limits.memoryMiB" in out.text
+
+    def test_no_cgroup_is_left_behind(self, twins) -> None:  # type: ignore[no-untyped-def]
+        """After a call its cgroup is gone, and one a killed agentfsm left (its pid gone) is swept."""
+        parents = [p for p, _ in cgroup_parents(Limits())]
+        writable = [p for p in parents if os.access(p, os.W_OK)]
+        if not writable:
+            pytest.skip(
+                "no writable cgroup here: the process limit rests on RLIMIT_NPROC (see TestAsAnUnprivilegedUser)"
+            )
+        stale = writable[0] / "agentfsm-999999999-0"
+        stale.mkdir(exist_ok=True)
+        boxed, _ = twins()
+        assert _bash(boxed, "echo ok").text == "ok"
+        left = [p for parent in writable for p in parent.glob(f"agentfsm-{os.getpid()}-*")]
+        assert left == [] and not stale.exists()
 
     WRITE = (
         "import sys\n"
