@@ -136,11 +136,12 @@ class Bubblewrap:
 
     def __init__(self, executable: str | None = None) -> None:
         self.executable = shutil.which("bwrap") or "" if executable is None else executable
+        self.prlimit = shutil.which("prlimit") or ""
 
     def problem(self) -> str | None:
         if not self.executable:
             return f"the bash sandbox needs bubblewrap (bwrap), which is not installed: {self.INSTALL}"
-        if shutil.which("prlimit") is None:
+        if not self.prlimit:
             return (
                 "the bash sandbox needs prlimit (util-linux), which is not installed: sudo apt-get install util-linux"
             )
@@ -223,7 +224,7 @@ class Bubblewrap:
             if not sandbox.unix_sockets:
                 fds.append(filter_fd())
                 args += ["--seccomp", str(fds[-1])]
-            args += ["--block-fd", str(go_fd), "--", *sandbox.limits.prlimit(argv)]
+            args += ["--block-fd", str(go_fd), "--", *sandbox.limits.prlimit(argv, program=self.prlimit or "prlimit")]
             cgroup = Cgroup.make(sandbox.limits)
             if cgroup is not None:
                 undo.insert(0, cgroup.release)

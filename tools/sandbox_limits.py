@@ -37,7 +37,8 @@ _RELEASE_SECONDS = 2.0
 
 @frozen
 class Limits:
-    """What one sandboxed call may use; settings ``sandbox.limits.*`` (names in :data:`SETTINGS`)."""
+    """What one sandboxed call may use; settings ``sandbox.limits.memoryMiB|processes|fileSizeMiB|tmpSizeMiB``
+    (read by ``fsm.policy.settings``)."""
 
     memory_mib: int = field(default=4096, validator=ge(16))
     """Memory one process may map (``RLIMIT_AS``), and the whole call's (``memory.max``, cgroup v2)."""
@@ -48,10 +49,10 @@ class Limits:
     tmp_mib: int = field(default=512, validator=ge(1))
     """The size of the private ``/tmp``, and of ``/dev/shm`` (each a tmpfs, held in memory)."""
 
-    def prlimit(self, argv: list[str]) -> list[str]:
-        """*argv* started under the per-process limits."""
+    def prlimit(self, argv: list[str], *, program: str = "prlimit") -> list[str]:
+        """*argv* started under the per-process limits by *program* (util-linux's ``prlimit``)."""
         return [
-            "prlimit",
+            program,
             f"--as={self.memory_mib * _MIB}",
             f"--fsize={self.file_mib * _MIB}",
             f"--nproc={self.processes}",
@@ -60,11 +61,8 @@ class Limits:
         ]
 
     def tmp_bytes(self) -> int:
+        """The private /tmp's size in bytes, as bubblewrap's ``--size`` takes it."""
         return self.tmp_mib * _MIB
-
-
-SETTINGS = {"memoryMiB": "memory_mib", "processes": "processes", "fileSizeMiB": "file_mib", "tmpSizeMiB": "tmp_mib"}
-"""``sandbox.limits`` keys → :class:`Limits` fields."""
 
 
 @frozen
