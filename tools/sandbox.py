@@ -194,11 +194,16 @@ class Bubblewrap:
             raise SandboxRefused(str(exc)) from None
 
         def unmount() -> list[str]:
-            return [
-                f"(sandboxed: removed {path.relative_to(root) if path.is_relative_to(root) else path}, which the "
-                "command created: it would point git at another configuration)"
-                for path in mounts.release()
-            ]
+            notes = []
+            for path, how in mounts.release():
+                name = path.relative_to(root) if path.is_relative_to(root) else path
+                notes.append(
+                    f"(sandboxed: removed {name}, which the command created: it would point git at another "
+                    "configuration)"
+                    if how == "removed"
+                    else f"(sandboxed: restored {name}, a protected symlink the command replaced)"
+                )
+            return notes
 
         undo: list[Callable[[], list[str] | None]] = [unmount]
         fds: list[int] = []

@@ -103,8 +103,10 @@ class Mounts:
     """Files covered by ``/dev/null``."""
     placeholders: tuple[Path, ...] = field(default=(), eq=False)
     """Directories made on the host for absent protected paths; :meth:`release` removes them."""
-    watched: tuple[Path, ...] = ()
-    """Absent files that must stay absent but cannot hold a placeholder (:data:`WATCHED`)."""
+    watched: tuple[tuple[Path, str | None], ...] = ()
+    """Paths that must be as they were after the call, because no mount can hold them: each with the symlink
+    target it had (a protected path that is a symlink: a mount lands on the target, and the link itself could be
+    replaced), or None for an absent file no placeholder may stand in for (:data:`WATCHED`)."""
 
     def args(self) -> list[str]:
         """The bubblewrap arguments, to come after every bind of the workspace (mounts apply in order)."""
@@ -119,28 +121,32 @@ class Mounts:
             out += ["--ro-bind", "/dev/null", str(path)]
         return out
 
-    def release(self) -> list[Path]:
-        """This call is over: remove the :attr:`watched` files it created (returned, for the tool result to
-        say), and when no other sandboxed call of this process runs, every placeholder still empty (a
-        non-empty one is the user's now and stays)."""
-        removed = []
-        for path in self.watched:
-            if os.path.lexists(path):
-                with contextlib.suppress(OSError):
-                    if os.path.isdir(path) and not os.path.islink(path):
-                        shutil.rmtree(path)
-                    else:
-                        os.unlink(path)
-                    removed.append(path)
+    def release(self) -> list[tuple[Path, str]]:
+        """This call is over: put the :attr:`watched` paths back as they were (returned with ``removed`` or
+        ``restored``, for the tool result to say), and when no other sandboxed call of this process runs,
+        remove every placeholder still empty (a non-empty one is the user's now and stays)."""
+        undone = []
+        for path, link in self.watched:
+            now = os.readlink(path) if os.path.islink(path) else None
+            if (link is None and not os.path.lexists(path)) or (link is not None and now == link):
+                continue
+            with contextlib.suppress(OSError):
+                if os.path.isdir(path) and not os.path.islink(path):
+                    shutil.rmtree(path)
+                elif os.path.lexists(path):
+                    os.unlink(path)
+                if link is not None:
+                    os.symlink(link, path)
+                undone.append((path, "removed" if link is None else "restored"))
         with _lock:
             global _active
             _active -= 1
             _pending.update(self.placeholders)
             if _active:
-                return removed
+                return undone
             _remove(_pending)
             _pending.clear()
-        return removed
+        return undone
 
 
 _lock = threading.Lock()
@@ -181,15 +187,20 @@ def plan_mounts(roots: Iterable[Path], hidden: Iterable[Hidden] = ()) -> Mounts:
             hidden_dirs, hidden_files = _hidden(writable, tuple(hidden))
             read_only: list[Path] = []
             pinned: list[Path] = []
+            links: dict[Path, str] = {}
             for root in writable:
                 for relative in _protected_names(root):
+                    link = _first_link(root, relative)
+                    if link is not None:
+                        links[link] = os.readlink(link)
                     target = _protect(root / relative, writable, made)
                     if target is None or target in read_only:
                         continue
                     read_only.append(target)
                     home = next(w for w in writable if _under(target, w))
                     pinned += [d for d in target.parents if _in_git(d, home) and d not in pinned]
-            watched = tuple(root / name for root in writable for name in WATCHED if not os.path.lexists(root / name))
+            absent = [(root / name, None) for root in writable for name in WATCHED if not os.path.lexists(root / name)]
+            watched: tuple[tuple[Path, str | None], ...] = (*links.items(), *absent)
         except BaseException:
             _active -= 1
             _pending.update(made)
@@ -259,6 +270,18 @@ def _nested(root: Path) -> Iterator[str]:
                 yield relative
             elif is_dir and depth < NESTED_DEPTH and entry.name not in _NOT_SEARCHED:
                 level.append((Path(entry.path), depth + 1))
+
+
+def _first_link(root: Path, relative: str) -> Path | None:
+    """The first symlink on the way from *root* to *relative* (``.claude`` linked to a dotfiles folder), if any."""
+    current = root
+    for part in Path(relative).parts:
+        current = current / part
+        if os.path.islink(current):
+            return current
+        if not os.path.isdir(current):
+            return None
+    return None
 
 
 def _protect(path: Path, writable: tuple[Path, ...], made: list[Path]) -> Path | None:

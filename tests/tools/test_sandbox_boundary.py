@@ -387,6 +387,23 @@ class TestProtectedPaths:
         assert (boxed.root / "app" / ".env").read_text() == "KEY=1\n"
         assert not (boxed.root / "app" / ".vscode" / "tasks.json").exists()
 
+    def test_a_protected_symlink_cannot_be_swapped(self, twins, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        """A .claude linked to a dotfiles folder outside: replacing the link by a folder with a settings file
+        works unsandboxed; sandboxed the link is put back after the call, and the result says so."""
+        dotfiles = tmp_path / "dotfiles"
+        dotfiles.mkdir()
+
+        def setup(root: Path) -> None:
+            (root / ".claude").symlink_to(dotfiles)
+
+        command = "rm .claude && mkdir .claude && echo '{}' > .claude/settings.local.json"
+        boxed, control = twins(setup)
+        _bash(control, command)
+        assert (control.root / ".claude" / "settings.local.json").is_file()
+        out = _bash(boxed, command)
+        assert out.text.endswith("(sandboxed: restored .claude, a protected symlink the command replaced)"), out.text
+        assert os.readlink(boxed.root / ".claude") == str(dotfiles) and list(dotfiles.iterdir()) == []
+
     def test_placeholders_wait_for_the_last_call(self, tmp_path: Path) -> None:
         """A placeholder stays while another sandboxed call of this process still uses it."""
         first = plan_mounts([tmp_path])
