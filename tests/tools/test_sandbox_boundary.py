@@ -27,7 +27,7 @@ from fsm.cli import resolve
 from fsm.errors import ConfigError
 from fsm.policy.settings import Origin, SettingsError, parse_settings
 from tools import BASE_TOOLS, ToolOutput, Workspace, run_tool
-from tools.sandbox import Hidden, Limits, Sandbox
+from tools.sandbox import Hidden, Limits, Sandbox, SandboxUnavailable, backend_for
 from tools.sandbox_limits import cgroup_parents
 from tools.sandbox_mounts import plan_mounts
 from tools.seccomp import FilterUnavailable, unix_socket_filter
@@ -184,6 +184,17 @@ class TestUnixSockets:
         assert x86 and arm and x86 != arm
         with pytest.raises(FilterUnavailable, match=r"supports x86_64 and aarch64 only \(this machine is riscv64\)"):
             unix_socket_filter("riscv64")
+
+    def test_without_libseccomp_the_sandbox_says_what_to_install(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        """No pyseccomp/libseccomp: --sandbox stops with one line naming both (unless unix sockets are allowed)."""
+        monkeypatch.setitem(sys.modules, "pyseccomp", None)
+        unix_socket_filter.cache_clear()
+        try:
+            with pytest.raises(SandboxUnavailable, match=r"needs libseccomp .*apt-get install libseccomp2"):
+                backend_for(Sandbox())
+            backend_for(Sandbox(unix_sockets=True))
+        finally:
+            unix_socket_filter.cache_clear()
 
 
 def _git_repo(root: Path) -> None:
