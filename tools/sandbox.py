@@ -7,7 +7,8 @@ missing or cannot build a sandbox here.
 
 Under bubblewrap a command sees: the whole file system read-only; the workspace and its extra directories
 read-write, except their protected paths (``tools.protected``, and the journal's ``.agentfsm``), read-only
-whether or not they exist, and the paths Read deny rules match, hidden (``tools.sandbox_mounts``); a private
+whether or not they exist (``tools.sandbox_mounts``), and the paths Read deny rules match, hidden
+(``tools.sandbox_hidden``); a private
 ``/tmp`` of bounded size, where of the real ``/tmp`` only the top folders (``/tmp/X``) holding the workspace,
 an extra directory or a directory on ``PATH`` show, read-only (so ``echo x > ../outside`` fails there as
 anywhere, and a virtualenv under ``/tmp`` runs as it does outside it); its own ``/dev``, ``/proc`` and PID

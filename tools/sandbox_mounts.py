@@ -11,14 +11,14 @@ can be created there or below (``mkdir .claude`` says "File exists", ``echo > .m
 directory: a placeholder never shows in ``git status`` nor lands in a commit. Placeholders are removed when
 the last sandboxed call of this process ends (:meth:`Mounts.release`; removing a mount point while another
 sandbox uses it would detach that sandbox's mount). Names that are patterns (``.env.*``) are protected where
-a file matches; a path below a file (``.git/hooks`` when ``.git`` is a worktree's file) cannot be created and
-needs nothing.
+a file matches. A file where a folder on the way should be (a worktree's ``.git`` file) is itself read-only.
 
-**Read deny rules** (:class:`Hidden`, a gitignore pattern from an anchor, as ``Read(...)`` rules are) hide
-what they match: an empty read-only tmpfs over a matching directory, ``/dev/null`` over a matching file. A
-pattern is resolved against the file system at each call, walking from its literal prefix without following
-symlinked directories; a symlink that matches hides its target. The workspace and extra directories and
-their parents are never hidden whole (the command runs there); their matching contents are.
+Around them: the ``.git`` folders holding protected paths are pinned (mount points cannot be renamed, so the
+repository cannot be swapped for a planted one); existing protected paths a few folders down and each
+submodule's configuration are read-only too; and what no mount can hold — a protected path that is a symlink,
+an absent ``.git/commondir`` — is checked after the call and put back (:attr:`Mounts.watched`).
+
+**Read deny rules** hide what they match (``tools.sandbox_hidden``).
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from collections.abc import Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-import pathspec
 from attrs import field, frozen
 
 from tools.protected import PROTECTED_DIRS, PROTECTED_FILE_NAMES, PROTECTED_FILES
+from tools.sandbox_hidden import Hidden, TooManyPaths, hide, under
 
-__all__ = ["JOURNAL_DIR", "MAX_WALK", "WATCHED", "Hidden", "Mounts", "TooManyPaths", "plan_mounts"]
+__all__ = ["JOURNAL_DIR", "WATCHED", "Hidden", "Mounts", "TooManyPaths", "plan_mounts"]
 
 JOURNAL_DIR = ".agentfsm"
 """The journal's folder at the workspace root: read-only too, so a command cannot rewrite its own history."""
@@ -51,40 +51,7 @@ NESTED_ENTRIES = 20_000
 """Directory entries looked at for them per writable directory and call."""
 _NESTED_DIRS = frozenset({".claude", ".vscode", ".idea"})
 _NOT_SEARCHED = frozenset({".git", "node_modules", JOURNAL_DIR})
-MAX_WALK = 200_000
-"""Directory entries a Read deny pattern may visit per call before the call is refused (never truncated)."""
 _GLOB_CHARS = frozenset("*?[")
-
-
-class TooManyPaths(RuntimeError):
-    """A Read deny pattern needs a walk longer than :data:`MAX_WALK` entries; the message names it."""
-
-
-@frozen
-class Hidden:
-    """The paths one Read deny rule denies, as the sandbox hides them."""
-
-    anchor: Path
-    """The directory the pattern starts from (the rule's project, ``~`` or ``/``)."""
-    pattern: str
-    """A gitignore line relative to *anchor* (``/secrets/**``, ``*.env``, ``/.ssh/id_rsa``)."""
-    rule: str = ""
-    """The rule as written, for messages."""
-
-    def walk(self) -> tuple[Path, int | None]:
-        """Where every match lies: the anchor plus the pattern's literal prefix, and how many levels below it
-        (None: any depth, for ``**`` or a name without a slash, which gitignore matches at any depth)."""
-        body = self.pattern.rstrip("/")
-        if "/" not in body:
-            return self.anchor, None
-        parts = [p for p in body.lstrip("/").split("/") if p]
-        literal: list[str] = []
-        for part in parts[:-1]:
-            if _GLOB_CHARS & set(part):
-                break
-            literal.append(part)
-        depth = None if "**" in parts else len(parts) - len(literal)
-        return self.anchor.joinpath(*literal), depth
 
 
 @frozen
@@ -184,7 +151,7 @@ def plan_mounts(roots: Iterable[Path], hidden: Iterable[Hidden] = ()) -> Mounts:
         _active += 1
         made: list[Path] = []
         try:
-            hidden_dirs, hidden_files = _hidden(writable, tuple(hidden))
+            hidden_dirs, hidden_files = hide(writable, tuple(hidden))
             read_only: list[Path] = []
             pinned: list[Path] = []
             links: dict[Path, str] = {}
@@ -197,7 +164,7 @@ def plan_mounts(roots: Iterable[Path], hidden: Iterable[Hidden] = ()) -> Mounts:
                     if target is None or target in read_only:
                         continue
                     read_only.append(target)
-                    home = next(w for w in writable if _under(target, w))
+                    home = next(w for w in writable if under(target, w))
                     pinned += [d for d in target.parents if _in_git(d, home) and d not in pinned]
             absent = [(root / name, None) for root in writable for name in WATCHED if not os.path.lexists(root / name)]
             watched: tuple[tuple[Path, str | None], ...] = (*links.items(), *absent)
@@ -289,7 +256,7 @@ def _protect(path: Path, writable: tuple[Path, ...], made: list[Path]) -> Path |
     made at its first missing component, or a file standing where a folder on its way should be (a
     worktree's ``.git`` file, which names the repository git uses); None when it cannot be written anyway."""
     target = Path(os.path.realpath(path))
-    home = next((w for w in writable if _under(target, w)), None)
+    home = next((w for w in writable if under(target, w)), None)
     if home is None:
         return None  # outside every writable directory: read-only already
     current = home
@@ -311,71 +278,6 @@ def _protect(path: Path, writable: tuple[Path, ...], made: list[Path]) -> Path |
     return target
 
 
-def _hidden(writable: tuple[Path, ...], rules: tuple[Hidden, ...]) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
-    """The directories and files the Read deny *rules* match now."""
-    dirs: list[Path] = []
-    files: list[Path] = []
-    for rule in rules:
-        spec = pathspec.GitIgnoreSpec.from_lines([rule.pattern])
-        for path, is_dir in _matches(rule, spec, writable):
-            real = Path(os.path.realpath(path))
-            if any(_under(w, real) for w in writable) or not os.path.exists(real):
-                continue
-            (dirs if is_dir else files).append(real)
-    return tuple(dict.fromkeys(dirs)), tuple(dict.fromkeys(files))
-
-
-def _matches(rule: Hidden, spec: pathspec.GitIgnoreSpec, writable: tuple[Path, ...]) -> Iterator[tuple[Path, bool]]:
-    """Every path under the rule's walk start that it matches (a matched directory's contents are not listed),
-    and whether it is a directory."""
-    start, depth = rule.walk()
-    if not os.path.lexists(start):
-        return
-    if start != rule.anchor and _match(rule, spec, start):
-        yield start, start.is_dir()
-        if not start.is_dir() or not any(_under(w, start) for w in writable):
-            return
-    if not start.is_dir() or start.is_symlink():
-        return
-    visited = 0
-    stack = [(start, 1)]
-    while stack:
-        directory, level = stack.pop()
-        try:
-            entries = list(os.scandir(directory))
-        except OSError:
-            continue
-        visited += len(entries)
-        if visited > MAX_WALK:
-            raise TooManyPaths(
-                f"the Read deny rule {rule.rule or rule.pattern} needs a walk of more than {MAX_WALK:,} entries "
-                f"under {start} to hide what it matches; narrow the rule (e.g. Read(./secrets/**))"
-            )
-        for entry in entries:
-            path = Path(entry.path)
-            is_dir = entry.is_dir(follow_symlinks=False)
-            if _match(rule, spec, path, is_dir=is_dir) and not (is_dir and any(_under(w, path) for w in writable)):
-                yield path, os.path.isdir(path)
-                continue
-            if is_dir and (depth is None or level < depth):
-                stack.append((path, level + 1))
-
-
-def _match(rule: Hidden, spec: pathspec.GitIgnoreSpec, path: Path, *, is_dir: bool | None = None) -> bool:
-    try:
-        relative = path.relative_to(rule.anchor).as_posix()
-    except ValueError:
-        return False
-    if is_dir is None:
-        is_dir = path.is_dir()
-    return spec.match_file(relative) or (is_dir and spec.match_file(relative + "/"))
-
-
 def _in_git(directory: Path, home: Path) -> bool:
     """Whether *directory* is a ``.git`` folder below *home* or lies inside one (what a swap would replace)."""
     return home in directory.parents and ".git" in directory.relative_to(home).parts
-
-
-def _under(path: Path, directory: Path) -> bool:
-    """Whether *path* is *directory* or lies below it."""
-    return path == directory or directory in path.parents

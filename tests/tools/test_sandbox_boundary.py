@@ -498,7 +498,7 @@ class TestReadDeny:
 
     def test_a_rule_matching_too_much_refuses_the_call(self, twins, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
         """A pattern needing a walk past the bound refuses the call with one line, never hides half."""
-        monkeypatch.setattr("tools.sandbox_mounts.MAX_WALK", 5)
+        monkeypatch.setattr("tools.sandbox_hidden.MAX_WALK", 5)
 
         def setup(root: Path) -> None:
             for i in range(10):
