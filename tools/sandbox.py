@@ -8,15 +8,15 @@ missing or cannot build a sandbox here.
 Under bubblewrap a command sees: the whole file system read-only; the workspace and its extra directories
 read-write, except their protected paths (``tools.protected``, and the journal's ``.agentfsm``), read-only
 whether or not they exist (``tools.sandbox_mounts``), and the paths Read deny rules match, hidden
-(``tools.sandbox_hidden``); a private
-``/tmp`` of bounded size, where of the real ``/tmp`` only the top folders (``/tmp/X``) holding the workspace,
-an extra directory or a directory on ``PATH`` show, read-only (so ``echo x > ../outside`` fails there as
-anywhere, and a virtualenv under ``/tmp`` runs as it does outside it); its own ``/dev``, ``/proc`` and PID
-namespace (no process outside it is visible, and when the command exits the namespace and everything in it
-die); no network unless :attr:`Sandbox.network`; no unix-domain socket (a seccomp filter, ``tools.seccomp``,
-unless :attr:`Sandbox.unix_sockets`); bounded memory, processes and file size (``tools.sandbox_limits``); a
-clean environment (``PATH``, ``HOME``, locale, ``TERM`` and the call's tag, no credentials);
-``--die-with-parent`` and a new terminal session.
+(``tools.sandbox_hidden``); a private ``/tmp`` of bounded size, where of the real ``/tmp`` only the top
+folders (``/tmp/X``) holding the workspace, an extra directory or a directory on ``PATH`` show, read-only (so
+``echo x > ../outside`` fails there as anywhere, and a virtualenv under ``/tmp`` runs as it does outside it);
+its own ``/dev`` (read-only, but for a bounded ``/dev/shm``), ``/proc`` and PID namespace (no process outside
+it is visible, and when the command exits the namespace and everything in it die); no network unless
+:attr:`Sandbox.network`; no unix-domain socket (a seccomp filter, ``tools.seccomp``, unless
+:attr:`Sandbox.unix_sockets`); bounded memory, processes and file size (``tools.sandbox_limits``); a clean
+environment (``PATH``, ``HOME``, locale, ``TERM`` and the call's tag, no credentials); ``--die-with-parent``
+and a new terminal session.
 """
 
 from __future__ import annotations
@@ -32,8 +32,9 @@ from typing import Protocol
 
 from attrs import Factory, field, frozen
 
+from tools.sandbox_hidden import Hidden, TooManyPaths
 from tools.sandbox_limits import Cgroup, Limits
-from tools.sandbox_mounts import Hidden, TooManyPaths, plan_mounts
+from tools.sandbox_mounts import plan_mounts
 from tools.seccomp import FilterUnavailable, filter_fd, unix_socket_filter
 
 __all__ = [
