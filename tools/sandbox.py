@@ -210,7 +210,8 @@ class Bubblewrap:
         undo: list[Callable[[], list[str] | None]] = [unmount]
         fds: list[int] = []
         try:
-            args = [self.executable, "--die-with-parent", "--new-session", "--unshare-all"]
+            # Run by root, bubblewrap keeps every capability unless told: CAP_SYS_ADMIN would remount / read-write.
+            args = [self.executable, "--die-with-parent", "--new-session", "--unshare-all", "--cap-drop", "ALL"]
             if sandbox.network:
                 args.append("--share-net")
             tmp = str(sandbox.limits.tmp_bytes())

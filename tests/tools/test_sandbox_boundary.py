@@ -426,6 +426,24 @@ class TestProtectedPaths:
         assert not (tmp_path / ".claude").exists()
 
 
+class TestPrivileges:
+    def test_no_capability_survives_not_even_as_root(self, twins, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+        """bubblewrap run by root keeps every capability unless told; the sandbox drops them all, so neither
+        unmounting a protected path nor remounting / read-write works, and the writes after them fail."""
+        outside = tmp_path / "outside.txt"
+        command = (
+            "grep CapEff /proc/self/status; umount -l .git/config; umount -l .git; "
+            f"mount -o remount,rw /; mount -o remount,rw {tmp_path}; "
+            f"echo PWNED >> .git/config; echo PWNED > {outside}"
+        )
+        boxed, control = twins(_git_repo)
+        if os.geteuid() == 0:  # the control: root outside the sandbox holds capabilities (nothing is remounted)
+            assert "CapEff:\t0000000000000000" not in _bash(control, "grep CapEff /proc/self/status").text
+        out = _bash(boxed, command)
+        assert "CapEff:\t0000000000000000" in out.text, out.text
+        assert "PWNED" not in (boxed.root / ".git" / "config").read_text() and not outside.exists()
+
+
 class TestReadDeny:
     def _rule(self, root: Path, pattern: str) -> Hidden:
         return Hidden(root, pattern, rule=f"Read(.{pattern})")
