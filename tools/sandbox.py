@@ -216,6 +216,10 @@ class Bubblewrap:
                 args.append("--share-net")
             tmp = str(sandbox.limits.tmp_bytes())
             args += ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--size", tmp, "--tmpfs", "/tmp"]
+            # bubblewrap covers these for unprivileged users only; uid 0 may write a sysctl (core_pattern runs a
+            # program on the host) or /proc/sysrq-trigger (reboots it) whatever its capabilities.
+            args += ["--ro-bind-try", "/proc/sys", "/proc/sys"]
+            args += ["--ro-bind-try", "/proc/sysrq-trigger", "/proc/sysrq-trigger"]
             # /dev is a tmpfs of half the memory: read-only, but for a bounded /dev/shm (POSIX shared memory).
             args += ["--size", tmp, "--tmpfs", "/dev/shm", "--remount-ro", "/dev"]
             tops = {t for d in (root, *writable, *_path_dirs(env)) if (t := _top_under_tmp(d)) is not None}

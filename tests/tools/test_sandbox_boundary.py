@@ -443,6 +443,24 @@ class TestPrivileges:
         assert "CapEff:\t0000000000000000" in out.text, out.text
         assert "PWNED" not in (boxed.root / ".git" / "config").read_text() and not outside.exists()
 
+    def test_kernel_knobs_are_read_only(self, twins) -> None:  # type: ignore[no-untyped-def]
+        """/proc/sys (core_pattern runs a program on the host) and /proc/sysrq-trigger (reboots it) cannot
+        even be opened for writing, root or not; only opened, never written, so the control is not run."""
+        code = (
+            "import os\n"
+            'for path in ("/proc/sys/kernel/core_pattern", "/proc/sysrq-trigger"):\n'
+            "    try:\n"
+            '        os.close(os.open(path, os.O_WRONLY)); print("OPENED", path)\n'
+            "    except OSError as e:\n"
+            '        print("REFUSED", path, e.strerror)\n'
+        )
+        boxed, _ = twins()
+        (boxed.root / "knobs.py").write_text(code)
+        out = _bash(boxed, f"{PY} knobs.py")
+        assert "OPENED" not in out.text and "REFUSED /proc/sys/kernel/core_pattern Read-only file system" in out.text
+        if os.path.exists("/proc/sysrq-trigger"):  # a kernel without magic SysRq has none
+            assert "REFUSED /proc/sysrq-trigger Read-only file system" in out.text, out.text
+
 
 class TestReadDeny:
     def _rule(self, root: Path, pattern: str) -> Hidden:
