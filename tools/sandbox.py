@@ -35,7 +35,7 @@ from attrs import Factory, field, frozen
 from tools.sandbox_hidden import Hidden, TooManyPaths
 from tools.sandbox_limits import Cgroup, Limits
 from tools.sandbox_mounts import plan_mounts
-from tools.seccomp import FilterUnavailable, filter_fd, unix_socket_filter
+from tools.seccomp import FilterUnavailable, filter_fd, sandbox_filter
 
 __all__ = [
     "BACKENDS",
@@ -233,9 +233,8 @@ class Bubblewrap:
             args += ["--chdir", str(root), "--clearenv"]
             for key, value in env.items():
                 args += ["--setenv", key, value]
-            if not sandbox.unix_sockets:
-                fds.append(filter_fd())
-                args += ["--seccomp", str(fds[-1])]
+            fds.append(filter_fd(block_unix=not sandbox.unix_sockets))
+            args += ["--seccomp", str(fds[-1])]
             args += ["--block-fd", str(go_fd), "--", *sandbox.limits.prlimit(argv, program=self.prlimit or "prlimit")]
             cgroup = Cgroup.make(sandbox.limits)
             if cgroup is not None:
@@ -269,9 +268,9 @@ def backend_for(sandbox: Sandbox, *, platform: str = sys.platform) -> Backend:
     Raises:
         SandboxUnavailable: no backend for the platform, or it cannot run here.
     """
-    if not sandbox.unix_sockets and platform == "linux":
+    if platform == "linux":
         try:
-            unix_socket_filter()
+            sandbox_filter(block_unix=not sandbox.unix_sockets)
         except FilterUnavailable as exc:
             raise SandboxUnavailable(str(exc)) from None
     known = _ready.get((platform, sandbox.backend))

@@ -31,7 +31,7 @@ from tools import BASE_TOOLS, ToolOutput, Workspace, run_tool
 from tools.sandbox import Hidden, Limits, Sandbox, SandboxUnavailable, backend_for
 from tools.sandbox_limits import cgroup_parents
 from tools.sandbox_mounts import plan_mounts
-from tools.seccomp import FilterUnavailable, unix_socket_filter
+from tools.seccomp import FilterUnavailable, sandbox_filter
 
 HAVE_BWRAP = shutil.which("bwrap") is not None
 pytestmark = [
@@ -169,33 +169,50 @@ class TestUnixSockets:
         assert "Operation not permitted" not in _bash(control, _py(code)).text
         assert _bash(boxed, _py(code)).text.startswith("ERRNO Operation not permitted")
 
+    def test_the_kernel_keyring_is_refused(self, twins) -> None:  # type: ignore[no-untyped-def]
+        """keyctl (the keyring is not namespaced: root's keys) gets EPERM; unsandboxed the same call reaches
+        the kernel (KEYCTL_GET_KEYRING_ID of the session keyring)."""
+        code = (
+            "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+            'r = libc.syscall(250 if os.uname().machine == "x86_64" else 219, 0, -3, 0); '
+            'print("ERRNO" if r < 0 else "KEY", os.strerror(ctypes.get_errno()) if r < 0 else r)'
+        )
+        boxed, control = twins()
+        assert "Operation not permitted" not in _bash(control, _py(code)).text
+        assert _bash(boxed, _py(code)).text.startswith("ERRNO Operation not permitted")
+
     def test_all_unix_sockets_allowed_when_asked(self, twins, listener, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-        """sandbox.network.allowAllUnixSockets turns the filter off (Claude Code's opt-out): the socket file
-        is reached."""
+        """sandbox.network.allowAllUnixSockets lifts the socket rules (Claude Code's opt-out): the socket file
+        is reached; io_uring stays refused."""
         path = tmp_path / "open.sock"
         connected = listener(str(path))
         boxed, _ = twins(unix_sockets=True)
         assert "CONNECTED" in _bash(boxed, self._connect(json.dumps(str(path)))).text
         assert connected.wait(5)
+        code = (
+            "import ctypes, os; libc = ctypes.CDLL(None, use_errno=True); "
+            'r = libc.syscall(425, 1, None); print("ERRNO", os.strerror(ctypes.get_errno()))'
+        )
+        assert _bash(boxed, _py(code)).text.startswith("ERRNO Operation not permitted")
 
     def test_the_filter_is_built_for_both_architectures(self) -> None:
         """x86_64 and aarch64 get their own programs (the architecture is in the filter); others are refused
         with one line saying what to do."""
-        x86, arm = unix_socket_filter("x86_64"), unix_socket_filter("aarch64")
-        assert x86 and arm and x86 != arm
+        x86, arm = sandbox_filter("x86_64"), sandbox_filter("aarch64")
+        assert x86 and arm and x86 != arm and sandbox_filter("x86_64", block_unix=False) not in (x86, arm)
         with pytest.raises(FilterUnavailable, match=r"supports x86_64 and aarch64 only \(this machine is riscv64\)"):
-            unix_socket_filter("riscv64")
+            sandbox_filter("riscv64")
 
     def test_without_libseccomp_the_sandbox_says_what_to_install(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """No pyseccomp/libseccomp: --sandbox stops with one line naming both (unless unix sockets are allowed)."""
+        """No pyseccomp/libseccomp: --sandbox stops with one line naming both."""
         monkeypatch.setitem(sys.modules, "pyseccomp", None)
-        unix_socket_filter.cache_clear()
+        sandbox_filter.cache_clear()
         try:
-            with pytest.raises(SandboxUnavailable, match=r"needs libseccomp .*apt-get install libseccomp2"):
-                backend_for(Sandbox())
-            backend_for(Sandbox(unix_sockets=True))
+            for sandbox in (Sandbox(), Sandbox(unix_sockets=True)):
+                with pytest.raises(SandboxUnavailable, match=r"needs libseccomp .*apt-get install libseccomp2"):
+                    backend_for(sandbox)
         finally:
-            unix_socket_filter.cache_clear()
+            sandbox_filter.cache_clear()
 
 
 def _git_repo(root: Path) -> None:
