@@ -183,8 +183,9 @@ def plan_mounts(roots: Iterable[Path], hidden: Iterable[Hidden] = ()) -> Mounts:
 
 
 def _protected_names(root: Path) -> Iterator[str]:
-    """The protected paths at *root*, relative: the fixed ones, existing files matching a pattern, and the
-    configuration and hooks of each existing submodule (``.git/modules/NAME``; ``git status`` runs there)."""
+    """The protected paths at *root*, relative: the fixed ones, existing files matching a pattern, existing ones
+    further down, the configuration and hooks of each submodule (``.git/modules/NAME``; ``git status`` runs
+    there) and the files that tell each linked worktree where its configuration is."""
     yield JOURNAL_DIR
     yield from PROTECTED_DIRS
     yield from PROTECTED_FILES
@@ -202,6 +203,12 @@ def _protected_names(root: Path) -> Iterator[str]:
             if config.is_file() and (config.parent / "HEAD").exists():
                 module = config.parent.relative_to(root).as_posix()
                 yield from (f"{module}/config", f"{module}/hooks")
+    worktrees = root / ".git" / "worktrees"
+    if worktrees.is_dir() and not worktrees.is_symlink():
+        for admin in sorted(worktrees.iterdir()):
+            for name in ("commondir", "gitdir", "config.worktree"):
+                if (admin / name).is_file():
+                    yield f".git/worktrees/{admin.name}/{name}"  # where that worktree's git finds its config
 
 
 def _nested(root: Path) -> Iterator[str]:

@@ -370,8 +370,8 @@ class TestProtectedPaths:
         assert not (boxed.root / "PWNED").exists() and not (boxed.root / ".git" / "commondir").exists()
 
     def test_a_worktree_git_file_and_submodule_configs_are_read_only(self, twins) -> None:  # type: ignore[no-untyped-def]
-        """A worktree's .git file (it names the repository git uses) and an existing submodule's config and
-        hooks under .git/modules cannot be rewritten."""
+        """A worktree's .git file (it names the repository git uses), a linked worktree's commondir and an
+        existing submodule's config and hooks under .git/modules cannot be rewritten."""
 
         def setup(root: Path) -> None:
             (root / "wt").mkdir()
@@ -379,17 +379,20 @@ class TestProtectedPaths:
             module = root / "repo" / ".git" / "modules" / "sub"
             _git_repo(root / "repo")
             shutil.copytree(root / "repo" / ".git", module, ignore=shutil.ignore_patterns("modules"))
+            (root / "repo" / ".git" / "worktrees" / "linked").mkdir(parents=True)
+            (root / "repo" / ".git" / "worktrees" / "linked" / "commondir").write_text("../..\n")
 
         command = (
-            "echo 'gitdir: evil' > wt/.git; cd repo/.git/modules/sub && echo '[core] fsmonitor = x' >> config; "
-            "echo payload > hooks/post-checkout"
+            "echo 'gitdir: evil' > wt/.git; echo /evil > repo/.git/worktrees/linked/commondir; "
+            "cd repo/.git/modules/sub && echo '[core] fsmonitor = x' >> config; echo payload > hooks/post-checkout"
         )
         boxed, control = twins(setup)
         _bash(control, command)
         assert (control.root / "repo/.git/modules/sub/hooks/post-checkout").exists()
         boxed = attrs.evolve(boxed, extra=(boxed.root / "wt", boxed.root / "repo"))
         out = _bash(boxed, command)
-        assert out.text.count("Read-only file system") == 3, out.text
+        assert out.text.count("Read-only file system") == 4, out.text
+        assert (boxed.root / "repo/.git/worktrees/linked/commondir").read_text() == "../..\n"
         assert "evil" not in (boxed.root / "wt" / ".git").read_text()
         assert "fsmonitor" not in (boxed.root / "repo/.git/modules/sub/config").read_text()
 
