@@ -230,10 +230,10 @@ def _nested(root: Path) -> Iterator[str]:
             relative = Path(entry.path).relative_to(root).as_posix()
             is_dir = entry.is_dir(follow_symlinks=False)
             if depth and entry.name == ".git":
-                if is_dir:
-                    yield from (
-                        f"{relative}/{n}" for n in ("config", "hooks", "info") if os.path.lexists(f"{entry.path}/{n}")
-                    )
+                if is_dir:  # hooks and info get placeholders where absent; a config folder would break git
+                    yield from (f"{relative}/{n}" for n in ("hooks", "info"))
+                    if os.path.lexists(f"{entry.path}/config"):
+                        yield f"{relative}/config"
                 else:
                     yield relative  # a submodule's or worktree's .git file names the repository git uses
             elif depth and (

@@ -398,23 +398,26 @@ class TestProtectedPaths:
 
     def test_nested_repositories_and_env_files_are_read_only(self, twins) -> None:  # type: ignore[no-untyped-def]
         """Existing protected paths a few folders down (a vendored repository's .git/config, a subproject's
-        .env and .vscode) are read-only too; node_modules is not searched."""
+        .env and .vscode) are read-only too, and a nested repository's absent hooks cannot be created."""
 
         def setup(root: Path) -> None:
             _git_repo(root / "lib" / "vendored")
+            shutil.rmtree(root / "lib" / "vendored" / ".git" / "hooks")
             (root / "app").mkdir()
             (root / "app" / ".env").write_text("KEY=1\n")
             (root / "app" / ".vscode").mkdir()
 
         command = (
             "echo '[core] fsmonitor = x' >> lib/vendored/.git/config; echo URL=evil >> app/.env; "
-            "echo '{}' > app/.vscode/tasks.json; mv lib/vendored/.git lib/vendored/.git2"
+            "echo '{}' > app/.vscode/tasks.json; mv lib/vendored/.git lib/vendored/.git2; "
+            "cd lib/vendored/.git && rmdir hooks; mkdir -p hooks && echo x > hooks/pre-commit"
         )
         boxed, control = twins(setup)
         _bash(control, command)
         assert (control.root / "app" / ".vscode" / "tasks.json").exists()
         out = _bash(boxed, command)
-        assert out.text.count("Read-only file system") == 3 and "Device or resource busy" in out.text, out.text
+        assert out.text.count("Read-only file system") == 4 and "Device or resource busy" in out.text, out.text
+        assert not (boxed.root / "lib/vendored/.git/hooks").exists()
         assert "fsmonitor" not in (boxed.root / "lib/vendored/.git/config").read_text()
         assert (boxed.root / "app" / ".env").read_text() == "KEY=1\n"
         assert not (boxed.root / "app" / ".vscode" / "tasks.json").exists()
