@@ -7,16 +7,16 @@ missing or cannot build a sandbox here.
 
 Under bubblewrap a command sees: the whole file system read-only; the workspace and its extra directories
 read-write, except their protected paths (``tools.protected``, and the journal's ``.agentfsm``), read-only
-whether or not they exist (``tools.sandbox_mounts``), and the paths Read deny rules match, hidden
-(``tools.sandbox_hidden``); a private ``/tmp`` of bounded size, where of the real ``/tmp`` only the top
-folders (``/tmp/X``) holding the workspace, an extra directory or a directory on ``PATH`` show, read-only (so
-``echo x > ../outside`` fails there as anywhere, and a virtualenv under ``/tmp`` runs as it does outside it);
-its own ``/dev`` (read-only, but for a bounded ``/dev/shm``), ``/proc`` and PID namespace (no process outside
-it is visible, and when the command exits the namespace and everything in it die); no network unless
-:attr:`Sandbox.network`; no unix-domain socket (a seccomp filter, ``tools.seccomp``, unless
-:attr:`Sandbox.unix_sockets`); bounded memory, processes and file size (``tools.sandbox_limits``); a clean
-environment (``PATH``, ``HOME``, locale, ``TERM`` and the call's tag, no credentials); ``--die-with-parent``
-and a new terminal session.
+whether or not they exist (``tools.sandbox_mounts``), what Edit deny rules match, read-only, and what Read
+deny rules match, hidden (``tools.sandbox_hidden``); a private ``/tmp`` of bounded size, where of the real
+``/tmp`` only the top folders (``/tmp/X``) holding the workspace, an extra directory or a directory on
+``PATH`` show, read-only (so ``echo x > ../outside`` fails there as anywhere, and a virtualenv under ``/tmp``
+runs as it does outside it); its own ``/dev`` (read-only, but for a bounded ``/dev/shm``), ``/proc`` and PID
+namespace (no process outside it is visible, and when the command exits the namespace and everything in it
+die); no network unless :attr:`Sandbox.network`; no unix-domain socket (a seccomp filter, ``tools.seccomp``,
+unless :attr:`Sandbox.unix_sockets`); no capability, even run by root; bounded memory, processes and file
+size (``tools.sandbox_limits``); a clean environment (``PATH``, ``HOME``, locale, ``TERM`` and the call's
+tag, no credentials); ``--die-with-parent`` and a new terminal session.
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ from typing import Protocol
 
 from attrs import Factory, field, frozen
 
-from tools.sandbox_hidden import Hidden, TooManyPaths
+from tools.sandbox_hidden import PathRule, TooManyPaths
 from tools.sandbox_limits import Cgroup, Limits
 from tools.sandbox_mounts import plan_mounts
 from tools.seccomp import FilterUnavailable, filter_fd, sandbox_filter
@@ -41,9 +41,9 @@ __all__ = [
     "BACKENDS",
     "Backend",
     "Bubblewrap",
-    "Hidden",
     "Launch",
     "Limits",
+    "PathRule",
     "Sandbox",
     "SandboxRefused",
     "SandboxUnavailable",
@@ -70,8 +70,10 @@ class Sandbox:
     backend: str = "bubblewrap"
     unix_sockets: bool = False
     """Whether commands may make unix-domain sockets (``sandbox.network.allowAllUnixSockets``; off: seccomp)."""
-    hidden: tuple[Hidden, ...] = ()
+    hidden: tuple[PathRule, ...] = ()
     """What Read deny rules deny, hidden from commands (resolved to paths at each call)."""
+    unwritable: tuple[PathRule, ...] = ()
+    """What Edit deny rules deny, read-only for commands (existing paths, resolved at each call)."""
     limits: Limits = field(default=Factory(Limits))
     """Memory, processes, file size and ``/tmp`` size of one call."""
 
@@ -191,7 +193,7 @@ class Bubblewrap:
         go_fd: int,
     ) -> Launch:
         try:
-            mounts = plan_mounts((root, *writable), sandbox.hidden)
+            mounts = plan_mounts((root, *writable), sandbox.hidden, sandbox.unwritable)
         except TooManyPaths as exc:
             raise SandboxRefused(str(exc)) from None
 

@@ -1,9 +1,10 @@
-"""What Read deny rules hide inside the sandbox: :class:`Hidden` patterns resolved to paths at each call (:func:`hide`).
+"""The paths file deny rules name, found for the sandbox at each call: :class:`PathRule`, :func:`hide`.
 
+Read deny rules hide what they match; Edit deny rules make it read-only (``tools.sandbox_mounts`` mounts both).
 A rule (``Read(./secrets/**)``, ``Read(~/.ssh/id_rsa)``, ``Read(*.pem)``) reaches the sandbox as a gitignore
 pattern from an anchor. At each call it is resolved against the file system, walking from its literal prefix
-without following symlinked directories: bubblewrap then covers each matching directory with an empty
-read-only tmpfs and each matching file with ``/dev/null`` (``tools.sandbox_mounts``). A symlink that matches
+without following symlinked directories: for a Read rule bubblewrap then covers each matching directory with
+an empty read-only tmpfs and each matching file with ``/dev/null``. A symlink that matches
 hides its target. The workspace and extra directories and their parents are never hidden whole (the command
 runs there); their matching contents are. A walk longer than :data:`MAX_WALK` entries refuses the call rather
 than hide part of what the rule denies.
@@ -18,7 +19,7 @@ from pathlib import Path
 import pathspec
 from attrs import frozen
 
-__all__ = ["MAX_WALK", "Hidden", "TooManyPaths", "hide", "under"]
+__all__ = ["MAX_WALK", "PathRule", "TooManyPaths", "hide", "under"]
 
 MAX_WALK = 200_000
 """Directory entries a Read deny pattern may visit per call before the call is refused (never truncated)."""
@@ -30,8 +31,8 @@ class TooManyPaths(RuntimeError):
 
 
 @frozen
-class Hidden:
-    """The paths one Read deny rule denies, as the sandbox hides them."""
+class PathRule:
+    """The paths one file rule (a Read or Edit deny rule) names, as the sandbox finds them."""
 
     anchor: Path
     """The directory the pattern starts from (the rule's project, ``~`` or ``/``)."""
@@ -56,8 +57,8 @@ class Hidden:
         return self.anchor.joinpath(*literal), depth
 
 
-def hide(writable: tuple[Path, ...], rules: tuple[Hidden, ...]) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
-    """The directories and files the Read deny *rules* match now."""
+def hide(writable: tuple[Path, ...], rules: tuple[PathRule, ...]) -> tuple[tuple[Path, ...], tuple[Path, ...]]:
+    """The directories and files the *rules* match now (never *writable* or a parent of one)."""
     dirs: list[Path] = []
     files: list[Path] = []
     for rule in rules:
@@ -70,7 +71,7 @@ def hide(writable: tuple[Path, ...], rules: tuple[Hidden, ...]) -> tuple[tuple[P
     return tuple(dict.fromkeys(dirs)), tuple(dict.fromkeys(files))
 
 
-def _matches(rule: Hidden, spec: pathspec.GitIgnoreSpec, writable: tuple[Path, ...]) -> Iterator[tuple[Path, bool]]:
+def _matches(rule: PathRule, spec: pathspec.GitIgnoreSpec, writable: tuple[Path, ...]) -> Iterator[tuple[Path, bool]]:
     """Every path under the rule's walk start that it matches (a matched directory's contents are not listed),
     and whether it is a directory."""
     start, depth = rule.walk()
@@ -106,7 +107,7 @@ def _matches(rule: Hidden, spec: pathspec.GitIgnoreSpec, writable: tuple[Path, .
                 stack.append((path, level + 1))
 
 
-def _match(rule: Hidden, spec: pathspec.GitIgnoreSpec, path: Path, *, is_dir: bool | None = None) -> bool:
+def _match(rule: PathRule, spec: pathspec.GitIgnoreSpec, path: Path, *, is_dir: bool | None = None) -> bool:
     try:
         relative = path.relative_to(rule.anchor).as_posix()
     except ValueError:

@@ -18,7 +18,8 @@ repository cannot be swapped for a planted one); existing protected paths a few 
 submodule's configuration are read-only too; and what no mount can hold — a protected path that is a symlink,
 an absent ``.git/commondir`` — is checked after the call and put back (:attr:`Mounts.watched`).
 
-**Read deny rules** hide what they match (``tools.sandbox_hidden``).
+**Read deny rules** hide what they match, and what **Edit deny rules** match is read-only, as in Claude Code's
+sandbox (both resolved by ``tools.sandbox_hidden``).
 """
 
 from __future__ import annotations
@@ -35,9 +36,9 @@ from pathlib import Path
 from attrs import field, frozen
 
 from tools.protected import PROTECTED_DIRS, PROTECTED_FILE_NAMES, PROTECTED_FILES
-from tools.sandbox_hidden import Hidden, TooManyPaths, hide, under
+from tools.sandbox_hidden import PathRule, TooManyPaths, hide, under
 
-__all__ = ["JOURNAL_DIR", "WATCHED", "Hidden", "Mounts", "TooManyPaths", "plan_mounts"]
+__all__ = ["JOURNAL_DIR", "WATCHED", "Mounts", "PathRule", "TooManyPaths", "plan_mounts"]
 
 JOURNAL_DIR = ".agentfsm"
 """The journal's folder at the workspace root: read-only too, so a command cannot rewrite its own history."""
@@ -138,12 +139,13 @@ def _rmdir(path: Path) -> None:
         os.rmdir(path)
 
 
-def plan_mounts(roots: Iterable[Path], hidden: Iterable[Hidden] = ()) -> Mounts:
-    """The mounts for a call whose writable directories are *roots* (the workspace first), making the
-    placeholders it needs; the caller must :meth:`Mounts.release` it when the call is over.
+def plan_mounts(roots: Iterable[Path], hidden: Iterable[PathRule] = (), unwritable: Iterable[PathRule] = ()) -> Mounts:
+    """The mounts for a call whose writable directories are *roots* (the workspace first), with the paths
+    *hidden* (Read deny rules) and *unwritable* (Edit deny rules) match now, making the placeholders it needs;
+    the caller must :meth:`Mounts.release` it when the call is over.
 
     Raises:
-        TooManyPaths: a Read deny pattern needs too long a walk (nothing is left behind).
+        TooManyPaths: a rule's pattern needs too long a walk (nothing is left behind).
     """
     writable = tuple(Path(os.path.realpath(r)) for r in roots)
     with _lock:
@@ -152,7 +154,7 @@ def plan_mounts(roots: Iterable[Path], hidden: Iterable[Hidden] = ()) -> Mounts:
         made: list[Path] = []
         try:
             hidden_dirs, hidden_files = hide(writable, tuple(hidden))
-            read_only: list[Path] = []
+            read_only: list[Path] = [p for found in hide(writable, tuple(unwritable)) for p in found]
             pinned: list[Path] = []
             links: dict[Path, str] = {}
             for root in writable:

@@ -32,7 +32,7 @@ from fsm.policy.rules import TOOL_NAMES, Rule, RuleError, parse_rule, split_rule
 from fsm.policy.settings import SOURCES, Settings, load_settings
 from fsm.session.journal import default_path, locate
 from tools import REGISTRY, Workspace
-from tools.sandbox import Hidden, Limits, Sandbox, SandboxUnavailable, backend_for
+from tools.sandbox import Limits, PathRule, Sandbox, SandboxUnavailable, backend_for
 
 __all__ = [
     "journal_path",
@@ -144,7 +144,8 @@ def sandbox(wanted: Settings, *, flag: bool | None) -> Sandbox | None:
         network=bool(asked.network),
         auto_allow=asked.auto_allow_bash is not False,
         unix_sockets=bool(asked.allow_all_unix_sockets),
-        hidden=_hidden(wanted.permissions.deny),
+        hidden=_paths(wanted.permissions.deny, {"read_file"}),
+        unwritable=_paths(wanted.permissions.deny, {"edit_file", "write_file"}),
         limits=Limits(**limits),
     )
     try:
@@ -154,14 +155,15 @@ def sandbox(wanted: Settings, *, flag: bool | None) -> Sandbox | None:
     return chosen
 
 
-def _hidden(deny: tuple[Rule, ...]) -> tuple[Hidden, ...]:
-    """What the Read deny rules among *deny* hide inside the sandbox (a bare ``Read`` denies the tool, not
-    every file, and hides nothing)."""
+def _paths(deny: tuple[Rule, ...], tools: set[str]) -> tuple[PathRule, ...]:
+    """The paths the deny rules for *tools* among *deny* name, for the sandbox: ``Read`` rules hide theirs,
+    ``Edit``/``Write`` rules make theirs read-only (a bare ``Read`` or ``Edit`` denies the tool, not every
+    file)."""
     home = Path.home()
     return tuple(
-        Hidden(*rule.anchor(home=home), rule=rule.text)
+        PathRule(*rule.anchor(home=home), rule=rule.text)
         for rule in deny
-        if rule.covers("read_file") and rule.specifier is not None
+        if rule.tool in tools and rule.specifier is not None
     )
 
 

@@ -28,7 +28,7 @@ from fsm.cli import resolve
 from fsm.errors import ConfigError
 from fsm.policy.settings import Origin, SettingsError, parse_settings
 from tools import BASE_TOOLS, ToolOutput, Workspace, run_tool
-from tools.sandbox import Hidden, Limits, Sandbox, SandboxUnavailable, backend_for
+from tools.sandbox import Limits, PathRule, Sandbox, SandboxUnavailable, backend_for
 from tools.sandbox_limits import cgroup_parents
 from tools.sandbox_mounts import plan_mounts
 from tools.seccomp import FilterUnavailable, sandbox_filter
@@ -486,8 +486,8 @@ class TestPrivileges:
 
 
 class TestReadDeny:
-    def _rule(self, root: Path, pattern: str) -> Hidden:
-        return Hidden(root, pattern, rule=f"Read(.{pattern})")
+    def _rule(self, root: Path, pattern: str) -> PathRule:
+        return PathRule(root, pattern, rule=f"Read(.{pattern})")
 
     def test_a_denied_folder_is_hidden(self, twins) -> None:  # type: ignore[no-untyped-def]
         """Read(./secrets/**): python's open() of a file in it reads the secret unsandboxed, nothing sandboxed."""
@@ -511,7 +511,7 @@ class TestReadDeny:
         ssh.mkdir()
         (ssh / "id_rsa").write_text("PRIVATEKEY\n")
         boxed, control = twins()
-        boxed = attrs.evolve(boxed, sandbox=Sandbox(hidden=(Hidden(Path(os.environ["HOME"]), "/.ssh/id_rsa"),)))
+        boxed = attrs.evolve(boxed, sandbox=Sandbox(hidden=(PathRule(Path(os.environ["HOME"]), "/.ssh/id_rsa"),)))
         probe = (
             _py('import os; print(open(os.path.expanduser("~/.ssh/id_rsa")).read())')
             + "; cat ~/.ssh/id_rsa; ln -s ~/.ssh/id_rsa link && cat link; ln ~/.ssh/id_rsa hard && cat hard"
@@ -530,18 +530,38 @@ class TestReadDeny:
             (root / "dir.pem" / "inner").write_text("PEM3\n")
 
         boxed, control = twins(setup)
-        boxed = attrs.evolve(boxed, sandbox=Sandbox(hidden=(Hidden(boxed.root, "*.pem"),)))
+        boxed = attrs.evolve(boxed, sandbox=Sandbox(hidden=(PathRule(boxed.root, "*.pem"),)))
         probe = "cat a/b/server.pem top.pem dir.pem/inner; grep -r PEM . "
         assert all(s in _bash(control, probe).text for s in ("PEM1", "PEM2", "PEM3"))
         assert "PEM" not in _bash(boxed, probe).text.replace(".pem", "")
 
+    def test_edit_deny_rules_make_paths_read_only(self, twins) -> None:  # type: ignore[no-untyped-def]
+        """Edit(./config/**) (Claude Code's way to keep the sandbox from writing a path): `sed -i` and `>`
+        change the file unsandboxed, fail sandboxed; the rest of the workspace stays writable."""
+
+        def setup(root: Path) -> None:
+            (root / "config").mkdir()
+            (root / "config" / "prod.yml").write_text("safe: true\n")
+
+        command = "sed -i s/true/false/ config/prod.yml; echo x > config/new.yml; echo ok > other.txt"
+        boxed, control = twins(setup)
+        boxed = attrs.evolve(boxed, sandbox=Sandbox(unwritable=(PathRule(boxed.root, "/config/**"),)))
+        _bash(control, command)
+        assert (control.root / "config" / "prod.yml").read_text() == "safe: false\n"
+        out = _bash(boxed, command)
+        assert "Read-only file system" in out.text
+        assert (boxed.root / "config" / "prod.yml").read_text() == "safe: true\n"
+        assert not (boxed.root / "config" / "new.yml").exists() and (boxed.root / "other.txt").exists()
+
     def test_rules_reach_the_sandbox_from_settings(self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-        """resolve.sandbox turns the settings' Read deny rules into hidden paths (a bare Read hides nothing),
-        takes sandbox.limits and allowAllUnixSockets."""
+        """resolve.sandbox turns the settings' Read deny rules into hidden paths and Edit deny rules into
+        read-only ones (a bare Read or Write names no path), takes sandbox.limits and allowAllUnixSockets."""
         monkeypatch.setenv("HOME", str(tmp_path))
         settings = parse_settings(
             {
-                "permissions": {"deny": ["Read(./secrets/**)", "Read(~/.ssh/**)", "Read", "Bash(curl:*)"]},
+                "permissions": {
+                    "deny": ["Read(./secrets/**)", "Read(~/.ssh/**)", "Read", "Bash(curl:*)", "Edit(./ci/**)", "Write"]
+                },
                 "sandbox": {
                     "enabled": True,
                     "network": {"allowAllUnixSockets": True},
@@ -553,6 +573,7 @@ class TestReadDeny:
         chosen = resolve.sandbox(settings, flag=None)
         assert chosen is not None
         assert [(h.anchor, h.pattern) for h in chosen.hidden] == [(tmp_path, "/secrets/**"), (tmp_path, "/.ssh/**")]
+        assert [(h.anchor, h.pattern) for h in chosen.unwritable] == [(tmp_path, "/ci/**")]
         assert chosen.unix_sockets and chosen.limits == Limits(memory_mib=1024, processes=64)
 
     def test_a_rule_matching_too_much_refuses_the_call(self, twins, monkeypatch: pytest.MonkeyPatch) -> None:  # type: ignore[no-untyped-def]
@@ -564,7 +585,7 @@ class TestReadDeny:
                 (root / f"f{i}").write_text("x")
 
         boxed, _ = twins(setup)
-        boxed = attrs.evolve(boxed, sandbox=Sandbox(hidden=(Hidden(boxed.root, "*.key", rule="Read(*.key)"),)))
+        boxed = attrs.evolve(boxed, sandbox=Sandbox(hidden=(PathRule(boxed.root, "*.key", rule="Read(*.key)"),)))
         out = _bash(boxed, "echo ran > ran.txt")
         assert out.is_error and out.text.startswith("Error: the Read deny rule Read(*.key) needs a walk of more than 5")
         assert not (boxed.root / "ran.txt").exists()
