@@ -118,10 +118,12 @@ def bash(workspace: Workspace, *, command: str) -> ToolOutput:
     go_read, go_write = os.pipe()  # the command waits for one byte here: recorded first, then run
     try:
         launch, confined_by = _launch(workspace, command, go_read, env)
-    except SandboxRefused as exc:
+    except BaseException as exc:
         os.close(go_read)
         os.close(go_write)
-        return ToolOutput(f"Error: {exc}", is_error=True)
+        if isinstance(exc, SandboxRefused):
+            return ToolOutput(f"Error: {exc}", is_error=True)
+        raise
     try:
         proc = subprocess.Popen(
             launch.argv,
