@@ -31,7 +31,7 @@ from pathlib import Path
 from tools.base import ToolOutput, tool
 from tools.gitconfig import is_git_override
 from tools.processes import TAG_VAR, ToolProcess
-from tools.sandbox import KEPT_ENV, backend_for, note_for
+from tools.sandbox import KEPT_ENV, Launch, SandboxRefused, backend_for, note_for
 from tools.secrets import tool_environment
 from tools.workspace import Workspace
 
@@ -119,19 +119,27 @@ def bash(workspace: Workspace, *, command: str) -> ToolOutput:
     env = {**tool_environment(workspace.root), TAG_VAR: tag}
     go_read, go_write = os.pipe()  # the command waits for one byte here: recorded first, then run
     try:
-        argv, confined_by = _argv(workspace, command, go_read, env)
+        launch, confined_by = _launch(workspace, command, go_read, env)
+    except BaseException as exc:
+        os.close(go_read)
+        os.close(go_write)
+        if isinstance(exc, SandboxRefused):
+            return ToolOutput(f"Error: {exc}", is_error=True)
+        raise
+    try:
         proc = subprocess.Popen(
-            argv,
+            launch.argv,
             cwd=workspace.root,
             env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
             start_new_session=True,
-            pass_fds=(go_read,),
+            pass_fds=(go_read, *launch.fds),
         )
     except BaseException:
         os.close(go_write)
+        launch.release()
         raise
     finally:
         os.close(go_read)
@@ -149,6 +157,7 @@ def bash(workspace: Workspace, *, command: str) -> ToolOutput:
     finally:
         # Also on KeyboardInterrupt: the group is in its own session, so Ctrl-C never reached it.
         _stop(proc, reaper=_REAPS and confined_by is None)
+        undone = launch.release()
         assert proc.stdout is not None
         proc.stdout.close()
         if listener is not None:
@@ -156,14 +165,19 @@ def bash(workspace: Workspace, *, command: str) -> ToolOutput:
     if not finished:
         return ToolOutput(f"Error: Timeout ({workspace.bash_timeout:g}s)", is_error=True)
     text = capture.text()
-    note = note_for(text, workspace.sandbox) if workspace.sandbox is not None else None
-    return ToolOutput(text + _status_note(proc.returncode) + (f"\n{note}" if note else ""))
+    notes = [note_for(text, workspace.sandbox) if workspace.sandbox is not None else None, *undone]
+    return ToolOutput(text + _status_note(proc.returncode) + "".join(f"\n{note}" for note in notes if note))
 
 
-def _argv(workspace: Workspace, command: str, go_fd: int, env: dict[str, str]) -> tuple[list[str], str | None]:
-    """What to start for *command*, and the sandbox backend's name (None unsandboxed); it runs once *go_fd*
-    gives a byte. In the sandbox its PID namespace ends every process with the shell; otherwise the reaper
-    does; without either (not Linux), a shell waits for the byte itself and only the group is killed."""
+def _launch(workspace: Workspace, command: str, go_fd: int, env: dict[str, str]) -> tuple[Launch, str | None]:
+    """What to start for *command* (release it after the call), and the sandbox backend's name (None
+    unsandboxed); it runs once *go_fd* gives a byte. In the sandbox its PID namespace ends every process with
+    the shell; otherwise the reaper does; without either (not Linux), a shell waits for the byte itself and
+    only the group is killed.
+
+    Raises:
+        SandboxRefused: the sandbox cannot confine this call as asked (the message says why).
+    """
     shell = ["/bin/sh", "-c", command]
     if workspace.sandbox is not None:
         backend = backend_for(workspace.sandbox)
@@ -172,8 +186,8 @@ def _argv(workspace: Workspace, command: str, go_fd: int, env: dict[str, str]) -
             shell, sandbox=workspace.sandbox, root=workspace.root, writable=workspace.extra, env=kept, go_fd=go_fd
         ), backend.name
     if not _REAPS:
-        return ["/bin/sh", "-c", f'read -r _ <&{go_fd}; exec {go_fd}<&-; exec /bin/sh -c "$0"', command], None
-    return [sys.executable, "-I", "-S", _REAPER, str(os.getpid()), str(go_fd), *shell], None
+        return Launch(["/bin/sh", "-c", f'read -r _ <&{go_fd}; exec {go_fd}<&-; exec /bin/sh -c "$0"', command]), None
+    return Launch([sys.executable, "-I", "-S", _REAPER, str(os.getpid()), str(go_fd), *shell]), None
 
 
 def _stop(proc: subprocess.Popen[bytes], *, reaper: bool) -> None:

@@ -268,7 +268,8 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         default=None,
         help="run each bash command in an OS sandbox (bubblewrap): only the workspace and --add-dir "
-        "directories writable, no network, no other process visible; bash then needs no "
+        "directories writable (their protected paths not), Read-denied paths hidden, no network, no unix "
+        "sockets, no other process visible, memory, processes and file sizes bounded; bash then needs no "
         'approval except what deny and ask rules say (settings: "sandbox": {"enabled": true})',
     )
     group.add_argument(

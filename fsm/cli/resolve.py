@@ -31,12 +31,12 @@ from fsm.core.subagents import AgentDefinition, definitions_from_json, load_defi
 from fsm.errors import ConfigError
 from fsm.model.anthropic import DEFAULT_MODEL
 from fsm.policy.modes import resolve_mode
-from fsm.policy.rules import TOOL_NAMES, RuleError, parse_rule, split_rules
+from fsm.policy.rules import TOOL_NAMES, Rule, RuleError, parse_rule, split_rules
 from fsm.policy.settings import SOURCES, Settings, load_settings
 from fsm.policy.trust import record_path, trusted_by
 from fsm.session.journal import default_path, locate, state_home
 from tools import REGISTRY, Workspace
-from tools.sandbox import Sandbox, SandboxUnavailable, backend_for
+from tools.sandbox import Limits, PathRule, Sandbox, SandboxUnavailable, backend_for
 from tools.secrets import is_endpoint, is_hijack, withhold
 
 __all__ = [
@@ -173,12 +173,36 @@ def sandbox(wanted: Settings, *, flag: bool | None) -> Sandbox | None:
     asked = wanted.sandbox
     if not (flag or asked.enabled):
         return None
-    chosen = Sandbox(network=bool(asked.network), auto_allow=asked.auto_allow_bash is not False)
+    limits = {
+        name: value
+        for name in ("memory_mib", "processes", "file_mib", "tmp_mib")
+        if (value := getattr(asked, name)) is not None
+    }
+    chosen = Sandbox(
+        network=bool(asked.network),
+        auto_allow=asked.auto_allow_bash is not False,
+        unix_sockets=bool(asked.allow_all_unix_sockets),
+        hidden=_paths(wanted.permissions.deny, {"read_file"}),
+        unwritable=_paths(wanted.permissions.deny, {"edit_file", "write_file"}),
+        limits=Limits(**limits),
+    )
     try:
         backend_for(chosen)
     except SandboxUnavailable as exc:
         raise ConfigError(str(exc)) from None
     return chosen
+
+
+def _paths(deny: tuple[Rule, ...], tools: set[str]) -> tuple[PathRule, ...]:
+    """The paths the deny rules for *tools* among *deny* name, for the sandbox: ``Read`` rules hide theirs,
+    ``Edit``/``Write`` rules make theirs read-only (a bare ``Read`` or ``Edit`` denies the tool, not every
+    file)."""
+    home = Path.home()
+    return tuple(
+        PathRule(*rule.anchor(home=home), rule=rule.text)
+        for rule in deny
+        if rule.tool in tools and rule.specifier is not None
+    )
 
 
 def _text(flag: str, text: str | None, path: str | None) -> str | None:

@@ -135,6 +135,10 @@ class Rule:
         """Whether this glob rule matches the pattern a ``glob`` call passes."""
         return self.specifier is None or fnmatch.fnmatchcase(pattern, self.specifier)
 
+    def anchor(self, *, home: Path | None = None) -> tuple[Path, str]:
+        """A file rule's directory and gitignore pattern from it (``Read(~/.ssh/**)`` → ``(HOME, "/.ssh/**")``)."""
+        return self._anchor(home or Path.home())
+
     def _anchor(self, home: Path) -> tuple[Path, str]:
         spec = self.specifier or ""
         if spec.startswith("//"):

@@ -8,14 +8,17 @@ Lists (permission rules, ``additionalDirectories``, hooks) are concatenated acro
 
 Keys read: ``permissions.allow|ask|deny|defaultMode|additionalDirectories``, ``hooks``,
 ``disableAllHooks``, ``env`` (variables for the session and its tools; a higher layer's value of a name wins),
-``sandbox.enabled|network|autoAllowBashIfSandboxed`` (each from the highest layer that sets it). Any other
-key is ignored and named in :attr:`Settings.notes`. A file that is not JSON, or a key of the wrong shape, raises
-:class:`SettingsError` naming the file, the key and the value.
+``sandbox.enabled|network|autoAllowBashIfSandboxed``, ``sandbox.network.allowUnixSockets|allowAllUnixSockets``
+(``network`` may be Claude Code's object or our true/false) and
+``sandbox.limits.memoryMiB|processes|fileSizeMiB|tmpSizeMiB`` (each from the highest layer that sets it). Any
+other key is ignored and named in :attr:`Settings.notes`. A file that is not JSON, or a key of the wrong shape,
+raises :class:`SettingsError` naming the file, the key and the value.
 
 An untrusted workspace (``load_settings(trusted=False)``, see ``fsm.policy.trust``): the project and local files
 may only restrict. Their ``allow`` rules, ``defaultMode``, ``additionalDirectories``, ``env``, ``hooks`` and any
-sandbox value that widens (``enabled: false``, ``network: true``, ``autoAllowBashIfSandboxed: true``) are dropped and
-named in :attr:`Settings.ignored`; their ``deny`` and ``ask`` rules apply.
+sandbox value that widens (``enabled: false``, ``network: true``, ``autoAllowBashIfSandboxed: true``, any unix
+socket opening, any limit) are dropped and named in :attr:`Settings.ignored`; their ``deny`` and ``ask`` rules
+apply.
 
 Adding a key: give :class:`Settings` a field (with a default) and :data:`KEYS` an entry mapping the JSON
 key to that field, a parser ``(value, Origin) -> parsed`` and a merge ``(lower, higher) -> merged``.
@@ -113,6 +116,18 @@ class SandboxSettings:
     """Whether sandboxed commands may use the network (default: off)."""
     auto_allow_bash: bool | None = None
     """``autoAllowBashIfSandboxed`` (default: on)."""
+    allow_all_unix_sockets: bool | None = None
+    """``network.allowAllUnixSockets``: no seccomp filter on unix-domain sockets (default: off, blocked)."""
+    allow_unix_sockets: tuple[str, ...] | None = None
+    """``network.allowUnixSockets``: read for Claude Code's sake; on Linux, as there, it allows nothing."""
+    memory_mib: int | None = None
+    """``limits.memoryMiB``; the defaults of these four are ``tools.sandbox_limits.Limits``'."""
+    processes: int | None = None
+    """``limits.processes``."""
+    file_mib: int | None = None
+    """``limits.fileSizeMiB``."""
+    tmp_mib: int | None = None
+    """``limits.tmpSizeMiB``."""
 
 
 @frozen
@@ -242,20 +257,74 @@ def _hook_command(
 
 
 _SANDBOX_KEYS = {"enabled": "enabled", "network": "network", "autoAllowBashIfSandboxed": "auto_allow_bash"}
+_SANDBOX_LIMITS = {"memoryMiB": ("memory_mib", 16), "processes": ("processes", 8), "fileSizeMiB": ("file_mib", 1),
+                   "tmpSizeMiB": ("tmp_mib", 1)}  # fmt: skip
+"""``sandbox.limits`` keys → (field, least value)."""
+_NETWORK_UNSUPPORTED = frozenset(
+    {"allowedDomains", "deniedDomains", "allowManagedDomainsOnly", "allowLocalBinding", "httpProxyPort",
+     "socksProxyPort", "allowMachLookup", "tlsTerminate", "strictAllowlist"}
+)  # fmt: skip
+"""Claude Code's ``sandbox.network`` keys for its filtering proxy, which agentfsm does not have."""
 
 
 def _parse_sandbox(value: object, origin: Origin, notes: list[str]) -> SandboxSettings:
     if not isinstance(value, dict):
         raise SettingsError(f"sandbox must be an object (got {_show(value)})")
-    fields: dict[str, bool] = {}
+    fields: dict[str, Any] = {}
     for key, item in value.items():
-        if key not in _SANDBOX_KEYS:
+        if key == "network" and isinstance(item, dict):
+            fields |= _parse_sandbox_network(item, notes)
+        elif key == "limits":
+            fields |= _parse_sandbox_limits(item, notes)
+        elif key not in _SANDBOX_KEYS:
             notes.append(f"unknown key 'sandbox.{key}'")
-            continue
-        if not isinstance(item, bool):
-            raise SettingsError(f"sandbox.{key} must be true or false (got {_show(item)})")
-        fields[_SANDBOX_KEYS[key]] = item
+        elif not isinstance(item, bool):
+            expected = "true, false or an object" if key == "network" else "true or false"
+            raise SettingsError(f"sandbox.{key} must be {expected} (got {_show(item)})")
+        else:
+            fields[_SANDBOX_KEYS[key]] = item
     return SandboxSettings(**fields)
+
+
+def _parse_sandbox_network(value: dict[str, Any], notes: list[str]) -> dict[str, Any]:
+    """Claude Code's ``sandbox.network`` object: the unix-socket keys; the proxy's keys are noted, unused."""
+    fields: dict[str, Any] = {}
+    for key, item in value.items():
+        if key == "allowAllUnixSockets":
+            if not isinstance(item, bool):
+                raise SettingsError(f"sandbox.network.allowAllUnixSockets must be true or false (got {_show(item)})")
+            fields["allow_all_unix_sockets"] = item
+        elif key == "allowUnixSockets":
+            if not isinstance(item, list) or not all(isinstance(p, str) for p in item):
+                raise SettingsError(f"sandbox.network.allowUnixSockets must be a list of paths (got {_show(item)})")
+            fields["allow_unix_sockets"] = tuple(item)
+            if item:
+                notes.append(
+                    "sandbox.network.allowUnixSockets allows nothing on Linux (seccomp cannot tell socket paths "
+                    "apart; Claude Code ignores it there too): unix sockets stay blocked unless "
+                    "sandbox.network.allowAllUnixSockets is true"
+                )
+        elif key in _NETWORK_UNSUPPORTED:
+            notes.append(f"sandbox.network.{key} is not supported: the sandbox's network is on or off (network: true)")
+        else:
+            notes.append(f"unknown key 'sandbox.network.{key}'")
+    return fields
+
+
+def _parse_sandbox_limits(value: object, notes: list[str]) -> dict[str, Any]:
+    """``sandbox.limits``: whole numbers, each at least its least value."""
+    if not isinstance(value, dict):
+        raise SettingsError(f"sandbox.limits must be an object (got {_show(value)})")
+    fields: dict[str, Any] = {}
+    for key, item in value.items():
+        if key not in _SANDBOX_LIMITS:
+            notes.append(f"unknown key 'sandbox.limits.{key}'")
+            continue
+        name, least = _SANDBOX_LIMITS[key]
+        if isinstance(item, bool) or not isinstance(item, int) or item < least:
+            raise SettingsError(f"sandbox.limits.{key} must be a whole number >= {least} (got {_show(item)})")
+        fields[name] = item
+    return fields
 
 
 def _merge_sandbox(lower: SandboxSettings, higher: SandboxSettings) -> SandboxSettings:
@@ -348,7 +417,7 @@ def restricted(layer: Settings, *, name: str) -> Settings:
     dropped is named in ``ignored``."""
     perms, box = layer.permissions, layer.sandbox
     json_names = {field: key for key, field in _SANDBOX_KEYS.items()}
-    kept_box = {
+    kept_box: dict[str, Any] = {
         f.name: value
         for f in attrs.fields(SandboxSettings)
         if (value := getattr(box, f.name)) is not None and _RESTRICTING_SANDBOX.get(f.name) is value
@@ -378,7 +447,7 @@ def restricted(layer: Settings, *, name: str) -> Settings:
     return attrs.evolve(
         layer,
         permissions=PermissionSettings(ask=perms.ask, deny=perms.deny),
-        sandbox=SandboxSettings(**kept_box),
+        sandbox=attrs.evolve(SandboxSettings(), **kept_box),
         **{field: getattr(Settings(), field) for field in others},
         ignored=(f"{name} ({', '.join(dropped)})",),
     )

@@ -36,7 +36,10 @@ pytestmark = [
     ),
 ]
 
-READ_ONLY_NOTE = "(sandboxed: only the workspace, its extra directories and a private /tmp are writable)"
+READ_ONLY_NOTE = (
+    "(sandboxed: only the workspace, its extra directories and a private /tmp are writable; .git/config, "
+    ".git/hooks, .claude/ and the other protected paths stay read-only even where absent)"
+)
 
 
 @pytest.fixture
@@ -134,7 +137,7 @@ class TestTmp:
     def test_path_shows_top_folders_under_tmp_never_tmp_itself(self) -> None:
         """Each absolute PATH directory under /tmp shows as its /tmp/X folder, normalized, if it exists; /tmp
         itself, a path that only looks under /tmp and a relative entry show nothing."""
-        argv = Bubblewrap(executable="bwrap").wrap(
+        launch = Bubblewrap(executable="bwrap").wrap(
             ["true"],
             sandbox=Sandbox(),
             root=Path("/srv/ws"),
@@ -142,6 +145,8 @@ class TestTmp:
             env={"PATH": "/tmp:/tmp/v/bin:/tmp/../etc:tmp/x:/usr/bin:/tmp/./w/x/bin:/tmp/v/sbin"},
             go_fd=3,
         )
+        launch.release()
+        argv = launch.argv
         shown = [argv[i + 1 : i + 3] for i, arg in enumerate(argv) if arg.startswith("--ro-bind")]
         assert [pair for pair in shown if pair[0].startswith("/tmp")] == [["/tmp/v", "/tmp/v"], ["/tmp/w", "/tmp/w"]]
 
