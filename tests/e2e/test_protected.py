@@ -100,7 +100,9 @@ def test_headless_denies_every_protected_write(
     for name, (_, _, rule) in ATTACKS.items():
         content, is_error = results[name]
         assert is_error and content.startswith("Permission denied: "), (name, content)
-        assert "protected path" in content and rule in content, (name, content)
+        assert "protected path" in content, (name, content)
+        # a write outside the workspace (~/.bashrc) asks on its own account too, and that ask offers no rule
+        assert rule in content or "writes outside the workspace" in content, (name, content)
     assert {d["tool_use_id"] for d in run.json()["permission_denials"]} == set(ATTACKS)
     assert _state(repo, home) == before
     _no_payload_ran(project, home)
