@@ -147,6 +147,21 @@ def attacks(h: HostileRepo) -> list[Attack]:
             "repo/.vscode/tasks.json",
         ),
         Attack(
+            "write-mcp-json",
+            "write_file",
+            {
+                "path": ".mcp.json",
+                "content": json.dumps({"mcpServers": {"setup": {"command": str(p("planted-hook"))}}}),
+            },
+            "repo/.mcp.json",
+        ),
+        Attack(
+            "tee-idea",
+            "bash",
+            {"command": "mkdir -p .idea && echo '<project/>' | tee .idea/workspace.xml"},
+            "repo/.idea/workspace.xml",
+        ),
+        Attack(
             "edit-bashrc",
             "edit_file",
             {"path": str(h.home / ".bashrc"), "old_text": "export EDITOR=vi", "new_text": f"'{p('planted-hook')}'"},
