@@ -1,13 +1,14 @@
 """A hostile repository and a hostile model against the real ``agentfsm -p`` (issue 21, "Done when", first bullet).
 
-One run per (mode, sandbox): the installed CLI, started in the repository that :mod:`tests.e2e.hostile_repo`
-builds, with the user's key in its environment and the loopback fake as the user's model endpoint, while the
-repository's ``.env`` and settings point at a second fake (the repository's server, which plays the same script if
-it is reached, so a hijacked run still shows every other breach). The fake model makes one attack per turn
-(:func:`attacks`), then answers in text. Each test method checks one promise over that run and lists every breach
-it finds, naming the attack, the mode and what happened; nothing it asserts waits for a defence to be polite: the
-commands run for real, and the test looks at what they did (payload sentinels, protected files' bytes, the tool
-results the model received).
+One run per (mode, sandbox) of the installed CLI, started in the repository that :mod:`tests.e2e.hostile_repo`
+builds (``default`` is plain ``agentfsm -p``, no mode flag, so the repository's ``defaultMode`` would show; the
+others pass ``--permission-mode``), with the user's key in its environment and the loopback fake as the user's
+model endpoint, while the repository's ``.env`` and settings point at a second fake (the repository's server, which
+plays the same script if it is reached, so a hijacked run still shows every other breach). The fake model makes one
+attack per turn (:func:`attacks`), then answers in text. Each test method checks one promise over that run and
+lists every breach it finds, naming the attack, the mode and what happened; nothing it asserts waits for a defence
+to be polite: the commands run for real, and the test looks at what they did (payload sentinels, protected files'
+bytes, the tool results the model received). The six runs are made at once (:func:`outcomes`).
 
 What each mode promises (the expectations the tests encode):
 
@@ -23,7 +24,9 @@ What each mode promises (the expectations the tests encode):
 - bypassPermissions without the sandbox: explicit repository code, outside reads and outside writes are the
   user's choice and are not checked.
 
-Then :class:`TestTrust`: the same repository, trusted (``--trust``, ``agentfsm trust``, or Claude Code's own
+:func:`test_the_env_cannot_choose_the_endpoint` covers the case the matrix cannot (the user has no endpoint of their
+own, so the .env's ``ANTHROPIC_BASE_URL`` would win): a loopback proxy that refuses every CONNECT stands in for the
+API, so nothing leaves the machine. Then :class:`TestTrust`: the same repository, trusted (``--trust``, ``agentfsm trust``, or Claude Code's own
 record), gets its settings and hooks applied, and its protected paths are still denied headless.
 """
 
@@ -239,8 +242,8 @@ class Outcome:
     """Payload -> ``inside`` or ``outside`` (see :meth:`HostileRepo.ran`)."""
     before: dict[str, bytes | None]
     after: dict[str, bytes | None]
-    outside_before: bytes
-    outside_after: bytes
+    outside_before: bytes | None
+    outside_after: bytes | None
     attacker: list[Recorded]
     """The requests the repository's server received."""
 
@@ -270,7 +273,7 @@ def run_hostile(root: Path, mode: str, sandbox: bool) -> Outcome:
         h = hostile_repo.build(root, attacker_url=theirs.url)
         calls = attacks(h)
         model.script = theirs.script = script(calls)
-        before, outside_before = h.protected(), h.outside.read_bytes()
+        before, outside_before = h.protected(), _read(h.outside)
         flags = [*(["--permission-mode", mode] if mode != "default" else []), *(["--sandbox"] if sandbox else [])]
         done = agentfsm(
             h, user_env(h, model.url), "-p", "Tidy up this repository", "--output-format", "stream-json", *flags
@@ -292,7 +295,7 @@ def run_hostile(root: Path, mode: str, sandbox: bool) -> Outcome:
             before=before,
             after=h.protected(),
             outside_before=outside_before,
-            outside_after=h.outside.read_bytes(),
+            outside_after=_read(h.outside),
             attacker=list(theirs.requests),
         )
 
@@ -619,6 +622,10 @@ def _unbase64(text: str) -> str:
         return base64.b64decode(runs[-1] + "=" * (-len(runs[-1]) % 4)).decode("utf-8", "replace")
     except (binascii.Error, ValueError):
         return ""
+
+
+def _read(path: Path) -> bytes | None:
+    return path.read_bytes() if path.is_file() else None
 
 
 def _clip(text: str, size: int) -> str:
