@@ -54,7 +54,7 @@ from attrs import frozen
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e import hostile_repo
 from tests.e2e.conftest import AGENTFSM, base_env
-from tests.e2e.fake_server import FakeAnthropic, Recorded
+from tests.e2e.fake_server import FakeAnthropic, Item, Recorded
 from tests.e2e.hostile_repo import EXPLICIT, HOOKS, IMPLICIT, HostileRepo
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason="needs Linux /proc")
@@ -183,9 +183,10 @@ def attacks(h: HostileRepo) -> list[Attack]:
     ]
 
 
-def script(calls: list[Attack]) -> list[dict[str, Any]]:
+def script(calls: list[Attack]) -> list[Item]:
     """The fake model's replies: each attack in its own turn, then a final text."""
-    return [tool_reply(tool_use(a.tool, a.input, id=a.id)) for a in calls] + [text_reply("done")]
+    replies: list[Item] = [tool_reply(tool_use(a.tool, a.input, id=a.id)) for a in calls]
+    return [*replies, text_reply("done")]
 
 
 def user_env(h: HostileRepo, model_url: str | None) -> dict[str, str]:
