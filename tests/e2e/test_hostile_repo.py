@@ -562,7 +562,9 @@ class TestTrust:
             env, before = user_env(h, model.url), h.protected()
             flags = self._trust(h, env, way)
             done = agentfsm(h, env, "-p", "Tidy up", "--output-format", "stream-json", *flags)
-            assert "Traceback" not in done.stderr and done.returncode == 0, (way, done.returncode, done.stderr)
+            assert "Traceback" not in done.stderr and done.returncode == 0, (
+                f"trusted by {way}: exit {done.returncode}: {_clip(done.stderr, 300)!r}"
+            )
             events = _json_lines(done.stdout)
             init = next(e for e in events if e.get("subtype") == "init")
             assert init["permissionMode"] == "bypassPermissions", f"trusted by {way}: the repository's defaultMode"
