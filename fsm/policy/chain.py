@@ -82,10 +82,14 @@ class Permit:
     notes: tuple[str, ...] = ()
 
 
+_WHERE = " of a trusted folder, or in ~/.claude/settings.json"
+"""A project's allow rules apply only once its folder is trusted (``fsm.policy.trust``)."""
+
+
 def _how_to_allow(ask: Ask) -> str:
     if ask.suggestions:
         rules = ", ".join(ask.suggestions)
-        return f"to allow it, add {rules} to permissions.allow in .claude/settings.json"
+        return f"to allow it, add {rules} to permissions.allow in .claude/settings.json{_WHERE}"
     return "no rule can allow it; approve it in an interactive session"
 
 

@@ -419,7 +419,8 @@ class TestPermissions:
                 "toolu_rm",
                 "Permission denied: `rm notes.txt` is destructive (rm deletes files); it needs approval "
                 "and no one could be asked; to allow it, add Bash(rm notes.txt) to permissions.allow in "
-                ".claude/settings.json",
+                ".claude/settings.json"
+                " of a trusted folder, or in ~/.claude/settings.json",
                 True,
             ),
             ("toolu_sudo", "Permission denied: `sudo ls` is refused by Bash(sudo:*) (built-in)", True),

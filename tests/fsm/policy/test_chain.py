@@ -33,6 +33,7 @@ class TestApprovers:
         assert verdict == Deny(
             "Permission denied: `pytest` is new; it needs approval and no one could be asked; "
             "to allow it, add Bash(pytest:*) to permissions.allow in .claude/settings.json"
+            " of a trusted folder, or in ~/.claude/settings.json"
         )
 
     def test_unattended_without_a_rule(self):
@@ -177,7 +178,8 @@ class TestChain:
                 "t",
                 "Permission denied: `touch a` is not a built-in read-only command; dontAsk "
                 "mode denies what would ask; to allow it, add Bash(touch:*) to "
-                "permissions.allow in .claude/settings.json",
+                "permissions.allow in .claude/settings.json"
+                " of a trusted folder, or in ~/.claude/settings.json",
             )
         ]
 
@@ -223,7 +225,8 @@ class TestDenials:
                     {"path": "a.txt", "content": "x"},
                     "Permission denied: write_file a.txt (an edit inside the workspace); it needs approval and "
                     "no one could be asked; to allow it, add Edit(./a.txt) to permissions.allow in "
-                    ".claude/settings.json",
+                    ".claude/settings.json"
+                    " of a trusted folder, or in ~/.claude/settings.json",
                     "approver",
                 ),
             ]

@@ -404,6 +404,7 @@ class TestChain:
         assert denial.reason == (
             "Permission denied: `echo x >> .git/config` writes a protected path: .git/config; it needs approval and "
             "no one could be asked; to allow it, add Edit(./.git/config) to permissions.allow in .claude/settings.json"
+            " of a trusted folder, or in ~/.claude/settings.json"
         )
 
     def test_a_hook_allow_does_not_skip_the_ask_and_headless_denies(self, ws: Workspace):
