@@ -95,9 +95,10 @@ def compare(cases: Iterable[dict[str, Any]], ws: Path, home: Path) -> list[Outco
 
 
 def figures(outcomes: list[Outcome]) -> dict[str, Any]:
-    """Counts of each kind, the share of equal verdicts, and the safe commands agentfsm refuses."""
+    """Counts of each kind, the share of equal verdicts, and the everyday (``safe``) commands agentfsm refuses
+    where Claude Code runs them."""
     counts = {k: sum(1 for o in outcomes if o.kind == k) for k in ("same", "looser", "stricter", "other")}
-    safe_refused = sum(1 for o in outcomes if o.case.get("safe") and o.ours.behavior != "allow")
+    safe_refused = sum(1 for o in outcomes if o.case.get("safe") and o.kind == "stricter")
     return {
         "cases": len(outcomes),
         **counts,
