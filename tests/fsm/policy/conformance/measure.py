@@ -6,7 +6,8 @@ workspace built by ``template.build``. :func:`compare` sorts every case into ``s
 ``looser`` (agentfsm allows what Claude Code asks about or denies: never acceptable), ``stricter``
 (agentfsm asks or denies what Claude Code allows: acceptable only when ``stricter.txt`` gives the reason)
 or ``other`` (both refuse to run it unasked, one asking, the other denying). ``--holdout`` measures the
-hold-out corpus and lists its looser cases with the family and Claude Code's message.
+hold-out corpus; ``--effects`` runs each looser command in a jail (``effect.py``) and says what it did, so the
+looser cases with a real effect are counted.
 """
 
 from __future__ import annotations
@@ -122,6 +123,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--holdout", action="store_true", help="measure the hold-out corpus")
     parser.add_argument("--show", default="looser", help="which kinds to list: looser,stricter,other,same")
+    parser.add_argument("--effects", action="store_true", help="run each looser case in a jail and say what it did")
     args = parser.parse_args(argv)
     path = HOLDOUT if args.holdout else CORPUS
     if not path.exists():
@@ -132,11 +134,29 @@ def main(argv: list[str] | None = None) -> int:
         os.environ["HOME"] = str(home)
         outcomes = compare(load(path), ws, home)
     shown = set(args.show.split(","))
+    effects = 0
     for outcome in outcomes:
-        if outcome.kind in shown:
-            print(_show(outcome))
-    print(json.dumps(figures(outcomes)))
+        if outcome.kind not in shown:
+            continue
+        line = _show(outcome)
+        if args.effects and outcome.kind == "looser":
+            did = _effect(outcome.case)
+            effects += did is not None
+            line += f"  => {did or 'no effect'}"
+        print(line)
+    result = figures(outcomes)
+    if args.effects:
+        result["looser_with_effect"] = effects
+    print(json.dumps(result))
     return 0
+
+
+def _effect(case: dict[str, Any]) -> str | None:
+    if case.get("tool", "Bash") != "Bash":
+        return f"writes {case['path']}"
+    from tests.fsm.policy.conformance.effect import effect
+
+    return effect(case["command"])
 
 
 if __name__ == "__main__":

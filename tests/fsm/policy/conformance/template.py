@@ -1,10 +1,11 @@
 """The throwaway workspace and home every conformance case runs in, built the same way for the recorder
 and for the test.
 
-A run directory holds ``ws/`` (a small git repository: ``README.md``, ``src/``, ``secrets/key.txt``,
-``scripts/git`` — a look-alike that only leaves a sentinel file —, ``.env``, ``.vscode/``, ``.claude/``,
-``.mcp.json``, ``notes.txt``) and ``home/`` (``.bashrc``, ``.ssh/id_rsa``, a harmless fake key), side by side, so
-``~/…`` paths land outside the workspace in both. Nothing here is secret or runs anything on its own.
+A run directory holds ``ws/`` (a small git repository with one commit and one uncommitted change:
+``README.md``, ``src/``, ``secrets/key.txt``, ``scripts/git`` — a look-alike that only leaves a sentinel
+file —, ``.env``, ``.vscode/``, ``.claude/``, ``.mcp.json``, ``notes.txt``) and ``home/`` (``.bashrc``,
+``.ssh/id_rsa``, a harmless fake key), side by side, so ``~/…`` paths land outside the workspace in both.
+Nothing here is secret or runs anything on its own.
 """
 
 from __future__ import annotations
@@ -47,6 +48,8 @@ HOME_FILES: dict[str, str] = {
     "notes.txt": "home notes\n",
 }
 """Relative path → contents of the home directory's files."""
+UNCOMMITTED = "X = 2\n"
+"""``src/util.py`` after the commit, so ``git diff`` has a change to show (and an external diff to run)."""
 
 
 def _write(root: Path, files: dict[str, str]) -> None:
@@ -77,4 +80,5 @@ def build(run_dir: str | os.PathLike[str]) -> tuple[Path, Path]:
         ["git", "-c", "user.name=demo", "-c", "user.email=demo@example.invalid", "commit", "-qm", "init"],
     ):
         subprocess.run(argv, cwd=ws, env=env, check=True, capture_output=True)
+    (ws / "src/util.py").write_text(UNCOMMITTED)
     return ws, home
