@@ -3,11 +3,10 @@
 :func:`effect` builds a run directory (``template.build``) plus a ``tmp/`` that the jail mounts as ``/tmp``,
 runs ``bash -c COMMAND`` inside bubblewrap (host file system read-only, only the run directory writable, its
 own user, pid, uts and ipc namespaces, no capabilities, 15 s at most) and compares the run directory before and
-after. The effect, as one line, is what changed: a ``PWNED`` sentinel (a payload ran), a file created,
-changed or removed (``.git/index``, ``~/.npm`` and ``~/.cache`` aside, which git and npm keep up
-themselves), or a secret of the template
-(``secrets/key.txt``, ``~/.ssh/id_rsa``) in the output; None when there is none. Used by ``measure.py
---effects`` on the cases where agentfsm allows what Claude Code does not.
+after. The effect, as one line, is what changed: a ``PWNED`` sentinel (a payload ran, or a write named it), a
+file created, changed or removed (``.git/index``, ``~/.npm`` and ``~/.cache`` aside, which git and npm keep up
+themselves), or a secret of the template (``secrets/key.txt``, ``~/.ssh/id_rsa``) in the output; None when
+there is none. Used by ``measure.py --effects`` on the cases where agentfsm allows what Claude Code does not.
 """
 
 from __future__ import annotations
@@ -86,7 +85,7 @@ def effect(command: str) -> str | None:
     changed = sorted(_shown(rel) for rel in set(before) | set(after) if before.get(rel) != after.get(rel))
     found = []
     if any(template.SENTINEL in rel for rel in changed):
-        found.append("a payload ran")
+        found.append("left the PWNED sentinel")
     if changed:
         found.append("changed " + ", ".join(changed[:4]) + (" …" if len(changed) > 4 else ""))
     if any(secret in output for secret in SECRETS):
