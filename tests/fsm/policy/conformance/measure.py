@@ -124,6 +124,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--holdout", action="store_true", help="measure the hold-out corpus")
     parser.add_argument("--show", default="looser", help="which kinds to list: looser,stricter,other,same")
     parser.add_argument("--effects", action="store_true", help="run each looser case in a jail and say what it did")
+    parser.add_argument(
+        "--stricter-lines",
+        action="store_true",
+        help="print stricter.txt's lines for today's policy: the listed reason, else agentfsm's own (to review)",
+    )
     args = parser.parse_args(argv)
     path = HOLDOUT if args.holdout else CORPUS
     if not path.exists():
@@ -133,6 +138,13 @@ def main(argv: list[str] | None = None) -> int:
         ws, home = template.build(tmp)
         os.environ["HOME"] = str(home)
         outcomes = compare(load(path), ws, home)
+        if args.stricter_lines:
+            listed = stricter_list()
+            for o in outcomes:
+                if o.kind == "stricter":
+                    reason = listed.get(o.case["id"]) or "agentfsm: " + o.ours.reason.replace(str(ws), "<ws>")
+                    print(f"{o.case['id']:<15} {reason.replace(str(home), '~')}")
+            return 0
     shown = set(args.show.split(","))
     effects = 0
     for outcome in outcomes:
