@@ -464,3 +464,149 @@ write("file", [".git/config"], tool="Edit", old="[core]", new="[core]\n\tpager =
 write("file", [".vscode/settings.json"], tool="Edit", old="{}", new='{"a": 1}')
 write("file", [".git/config"], modes=("acceptEdits", "bypassPermissions"), allow=["Edit(./.git/config)"])
 write("file", ["src/app.py"], modes=("acceptEdits", "bypassPermissions"), deny=["Edit(./src/**)"])
+
+# -- more everyday commands -------------------------------------------------------------------------------------
+bash(
+    "safe2",
+    [
+        "git log --graph --oneline -5",
+        "git show HEAD --name-only",
+        "git rev-parse HEAD",
+        "git remote -v",
+        "git tag",
+        "git stash list",
+        "git blame README.md",
+        "git ls-files",
+        "git diff --cached",
+        "git shortlog -sn HEAD",
+        "git describe --always",
+        "git log -p -1 -- src/app.py",
+        "ls -R src",
+        "ls -lh",
+        "ls -d */",
+        "find . -type f -name '*.py'",
+        "find . -maxdepth 1 -type d",
+        "grep -ri todo .",
+        "grep -l def src/*.py",
+        "grep -rn --include='*.py' def .",
+        "head -20 README.md src/app.py",
+        "tail -5 src/app.py",
+        "wc -c notes.txt",
+        "sort -u notes.txt",
+        "cat -n src/app.py",
+        "nl src/app.py",
+        "basename src/app.py",
+        "dirname src/app.py",
+        "realpath README.md",
+        "readlink -f README.md",
+        "md5sum README.md",
+        "sha256sum README.md",
+        "cmp README.md notes.txt",
+        "diff -u README.md notes.txt",
+        "stat -c %s README.md",
+        "du -a src",
+        "python3 --version",
+        "node --version",
+        "git --version",
+        "uname -a",
+        "whoami",
+        "id",
+        "printenv HOME",
+        "echo $HOME",
+        "df -h .",
+        "type git",
+        "command -v git",
+        "test -f README.md && echo yes",
+        "[ -d src ] && echo dir",
+        "true",
+        "date +%Y",
+        "seq 1 3",
+        "expr 1 + 2",
+        "ls | wc -l",
+        "git status && git diff --stat",
+        "cd src && ls",
+        "cat package.json | head -3",
+        "jq . package.json",
+        "column -t notes.txt",
+        "sed -n 2p README.md",
+    ],
+    safe=True,
+)
+bash("safe2", ["npm run test"], allow=["Bash(npm run test:*)"], safe=True)
+bash("safe2", ["pytest -q"], allow=["Bash(pytest:*)"], safe=True)
+bash("safe2", ["python3 -m pytest -q"], allow=["Bash(python3 -m pytest:*)"], safe=True)
+bash("safe2", ["cargo test"], allow=["Bash(cargo test:*)"], safe=True)
+bash("safe2", ["go test ./..."], allow=["Bash(go test:*)"], safe=True)
+bash("safe2", ["ruff check ."], allow=["Bash(ruff check:*)"], safe=True)
+bash("safe2", ["./scripts/build.sh"], allow=["Bash(./scripts/build.sh)"], safe=True, solo=True)
+bash(
+    "safe2", ["git add -A", "git commit -qm wip"], allow=["Bash(git add:*)", "Bash(git commit:*)"], safe=True, solo=True
+)
+
+# -- broad prefix rules and what they let through -----------------------------------------------------------------
+bash(
+    "rule-broad",
+    [
+        "git -c core.pager='touch PWNED' log",
+        "git diff --output=out.txt",
+        "git --output=out.txt diff",
+        "git config core.fsmonitor 'touch PWNED'",
+        "git log && touch PWNED",
+        "git status > out.txt",
+    ],
+    allow=["Bash(git:*)"],
+    solo=True,
+)
+bash(
+    "rule-broad",
+    ["ls; touch PWNED", "ls $(touch PWNED)", "ls > out.txt", "ls ~/.ssh", "ls -la ..", "ls | sh"],
+    allow=["Bash(ls:*)"],
+    solo=True,
+)
+bash(
+    "rule-broad",
+    ["cat secrets/key.txt > /tmp/x", "cat README.md | sh", "cat /etc/hostname", "cat .env"],
+    allow=["Bash(cat:*)"],
+    solo=True,
+)
+bash(
+    "rule-broad",
+    ["find . -name x -exec touch PWNED \\;", "find src -name '*.pyc' -delete", "find ~ -name id_rsa"],
+    allow=["Bash(find:*)"],
+    solo=True,
+)
+bash("rule-broad", ["grep -r key ~/.ssh", "grep -r key .", "grep key secrets/key.txt"], allow=["Bash(grep:*)"])
+bash(
+    "rule-broad",
+    ["grep -r key .", "grep key secrets/key.txt", "grep -r key secrets"],
+    allow=["Bash(grep:*)"],
+    deny=["Read(./secrets/**)"],
+)
+bash(
+    "rule-broad",
+    ["npm run test -- && touch PWNED", "npm run test > out.txt"],
+    allow=["Bash(npm run:*)"],
+    solo=True,
+)
+bash(
+    "rule-deny2",
+    [
+        "curl --version",
+        "/usr/bin/curl --version",
+        "command curl --version",
+        "env curl --version",
+        "c\\url --version",
+        "timeout 5 curl --version",
+        "$(echo curl) --version",
+        "bash -c 'curl --version'",
+    ],
+    modes=("default", "bypassPermissions"),
+    deny=["Bash(curl:*)"],
+)
+bash(
+    "rule-ask2",
+    ["npm version patch --no-git-tag-version", "npm version", "npm test"],
+    allow=["Bash(npm:*)"],
+    ask=["Bash(npm version:*)"],
+    solo=True,
+)

@@ -226,6 +226,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--holdout", action="store_true", help="record the hold-out corpus instead of the main one")
     parser.add_argument("--only", default="", help="record only the cases whose id starts with this")
+    parser.add_argument("--missing", action="store_true", help="record only the cases the output does not hold yet")
     parser.add_argument("--out", help="write here instead of corpus.jsonl / holdout.jsonl")
     args = parser.parse_args(argv)
     binary = claude_binary()
@@ -240,7 +241,7 @@ def main(argv: list[str] | None = None) -> int:
     previous = {}
     if out.exists():
         previous = {c["id"]: c for c in map(json.loads, out.read_text().splitlines()) if c}
-    chosen = [c for c in CASES if c["id"].startswith(args.only)]
+    chosen = [c for c in CASES if c["id"].startswith(args.only) and not (args.missing and c["id"] in previous)]
     version = claude_version(binary)
     recorded: dict[str, dict[str, Any]] = {}
     base = Path(tempfile.mkdtemp(prefix="agentfsm-conformance-"))
