@@ -4,7 +4,8 @@ For each group of cases (same mode and rules; a case marked ``solo`` alone) the 
 workspace and home (``template.build``), writes the rules to a settings file beside them, starts the loopback
 fake model (``tests/e2e/fake_server.py``) and runs
 ``claude -p --output-format stream-json --verbose --permission-mode MODE --settings FILE`` inside bubblewrap
-(the host file system read-only, only the run directory writable, a private ``/tmp``, its own pid namespace;
+(the host file system read-only, only the run directory writable, a private ``/tmp``, its own user — uid
+1000, as Claude Code refuses ``bypassPermissions`` to root —, pid, uts and ipc namespaces, no capabilities;
 the network is shared so it reaches 127.0.0.1). The fake model asks for one tool call per turn — the case's
 Bash command, or a Read of the file and then the case's Write/Edit — and ends the run with text after the
 last. Claude Code's verdict is read from the tool_result it streams back (:func:`verdict_of`): the command
@@ -48,8 +49,6 @@ CHUNK = 25
 _RAN = ("Exit code ", "Command timed out")
 """How a tool_result starts when the command ran and failed (the stream's ``tool_use_result`` is then text)."""
 _DENY = re.compile(r"Permission to use .* has been denied|has been denied|denied by|is denied|not allowed in")
-
-
 _SENSITIVE = re.compile(r"requested permissions|sensitive file")
 
 
