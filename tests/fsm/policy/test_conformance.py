@@ -11,13 +11,14 @@ be stricter, so the list stays true). The figures are printed (``pytest -s``). R
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from collections import Counter
 from pathlib import Path
 
 import pytest
 
-from tests.fsm.policy.conformance import measure, record, template
+from tests.fsm.policy.conformance import effect, holdout_cases, measure, record, template
 from tests.fsm.policy.conformance.cases import CASES
 
 CORPUS = measure.load(measure.CORPUS)
@@ -55,6 +56,24 @@ class TestCorpus:
         assert set(Counter(c["verdict"] for c in CORPUS)) == VERDICTS
         assert {c["tool"] for c in CORPUS} == {"Bash", "Write", "Edit"}
         assert sum(1 for c in CORPUS if c["safe"]) >= 50
+
+
+def _key(case: dict[str, object]) -> str:
+    """What makes two cases the same: the call, the mode and the rules."""
+    fields = ("tool", "command", "path", "content", "old", "new", "mode", "allow", "ask", "deny")
+    return json.dumps([case.get(k) for k in fields])
+
+
+class TestHoldout:
+    def test_the_holdout_is_recorded_and_apart(self) -> None:
+        """holdout.jsonl holds each hold-out case once with a verdict, and no case of the main corpus."""
+        holdout = measure.load(measure.HOLDOUT)
+        assert [c["id"] for c in holdout] == [c["id"] for c in holdout_cases.CASES]
+        assert all(c["verdict"] in VERDICTS for c in holdout)
+        defined = {c["id"]: c for c in holdout_cases.CASES}
+        assert [c["id"] for c in holdout if {k: c[k] for k in defined[c["id"]]} != defined[c["id"]]] == []
+        main = {_key(c) for c in CORPUS}
+        assert not [c["id"] for c in holdout if _key(c) in main]
 
 
 class TestConformance:
@@ -99,3 +118,32 @@ def test_live_recording_reproduces_the_corpus(tmp_path: Path) -> None:
         fresh += record.record([{k: v for k, v in c.items() if k not in ("verdict", "message")} for c in run],
                                binary, version, tmp_path)  # fmt: skip
     assert {c["id"]: c["verdict"] for c in fresh} == {i: committed[i]["verdict"] for i in LIVE_SAMPLE}
+
+
+@pytest.fixture
+def jail() -> None:
+    if shutil.which("bwrap") is None:
+        if os.environ.get("CI"):
+            pytest.fail("bubblewrap (bwrap) is not installed, and CI needs it")
+        pytest.skip("bubblewrap (bwrap) is not installed (apt-get install bubblewrap)")
+
+
+@pytest.mark.usefixtures("jail")
+class TestEffect:
+    def test_a_payload_that_runs_is_seen(self) -> None:
+        """A sentinel left by the command is reported as a payload that ran."""
+        assert effect.effect("[[ 'a[$(touch PWNED)]' -eq 0 ]]") == "left the PWNED sentinel; changed PWNED"
+
+    def test_a_secret_read_is_seen(self) -> None:
+        """A secret of the template in the output is reported, wherever the path came from."""
+        assert effect.effect("cat $HOME/.ssh/id_rsa") == "printed a secret"
+
+    def test_a_write_anywhere_in_the_run_is_seen(self) -> None:
+        """A changed file in the workspace, the home or the jail's /tmp is named."""
+        assert (
+            effect.effect("> notes.txt; echo x >> ~/.bashrc; echo x > /tmp/t") == "changed /tmp/t, notes.txt, ~/.bashrc"
+        )
+
+    def test_a_harmless_command_has_no_effect(self) -> None:
+        """An everyday read-only command (git refreshing its index aside) does nothing."""
+        assert effect.effect("ls -la && git status && git diff && cat README.md") is None
