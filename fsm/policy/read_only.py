@@ -64,7 +64,6 @@ _READ_ONLY = frozenset(
         "seq",
         "find",
         "git",
-        "command",
     }
 )
 _NO_PATHS = frozenset(
@@ -168,8 +167,6 @@ def read_only(command: SimpleCommand, *, writes: bool = False) -> bool:
             return all(a in _GIT_BRANCH_LISTING for a in args[1:])
         # -O<file>: diff's order file, read from anywhere
         return bool(args) and args[0] in _GIT_READ_ONLY and not any(a.startswith("-O") for a in args)
-    if name == "command":
-        return bool(args) and args[0] in ("-v", "-V")
     if name == "hostname":
         return all(a.startswith("-") for a in args)  # `hostname NAME` sets it
     return True

@@ -76,11 +76,22 @@ class TestHoldout:
         assert not [c["id"] for c in holdout if _key(c) in main]
 
 
+LOOSER_ON_PURPOSE = {
+    "file-040": "issue 21 item 3: an explicit allow rule naming a protected path (Edit(./.git/config)) lets it be "
+    "written; Claude Code 2.1.197 asks even then",
+}
+"""Cases where agentfsm allows what Claude Code asks about, on purpose, each with its reason."""
+
+
 class TestConformance:
     def test_agentfsm_never_allows_what_claude_code_refuses(self, outcomes: list[measure.Outcome]) -> None:
         """No case where Claude Code asks or denies and agentfsm allows."""
-        looser = [measure._show(o) for o in outcomes if o.kind == "looser"]
+        looser = [measure._show(o) for o in outcomes if o.kind == "looser" and o.case["id"] not in LOOSER_ON_PURPOSE]
         assert not looser, f"{len(looser)} cases agentfsm allows and Claude Code does not:\n" + "\n".join(looser)
+
+    def test_the_looser_cases_on_purpose_are_still_looser(self, outcomes: list[measure.Outcome]) -> None:
+        """Each case of LOOSER_ON_PURPOSE is still one (so the list stays true)."""
+        assert {o.case["id"] for o in outcomes if o.kind == "looser"} == set(LOOSER_ON_PURPOSE)
 
     def test_every_stricter_case_is_listed_with_its_reason(self, outcomes: list[measure.Outcome]) -> None:
         """stricter.txt names exactly the cases where agentfsm refuses what Claude Code runs, each with a reason."""
