@@ -363,6 +363,10 @@ class _Walker:
 
     def see_through(self, command: SimpleCommand, depth: int) -> SimpleCommand:
         """Remove wrappers; parse what ``bash -c``, ``eval`` and ``xargs`` will run; flag what is unknowable."""
+        split = _env_split_string(command.argv)
+        if split is not None:
+            self.line(split, depth=depth + 1)
+            return evolve(command, dynamic="env -S splits a string into a command line when it runs")
         argv, wrappers = unwrap(command.argv)
         if argv and argv[0].startswith(SYSTEM_DIRS):
             argv = (argv[0].rsplit("/", 1)[-1], *argv[1:])
@@ -452,3 +456,18 @@ class _Walker:
         if substituted is None or word.substituted:
             return word
         return evolve(word, static=False, substituted=substituted)
+
+
+def _env_split_string(argv: tuple[str, ...]) -> str | None:
+    """The string ``env -S STRING`` / ``--split-string=STRING`` splits into a command line, or None."""
+    if not argv or argv[0].rsplit("/", 1)[-1] != "env":
+        return None
+    for i, word in enumerate(argv[1:], start=1):
+        if not word.startswith("-") or word == "--":
+            return None
+        if word.startswith("--split-string"):
+            return word.partition("=")[2] or (argv[i + 1] if i + 1 < len(argv) else "")
+        if not word.startswith("--") and "S" in word[1:]:
+            rest = word[word.index("S", 1) + 1 :]
+            return rest or (argv[i + 1] if i + 1 < len(argv) else "")
+    return None

@@ -2,7 +2,8 @@
 
 ``$HOME`` and ``${HOME}`` expand to the home directory (they are literals); quotes and backslashes are removed;
 an unquoted ``*``, ``?`` or ``[`` makes the word a glob, whose pattern keeps quoted parts escaped. Any other
-parameter expansion, a substitution, arithmetic or brace expansion leaves the word not a literal, saying why.
+parameter expansion, a substitution, arithmetic, brace expansion, ANSI-C quoting (``$'…'``) or a tilde prefix other
+than ``~`` alone (``~+``, ``~user``) leaves the word not a literal, saying why.
 The parser (``fsm.policy.commands``) calls :func:`expand` on each word of the tree-sitter syntax tree.
 """
 
@@ -47,6 +48,8 @@ EXPANSIONS = frozenset(
 
 _BRACES = re.compile(r"\{[^{}]*(?:,|\.\.)[^{}]*\}")
 _GLOB_CHARS = re.compile(r"[*?\[]")
+_TILDE = re.compile(r"~[^/:]+")
+"""A tilde prefix that is not the home directory alone: ``~+``, ``~-``, ``~user``."""
 
 
 class _Expanded:
@@ -76,12 +79,12 @@ class _Expanded:
         text = text_of(node)
         if kind == "raw_string":
             self.literal(text[1:-1], quoted=True)
-        elif kind == "ansi_c_string":
+        elif kind == "ansi_c_string":  # $'…': escapes decoded when it runs; Claude Code asks about it too
             try:
                 self.literal(codecs.decode(text[2:-1], "unicode_escape"), quoted=True)
             except UnicodeDecodeError:
                 self.literal(text, quoted=True)
-                self.unknown = self.unknown or f"{clip(text)!r} is not a string we can read"
+            self.unknown = self.unknown or f"ANSI-C quoting {clip(text)} is decoded when it runs"
         elif kind in ("string", "translated_string", "heredoc_body"):
             for child in node.named_children:
                 if child.type == "string_content":
@@ -106,6 +109,8 @@ class _Expanded:
             self.literal(text, quoted=True)
             self.unknown = self.unknown or f"brace expansion in {clip(text)!r} happens when it runs"
         elif kind == "word" and not quoted:
+            if not self.parts and _TILDE.match(text):
+                self.unknown = self.unknown or f"tilde expansion {clip(text)} happens when it runs"
             unescaped = re.sub(r"\\(.)", r"\1", text.replace("\\\n", ""), flags=re.DOTALL)
             self.parts.append(unescaped)
             # a backslash-escaped character is literal; the rest may glob
@@ -128,6 +133,9 @@ def expand(node: Node, *, home: str) -> Word:
     inside it is the caller's to parse)."""
     if node.type == "word":
         text = text_of(node)
+        tilde = _TILDE.match(text)
+        if tilde is not None:  # ~+ ($PWD), ~- ($OLDPWD), ~user: only ~ and ~/… are the home directory
+            return Word(text, static=False, unknown=f"tilde expansion {clip(tilde.group(0))} happens when it runs")
         if not _SPECIAL.search(text):  # the common case: a plain word
             return Word(text)
     if has(node, _ARITHMETIC):

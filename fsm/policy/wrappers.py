@@ -36,6 +36,8 @@ _UNWRAP_VALUED = {
     "time": frozenset(),
     "nohup": frozenset(),
 }
+_FLAGS = frozenset({"-p", "--foreground", "--preserve-status", "-v", "--verbose"})
+"""The flags without a value of ``time`` (``-p``) and ``timeout``, which an allow rule sees through too."""
 XARGS_VALUED = frozenset(
     {
         "-I",
@@ -81,6 +83,8 @@ def unwrap(argv: tuple[str, ...], *, only: frozenset[str] | None = None) -> tupl
             break
         if name == "command" and any(a in ("-v", "-V") for a in argv[1:2]):
             break  # `command -v x` looks x up; it runs nothing
+        if only is not None and not _plain_options(argv[1:], _UNWRAP_VALUED[name], attached=name == "stdbuf"):
+            break  # an allow rule sees through `nice -n 5`, not `nice -n1` or an option it does not know
         rest = list(after_options(argv[1:], _UNWRAP_VALUED[name]))
         if name == "env":
             while rest and re.match(r"^[A-Za-z_][A-Za-z0-9_]*=", rest[0]):
@@ -92,6 +96,20 @@ def unwrap(argv: tuple[str, ...], *, only: frozenset[str] | None = None) -> tupl
         wrappers.append(name)
         argv = tuple(rest)
     return argv, tuple(wrappers)
+
+
+def _plain_options(args: tuple[str, ...], valued: frozenset[str], *, attached: bool) -> bool:
+    """Whether every option before the first operand of *args* is one of *valued*, its value a separate word (or,
+    with *attached*, joined to a short option: ``stdbuf -o0``)."""
+    i = 0
+    while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "--"):
+        if args[i] in valued:
+            i += 2
+        elif args[i] in _FLAGS or (attached and args[i][:2] in valued and not args[i].startswith("--")):
+            i += 1
+        else:
+            return False
+    return True
 
 
 def after_options(args: tuple[str, ...], valued: frozenset[str]) -> tuple[str, ...]:

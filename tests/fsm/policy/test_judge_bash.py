@@ -188,7 +188,6 @@ class TestFailClosed:
             "cat ${HOME}/.ssh/id_rsa",
             "cat ~/.ssh/id_rsa",
             "head -1 < $HOME/.bashrc",
-            "ls ~root",
         ],
     )
     def test_home_is_resolved_as_the_shell_would(self, ws: Workspace, command: str) -> None:
@@ -511,3 +510,42 @@ class TestHoles:
         """The same rules allow the same commands inside the workspace."""
         assert bash(Policy(allow=rules("Bash(rm:*)")), ws, "rm -rf build").behavior == "allow"
         assert bash(Policy(allow=rules("Bash(git diff:*)")), ws, "git diff --output=d.txt").behavior == "allow"
+
+
+class TestHoldOutFamilies:
+    """The families the blind hold-out corpus found looser than Claude Code (after the first merges)."""
+
+    @pytest.mark.parametrize(
+        ("allow", "command", "why"),
+        [
+            (("Bash(git diff:*)",), "$'git' diff", "not known"),
+            (("Bash(git diff:*)",), "git $'diff' --output=PWNED", "ANSI-C quoting"),
+            (("Bash(git diff:*)",), "git diff$'\\n'touch PWNED", "ANSI-C quoting"),
+            ((), "echo $'\\x41'", "ANSI-C quoting"),
+            ((), "cat ~+/README.md", "tilde expansion ~+"),
+            ((), "cat ~-/README.md", "tilde expansion ~-"),
+            ((), "cat ~root/x", "tilde expansion ~root"),
+            (("Bash(git diff:*)", "Bash(env:*)"), "env -S 'touch PWNED'", "env -S"),
+            (("Bash(git diff:*)", "Bash(env:*)"), "env --split-string='git diff'", "env -S"),
+        ],
+    )
+    def test_what_is_decoded_or_split_when_it_runs_asks(
+        self, ws: Workspace, allow: tuple[str, ...], command: str, why: str
+    ) -> None:
+        verdict = bash(Policy(allow=rules(*allow)), ws, command)
+        assert verdict.behavior == "ask" and why in verdict.reason, verdict
+
+    @pytest.mark.parametrize("command", ["nice -n1 git diff", "nice --adjustment=1 git diff", "nice -5 git diff"])
+    def test_a_wrapper_option_in_an_unknown_form_is_not_seen_through(self, ws: Workspace, command: str) -> None:
+        assert bash(Policy(allow=rules("Bash(git diff:*)")), ws, command).behavior == "ask"
+
+    @pytest.mark.parametrize("command", ["nice -n 5 git diff", "stdbuf -o0 git diff", "timeout -s KILL 5 git diff"])
+    def test_the_usual_wrapper_forms_still_are(self, ws: Workspace, command: str) -> None:
+        assert bash(Policy(allow=rules("Bash(git diff:*)")), ws, command).behavior == "allow"
+
+    def test_command_v_asks_as_in_claude_code(self, ws: Workspace) -> None:
+        assert bash(Policy(), ws, "command -v git").behavior == "ask"
+
+    def test_home_alone_is_still_the_home_directory(self, ws: Workspace) -> None:
+        verdict = bash(Policy(), ws, "cat ~/notes.txt")
+        assert verdict.behavior == "ask" and "outside the workspace" in verdict.reason, verdict
