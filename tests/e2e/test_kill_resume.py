@@ -216,7 +216,7 @@ def test_the_cli_resumes_a_killed_run(fake, project, agentfsm):
         hang,
     ]
     (project / ".claude").mkdir()
-    rules = '{"permissions": {"allow": ["Bash(echo:*)", "Edit(notes.txt)"]}}'
+    rules = '{"permissions": {"allow": ["Bash(echo:*)", "Edit(notes.txt)", "Edit(log.txt)"]}}'
     (project / ".claude" / "settings.json").write_text(rules)
     proc = killed_after(fake, ["-p", "delegate the notes", "--trust"], project, 3)
     release.set()
