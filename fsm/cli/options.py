@@ -301,7 +301,7 @@ class RunOptions:
         )
         if output.verbose:
             for note in [*(f"note: {n}" for n in settings.notes), *resolve.project_notes(files, agents)]:
-                print(f"agentfsm: {note}", file=sys.stderr, flush=True)
+                print(f"agentfsm: {visible(note)}", file=sys.stderr, flush=True)
         return cls(agent, model, session, output, first)
 
     def build_agent(self, model: Model | None = None) -> Agent:

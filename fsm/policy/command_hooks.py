@@ -157,6 +157,8 @@ def _answer(event: str, stdout: str, command: str) -> Decision:
         data = None
     if not isinstance(data, dict):
         return text if event == "UserPromptSubmit" and text else None
+    # a lone surrogate ("\ud800") is valid JSON but no UTF-8 text: the journal could not store it; make it "?"
+    data = json.loads(json.dumps(data, ensure_ascii=False).encode("utf-8", "replace"))
     found = data.get("hookSpecificOutput")
     specific: dict[str, Any] = found if isinstance(found, dict) else {}
     context = specific.get("additionalContext")

@@ -62,6 +62,15 @@ class TestAnswers:
         """On exit 0, JSON on stdout decides as in Claude Code."""
         assert hook(tmp_path, say(output))(pre(tmp_path)) == decision
 
+    def test_a_lone_surrogate_in_the_json_is_repaired(self, tmp_path: Path) -> None:
+        """A hook's reason spelling a lone surrogate ("\\ud800") comes back as UTF-8 text a journal can store."""
+        decision = hook(tmp_path, 'cat > /dev/null\necho \'{"decision": "block", "reason": "no \\ud800"}\'\n')(
+            pre(tmp_path)
+        )
+        assert decision == Deny("no ?")
+        assert isinstance(decision, Deny)
+        decision.reason.encode("utf-8")
+
     def test_system_message_is_a_notice(self, tmp_path: Path) -> None:
         """A systemMessage is shown, not a decision."""
         command = hook(tmp_path, say({"systemMessage": "fyi"}))
