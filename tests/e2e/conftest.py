@@ -100,16 +100,21 @@ def agentfsm(fake: FakeAnthropic, project: Path) -> Runner:
 
     def run(*args: str, input: str | None = None, env: dict[str, str] | None = None, timeout: float = 30) -> Run:
         environment = env if env is not None else base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
-        done = subprocess.run(
-            [str(AGENTFSM), *args],
-            cwd=project,
-            env=environment,
-            text=True,
-            timeout=timeout,
-            input=input,
-            stdin=None if input is not None else subprocess.DEVNULL,
-            capture_output=True,
-        )
-        return Run(done.returncode, done.stdout, done.stderr)
+        return run_agentfsm(project, environment, *args, input=input, timeout=timeout)
 
     return run
+
+
+def run_agentfsm(project: Path, env: dict[str, str], *args: str, input: str | None = None, timeout: float = 60) -> Run:
+    """The installed command run once in *project* with exactly *env*, stdin closed unless *input* is given."""
+    done = subprocess.run(
+        [str(AGENTFSM), *args],
+        cwd=project,
+        env=env,
+        text=True,
+        timeout=timeout,
+        input=input,
+        stdin=None if input is not None else subprocess.DEVNULL,
+        capture_output=True,
+    )
+    return Run(done.returncode, done.stdout, done.stderr)

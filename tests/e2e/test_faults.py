@@ -14,7 +14,6 @@ import io
 import json
 import re
 import socket
-import subprocess
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -27,7 +26,7 @@ from fsm.cli import sessions
 from fsm.cli.app import build_parser
 from fsm.model.reply import CUT_CALL
 from fsm.testing import text, text_reply, tool_reply, tool_use
-from tests.e2e.conftest import AGENTFSM, Run, base_env
+from tests.e2e.conftest import Run, base_env, run_agentfsm
 from tests.e2e.fake_server import FakeAnthropic, Hang, Raw, Recorded, Status
 
 BASE_URL_HINT = "check ANTHROPIC_BASE_URL"
@@ -393,16 +392,7 @@ def _play(scenario: Scenario, root: Path, output: str = "json") -> Outcome:
         env = base_env(ANTHROPIC_BASE_URL=url, ANTHROPIC_API_KEY="test")
 
         def agentfsm(*args: str) -> Run:
-            done = subprocess.run(
-                [str(AGENTFSM), *args],
-                cwd=project,
-                env=env,
-                text=True,
-                timeout=60,
-                stdin=subprocess.DEVNULL,
-                capture_output=True,
-            )
-            return Run(done.returncode, done.stdout, done.stderr)
+            return run_agentfsm(project, env, *args)
 
         run = agentfsm("-p", "do the thing", "--output-format", output, *scenario.args)
         requests = list(fake.messages_requests)

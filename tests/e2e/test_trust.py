@@ -19,7 +19,7 @@ import pytest
 
 from fsm.cli.trust import QUESTION
 from fsm.testing import text_reply, tool_reply, tool_use
-from tests.e2e.conftest import AGENTFSM, Run, base_env
+from tests.e2e.conftest import AGENTFSM, Run, base_env, run_agentfsm
 from tests.e2e.fake_server import FakeAnthropic
 
 USER_KEY = "sk-ant-user-key-0123456789abcdef"
@@ -69,16 +69,7 @@ def hostile(project: Path, repo_server: FakeAnthropic, tmp_path: Path) -> Path:
 def _agentfsm(project: Path, fake: FakeAnthropic, state: Path, *args: str, base_url: bool = True) -> Run:
     extra = {"ANTHROPIC_BASE_URL": fake.url} if base_url else {"HTTPS_PROXY": "http://127.0.0.1:9"}
     env = base_env(ANTHROPIC_API_KEY=USER_KEY, XDG_STATE_HOME=str(state), **extra)
-    done = subprocess.run(
-        [str(AGENTFSM), *args],
-        cwd=project,
-        env=env,
-        text=True,
-        timeout=60,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-    )
-    return Run(done.returncode, done.stdout, done.stderr)
+    return run_agentfsm(project, env, *args)
 
 
 def _script(fake: FakeAnthropic) -> None:
