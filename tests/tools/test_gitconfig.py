@@ -63,7 +63,7 @@ ATTACKS = [
     pytest.param("core.pager", "script -qec 'git log -1' /dev/null", marks=pytest.mark.e2e),  # a pseudo-terminal
     pytest.param("pager.log", "script -qec 'git log -1' /dev/null", marks=pytest.mark.e2e),
     ("alias.st", "git st"),
-    ("core.sshCommand", "git ls-remote ssh://example.invalid/x"),
+    ("core.sshCommand", "git ls-remote ssh://127.0.0.1:1/x"),
 ]
 
 
@@ -77,6 +77,11 @@ class TestNeutralised:
         if command.startswith("script") and shutil.which("script") is None:
             pytest.skip("script (util-linux) is not installed")
         value = f"!{tmp_path / 'payload.sh'}" if key.startswith("alias.") else str(tmp_path / "payload.sh")
+        if key == "core.sshCommand":  # git waits for the "remote" to speak: this payload exits instead of echoing stdin
+            quick = tmp_path / "payload-exit.sh"
+            quick.write_text(f'#!/bin/sh\necho "ran $0 $*" >> {sentinel}\nexit 1\n')
+            quick.chmod(0o755)
+            value = str(quick)
         subprocess.run(["git", "config", key, value], cwd=workspace.root, check=True)
         _bash(workspace, command)
         assert sentinel.exists(), f"the attack did not run even trusted: {key} / {command}"
