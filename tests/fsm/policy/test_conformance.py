@@ -18,7 +18,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.fsm.policy.conformance import effect, holdout_cases, measure, record, template
+from tests.fsm.policy.conformance import effect, holdout2_cases, holdout_cases, measure, record, template
 from tests.fsm.policy.conformance.cases import CASES
 
 CORPUS = measure.load(measure.CORPUS)
@@ -74,6 +74,32 @@ class TestHoldout:
         assert [c["id"] for c in holdout if {k: c[k] for k in defined[c["id"]]} != defined[c["id"]]] == []
         main = {_key(c) for c in CORPUS}
         assert not [c["id"] for c in holdout if _key(c) in main]
+
+    def test_the_second_holdout_is_recorded_complete_and_apart(self) -> None:
+        """holdout2.jsonl holds each case of holdout2_cases.py once, as defined, with Claude Code's verdict, its
+        message and version, and no case of the main corpus or the first hold-out (nor one twice). Only that:
+        agentfsm's verdicts on it are measured (``measure --holdout2``), never asserted, so it stays unseen."""
+        holdout2 = measure.load(measure.HOLDOUT2)
+        assert [c["id"] for c in holdout2] == [c["id"] for c in holdout2_cases.CASES]
+        for case in holdout2:
+            assert case["verdict"] in VERDICTS, case["id"]
+            assert case["message"] and case["claude_code"].startswith("2."), case["id"]
+        defined = {c["id"]: c for c in holdout2_cases.CASES}
+        assert [c["id"] for c in holdout2 if {k: c[k] for k in defined[c["id"]]} != defined[c["id"]]] == []
+        keys = [_key(c) for c in holdout2]
+        assert len(keys) == len(set(keys))
+        seen = {_key(c) for c in [*CORPUS, *measure.load(measure.HOLDOUT)]}
+        assert not [c["id"] for c in holdout2 if _key(c) in seen]
+
+    def test_the_second_holdout_is_broad(self) -> None:
+        """About 150 hostile commands and more, in the three common modes, with all three verdicts, Write/Edit
+        calls, and at least 20 everyday safe commands."""
+        holdout2 = measure.load(measure.HOLDOUT2)
+        assert len({c["command"] for c in holdout2 if c["tool"] == "Bash" and not c["safe"]}) >= 150
+        assert {"default", "acceptEdits", "bypassPermissions"} <= {c["mode"] for c in holdout2}
+        assert set(Counter(c["verdict"] for c in holdout2)) == VERDICTS
+        assert {c["tool"] for c in holdout2} == {"Bash", "Write", "Edit"}
+        assert sum(1 for c in holdout2 if c["safe"] and c["tool"] == "Bash") >= 20
 
 
 LOOSER_ON_PURPOSE = {

@@ -6,8 +6,8 @@ workspace built by ``template.build``. :func:`compare` sorts every case into ``s
 ``looser`` (agentfsm allows what Claude Code asks about or denies: never acceptable), ``stricter``
 (agentfsm asks or denies what Claude Code allows: acceptable only when ``stricter.txt`` gives the reason)
 or ``other`` (both refuse to run it unasked, one asking, the other denying). ``--holdout`` measures the
-hold-out corpus; ``--effects`` runs each looser command in a jail (``effect.py``) and says what it did, so the
-looser cases with a real effect are counted.
+hold-out corpus, ``--holdout2`` the second one; ``--effects`` runs each looser command in a jail (``effect.py``)
+and says what it did, so the looser cases with a real effect are counted.
 """
 
 from __future__ import annotations
@@ -26,11 +26,12 @@ from fsm.policy import Policy, Verdict, load_settings
 from tests.fsm.policy.conformance import template
 from tools import Workspace
 
-__all__ = ["CORPUS", "HOLDOUT", "STRICTER", "Outcome", "compare", "judge", "load", "main", "stricter_list"]
+__all__ = ["CORPUS", "HOLDOUT", "HOLDOUT2", "STRICTER", "Outcome", "compare", "judge", "load", "main", "stricter_list"]
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE / "corpus.jsonl"
 HOLDOUT = HERE / "holdout.jsonl"
+HOLDOUT2 = HERE / "holdout2.jsonl"
 STRICTER = HERE / "stricter.txt"
 _TOOLS = {"Bash": "bash", "Write": "write_file", "Edit": "edit_file"}
 
@@ -122,6 +123,7 @@ def _show(outcome: Outcome) -> str:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--holdout", action="store_true", help="measure the hold-out corpus")
+    parser.add_argument("--holdout2", action="store_true", help="measure the second hold-out corpus")
     parser.add_argument("--show", default="looser", help="which kinds to list: looser,stricter,other,same")
     parser.add_argument("--effects", action="store_true", help="run each looser case in a jail and say what it did")
     parser.add_argument(
@@ -130,7 +132,7 @@ def main(argv: list[str] | None = None) -> int:
         help="print stricter.txt's lines for today's policy: the listed reason, else agentfsm's own (to review)",
     )
     args = parser.parse_args(argv)
-    path = HOLDOUT if args.holdout else CORPUS
+    path = HOLDOUT2 if args.holdout2 else HOLDOUT if args.holdout else CORPUS
     if not path.exists():
         print(f"measure: {path} does not exist; record it first (python -m tests.fsm.policy.conformance.record)")
         return 2

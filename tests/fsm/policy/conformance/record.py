@@ -15,7 +15,8 @@ the Bash tool gets a short text answer all the same.
 
 Commands Claude Code allows really run, so every case is harmless by construction (sentinel files, a
 look-alike ``scripts/git``), and the bubblewrap jail holds even if one is not. Writes the cases with
-``verdict``, ``message`` and ``claude_code`` (the version) to ``corpus.jsonl`` (``--holdout``: ``holdout.jsonl``).
+``verdict``, ``message`` and ``claude_code`` (the version) to ``corpus.jsonl`` (``--holdout``: ``holdout.jsonl``,
+``--holdout2``: ``holdout2.jsonl``).
 """
 
 from __future__ import annotations
@@ -224,6 +225,7 @@ def record(cases: list[dict[str, Any]], binary: str, version: str, base: Path) -
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--holdout", action="store_true", help="record the hold-out corpus instead of the main one")
+    parser.add_argument("--holdout2", action="store_true", help="record the second hold-out corpus")
     parser.add_argument("--only", default="", help="record only the cases whose id starts with this")
     parser.add_argument("--missing", action="store_true", help="record only the cases the output does not hold yet")
     parser.add_argument("--out", help="write here instead of corpus.jsonl / holdout.jsonl")
@@ -232,11 +234,14 @@ def main(argv: list[str] | None = None) -> int:
     if binary is None:
         print("record: claude is not installed (npm install @anthropic-ai/claude-code, or set CLAUDE_BIN)")
         return 2
-    if args.holdout:
+    if args.holdout2:
+        from tests.fsm.policy.conformance.holdout2_cases import CASES
+    elif args.holdout:
         from tests.fsm.policy.conformance.holdout_cases import CASES
     else:
         from tests.fsm.policy.conformance.cases import CASES
-    out = Path(args.out) if args.out else HERE / ("holdout.jsonl" if args.holdout else "corpus.jsonl")
+    name = "holdout2.jsonl" if args.holdout2 else "holdout.jsonl" if args.holdout else "corpus.jsonl"
+    out = Path(args.out) if args.out else HERE / name
     previous = {}
     if out.exists():
         previous = {c["id"]: c for c in map(json.loads, out.read_text().splitlines()) if c}
