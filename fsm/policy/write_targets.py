@@ -86,6 +86,7 @@ _VALUED = {
     "sed": {"-e", "-f", "-l", "--expression", "--file", "--line-length"},
     "perl": {"-e", "-E", "-M", "-m", "-I"},
 }
+_ARCHIVERS = frozenset({"tar", "gtar", "bsdtar", "unzip"})
 _GIT_GLOBAL_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
 _GIT_CONFIG_WRITES = frozenset(
     {"--unset", "--unset-all", "--add", "--replace-all", "--rename-section", "--remove-section", "-e", "--edit"}
@@ -126,9 +127,27 @@ def write_targets(simple: SimpleCommand, *, git_config: GitConfig) -> Iterator[T
             yield from (Target(w) for w in _split(args, {"-f", "-s", "-w"})[1][1:2])
     elif name == "git":
         yield from _git_targets(args, dict(a.split("=", 1) for a in simple.assignments if "=" in a), git_config)
+    elif name in _ARCHIVERS:
+        yield from _extract_targets(name, args)
     for word in args if name in _COPIERS | _OPERAND_WRITERS | _EDITORS else ():
         if "$" in word.replace("$HOME", "").replace("${HOME}", "") or "`" in word:
             yield Target(None)
+
+
+def _extract_targets(name: str, args: tuple[str, ...]) -> Iterator[Target]:
+    """The directory an archive is extracted into, as a whole tree: what the archive holds is not known before it
+    runs, so a directory holding protected entries (the workspace root, ``.git``) counts."""
+    if name == "unzip":
+        if not any(a in ("-l", "-v", "-t", "-Z") for a in args):
+            yield Target(next(iter(_values(args, ("-d",))), "."), recursive=True)
+        return
+    first = args[0] if args else ""
+    old_style = bool(first) and not first.startswith("-") and "x" in first  # tar xf a.tar
+    extracting = old_style or any(
+        a in ("--extract", "--get") or (a.startswith("-") and not a.startswith("--") and "x" in a[1:]) for a in args
+    )
+    if extracting:
+        yield Target(next(iter(_values(args, ("-C", "--directory"))), "."), recursive=True)
 
 
 def _values(args: Sequence[str], names: Sequence[str]) -> list[str]:
@@ -196,7 +215,7 @@ def _git_targets(args: tuple[str, ...], env: dict[str, str], git_config: GitConf
         return
     config = os.path.join(here, git_dir, "config") if git_dir else git_config(here)
     if sub == "config":
-        yield from _git_config_targets(rest, config, os.path.dirname(config), env)
+        yield from _git_config_targets(rest, config, os.path.dirname(config), env, here)
     elif sub == "init":
         _, operands = _split(rest, {"--template", "-b", "--initial-branch", "--separate-git-dir", "--object-format"})
         yield Target(os.path.join(here, operands[0] if operands else ".", ".git", "config"))
@@ -210,7 +229,9 @@ def _git_targets(args: tuple[str, ...], env: dict[str, str], git_config: GitConf
             yield Target(os.path.join(here, ".gitmodules"))
 
 
-def _git_config_targets(rest: tuple[str, ...], config: str, git_dir: str, env: dict[str, str]) -> Iterator[Target]:
+def _git_config_targets(
+    rest: tuple[str, ...], config: str, git_dir: str, env: dict[str, str], here: str
+) -> Iterator[Target]:
     options, operands = _split(rest, _GIT_CONFIG_VALUED)
     if operands[:1] and operands[0] in ("get", "list"):
         return
@@ -223,7 +244,7 @@ def _git_config_targets(rest: tuple[str, ...], config: str, git_dir: str, env: d
     named = next((rest[j + 1] for j, a in enumerate(rest[:-1]) if a in ("-f", "--file")), None)
     named = named or next((a.split("=", 1)[1] for a in rest if a.startswith("--file=")), None)
     if named is not None or "GIT_CONFIG" in env:
-        yield Target(named or env["GIT_CONFIG"])
+        yield Target(os.path.join(here, named) if named is not None else env["GIT_CONFIG"])  # --file is from -C
     elif "--global" in options:
         yield Target(env.get("GIT_CONFIG_GLOBAL", "~/.gitconfig"))
     elif "--system" in options:

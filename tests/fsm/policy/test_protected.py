@@ -98,6 +98,10 @@ WRITES = {
     "tee .git/{config,description}": ".git/config",
     "echo x > .git/conf*": ".git",  # a glob target is known only when it runs: the line names .git
     "echo x > .GIT/CONFIG": ".git/config",
+    "git -C .git config --file config core.pager x": ".git/config",  # --file is read from the -C directory
+    "tar -xf /tmp/x.tar -C .git": ".git",  # an archive may hold hooks/…: the directory extracted into counts
+    "tar --extract --file=x.tar --directory=.claude": ".claude",
+    "unzip -oq /tmp/x.zip -d .claude": ".claude",
     "echo x > sub/.git/config": ".git/config",
     "echo x > .git/modules/lib/config": ".git/config",
     "echo x > ../other/.claude/settings.json": ".claude",
@@ -124,6 +128,9 @@ WRITES = {
 """Commands that write a protected path, and the entry that protects it."""
 
 SAFE = [
+    "tar -tf x.tar",
+    "unzip -l x.zip",
+    "mkdir -p build && tar -xf x.tar -C build",
     "echo hi > out.txt",
     "cp notes.txt copy.txt",
     "cp -r src build",

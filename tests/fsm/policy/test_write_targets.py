@@ -40,7 +40,7 @@ class TestWriteTargets:
             ("git config a.b c", ["./CFG"]),
             ("git config --get a.b", []),
             ("git config --global a.b c", ["~/.gitconfig"]),
-            ("git -C sub config --file f a.b c", ["f"]),
+            ("git -C sub config --file f a.b c", ["./sub/f"]),  # git -C changes directory first
             ("git init repo", ["./repo/.git/config"]),
             ("git status", []),
             ("echo x > $F", [None]),
