@@ -36,8 +36,9 @@ _UNWRAP_VALUED = {
     "time": frozenset(),
     "nohup": frozenset(),
 }
-_FLAGS = frozenset({"-p", "--foreground", "--preserve-status", "-v", "--verbose"})
-"""The flags without a value of ``time`` (``-p``) and ``timeout``, which an allow rule sees through too."""
+_FLAGS = frozenset({"--foreground", "--preserve-status", "-v", "--verbose"})
+"""The flags without a value of ``timeout``, which an allow rule sees through too (not ``time -p`` nor ``--``:
+Claude Code asks about ``time -p git diff`` and ``nice -- git diff``)."""
 XARGS_VALUED = frozenset(
     {
         "-I",
@@ -102,7 +103,9 @@ def _plain_options(args: tuple[str, ...], valued: frozenset[str], *, attached: b
     """Whether every option before the first operand of *args* is one of *valued*, its value a separate word (or,
     with *attached*, joined to a short option: ``stdbuf -o0``)."""
     i = 0
-    while i < len(args) and args[i].startswith("-") and args[i] not in ("-", "--"):
+    while i < len(args) and args[i].startswith("-") and args[i] != "-":
+        if args[i] == "--":
+            return False
         if args[i] in valued:
             i += 2
         elif args[i] in _FLAGS or (attached and args[i][:2] in valued and not args[i].startswith("--")):

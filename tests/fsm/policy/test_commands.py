@@ -139,7 +139,9 @@ class TestAsWritten:
         ("line", "rule_text"),
         [
             ("timeout 5 nice -n 3 git diff", "git diff"),
-            ("time -p pytest -q", "pytest -q"),
+            ("time pytest -q", "pytest -q"),
+            ("time -p pytest -q", "time -p pytest -q"),  # Claude Code asks about time -p under a rule too
+            ("nice -- git diff", "nice -- git diff"),
             ("env A=1 git diff", "env A=1 git diff"),
             ("command git diff", "command git diff"),
             ("/usr/bin/timeout 5 git diff", "/usr/bin/timeout 5 git diff"),
