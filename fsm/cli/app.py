@@ -126,6 +126,8 @@ def main(argv: list[str] | None = None) -> int:
     if getattr(args, "verbose", False):  # our own modules only: transitions and httpx2 chatter at INFO is noise
         logging.getLogger("fsm").setLevel(logging.INFO)
         logging.getLogger("tools").setLevel(logging.INFO)
+    if getattr(args, "debug", None) is not None:
+        _debug_logging(args.debug)
     with signals_interrupt() as signals:
         status = _main(args)
         if signals.received is not None and argv is None:
@@ -133,6 +135,17 @@ def main(argv: list[str] | None = None) -> int:
             # ignored, rather than meet the default handlers during interpreter shutdown (exit -2).
             _flush_and_exit(status)
         return status
+
+
+def _debug_logging(spec: str) -> None:
+    """``-d/--debug [FILTER]``: our loggers at DEBUG on stderr, with the model calls' requests and retries
+    (``anthropic``); FILTER, a comma list of logger names, keeps only those (``!NAME`` drops one)."""
+    names = [n.strip() for n in spec.split(",") if n.strip() and spec != "all"]
+    kept = [n for n in names if not n.startswith("!")] or ["fsm", "tools", "anthropic"]
+    for name in kept:
+        logging.getLogger(name).setLevel(logging.DEBUG)
+    for name in (n[1:] for n in names if n.startswith("!")):
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def _visible(exc: Exception) -> str:

@@ -14,8 +14,10 @@ import uuid
 from collections.abc import Callable
 
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
+from fsm.model.aliases import ALIASES, EFFORTS, THINKING
 from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT
-from fsm.policy.modes import ALIASES, MODES
+from fsm.policy.modes import ALIASES as MODE_ALIASES
+from fsm.policy.modes import MODES
 from fsm.policy.settings import SOURCES
 
 __all__ = [
@@ -32,7 +34,7 @@ __all__ = [
     "version",
 ]
 
-PERMISSION_MODES = (*MODES, *ALIASES)
+PERMISSION_MODES = (*MODES, "auto", *MODE_ALIASES)
 OUTPUT_FORMATS = ("text", "json", "stream-json")
 DB_HELP = "the session journal (default: one per workspace, under $XDG_STATE_HOME/agentfsm or ~/.local/state/agentfsm)"
 
@@ -159,11 +161,11 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     resumed = "; with --resume/--continue it applies to the run this command's prompt starts"
     group.add_argument(
         "--max-turns",
-        type=int_flag("--max-turns", 1, MAX_TURNS),
+        type=int_flag("--max-turns", 1),
         default=None,
         metavar="N",
-        help=f"model calls allowed per agent per run (the root and each subagent), "
-        f"1..{MAX_TURNS} (default {MAX_TURNS}){resumed}",
+        help=f"model calls allowed per agent per run (the root and each subagent), at most {MAX_TURNS}: a "
+        f"larger N runs with {MAX_TURNS}, and the result says so (default {MAX_TURNS}){resumed}",
     )
     group.add_argument(
         "--max-model-calls",
@@ -191,7 +193,44 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
         help=f"max_tokens of each model call (default {DEFAULT_MAX_TOKENS})",
     )
     group.add_argument(
-        "--model", metavar="ID", help=f"model id (default: $MODEL_ID, else $ANTHROPIC_MODEL, else {DEFAULT_MODEL})"
+        "--model",
+        metavar="ID",
+        help=f"model id, or an alias ({', '.join(ALIASES)}; a [1m] suffix asks for the 1M context window) "
+        f"(default: $MODEL_ID, else $ANTHROPIC_MODEL, else {DEFAULT_MODEL})",
+    )
+    group.add_argument(
+        "--fallback-model",
+        metavar="MODEL",
+        help="comma list of models to try, in order, when the model is overloaded (529, after its retries) or "
+        "not found (404); the one that answers serves the rest of the process",
+    )
+    group.add_argument(
+        "--effort",
+        choices=EFFORTS,
+        metavar="LEVEL",
+        help=f"output_config.effort: {', '.join(EFFORTS)} (on the models that take it)",
+    )
+    group.add_argument(
+        "--thinking",
+        choices=THINKING,
+        metavar="MODE",
+        help="extended thinking: enabled (adaptive on models that think adaptively, else a token budget), "
+        "adaptive, disabled (default: no thinking parameter)",
+    )
+    group.add_argument(
+        "--max-thinking-tokens",
+        type=int_flag("--max-thinking-tokens", 0),
+        metavar="N",
+        help="thinking.budget_tokens on models that take a budget (0: thinking disabled); turns thinking on",
+    )
+    group.add_argument(
+        "--betas", nargs="+", action="extend", metavar="BETA", help="anthropic-beta headers for every request"
+    )
+    group.add_argument(
+        "--dangerously-skip-permissions",
+        action="store_true",
+        default=None,
+        help="--permission-mode bypassPermissions (refused as root unless IS_SANDBOX=1, as Claude Code does)",
     )
     group.add_argument("--cwd", metavar="DIR", help="the workspace directory (default: the current directory)")
     group.add_argument(
@@ -281,6 +320,32 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--verbose", action="store_true", help="progress lines on stderr")
     group.add_argument(
+        "-d",
+        "--debug",
+        nargs="?",
+        const="all",
+        default=None,
+        metavar="FILTER",
+        help="debug logging on stderr; FILTER: comma list of our logger names to keep (e.g. fsm.model,tools), "
+        "!NAME to drop one",
+    )
+    group.add_argument(
+        "--agent", metavar="NAME", help="run the root agent as the custom agent NAME: its prompt, tools and model"
+    )
+    group.add_argument(
+        "--bare",
+        action="store_true",
+        default=None,
+        help="minimal mode, as Claude Code's: no CLAUDE.md/AGENTS.md, no settings hooks, no .env; context comes "
+        "only from the flags (--system-prompt, --append-system-prompt, --settings, --agents, --add-dir)",
+    )
+    group.add_argument(
+        "--disable-slash-commands",
+        action="store_true",
+        default=None,
+        help="a prompt that starts with / is sent as it is (agentfsm has no skills or custom commands: it always is)",
+    )
+    group.add_argument(
         "--agents",
         metavar="JSON",
         help="custom subagents, as Claude Code takes them: "
@@ -314,7 +379,19 @@ def add_session_flags(parser: argparse.ArgumentParser) -> None:
         "--session-id", type=_uuid, metavar="UUID", help="the id of the new session (a UUID; default: a random one)"
     )
     group.add_argument("--session-db", metavar="PATH", help=DB_HELP)
-    group.add_argument("--no-session", action="store_true", help="do not journal this run")
+    group.add_argument("--no-session", "--no-session-persistence", action="store_true", help="do not journal this run")
+    group.add_argument(
+        "--fork-session",
+        action="store_true",
+        default=None,
+        help="with --resume/--continue: go on in a new session (a new id) that starts with the old one's history",
+    )
+    group.add_argument(
+        "--resume-session-at",
+        metavar="MESSAGE_ID",
+        help="with --resume: go on from the assistant message MESSAGE_ID (its stream-json message.id, msg_…), "
+        "in a new session forked there",
+    )
 
 
 def add_time_travel_flags(parser: argparse.ArgumentParser) -> None:

@@ -50,7 +50,7 @@ def run(options: RunOptions, agent: Agent, session: Session | None) -> int:
     for prompt in _prompts(options, agent, session_id):
         result = run_headless(agent, prompt, session_id=session_id, earlier=earlier)
         earlier = []
-        _write(result, agent, options.output.format, writer)
+        _write(result, agent, options.output.format, writer, notes=options.output.notes)
         status = max(status, result.exit_code)
         if result.terminal_reason == JOURNAL_ERROR:  # later prompts could not be journalled either
             break
@@ -173,11 +173,17 @@ def _prompts(options: RunOptions, agent: Agent, session_id: str) -> Iterator[str
     return iter([None])
 
 
-def _write(result: RunResult, agent: Agent, output_format: str, writer: StreamWriter) -> None:
+def _write(
+    result: RunResult, agent: Agent, output_format: str, writer: StreamWriter, *, notes: Sequence[str] = ()
+) -> None:
     """Write *result*: text, the final text on stdout (an error's message on stderr only); else the result
-    object. Then its errors, one line each on stderr."""
+    object, with *notes* (what the run was given other than it asked) under ``notes``. Then its errors, one
+    line each on stderr."""
     if output_format != "text":
-        writer.write(result.to_json())
+        data = result.to_json()
+        if notes:
+            data["notes"] = list(notes)
+        writer.write(data)
     else:
         shown = visible if sys.stdout.isatty() else str  # a terminal gets escapes; a pipe, the text as it is
         if result.resumed is not None and result.resumed["result"]:

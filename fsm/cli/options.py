@@ -22,6 +22,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+import attrs
 from attrs import Factory, field, frozen
 
 from fsm.cli import resolve
@@ -33,6 +34,7 @@ from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Positive
 from fsm.errors import ConfigError
+from fsm.model.aliases import RequestOptions
 from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from fsm.policy import command_hooks
 from fsm.policy.chain import default_hooks, deny_unattended
@@ -126,6 +128,9 @@ class ModelSetup:
     max_retries: int = field(default=DEFAULT_MAX_RETRIES, validator=Count(0, 10, "0..10", label="--max-retries"))
     credentials: Mapping[str, str] = field(factory=dict, repr=False)
     """The API key or token, taken out of the environment (so no tool's process inherits them)."""
+    request: RequestOptions = Factory(RequestOptions)
+    """Thinking, effort, beta headers and fallback models (``--thinking``, ``--effort``, ``--betas``,
+    ``--fallback-model``, a ``[1m]`` suffix)."""
 
     def build(self) -> Model:
         """The ``AnthropicModel`` this describes (``anthropic`` is imported only now).
@@ -144,6 +149,7 @@ class ModelSetup:
             timeout=self.timeout,
             max_retries=self.max_retries,
             credentials=dict(self.credentials),
+            options=self.request,
         )
 
 
@@ -163,10 +169,18 @@ class SessionChoice:
     at: int | None = None
     recorded: bool = False
     """``--recorded``: serve the replies the forked session got after :attr:`at` instead of calling the model."""
+    fork: bool = False
+    """``--fork-session``: the session resumed or continued goes on in a new one, its history copied."""
+    at_message: str | None = None
+    """``--resume-session-at``: the assistant message (its API id) the resumed session goes on from, forked."""
 
     def __attrs_post_init__(self) -> None:
         self._check_going_on()
         self._check_fork()
+        if self.fork and not self.resuming:
+            raise ConfigError("--fork-session needs --resume SESSION_ID or --continue")
+        if self.at_message is not None and not self.resume:
+            raise ConfigError("--resume-session-at needs --resume SESSION_ID")
 
     def _check_going_on(self) -> None:
         going_on = "--resume" if self.resume else "--continue" if self.continue_latest else None
@@ -202,6 +216,9 @@ class Output:
     """stream-json: a ``stream_event`` line per raw API stream event (``--include-partial-messages``)."""
     verbose: bool = False
     """Progress lines, and what was loaded, on stderr."""
+    notes: tuple[str, ...] = ()
+    """What the run was given other than it asked (``--max-turns 50 runs with 30``): in the result, and in one
+    ``--verbose`` line each."""
 
     def __attrs_post_init__(self) -> None:
         if self.stream_input and self.format != "stream-json":
@@ -242,7 +259,10 @@ class RunOptions:
         first = None if prompt is None else _first_prompt(prompt, output=output, resuming=_resuming(flags))
         root = resolve.workdir(flags.get("cwd"))
         tools = resolve.tool_names(flags.get("tools"))
-        mode = resolve.permission_mode(flags.get("permission_mode"))
+        skip = bool(flags.get("dangerously_skip_permissions"))
+        mode = resolve.permission_mode(flags.get("permission_mode"), skip=skip)
+        bare = bool(flags.get("bare"))
+        max_turns, notes = resolve.max_turns(flags.get("max_turns"))
         trust = resolve.trusted(root, flag=bool(flags.get("trust"))) is not None
         settings = resolve.settings(
             root,
@@ -254,24 +274,27 @@ class RunOptions:
             add_dir=flags.get("add_dir"),
         )
         sandbox = resolve.sandbox(settings, flag=flags.get("sandbox"))
-        files, agents = resolve.project(root, agents_json=flags.get("agents"))
+        files, agents = resolve.project(root, agents_json=flags.get("agents"), bare=bare)
+        persona = resolve.persona(agents, flags.get("agent"))
         system = resolve.system_prompt(
             root,
-            text=flags.get("system_prompt"),
+            text=flags.get("system_prompt") or (persona.prompt if persona else None),
             file=flags.get("system_prompt_file"),
             append=flags.get("append_system_prompt"),
             append_file=flags.get("append_system_prompt_file"),
         )
+        if persona is not None and tools is None:
+            tools = persona.tools
         agent = AgentSetup(
             root,
-            max_turns=flags.get("max_turns"),
+            max_turns=max_turns if max_turns is not None else (persona.max_turns if persona else None),
             max_model_calls=flags.get("max_model_calls"),
             max_budget_usd=flags.get("max_budget_usd"),
             max_parallel=flags.get("max_parallel"),
             max_tokens=flags.get("max_tokens", DEFAULT_MAX_TOKENS),
             tools=tools,
             permissions=Policy.from_settings(settings, mode=mode),
-            hooks=command_hooks.install(default_hooks(), settings, project=root),
+            hooks=default_hooks() if bare else command_hooks.install(default_hooks(), settings, project=root),
             sandbox=sandbox,
             system=system,
             context=context_text(files),
@@ -279,16 +302,26 @@ class RunOptions:
             ask_person=sys.stdin is not None and sys.stdin.isatty(),
         )
         resolve.apply_env(settings)
-        refused = resolve.load_env(trust=resolve.trusted(Path.cwd(), flag=bool(flags.get("trust"))) is not None)
+        env_trusted = resolve.trusted(Path.cwd(), flag=bool(flags.get("trust"))) is not None
+        refused = [] if bare else resolve.load_env(trust=env_trusted)
         if not trust:
             distrust(root)
         if ignored := [*settings.ignored, *([f".env ({', '.join(refused)})"] if refused else [])]:
             print(visible(resolve.untrusted_line(root, ignored)), file=sys.stderr, flush=True)
+        chosen, request = resolve.model(
+            flags.get("model") or (persona.model if persona else None),
+            fallback=flags.get("fallback_model"),
+            betas=flags.get("betas"),
+            thinking=flags.get("thinking"),
+            thinking_budget=flags.get("max_thinking_tokens"),
+            effort=flags.get("effort"),
+        )
         model = ModelSetup(
-            resolve.model_id(flags.get("model")),
+            chosen,
             timeout=flags.get("timeout", DEFAULT_TIMEOUT),
             max_retries=flags.get("max_retries", DEFAULT_MAX_RETRIES),
             credentials=take_secrets(),  # from here on no tool can find them in this process's environment
+            request=request,
         )
         session = SessionChoice(
             None if flags.get("no_session") else resolve.journal_path(flags.get("session_db"), root),
@@ -298,9 +331,12 @@ class RunOptions:
             fork_of=flags.get("session"),
             at=flags.get("at"),
             recorded=bool(flags.get("recorded")),
+            fork=bool(flags.get("fork_session")),
+            at_message=flags.get("resume_session_at"),
         )
+        output = attrs.evolve(output, notes=tuple(notes))
         if output.verbose:
-            for note in [*(f"note: {n}" for n in settings.notes), *resolve.project_notes(files, agents)]:
+            for note in [*(f"note: {n}" for n in (*settings.notes, *notes)), *resolve.project_notes(files, agents)]:
                 print(f"agentfsm: {visible(note)}", file=sys.stderr, flush=True)
         return cls(agent, model, session, output, first)
 

@@ -139,11 +139,47 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
         SystemExit: ``--help`` or ``--version`` (status 0), or a usage error, printed in one line (status 2).
     """
     parser = build_parser()
+    argv = _prompt_to_print(argv)
     _Parser.argv = list(argv)
     args = parser.parse_args(argv)
     if (stray := _stray_flag(args)) is not None:
         parser.error(stray)
     return args
+
+
+def _prompt_to_print(argv: list[str]) -> list[str]:
+    """*argv* with a prompt given apart from a bare ``-p`` moved to it, as Claude Code reads it: ``agentfsm "hi" -p``
+    and ``agentfsm -p --model X "hi"`` are ``agentfsm -p "hi" …``. Unchanged when ``-p`` has its prompt, when
+    there is no ``-p``, or when the first word is a command."""
+    prompt_at, bare_print = None, None
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--":
+            break
+        if token in ("-p", "--print"):
+            follows = argv[index + 1] if index + 1 < len(argv) else None
+            if follows is not None and not follows.startswith("-") and prompt_at is None:
+                return argv  # -p PROMPT: as it is
+            bare_print = index
+        elif token.startswith("-") and token != "-":
+            action = _Parser.top_options.get(token.split("=")[0])
+            if action is not None and "=" not in token and action.nargs not in (0, "?"):
+                index += 1  # the flag's value is not the prompt
+            elif action is not None and action.nargs == "?" and "=" not in token:
+                follows = argv[index + 1] if index + 1 < len(argv) else None
+                if follows is not None and not follows.startswith("-") and follows not in _Parser.commands:
+                    index += 1
+        elif prompt_at is None:
+            if token in _Parser.commands:
+                return argv
+            prompt_at = index
+        index += 1
+    if prompt_at is None or bare_print is None:
+        return argv
+    moved = [t for i, t in enumerate(argv) if i != prompt_at]
+    at = bare_print if bare_print < prompt_at else bare_print - 1
+    return [*moved[: at + 1], argv[prompt_at], *moved[at + 1 :]]
 
 
 def _share_top_level_flags(parser: argparse.ArgumentParser, sub: Any) -> None:

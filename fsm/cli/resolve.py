@@ -27,8 +27,10 @@ from typing import Any
 from fsm.cli.flags import PERMISSION_MODES
 from fsm.core.context import MAX_CHARS, ContextFile, load_context
 from fsm.core.prompts import compose, parent_system
+from fsm.core.records import MAX_TURNS
 from fsm.core.subagents import AgentDefinition, definitions_from_json, load_definitions
-from fsm.errors import ConfigError
+from fsm.errors import AgentfsmError, ConfigError
+from fsm.model.aliases import RequestOptions, resolve_model
 from fsm.model.anthropic import DEFAULT_MODEL
 from fsm.policy.modes import resolve_mode
 from fsm.policy.rules import TOOL_NAMES, Rule, RuleError, parse_rule, split_rules
@@ -43,8 +45,11 @@ __all__ = [
     "apply_env",
     "journal_path",
     "load_env",
+    "max_turns",
+    "model",
     "model_id",
     "permission_mode",
+    "persona",
     "project",
     "project_notes",
     "sandbox",
@@ -78,11 +83,29 @@ def tool_names(text: str | None) -> tuple[str, ...] | None:
     return tuple(n for n in REGISTRY if n in chosen)
 
 
-def permission_mode(text: str | None) -> str | None:
-    """``--permission-mode`` in our words (the aliases resolved); None when not given."""
+AUTO_MODE = "default"
+"""What ``--permission-mode auto`` runs as. Claude Code's auto mode lets a classifier model approve or deny what
+would ask; agentfsm has no classifier, so it fails closed: the rules and the mode's defaults decide, and what would
+ask is asked at a terminal and denied headless."""
+SKIP_AS_ROOT = "--dangerously-skip-permissions cannot be used with root/sudo privileges for security reasons"
+"""Claude Code's words, when ``--dangerously-skip-permissions`` is given as root without ``IS_SANDBOX=1``."""
+
+
+def permission_mode(text: str | None, *, skip: bool = False) -> str | None:
+    """``--permission-mode`` in our words (the aliases resolved, ``auto`` as :data:`AUTO_MODE`); with *skip*
+    (``--dangerously-skip-permissions``), ``bypassPermissions``; None when neither is given.
+
+    Raises:
+        ConfigError: an unknown mode.
+        AgentfsmError: *skip* as root without ``IS_SANDBOX=1`` (exit 1, as Claude Code's).
+    """
+    if skip:
+        if hasattr(os, "geteuid") and os.geteuid() == 0 and os.environ.get("IS_SANDBOX") != "1":
+            raise AgentfsmError(SKIP_AS_ROOT)
+        return "bypassPermissions"
     if text is None:
         return None
-    mode = resolve_mode(text)
+    mode = AUTO_MODE if text == "auto" else resolve_mode(text)
     if mode is None:
         raise ConfigError(f"--permission-mode must be one of {', '.join(PERMISSION_MODES)} (got {text!r})")
     return mode
@@ -233,9 +256,33 @@ def system_prompt(
     return compose(base if base is not None else parent_system(Workspace(str(root))), extra or "")
 
 
-def project(root: Path, *, agents_json: str | None) -> tuple[list[ContextFile], dict[str, AgentDefinition]]:
-    """The context files and the subagent definitions of a run in *root*: ``--agents`` JSON wins over the
-    project's ``.claude/agents``, which win over the user's.
+def max_turns(value: int | None) -> tuple[int | None, list[str]]:
+    """``--max-turns`` as the run takes it: at most :data:`MAX_TURNS`, our cap (a larger value runs with it and a
+    note says so)."""
+    if value is None or value <= MAX_TURNS:
+        return value, []
+    return MAX_TURNS, [f"--max-turns {value} runs with {MAX_TURNS}, agentfsm's cap of model calls per agent per run"]
+
+
+def persona(agents: dict[str, AgentDefinition], name: str | None) -> AgentDefinition | None:
+    """``--agent NAME``: the custom agent the root runs as (None when not given).
+
+    Raises:
+        ConfigError: no custom agent has that name.
+    """
+    if name is None:
+        return None
+    if name not in agents:
+        known = ", ".join(sorted(agents)) or "none defined (.claude/agents/NAME.md, or --agents JSON)"
+        raise ConfigError(f"--agent: no custom agent {name!r} (custom agents: {known})")
+    return agents[name]
+
+
+def project(
+    root: Path, *, agents_json: str | None, bare: bool = False
+) -> tuple[list[ContextFile], dict[str, AgentDefinition]]:
+    """The context files (none when *bare*: ``--bare``) and the subagent definitions of a run in *root*:
+    ``--agents`` JSON wins over the project's ``.claude/agents``, which win over the user's.
 
     Raises:
         ConfigError: a definition file or the ``--agents`` JSON is not valid (the message names it).
@@ -243,7 +290,7 @@ def project(root: Path, *, agents_json: str | None) -> tuple[list[ContextFile], 
     agents = load_definitions(root)
     if agents_json:
         agents.update(definitions_from_json(agents_json))
-    return load_context(root), agents
+    return ([] if bare else load_context(root)), agents
 
 
 def project_notes(files: list[ContextFile], agents: dict[str, AgentDefinition]) -> list[str]:
@@ -290,6 +337,31 @@ def load_env(directory: Path | None = None, *, trust: bool = True) -> list[str]:
 def model_id(flag: str | None) -> str:
     """The model to use: *flag*, else ``MODEL_ID``, else ``ANTHROPIC_MODEL``, else ``DEFAULT_MODEL``."""
     return flag or os.environ.get("MODEL_ID") or os.environ.get("ANTHROPIC_MODEL") or DEFAULT_MODEL
+
+
+def model(
+    flag: str | None,
+    *,
+    fallback: str | None = None,
+    betas: list[str] | None = None,
+    thinking: str | None = None,
+    thinking_budget: int | None = None,
+    effort: str | None = None,
+) -> tuple[str, RequestOptions]:
+    """The model id to call (:func:`model_id`, an alias resolved: ``sonnet``, ``opus[1m]``) and what every request
+    adds: ``--fallback-model``'s models (a comma list, aliases resolved), ``--betas`` (comma or space separated)
+    with the ``[1m]`` suffix's, and the thinking flags."""
+    chosen = resolve_model(model_id(flag))
+    fallbacks = [resolve_model(n).id for n in (fallback or "").split(",") if n.strip()]
+    asked = [b.strip() for value in betas or [] for b in value.split(",") if b.strip()]
+    request = RequestOptions(
+        thinking=thinking,
+        thinking_budget=thinking_budget,
+        effort=effort,
+        betas=tuple(dict.fromkeys([*chosen.betas, *asked])),
+        fallback=tuple(fallbacks),
+    )
+    return chosen.id, request
 
 
 def journal_path(session_db: str | None, workspace: str | Path | None = None) -> Path:

@@ -91,16 +91,56 @@ def open_session(choice: SessionChoice, agent: Agent, *, limits: Mapping[str, An
         return agent, None
     if choice.fork_of is None and not choice.resuming:
         return agent, _start(choice, agent)
+    if choice.continue_latest and not _any_session(choice):  # as Claude Code: nothing to continue, start anew
+        return agent, _start(choice, agent)
     if not choice.journal.exists():
         raise ConfigError(_missing(choice))
     journal = Journal(choice.journal)
     try:
         if choice.fork_of is not None:
             return _fork(journal, choice.fork_of, choice.at, agent, limits)
+        if choice.fork or choice.at_message is not None:  # --fork-session, --resume-session-at
+            session_id = _going_on_from(journal, choice)
+            return _fork(journal, session_id, _seq_of(journal, session_id, choice.at_message), agent, limits)
         return _resume(journal, choice, agent, limits)
     except BaseException:
         journal.close()
         raise
+
+
+def _any_session(choice: SessionChoice) -> bool:
+    """Whether the journal holds a session to continue."""
+    if choice.journal is None or not choice.journal.exists():
+        return False
+    with Journal(choice.journal) as journal:
+        return journal.latest() is not None
+
+
+def _going_on_from(journal: Journal, choice: SessionChoice) -> str:
+    """The id of the session ``--resume ID`` (a prefix resolved) or ``--continue`` names."""
+    if choice.continue_latest:
+        latest = journal.latest()
+        assert latest is not None, "open_session starts a new session when there is none"
+        return latest.id
+    assert choice.resume is not None
+    return journal.find(choice.resume).id
+
+
+def _seq_of(journal: Journal, session_id: str, message_id: str | None) -> int | None:
+    """The seq of the transition that took the reply *message_id* (``--resume-session-at``); None: the last.
+
+    Raises:
+        ConfigError: no reply of the session has that id.
+    """
+    if message_id is None:
+        return None
+    for record in journal.records(session_id):
+        if record.reply is not None and record.reply.id == message_id:
+            return record.seq
+    raise ConfigError(
+        f"--resume-session-at: session {session_id} has no assistant message {message_id!r} "
+        "(give the message.id of one of its stream-json assistant messages)"
+    )
 
 
 def _missing(choice: SessionChoice) -> str:

@@ -30,6 +30,7 @@ from attrs import frozen
 
 from fsm.core.records import MAX_TURNS
 from fsm.errors import ConfigError
+from fsm.model.aliases import ALIASES, resolve_model
 from fsm.policy.rules import TOOL_NAMES
 from tools import BASE_TOOL_NAMES, REGISTRY, check_input
 from tools.task import GENERAL_PURPOSE
@@ -43,8 +44,9 @@ __all__ = [
     "task_problem",
 ]
 
-MODEL_ALIASES = {"sonnet": "claude-sonnet-4-5", "opus": "claude-opus-4-5", "haiku": "claude-haiku-4-5"}
-"""Claude Code's model aliases, as the ids we send; ``inherit`` (or none) keeps the parent's model."""
+MODEL_ALIASES = ALIASES
+"""Claude Code's model aliases, as the ids we send (:mod:`fsm.model.aliases`, the one table); ``inherit`` (or none)
+keeps the parent's model."""
 _KEYS = {"name", "description", "tools", "model", "maxTurns", "prompt", "color", "disallowedTools"}
 
 
@@ -106,7 +108,7 @@ def _definition(source: str, data: Mapping[str, Any], *, prompt: str, name: str 
     turns = data.get("maxTurns")
     if turns is not None and (isinstance(turns, bool) or not isinstance(turns, int) or not 1 <= turns <= MAX_TURNS):
         raise ConfigError(f"{source}: maxTurns must be 1..{MAX_TURNS} (got {turns!r})")
-    resolved = None if model in (None, "inherit") else MODEL_ALIASES.get(str(model), str(model))
+    resolved = None if model in (None, "inherit") else resolve_model(str(model)).id
     return AgentDefinition(
         name.strip(), description.strip(), prompt.strip(), _tools(source, data.get("tools")), resolved, turns, source
     )

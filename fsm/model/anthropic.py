@@ -41,6 +41,7 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fsm.errors import ModelError
+from fsm.model.aliases import RequestOptions
 from fsm.model.protocol import OnEvent
 from fsm.model.reply import Reply, without_surrogates
 
@@ -149,6 +150,10 @@ class AnthropicModel:
         sleep: how to wait (tests pass a fake).
         credentials: ``ANTHROPIC_*`` credential variables taken from the environment at startup
             (``tools.secrets.take_secrets``); the client gets them as arguments.
+        options: thinking, effort, beta headers and fallback models for every request
+            (:class:`~fsm.model.aliases.RequestOptions`). When the model is overloaded (529, its retries spent)
+            or not found (404), the same request goes to each fallback model in turn, and the one that answers
+            stays this model's for the calls after (one line to ``on_retry`` says so).
     """
 
     def __init__(
@@ -161,6 +166,7 @@ class AnthropicModel:
         on_retry: Callable[[str], None] | None = None,
         sleep: Callable[[float], None] = time.sleep,
         credentials: Mapping[str, str] | None = None,
+        options: RequestOptions | None = None,
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0 (got {max_retries})")
@@ -174,11 +180,17 @@ class AnthropicModel:
         self._sdk: Any = None
         self._sleep = sleep
         self._credentials = dict(credentials or {})
+        self.options = options or RequestOptions()
 
     def with_model(self, model: str) -> AnthropicModel:
         """The same client and settings, calling *model* (a custom subagent's)."""
         other = AnthropicModel(
-            model, max_retries=self.max_retries, timeout=self.timeout, on_retry=self.on_retry, sleep=self._sleep
+            model,
+            max_retries=self.max_retries,
+            timeout=self.timeout,
+            on_retry=self.on_retry,
+            sleep=self._sleep,
+            options=self.options,
         )
         other._client, other._sdk = self._client, self._sdk_client()
         return other
@@ -226,7 +238,7 @@ class AnthropicModel:
         Raises:
             ModelError: the call failed for good, or the reply is malformed; nothing else.
         """
-        return self._call(self._request(system, messages, tools, max_tokens), self._attempt)
+        return self._call(functools.partial(self._request, system, messages, tools, max_tokens), self._attempt)
 
     def stream(
         self,
@@ -243,21 +255,50 @@ class AnthropicModel:
             ModelError: the call failed for good, the stream broke off, or the reply is malformed; nothing else
                 (what *on_event* raises passes through).
         """
-        request = {**self._request(system, messages, tools, max_tokens), "stream": True}
+
+        def request(model: str) -> dict[str, Any]:
+            return {**self._request(system, messages, tools, max_tokens, model), "stream": True}
+
         return self._call(request, functools.partial(self._attempt_stream, on_event=on_event))
 
     def _request(
-        self, system: str, messages: list[dict[str, Any]], tools: list[dict[str, Any]], max_tokens: int
+        self,
+        system: str,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]],
+        max_tokens: int,
+        model: str | None = None,
     ) -> dict[str, Any]:
-        return {
-            "model": self.model,
+        model = model or self.model
+        params, betas = self.options.params(model, max_tokens)
+        request: dict[str, Any] = {
+            "model": model,
             "system": [{"type": "text", "text": system, "cache_control": _CACHE}],
             "messages": with_cache_breakpoint(messages),
             "tools": tools,
             "max_tokens": max_tokens,
         }
+        if params:
+            request["extra_body"] = params
+        if betas:
+            request["extra_headers"] = {"anthropic-beta": ",".join(betas)}
+        return request
 
-    def _call(self, request: dict[str, Any], attempt_once: Callable[[dict[str, Any]], Reply]) -> Reply:
+    def _call(self, build: Callable[[str], dict[str, Any]], attempt_once: Callable[[dict[str, Any]], Reply]) -> Reply:
+        """The request *build* makes for this model, then for each fallback model while the one before is
+        overloaded or not found (:meth:`_call_one`)."""
+        fallbacks = [m for m in self.options.fallback if m != self.model]
+        while True:
+            try:
+                return self._call_one(build(self.model), attempt_once)
+            except ModelError as exc:
+                if exc.status_code not in (404, 529) or not fallbacks:
+                    raise
+                if self.on_retry is not None:
+                    self.on_retry(f"{self.model} answered {exc.status_code}; falling back to {fallbacks[0]}")
+                self.model = fallbacks.pop(0)
+
+    def _call_one(self, request: dict[str, Any], attempt_once: Callable[[dict[str, Any]], Reply]) -> Reply:
         """*attempt_once* until it returns, fails for good, or the attempts are spent."""
         attempts = self.max_retries + 1
         for attempt in range(1, attempts + 1):

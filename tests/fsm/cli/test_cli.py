@@ -55,8 +55,8 @@ class TestUsage:
     @pytest.mark.parametrize(
         ("argv", "line"),
         [
-            (["-p", "hi", "--max-turns", "45"], "agentfsm: --max-turns must be 1..30 (got 45)"),
-            (["run", "hi", "--max-turns", "many"], "agentfsm: --max-turns must be 1..30 (got 'many')"),
+            (["-p", "hi", "--max-turns", "0"], "agentfsm: --max-turns must be an integer >= 1 (got 0)"),
+            (["run", "hi", "--max-turns", "many"], "agentfsm: --max-turns must be an integer >= 1 (got 'many')"),
             (
                 ["-p", "hi", "--output-format", "xml"],
                 "agentfsm: argument --output-format: invalid choice: 'xml' (choose from 'text', 'json', 'stream-json')",

@@ -425,12 +425,12 @@ class TestHandMade:
     @pytest.mark.parametrize(
         ("fields", "message"),
         [
-            ({"max_turns": 45}, "--max-turns must be 1..30 (got 45)"),
+            ({"max_turns": 0}, "--max-turns must be 1..30 (got 0)"),
             ({"max_tokens": 0}, "--max-tokens must be an integer >= 1 (got 0)"),
             (
                 {"permission_mode": "sometimes"},
                 "--permission-mode must be one of default, acceptEdits, plan, dontAsk, "
-                "bypassPermissions, deny, allow (got 'sometimes')",
+                "bypassPermissions, auto, deny, allow (got 'sometimes')",
             ),
         ],
     )

@@ -73,10 +73,10 @@ class TestOpenSession:
         )
 
     def test_nothing_to_go_on_with(self, tmp_path: Path) -> None:
-        """--continue or --resume without a journal is a ConfigError and creates no file; an empty one too."""
+        """--resume without a journal is a ConfigError and creates no file; --continue with no session starts a
+        new one, as Claude Code does."""
         path = default_path(tmp_path)
         for choice, message in [
-            (SessionChoice(path, continue_latest=True), f"nothing to continue: {path} does not exist yet"),
             (SessionChoice(path, resume="abc"), f"nothing to resume: {path} does not exist yet"),
             (SessionChoice(path, fork_of="abc"), f"no session 'abc': {path} does not exist yet"),
         ]:
@@ -84,10 +84,11 @@ class TestOpenSession:
                 open_session(choice, fresh(tmp_path), limits={})
             assert str(caught.value) == message
         assert not path.exists()
-        Journal(path).close()
-        with pytest.raises(ConfigError) as caught:
-            open_session(SessionChoice(path, continue_latest=True), fresh(tmp_path), limits={})
-        assert str(caught.value) == f"nothing to continue: no session in {path}; start one with agentfsm -p PROMPT"
+        agent = fresh(tmp_path)
+        started, session = open_session(SessionChoice(path, continue_latest=True), agent, limits={})
+        assert started is agent and session is not None and not session.resumed
+        session.close()
+        assert path.exists()
 
     def test_continue_resumes_the_latest_session(self, tmp_path: Path) -> None:
         """--continue picks the most recently active session and rebuilds its agent like the given one."""

@@ -33,7 +33,7 @@ class TestParseDefinition:
             "Reviews code.",
             "You review code carefully.",
             ("read_file", "glob"),
-            "claude-haiku-4-5",
+            "claude-haiku-4-5-20251001",
             3,
             "r.md",
         )
