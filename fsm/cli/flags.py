@@ -140,6 +140,12 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
         "session (needs --output-format stream-json)",
     )
     parser.add_argument(
+        "--json-schema",
+        metavar="SCHEMA",
+        help="a JSON Schema (JSON text) the final answer must match: the answer is JSON, checked, sent back to the "
+        "model when it does not match, and the result holds it as structured_output",
+    )
+    parser.add_argument(
         "--no-transition-events",
         dest="transition_events",
         action="store_false",

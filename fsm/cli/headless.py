@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING, Any
+
+import attrs
 
 from fsm.cli.result import JOURNAL_ERROR, Ending, RunResult, result_text, summarize
 from fsm.cli.signals import signal_name
@@ -50,7 +52,10 @@ def run(options: RunOptions, agent: Agent, session: Session | None) -> int:
     for prompt in _prompts(options, agent, session_id):
         result = run_headless(agent, prompt, session_id=session_id, earlier=earlier)
         earlier = []
-        _write(result, agent, options.output.format, writer, notes=options.output.notes)
+        data: dict[str, Any] = {"notes": list(options.output.notes)} if options.output.notes else {}
+        if options.output.json_schema is not None:
+            result, data["structured_output"] = _structured(result, options.output.json_schema)
+        _write(result, agent, options.output.format, writer, extra=data)
         status = max(status, result.exit_code)
         if result.terminal_reason == JOURNAL_ERROR:  # later prompts could not be journalled either
             break
@@ -173,17 +178,25 @@ def _prompts(options: RunOptions, agent: Agent, session_id: str) -> Iterator[str
     return iter([None])
 
 
+def _structured(result: RunResult, schema: Mapping[str, Any]) -> tuple[RunResult, Any]:
+    """``--json-schema``: *result*, an error when a successful run's answer does not match *schema*
+    (``error_max_structured_output_retries``, as Claude Code's), and the answer's JSON value (None without one)."""
+    from fsm.cli.structured import structured
+
+    value, problem = structured(result.result, schema)
+    if problem is None or result.is_error:
+        return result, value
+    return attrs.evolve(result, subtype="error_max_structured_output_retries", errors=[*result.errors, problem]), None
+
+
 def _write(
-    result: RunResult, agent: Agent, output_format: str, writer: StreamWriter, *, notes: Sequence[str] = ()
+    result: RunResult, agent: Agent, output_format: str, writer: StreamWriter, *, extra: Mapping[str, Any]
 ) -> None:
     """Write *result*: text, the final text on stdout (an error's message on stderr only); else the result
-    object, with *notes* (what the run was given other than it asked) under ``notes``. Then its errors, one
-    line each on stderr."""
+    object, with *extra*'s keys (``notes``: what the run was given other than it asked; ``structured_output``).
+    Then its errors, one line each on stderr."""
     if output_format != "text":
-        data = result.to_json()
-        if notes:
-            data["notes"] = list(notes)
-        writer.write(data)
+        writer.write({**result.to_json(), **extra})
     else:
         shown = visible if sys.stdout.isatty() else str  # a terminal gets escapes; a pipe, the text as it is
         if result.resumed is not None and result.resumed["result"]:

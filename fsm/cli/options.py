@@ -25,11 +25,13 @@ from typing import TYPE_CHECKING, Any, Literal
 import attrs
 from attrs import Factory, field, frozen
 
-from fsm.cli import resolve
+from fsm.cli import resolve, structured
 from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT, read_prompt, stream_stdin
+from fsm.cli.structured import instructions
 from fsm.core.context import context_text
 from fsm.core.lines import visible
 from fsm.core.options import AgentOptions
+from fsm.core.prompts import compose, parent_system
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Positive
@@ -40,6 +42,7 @@ from fsm.policy import command_hooks
 from fsm.policy.chain import default_hooks, deny_unattended
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
+from tools import Workspace
 from tools.sandbox import Sandbox
 from tools.secrets import distrust, take_secrets
 
@@ -216,6 +219,8 @@ class Output:
     """stream-json: a ``stream_event`` line per raw API stream event (``--include-partial-messages``)."""
     verbose: bool = False
     """Progress lines, and what was loaded, on stderr."""
+    json_schema: Mapping[str, Any] | None = None
+    """``--json-schema``: the schema the final answer must match (``structured_output`` in the result)."""
     notes: tuple[str, ...] = ()
     """What the run was given other than it asked (``--max-turns 50 runs with 30``): in the result, and in one
     ``--verbose`` line each."""
@@ -285,6 +290,14 @@ class RunOptions:
         )
         if persona is not None and tools is None:
             tools = persona.tools
+        schema = structured.load_schema(flags["json_schema"]) if flags.get("json_schema") else None
+        if schema is not None:
+            system = compose(
+                system if system is not None else parent_system(Workspace(str(root))), instructions(schema)
+            )
+        hooks = default_hooks() if bare else command_hooks.install(default_hooks(), settings, project=root)
+        if schema is not None:
+            hooks.on("Stop", structured.stop_hook(schema))
         agent = AgentSetup(
             root,
             max_turns=max_turns if max_turns is not None else (persona.max_turns if persona else None),
@@ -294,7 +307,7 @@ class RunOptions:
             max_tokens=flags.get("max_tokens", DEFAULT_MAX_TOKENS),
             tools=tools,
             permissions=Policy.from_settings(settings, mode=mode),
-            hooks=default_hooks() if bare else command_hooks.install(default_hooks(), settings, project=root),
+            hooks=hooks,
             sandbox=sandbox,
             system=system,
             context=context_text(files),
@@ -334,7 +347,7 @@ class RunOptions:
             fork=bool(flags.get("fork_session")),
             at_message=flags.get("resume_session_at"),
         )
-        output = attrs.evolve(output, notes=tuple(notes))
+        output = attrs.evolve(output, notes=tuple(notes), json_schema=schema)
         if output.verbose:
             for note in [*(f"note: {n}" for n in (*settings.notes, *notes)), *resolve.project_notes(files, agents)]:
                 print(f"agentfsm: {visible(note)}", file=sys.stderr, flush=True)

@@ -261,3 +261,46 @@ class TestRunShape:
         fake.script = [text_reply("ok")]
         assert agentfsm("-p", "/review this", "--disable-slash-commands").code == 0
         assert _user_texts(fake.messages_requests[0].messages) == ["/review this"]
+
+
+class TestJsonSchema:
+    SCHEMA = json.dumps({"type": "object", "properties": {"name": {"type": "string"}}, "required": ["name"]})
+
+    def test_answer_checked_and_sent_back(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """A final answer that does not match is sent back with the validator's message; the one that does is
+        structured_output."""
+        fake.script = [text_reply('{"nom": 3}'), text_reply('{"name": "Ada"}')]
+        run = agentfsm("-p", "who", "--json-schema", self.SCHEMA, "--output-format", "json")
+        assert run.code == 0, run.stderr
+        result = run.json()
+        assert (result["subtype"], result["structured_output"]) == ("success", {"name": "Ada"})
+        first, second = fake.messages_requests
+        assert "JSON Schema: " + self.SCHEMA in first.system
+        assert _user_texts(second.messages)[-1] == (
+            "Output does not match required schema: root: 'name' is a required property. "
+            "Answer again with only the JSON value."
+        )
+
+    def test_no_match_is_an_error(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """After the retries, an answer that still does not match ends the run as an error, no structured_output."""
+        fake.script = [text_reply("no json here")] * 4
+        run = agentfsm("-p", "who", "--json-schema", self.SCHEMA, "--output-format", "json")
+        assert run.code == 1
+        result = run.json()
+        assert (result["subtype"], result["is_error"], result["structured_output"]) == (
+            "error_max_structured_output_retries",
+            True,
+            None,
+        )
+        assert len(fake.messages_requests) == 4
+
+    def test_bad_schema(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """A schema that is not JSON, or not a schema, is one line, exit 2, nothing sent."""
+        run = agentfsm("-p", "who", "--json-schema", "{nope")
+        assert (run.code, run.stderr) == (
+            2,
+            "agentfsm: --json-schema is not JSON (Expecting property name enclosed in double quotes at character 1)\n",
+        )
+        run = agentfsm("-p", "who", "--json-schema", '{"type": 5}')
+        assert run.code == 2 and run.stderr.startswith("agentfsm: --json-schema is not a valid JSON Schema: 5 is not")
+        assert fake.requests == []
