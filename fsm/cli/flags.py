@@ -140,6 +140,12 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
         "session (needs --output-format stream-json)",
     )
     parser.add_argument(
+        "--include-hook-events",
+        action="store_true",
+        default=False,
+        help="stream-json: a system/hook_started and a system/hook_response line for each command hook that runs",
+    )
+    parser.add_argument(
         "--json-schema",
         metavar="SCHEMA",
         help="a JSON Schema (JSON text) the final answer must match: the answer is JSON, checked, sent back to the "

@@ -119,6 +119,8 @@ def _listeners(
         listeners.append(_progress_lines(agent))
     if output.format == "stream-json":
         listeners.append(_stream_messages(output, agent, writer, session_id))
+        if output.hook_events is not None:
+            output.hook_events.attach(writer.write, session_id=session_id)
     return listeners
 
 

@@ -26,6 +26,7 @@ import attrs
 from attrs import Factory, field, frozen
 
 from fsm.cli import resolve, structured
+from fsm.cli.hook_events import HookEventRelay
 from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT, read_prompt, stream_stdin
 from fsm.cli.structured import instructions
 from fsm.core.context import context_text
@@ -219,6 +220,8 @@ class Output:
     """stream-json: a ``stream_event`` line per raw API stream event (``--include-partial-messages``)."""
     verbose: bool = False
     """Progress lines, and what was loaded, on stderr."""
+    hook_events: HookEventRelay | None = field(default=None, eq=False)
+    """``--include-hook-events``: what the command hooks tell of their runs, for the stream."""
     json_schema: Mapping[str, Any] | None = None
     """``--json-schema``: the schema the final answer must match (``structured_output`` in the result)."""
     notes: tuple[str, ...] = ()
@@ -230,6 +233,8 @@ class Output:
             raise ConfigError("--input-format stream-json needs --output-format stream-json")
         if self.partial_messages and self.format != "stream-json":
             raise ConfigError("--include-partial-messages needs --output-format stream-json")
+        if self.hook_events is not None and self.format != "stream-json":
+            raise ConfigError("--include-hook-events needs --output-format stream-json")
 
 
 @frozen
@@ -295,7 +300,12 @@ class RunOptions:
             system = compose(
                 system if system is not None else parent_system(Workspace(str(root))), instructions(schema)
             )
-        hooks = default_hooks() if bare else command_hooks.install(default_hooks(), settings, project=root)
+        observer = output.hook_events
+        hooks = (
+            default_hooks()
+            if bare
+            else command_hooks.install(default_hooks(), settings, project=root, observer=observer)
+        )
         if schema is not None:
             hooks.on("Stop", structured.stop_hook(schema))
         agent = AgentSetup(
@@ -382,6 +392,7 @@ def _output(flags: dict[str, Any]) -> Output:
         stream_input=flags.get("input_format") == "stream-json",
         transition_events=flags.get("transition_events", True),
         partial_messages=bool(flags.get("include_partial_messages")),
+        hook_events=HookEventRelay() if flags.get("include_hook_events") else None,
         verbose=bool(flags.get("verbose")),
     )
 

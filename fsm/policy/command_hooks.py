@@ -20,6 +20,10 @@ Python hooks (:func:`install`). The command runs with ``/bin/sh -c`` in the work
 
 A command that outlives its ``timeout`` is killed with its process group and raises :class:`HookTimeout`
 (so a PreToolUse hook denies: the chain fails closed).
+
+An optional :data:`HookObserver` is told of each command that runs, in Claude Code's ``--include-hook-events``
+shape: ``("hook_started", {"hook_id", "hook_name", "hook_event"})`` before it, ``("hook_response", {…, "output",
+"stdout", "stderr", "exit_code", "outcome"})`` after it (``outcome``: ``success`` for exit 0, else ``error``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,8 @@ import os
 import re
 import signal
 import subprocess
+import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +43,10 @@ from fsm.policy.hooks import Allow, Ask, Decision, Deny, HookEvent, Hooks, Notic
 from fsm.policy.rules import claude_name
 from fsm.policy.settings import HookCommand, Settings
 
-__all__ = ["CommandHook", "HookTimeout", "hook_input", "install"]
+__all__ = ["CommandHook", "HookObserver", "HookTimeout", "hook_input", "install"]
+
+HookObserver = Callable[[str, dict[str, Any]], None]
+"""Told ``(subtype, fields)`` as each command hook starts and ends (see the module docstring)."""
 
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 _KEYS = {"path": "file_path", "old_text": "old_string", "new_text": "new_string"}
@@ -85,8 +94,11 @@ class CommandHook:
     """Called without the registry's lock (``fsm.policy.hooks``): it keeps no state, and its command runs in a
     process of its own, so subagents running at once may run their commands at once."""
 
-    def __init__(self, spec: HookCommand, *, project: str | os.PathLike[str]) -> None:
+    def __init__(
+        self, spec: HookCommand, *, project: str | os.PathLike[str], observer: HookObserver | None = None
+    ) -> None:
         self.spec = spec
+        self.observer = observer
         self.project = str(Path(project).resolve())
         matcher = spec.matcher.strip()
         self._matcher = None if matcher in ("", "*") else re.compile(matcher)
@@ -114,7 +126,7 @@ class CommandHook:
             and not self.matches(str(event.tool_call.get("name")))
         ):
             return None
-        code, stdout, stderr = self._run(json.dumps(hook_input(event)), cwd=str(event.workspace.root))
+        code, stdout, stderr = self._observed(event, json.dumps(hook_input(event)))
         if code == 0:
             return _answer(event.name, stdout, self.spec.command)
         if code == 2:
@@ -126,6 +138,27 @@ class CommandHook:
             return Notice(f"hook {self.spec.command}: {text}")
         first = (stderr.strip().splitlines() or [""])[0]
         return Notice(f"hook {self.spec.command} failed (exit {code}){': ' + first if first else ''}")
+
+    def _observed(self, event: HookEvent, payload: str) -> tuple[int, str, str]:
+        """Run the command, telling the observer (if any) as it starts and ends."""
+        if self.observer is None:
+            return self._run(payload, cwd=str(event.workspace.root))
+        tool = event.tool_call.get("name") if event.name in _TOOL_EVENTS and event.tool_call else None
+        name = f"{event.name}:{claude_name(str(tool))}" if tool else event.name
+        about = {"hook_id": str(uuid.uuid4()), "hook_name": name, "hook_event": event.name}
+        self.observer("hook_started", about)
+        code: int | None = None
+        stdout = stderr = ""
+        try:
+            code, stdout, stderr = self._run(payload, cwd=str(event.workspace.root))
+        except HookTimeout as exc:
+            stderr = f"hook {self.spec.command} {exc}"
+            raise
+        finally:
+            outcome = "success" if code == 0 else "error"
+            ended = {"output": stdout + stderr, "stdout": stdout, "stderr": stderr, "exit_code": code}
+            self.observer("hook_response", {**about, **ended, "outcome": outcome})
+        return code, stdout, stderr
 
     def _run(self, payload: str, *, cwd: str) -> tuple[int, str, str]:
         env = {**os.environ, "CLAUDE_PROJECT_DIR": self.project}
@@ -184,10 +217,13 @@ def _answer(event: str, stdout: str, command: str) -> Decision:
     return Notice(f"hook {command}: {message}") if isinstance(message, str) and message else None
 
 
-def install(hooks: Hooks, settings: Settings, *, project: str | os.PathLike[str]) -> Hooks:
-    """Register every command hook of *settings* on *hooks* (none when ``disableAllHooks``); returns *hooks*."""
+def install(
+    hooks: Hooks, settings: Settings, *, project: str | os.PathLike[str], observer: HookObserver | None = None
+) -> Hooks:
+    """Register every command hook of *settings* on *hooks* (none when ``disableAllHooks``), each telling
+    *observer* as it runs; returns *hooks*."""
     if settings.disable_all_hooks:
         return hooks
     for spec in settings.hooks:
-        hooks.on(spec.event, CommandHook(spec, project=project))
+        hooks.on(spec.event, CommandHook(spec, project=project, observer=observer))
     return hooks

@@ -304,3 +304,38 @@ class TestJsonSchema:
         run = agentfsm("-p", "who", "--json-schema", '{"type": 5}')
         assert run.code == 2 and run.stderr.startswith("agentfsm: --json-schema is not a valid JSON Schema: 5 is not")
         assert fake.requests == []
+
+
+def test_include_hook_events(agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+    """--include-hook-events: a hook_started and a hook_response line per command hook, in Claude Code's shape,
+    with the command's output and exit code; none without the flag."""
+    settings = {
+        "hooks": {
+            "PreToolUse": [{"matcher": "Bash", "hooks": [{"type": "command", "command": "echo out; echo err >&2"}]}],
+            "Stop": [{"hooks": [{"type": "command", "command": "exit 3"}]}],
+        }
+    }
+    fake.script = [tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("done")] * 2
+    args = ("-p", "go", "--settings", json.dumps(settings), "--allowedTools", "Bash", "--output-format", "stream-json")
+    lines = agentfsm(*args, "--verbose", "--include-hook-events").json_lines()
+    hooks = [m for m in lines if m["type"] == "system" and m["subtype"].startswith("hook_")]
+    assert [(m["subtype"], m["hook_name"], m["hook_event"]) for m in hooks] == [
+        ("hook_started", "PreToolUse:Bash", "PreToolUse"),
+        ("hook_response", "PreToolUse:Bash", "PreToolUse"),
+        ("hook_started", "Stop", "Stop"),
+        ("hook_response", "Stop", "Stop"),
+    ]
+    pre = hooks[1]
+    assert (pre["stdout"], pre["stderr"], pre["output"], pre["exit_code"], pre["outcome"]) == (
+        "out\n",
+        "err\n",
+        "out\nerr\n",
+        0,
+        "success",
+    )
+    assert (hooks[3]["exit_code"], hooks[3]["outcome"]) == (3, "error")
+    assert hooks[0]["hook_id"] == pre["hook_id"] and pre["session_id"] == lines[-1]["session_id"]
+    plain = agentfsm(*args, "--verbose").json_lines()
+    assert not [m for m in plain if m["type"] == "system" and m["subtype"].startswith("hook_")]
+    refused = agentfsm("-p", "go", "--include-hook-events")
+    assert (refused.code, refused.stderr) == (2, "agentfsm: --include-hook-events needs --output-format stream-json\n")
