@@ -140,6 +140,12 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
         "session (needs --output-format stream-json)",
     )
     parser.add_argument(
+        "--replay-user-messages",
+        action="store_true",
+        default=False,
+        help="stream-json input: each user message read is written back on stdout (isReplay: true) as its turn starts",
+    )
+    parser.add_argument(
         "--include-hook-events",
         action="store_true",
         default=False,

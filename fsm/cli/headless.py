@@ -50,6 +50,8 @@ def run(options: RunOptions, agent: Agent, session: Session | None) -> int:
         agent.subscribe(listener)
     status = 0
     for prompt in _prompts(options, agent, session_id):
+        if options.output.replay_user and prompt is not None:
+            writer.write(_replay(prompt, session_id))
         result = run_headless(agent, prompt, session_id=session_id, earlier=earlier)
         earlier = []
         data: dict[str, Any] = {"notes": list(options.output.notes)} if options.output.notes else {}
@@ -162,6 +164,23 @@ def _stream_messages(
         api_key_source=getattr(agent.model, "key_source", "none"),
     )
     return stream
+
+
+def _replay(prompt: str, session_id: str) -> dict[str, Any]:
+    """``--replay-user-messages``: the user message *prompt* came in, written back as Claude Code does (its text
+    as the content: a message of several text blocks comes back as their joined text)."""
+    import datetime
+    import uuid
+
+    return {
+        "type": "user",
+        "message": {"role": "user", "content": prompt},
+        "session_id": session_id,
+        "parent_tool_use_id": None,
+        "uuid": str(uuid.uuid4()),
+        "timestamp": datetime.datetime.now(datetime.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z"),
+        "isReplay": True,
+    }
 
 
 def _prompts(options: RunOptions, agent: Agent, session_id: str) -> Iterator[str | None]:

@@ -220,6 +220,8 @@ class Output:
     """stream-json: a ``stream_event`` line per raw API stream event (``--include-partial-messages``)."""
     verbose: bool = False
     """Progress lines, and what was loaded, on stderr."""
+    replay_user: bool = False
+    """``--replay-user-messages``: each stream-json user message is written back on stdout as its turn starts."""
     hook_events: HookEventRelay | None = field(default=None, eq=False)
     """``--include-hook-events``: what the command hooks tell of their runs, for the stream."""
     json_schema: Mapping[str, Any] | None = None
@@ -233,6 +235,8 @@ class Output:
             raise ConfigError("--input-format stream-json needs --output-format stream-json")
         if self.partial_messages and self.format != "stream-json":
             raise ConfigError("--include-partial-messages needs --output-format stream-json")
+        if self.replay_user and not self.stream_input:
+            raise ConfigError("--replay-user-messages needs --input-format stream-json")
         if self.hook_events is not None and self.format != "stream-json":
             raise ConfigError("--include-hook-events needs --output-format stream-json")
 
@@ -393,6 +397,7 @@ def _output(flags: dict[str, Any]) -> Output:
         transition_events=flags.get("transition_events", True),
         partial_messages=bool(flags.get("include_partial_messages")),
         hook_events=HookEventRelay() if flags.get("include_hook_events") else None,
+        replay_user=bool(flags.get("replay_user_messages")),
         verbose=bool(flags.get("verbose")),
     )
 

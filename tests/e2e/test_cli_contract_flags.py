@@ -339,3 +339,25 @@ def test_include_hook_events(agentfsm: Runner, fake: FakeAnthropic, project: Pat
     assert not [m for m in plain if m["type"] == "system" and m["subtype"].startswith("hook_")]
     refused = agentfsm("-p", "go", "--include-hook-events")
     assert (refused.code, refused.stderr) == (2, "agentfsm: --include-hook-events needs --output-format stream-json\n")
+
+
+def test_replay_user_messages(agentfsm: Runner, fake: FakeAnthropic) -> None:
+    """--replay-user-messages writes each stream-json user message back (isReplay) before its turn's messages."""
+    fake.script = [text_reply("a1"), text_reply("a2")] * 2
+    lines = "".join(json.dumps({"type": "user", "message": {"role": "user", "content": t}}) + "\n" for t in "xy")
+    args = ("-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose")
+    run = agentfsm(*args, "--replay-user-messages", "--no-transition-events", input=lines)
+    assert run.code == 0, run.stderr
+    shapes = [(m["type"], m.get("isReplay")) for m in run.json_lines() if m["type"] in ("user", "assistant", "result")]
+    assert shapes == [
+        ("user", True),
+        ("assistant", None),
+        ("result", None),
+        ("user", True),
+        ("assistant", None),
+        ("result", None),
+    ]
+    replays = [m for m in run.json_lines() if m.get("isReplay")]
+    assert [m["message"] for m in replays] == [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]
+    plain = agentfsm(*args, input=lines)
+    assert plain.code == 0 and not [m for m in plain.json_lines() if m.get("isReplay")]
