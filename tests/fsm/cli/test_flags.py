@@ -153,3 +153,28 @@ def test_version() -> None:
     from importlib.metadata import version as installed
 
     assert version() == installed("agentfsm")
+
+
+class TestPromptBeforePrint:
+    @pytest.mark.parametrize(
+        ("argv", "prompt"),
+        [
+            (["hi", "-p"], "hi"),
+            (["-p", "--model", "opus", "hi"], "hi"),
+            (["--model", "opus", "hi", "-p", "--verbose"], "hi"),
+            (["-p", "hi", "--verbose"], "hi"),
+            (["-p"], "-"),
+        ],
+    )
+    def test_prompt_moves_to_print(self, argv: list[str], prompt: str) -> None:
+        """As claude reads it: the prompt may come before -p, or after flags that follow a bare -p."""
+        from fsm.cli.parser import parse_args
+
+        assert parse_args(argv).prompt == prompt
+
+    def test_a_command_stays_a_command(self) -> None:
+        """A subcommand's word is never taken as the prompt."""
+        from fsm.cli.parser import parse_args
+
+        args = parse_args(["run", "hi"])
+        assert (args.command, args.run_prompt, args.prompt) == ("run", "hi", None)
