@@ -174,15 +174,14 @@ class SessionChoice:
     recorded: bool = False
     """``--recorded``: serve the replies the forked session got after :attr:`at` instead of calling the model."""
     fork: bool = False
-    """``--fork-session``: the session resumed or continued goes on in a new one, its history copied."""
+    """``--fork-session``: the session resumed or continued goes on in a new one, its history copied (without
+    ``--resume``/``--continue`` a run starts a new session anyway: accepted, as Claude Code does)."""
     at_message: str | None = None
     """``--resume-session-at``: the assistant message (its API id) the resumed session goes on from, forked."""
 
     def __attrs_post_init__(self) -> None:
         self._check_going_on()
         self._check_fork()
-        if self.fork and not self.resuming:
-            raise ConfigError("--fork-session needs --resume SESSION_ID or --continue")
         if self.at_message is not None and not self.resume:
             raise ConfigError("--resume-session-at needs --resume SESSION_ID")
 
@@ -223,7 +222,8 @@ class Output:
     replay_user: bool = False
     """``--replay-user-messages``: each stream-json user message is written back on stdout as its turn starts."""
     hook_events: HookEventRelay | None = field(default=None, eq=False)
-    """``--include-hook-events``: what the command hooks tell of their runs, for the stream."""
+    """``--include-hook-events``: what the command hooks tell of their runs, for the stream (without stream-json
+    there is no stream to write them to: accepted and unused, as Claude Code does)."""
     json_schema: Mapping[str, Any] | None = None
     """``--json-schema``: the schema the final answer must match (``structured_output`` in the result)."""
     notes: tuple[str, ...] = ()
@@ -235,10 +235,10 @@ class Output:
             raise ConfigError("--input-format stream-json needs --output-format stream-json")
         if self.partial_messages and self.format != "stream-json":
             raise ConfigError("--include-partial-messages needs --output-format stream-json")
-        if self.replay_user and not self.stream_input:
-            raise ConfigError("--replay-user-messages needs --input-format stream-json")
-        if self.hook_events is not None and self.format != "stream-json":
-            raise ConfigError("--include-hook-events needs --output-format stream-json")
+        if self.replay_user and not self.stream_input:  # Claude Code's words (it exits 1; a usage error is 2 here)
+            raise ConfigError(
+                "--replay-user-messages requires both --input-format=stream-json and --output-format=stream-json."
+            )
 
 
 @frozen

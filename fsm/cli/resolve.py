@@ -273,8 +273,8 @@ def persona(agents: dict[str, AgentDefinition], name: str | None) -> AgentDefini
     if name is None:
         return None
     if name not in agents:
-        known = ", ".join(sorted(agents)) or "none defined (.claude/agents/NAME.md, or --agents JSON)"
-        raise ConfigError(f"--agent: no custom agent {name!r} (custom agents: {known})")
+        known = ", ".join(sorted(agents)) or "none (define one in .claude/agents/NAME.md, or with --agents JSON)"
+        raise ConfigError(f"--agent {name!r} not found. Available agents: {known}")
     return agents[name]
 
 

@@ -184,6 +184,11 @@ class TestSessions:
         bad = agentfsm("-p", "x", "--resume", session, "--resume-session-at", "msg_nope")
         assert bad.code == 2 and "has no assistant message 'msg_nope'" in bad.stderr
 
+    def test_fork_without_resume_is_a_new_session(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """--fork-session with nothing to resume runs as a new session, as Claude Code accepts it."""
+        fake.script = [text_reply("ok")]
+        assert agentfsm("-p", "hi", "--fork-session").stdout == "ok\n"
+
     def test_continue_with_no_session_starts_one(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """-c with no earlier session starts a new one, as Claude Code does."""
         fake.script = [text_reply("fresh")]
@@ -224,8 +229,8 @@ class TestRunShape:
         unknown = agentfsm("-p", "hi", "--agent", "nobody")
         assert (unknown.code, unknown.stderr) == (
             2,
-            "agentfsm: --agent: no custom agent 'nobody' (custom agents: none defined (.claude/agents/NAME.md, "
-            "or --agents JSON))\n",
+            "agentfsm: --agent 'nobody' not found. Available agents: none (define one in .claude/agents/NAME.md, "
+            "or with --agents JSON)\n",
         )
 
     def test_bare_reads_no_context_files(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
@@ -315,7 +320,7 @@ def test_include_hook_events(agentfsm: Runner, fake: FakeAnthropic, project: Pat
             "Stop": [{"hooks": [{"type": "command", "command": "exit 3"}]}],
         }
     }
-    fake.script = [tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("done")] * 2
+    fake.script = [tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("done")] * 3
     args = ("-p", "go", "--settings", json.dumps(settings), "--allowedTools", "Bash", "--output-format", "stream-json")
     lines = agentfsm(*args, "--verbose", "--include-hook-events").json_lines()
     hooks = [m for m in lines if m["type"] == "system" and m["subtype"].startswith("hook_")]
@@ -337,8 +342,8 @@ def test_include_hook_events(agentfsm: Runner, fake: FakeAnthropic, project: Pat
     assert hooks[0]["hook_id"] == pre["hook_id"] and pre["session_id"] == lines[-1]["session_id"]
     plain = agentfsm(*args, "--verbose").json_lines()
     assert not [m for m in plain if m["type"] == "system" and m["subtype"].startswith("hook_")]
-    refused = agentfsm("-p", "go", "--include-hook-events")
-    assert (refused.code, refused.stderr) == (2, "agentfsm: --include-hook-events needs --output-format stream-json\n")
+    text = agentfsm("-p", "go", "--include-hook-events", "--settings", json.dumps(settings), "--allowedTools", "Bash")
+    assert (text.code, text.stdout) == (0, "done\n")  # accepted without a stream, as Claude Code does
 
 
 def test_replay_user_messages(agentfsm: Runner, fake: FakeAnthropic) -> None:
@@ -361,3 +366,8 @@ def test_replay_user_messages(agentfsm: Runner, fake: FakeAnthropic) -> None:
     assert [m["message"] for m in replays] == [{"role": "user", "content": "x"}, {"role": "user", "content": "y"}]
     plain = agentfsm(*args, input=lines)
     assert plain.code == 0 and not [m for m in plain.json_lines() if m.get("isReplay")]
+    refused = agentfsm("-p", "hi", "--replay-user-messages")
+    assert (refused.code, refused.stderr) == (
+        2,
+        "agentfsm: --replay-user-messages requires both --input-format=stream-json and --output-format=stream-json.\n",
+    )
