@@ -479,8 +479,8 @@ class TestConfiguration:
 
     def test_bad_flag_value(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """An out-of-range --max-turns is one line and exit 2; nothing is sent."""
-        run = agentfsm("-p", "hi", "--max-turns", "45")
-        assert (run.code, run.stdout, run.stderr) == (2, "", "agentfsm: --max-turns must be 1..30 (got 45)\n")
+        run = agentfsm("-p", "hi", "--max-turns", "0")
+        assert (run.code, run.stdout, run.stderr) == (2, "", "agentfsm: --max-turns must be an integer >= 1 (got 0)\n")
         run = agentfsm("run", "hi", "--max-tokens", "lots")
         assert (run.code, run.stderr) == (2, "agentfsm: --max-tokens must be an integer >= 1 (got 'lots')\n")
         assert fake.requests == []
