@@ -54,6 +54,17 @@ def int_flag(flag: str, low: int, high: int | None = None) -> Callable[[str], in
     return parse
 
 
+def _turns(text: str) -> int:
+    """``--max-turns``: 1..30; a larger number (``claude -p --max-turns 50``, the SDK's ``max_turns=50``) runs with
+    our cap of 30, which holds whatever is asked."""
+    if text.strip().isdigit() and int(text) > MAX_TURNS:
+        return MAX_TURNS
+    return int_flag("--max-turns", 1, MAX_TURNS)(text)
+
+
+_turns.__name__ = "--max-turns"
+
+
 def _dollars(text: str) -> float:
     """An argparse ``type`` for ``--max-budget-usd``: a positive, finite number of dollars."""
     try:
@@ -121,7 +132,8 @@ def add_top_level_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
-    """Add ``--output-format``, ``--input-format``, ``--no-transition-events`` and ``--include-partial-messages``."""
+    """Add ``--output-format``, ``--input-format``, ``--permission-prompt-tool``, ``--mcp-config``,
+    ``--no-transition-events`` and ``--include-partial-messages``."""
     parser.add_argument(
         "--output-format",
         choices=OUTPUT_FORMATS,
@@ -134,8 +146,21 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
         "--input-format",
         choices=("text", "stream-json"),
         default="text",
-        help="stream-json: user messages as JSON lines on stdin, each the next prompt of the same "
-        "session (needs --output-format stream-json)",
+        help="stream-json: user messages and the Agent SDK's control requests as JSON lines on stdin, each "
+        "message the next prompt of the same session; runs headless without -p (needs --output-format stream-json)",
+    )
+    parser.add_argument(
+        "--permission-prompt-tool",
+        metavar="TOOL",
+        help="stdio: put what would ask to the Agent SDK's can_use_tool callback over the control protocol "
+        "(needs --input-format stream-json); MCP tools are not supported yet",
+    )
+    parser.add_argument(
+        "--mcp-config",
+        nargs="+",
+        action="extend",
+        metavar="FILE_OR_JSON",
+        help="MCP servers: not supported yet; a config naming any server is refused with one line",
     )
     parser.add_argument(
         "--no-transition-events",
@@ -159,11 +184,11 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
     resumed = "; with --resume/--continue it applies to the run this command's prompt starts"
     group.add_argument(
         "--max-turns",
-        type=int_flag("--max-turns", 1, MAX_TURNS),
+        type=_turns,
         default=None,
         metavar="N",
         help=f"model calls allowed per agent per run (the root and each subagent), "
-        f"1..{MAX_TURNS} (default {MAX_TURNS}){resumed}",
+        f"1..{MAX_TURNS}; more runs with {MAX_TURNS} (default {MAX_TURNS}){resumed}",
     )
     group.add_argument(
         "--max-model-calls",

@@ -37,7 +37,7 @@ from fsm.policy.hooks import Allow, Ask, Decision, Deny, HookEvent, Hooks, Notic
 from fsm.policy.rules import claude_name
 from fsm.policy.settings import HookCommand, Settings
 
-__all__ = ["CommandHook", "HookTimeout", "hook_input", "install"]
+__all__ = ["CommandHook", "HookTimeout", "answer", "hook_input", "install"]
 
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
 _KEYS = {"path": "file_path", "old_text": "old_string", "new_text": "new_string"}
@@ -116,7 +116,7 @@ class CommandHook:
             return None
         code, stdout, stderr = self._run(json.dumps(hook_input(event)), cwd=str(event.workspace.root))
         if code == 0:
-            return _answer(event.name, stdout, self.spec.command)
+            return answer(event.name, stdout, self.spec.command)
         if code == 2:
             text = stderr.strip() or f"blocked by hook {self.spec.command}"
             if event.name == "PreToolUse":
@@ -148,7 +148,7 @@ class CommandHook:
         return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
 
 
-def _answer(event: str, stdout: str, command: str) -> Decision:
+def answer(event: str, stdout: str, command: str) -> Decision:
     """What an exit-0 hook's stdout means for *event*."""
     text = stdout.strip()
     try:

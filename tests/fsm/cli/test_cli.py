@@ -55,7 +55,7 @@ class TestUsage:
     @pytest.mark.parametrize(
         ("argv", "line"),
         [
-            (["-p", "hi", "--max-turns", "45"], "agentfsm: --max-turns must be 1..30 (got 45)"),
+            (["-p", "hi", "--max-turns", "-1"], "agentfsm: --max-turns must be 1..30 (got -1)"),
             (["run", "hi", "--max-turns", "many"], "agentfsm: --max-turns must be 1..30 (got 'many')"),
             (
                 ["-p", "hi", "--output-format", "xml"],

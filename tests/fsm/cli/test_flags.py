@@ -60,7 +60,7 @@ class TestAddAgentFlags:
     @pytest.mark.parametrize(
         ("argv", "message"),
         [
-            (["--max-turns", "45"], "--max-turns must be 1..30 (got 45)"),
+            (["--max-turns", "-45"], "--max-turns must be 1..30 (got -45)"),
             (["--max-turns", "0"], "--max-turns must be 1..30 (got 0)"),
             (["--max-turns", "x"], "--max-turns must be 1..30 (got 'x')"),
             (["--max-tokens", "0"], "--max-tokens must be an integer >= 1 (got 0)"),
