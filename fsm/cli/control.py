@@ -137,9 +137,9 @@ class Channel:
             if kind == "user":
                 self._inbox.put(message_text(data, number))
             elif kind == "control_request":
-                self._answer(data)
+                self._answer(data, number)
             elif kind == "control_response":
-                self._resolve(data.get("response"))
+                self._resolve(data.get("response"), number)
             elif kind == "control_cancel_request":
                 with self._lock:
                     self._cancelled.add(str(data.get("request_id")))
@@ -163,10 +163,10 @@ class Channel:
             response = {"subtype": "success", "request_id": request_id, "response": body or {}}
         self.writer.write({"type": "control_response", "response": response})
 
-    def _answer(self, data: dict[str, Any]) -> None:
+    def _answer(self, data: dict[str, Any], number: int) -> None:
         request_id, request = data.get("request_id"), data.get("request")
         if not isinstance(request_id, str) or not request_id:
-            raise ConfigError(f"{_STREAM}: a control_request needs a request_id (a string)")
+            raise ConfigError(f"{_STREAM}: line {number}: a control_request needs a request_id (a string)")
         subtype = request.get("subtype") if isinstance(request, dict) else None
         handler = self._handlers.get(subtype) if isinstance(subtype, str) else None
         if handler is None or not isinstance(request, dict):
@@ -208,9 +208,9 @@ class Channel:
             raise ControlError(f"{body.get('subtype')}: {waiting.error}")
         return waiting.response or {}
 
-    def _resolve(self, response: Any) -> None:
+    def _resolve(self, response: Any, number: int) -> None:
         if not isinstance(response, dict):
-            raise ConfigError(f"{_STREAM}: a control_response needs a response object")
+            raise ConfigError(f"{_STREAM}: line {number}: a control_response needs a response object")
         with self._lock:
             waiting = self._waiting.get(str(response.get("request_id")))
         if waiting is None:  # answered after we gave up on it

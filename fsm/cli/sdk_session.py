@@ -109,7 +109,9 @@ def initialize_response(agent: Agent) -> dict[str, Any]:
         "agents": agents,
         "output_style": "default",
         "available_output_styles": ["default"],
-        "models": [{"value": model, "resolvedModel": model, "displayName": model, "description": "the session's model"}],
+        "models": [
+            {"value": model, "resolvedModel": model, "displayName": model, "description": "this session's model"}
+        ],
         "account": {},
         "pid": os.getpid(),
     }

@@ -165,9 +165,7 @@ class TestCanUseTool:
             yield {"type": "user", "message": {"role": "user", "content": "make the file"}}
 
         async def program() -> list[Any]:
-            options = _options(
-                fake, project, can_use_tool=can_use_tool, disallowed_tools=["Bash(touch sneaky.txt)"]
-            )
+            options = _options(fake, project, can_use_tool=can_use_tool, disallowed_tools=["Bash(touch sneaky.txt)"])
             return [m async for m in query(prompt=prompts(), options=options)]
 
         _run(program)
@@ -348,9 +346,7 @@ class TestControl:
         from claude_agent_sdk import create_sdk_mcp_server
 
         lines: list[str] = []
-        options = _options(
-            fake, project, mcp_servers={"calc": create_sdk_mcp_server("calc")}, stderr=lines.append
-        )
+        options = _options(fake, project, mcp_servers={"calc": create_sdk_mcp_server("calc")}, stderr=lines.append)
         with pytest.raises(Exception) as failed:
             _run(lambda: _results("hi", options))
         assert isinstance(failed.value, ProcessError) or "exit code" in str(failed.value) or lines
