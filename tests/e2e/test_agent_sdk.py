@@ -273,6 +273,85 @@ class TestControl:
         assert second.result == "second"
         assert "[Request interrupted by user]" in str(fake.messages_requests[1].messages)
 
+    def test_interrupt_during_a_tool_call(self, fake: FakeAnthropic, project: Path) -> None:
+        """``interrupt()`` while a command runs kills it (its later sentinel never appears) and ends the turn with
+        ``aborted_tools``."""
+        fake.script = [
+            tool_reply(tool_use("bash", {"command": "touch started.txt; sleep 30; touch finished.txt"}, id="toolu_1")),
+            text_reply("after"),
+        ]
+
+        async def program() -> ResultMessage:
+            options = _options(fake, project, permission_mode="bypassPermissions")
+            async with ClaudeSDKClient(options) as client:
+                await client.query("run it")
+                deadline = time.monotonic() + 20
+                while not (project / "started.txt").exists() and time.monotonic() < deadline:
+                    await anyio.sleep(0.02)
+                await client.interrupt()
+                [result] = [m async for m in client.receive_response() if isinstance(m, ResultMessage)]
+                return result
+
+        started = time.monotonic()
+        result = _run(program)
+        assert time.monotonic() - started < 20
+        assert result.terminal_reason == "aborted_tools"
+        time.sleep(0.5)
+        assert (project / "started.txt").exists() and not (project / "finished.txt").exists()
+        assert len(fake.messages_requests) == 1
+
+    def test_a_permission_answer_that_interrupts(self, fake: FakeAnthropic, project: Path) -> None:
+        """``PermissionResultDeny(interrupt=True)``: the call does not run and the turn ends (``aborted_tools``)."""
+        fake.script = [_touch("sentinel.txt"), text_reply("never asked")]
+
+        async def can_use_tool(name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
+            return PermissionResultDeny(message="stop everything", interrupt=True)
+
+        async def prompts() -> Any:
+            yield {"type": "user", "message": {"role": "user", "content": "make the file"}}
+
+        async def program() -> list[Any]:
+            return [
+                m async for m in query(prompt=prompts(), options=_options(fake, project, can_use_tool=can_use_tool))
+            ]
+
+        result = _result(_run(program))
+        assert result.terminal_reason == "aborted_tools"
+        assert not (project / "sentinel.txt").exists()
+        assert len(fake.messages_requests) == 1
+
+    def test_interrupt_while_can_use_tool_is_thinking(self, fake: FakeAnthropic, project: Path) -> None:
+        """``interrupt()`` while agentfsm waits for ``can_use_tool``: the turn ends (``aborted_tools``), the
+        question is cancelled (the SDK cancels the callback's task), and the call never runs."""
+        fake.script = [_touch("sentinel.txt"), text_reply("next")]
+        asked, cancelled = anyio.Event(), []
+
+        async def can_use_tool(name: str, tool_input: dict[str, Any], context: ToolPermissionContext) -> Any:
+            asked.set()
+            try:
+                await anyio.sleep(30)
+            except anyio.get_cancelled_exc_class():
+                cancelled.append(name)
+                raise
+            return PermissionResultAllow()
+
+        async def program() -> ResultMessage:
+            async with ClaudeSDKClient(_options(fake, project, can_use_tool=can_use_tool)) as client:
+                await client.query("make the file")
+                with anyio.fail_after(20):
+                    await asked.wait()
+                await client.interrupt()
+                [result] = [m async for m in client.receive_response() if isinstance(m, ResultMessage)]
+                with anyio.fail_after(10):
+                    while not cancelled:
+                        await anyio.sleep(0.02)
+                return result
+
+        result = _run(program)
+        assert result.terminal_reason == "aborted_tools"
+        assert cancelled == ["Bash"]
+        assert not (project / "sentinel.txt").exists()
+
     def test_set_permission_mode(self, fake: FakeAnthropic, project: Path) -> None:
         """In default mode the headless ask is denied; after ``set_permission_mode("bypassPermissions")`` the
         same command runs."""
