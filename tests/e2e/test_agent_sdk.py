@@ -109,6 +109,15 @@ class TestQueries:
         assert [m["role"] for m in second] == ["user", "assistant", "user"]
         assert "first answer" in str(second[1]["content"])
 
+    def test_resume_goes_on_with_the_session(self, fake: FakeAnthropic, project: Path) -> None:
+        """``resume=SESSION_ID`` (``--resume=ID``) goes on with the journalled session: its next request carries
+        the first run's exchange, under the same session id."""
+        fake.script = [text_reply("remembered"), text_reply("still here")]
+        first = _result(_run(lambda: _results("remember this", _options(fake, project))))
+        again = _result(_run(lambda: _results("and now?", _options(fake, project, resume=first.session_id))))
+        assert (again.result, again.session_id) == ("still here", first.session_id)
+        assert "remembered" in str(fake.messages_requests[1].messages)
+
 
 class TestCanUseTool:
     def _program(self, fake: FakeAnthropic, project: Path, answer: Any, asked: list[Any]) -> ResultMessage:
