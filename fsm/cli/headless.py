@@ -35,7 +35,8 @@ def run(options: RunOptions, agent: Agent, session: Session | None, channel: Cha
 
     With *channel* (the Agent SDK's, :mod:`fsm.cli.control`) the prompts are its user messages, every line goes
     out through its writer, and a turn the SDK interrupts ends with terminal_reason ``aborted_streaming`` (in a
-    model call) or ``aborted_tools`` (in a tool call), which is no error of the run's.
+    model call) or ``aborted_tools`` (in a tool call), an ``error_during_execution`` result as Claude Code's, and
+    the session goes on with the next message.
 
     Returns:
         0 when every run succeeded, else 1.
@@ -58,7 +59,7 @@ def run(options: RunOptions, agent: Agent, session: Session | None, channel: Cha
         result = run_headless(agent, prompt, session_id=session_id, earlier=earlier, channel=channel)
         earlier = []
         _write(result, agent, options.output.format, writer)
-        status = max(status, 0 if result.terminal_reason in ABORTED else result.exit_code)
+        status = max(status, result.exit_code)  # an aborted turn too, as Claude Code exits 1 after one
         if result.terminal_reason == JOURNAL_ERROR or result.signal is not None:  # a signal ends the session
             break
         if result.terminal_reason in ABORTED:

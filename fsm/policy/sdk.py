@@ -133,7 +133,7 @@ def install(hooks: Hooks, config: Mapping[str, Any] | None, request: Requester) 
     installed: list[SdkHook] = []
     for event, matchers in (config or {}).items():
         if event not in EVENTS:
-            raise ValueError(f"hooks: unknown event {event!r} (agentfsm runs {', '.join(EVENTS)})")
+            raise ValueError(f"hooks: unknown event {event!r} (the events hooks run at: {', '.join(EVENTS)})")
         if not isinstance(matchers, list):
             raise ValueError(f"hooks: {event} must be a list of matchers")
         for entry in matchers:

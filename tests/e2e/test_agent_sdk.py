@@ -319,13 +319,16 @@ class TestControl:
         async def prompts() -> Any:
             yield {"type": "user", "message": {"role": "user", "content": "make the file"}}
 
-        async def program() -> list[Any]:
-            return [
-                m async for m in query(prompt=prompts(), options=_options(fake, project, can_use_tool=can_use_tool))
-            ]
+        messages: list[Any] = []
 
-        result = _result(_run(program))
-        assert result.terminal_reason == "aborted_tools"
+        async def program() -> None:
+            async for message in query(prompt=prompts(), options=_options(fake, project, can_use_tool=can_use_tool)):
+                messages.append(message)
+
+        with pytest.raises(ProcessError):  # an aborted turn is an error result: exit 1 at the end, as Claude Code's
+            _run(program)
+        result = _result(messages)
+        assert (result.subtype, result.terminal_reason) == ("error_during_execution", "aborted_tools")
         assert not (project / "sentinel.txt").exists()
         assert len(fake.messages_requests) == 1
 
