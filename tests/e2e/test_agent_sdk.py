@@ -184,7 +184,9 @@ class TestCanUseTool:
 
 
 class TestHooks:
-    def _hooked(self, fake: FakeAnthropic, project: Path, hook: Any, seen: list[Any]) -> None:
+    def _hooked(
+        self, fake: FakeAnthropic, project: Path, hook: Any, seen: list[Any], timeout: float | None = None
+    ) -> None:
         async def recorded(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
             seen.append(data)
             return await hook(data, tool_use_id, context)
@@ -193,7 +195,7 @@ class TestHooks:
             fake,
             project,
             permission_mode="bypassPermissions",  # without the hook, the command would run
-            hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[recorded])]},
+            hooks={"PreToolUse": [HookMatcher(matcher="Bash", hooks=[recorded], timeout=timeout)]},
         )
         _run(lambda: _results("make the file", options))
 
@@ -234,6 +236,21 @@ class TestHooks:
         assert not (project / "sentinel.txt").exists()
         [answer] = _tool_results(fake.messages_requests[1])
         assert answer["is_error"] is True and "the hook broke" in _result_text(answer)
+
+    def test_a_hook_that_times_out_blocks_the_call(self, fake: FakeAnthropic, project: Path) -> None:
+        """A PreToolUse callback slower than its matcher's timeout fails closed: denied, the sentinel stays absent."""
+        fake.script = [_touch("sentinel.txt"), text_reply("blocked")]
+
+        async def slow(data: dict[str, Any], tool_use_id: str | None, context: Any) -> dict[str, Any]:
+            await anyio.sleep(20)
+            return {}
+
+        started = time.monotonic()
+        self._hooked(fake, project, slow, [], timeout=1)
+        assert time.monotonic() - started < 15
+        assert not (project / "sentinel.txt").exists()
+        [answer] = _tool_results(fake.messages_requests[1])
+        assert answer["is_error"] is True and "no answer within 1s" in _result_text(answer)
 
     def test_a_hook_that_allows_lets_it_run(self, fake: FakeAnthropic, project: Path) -> None:
         """The same hook answering nothing: the command runs (the deny above is the hook's doing)."""
