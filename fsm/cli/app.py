@@ -4,6 +4,8 @@
 
     agentfsm                       the interactive REPL (fsm.cli.repl)
     agentfsm -p PROMPT [flags]     a headless run (fsm.cli.headless); ``agentfsm run PROMPT [flags]`` is the same
+    agentfsm --input-format stream-json --output-format stream-json [flags]
+                                   the prompts on stdin, with the Agent SDK's control protocol (fsm.cli.sdk_session)
     agentfsm demo                  the offline demo (fsm.cli.demo)
     agentfsm debug|diagram|sessions|replay|ui|check|trust ...   plug-ins (fsm.cli.parser.PLUGINS), present when their
                                    module is
@@ -38,6 +40,10 @@ def _headless(args: argparse.Namespace, prompt: str) -> int:
     from fsm.cli.run_session import session_for
 
     options = RunOptions.from_args(args, prompt=prompt)
+    if options.output.stream_input:  # the Agent SDK's way: prompts and control requests on stdin
+        from fsm.cli import sdk_session
+
+        return sdk_session.run(options)
     with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, session):
         return headless.run(options, agent, session)
 
@@ -85,6 +91,8 @@ def _dispatch(args: argparse.Namespace) -> int:
         return _headless(args, args.run_prompt if args.run_prompt is not None else "-")
     if args.prompt is not None:
         return _headless(args, args.prompt)
+    if getattr(args, "input_format", None) == "stream-json":  # headless without -p, as the Agent SDK runs it
+        return _headless(args, "-")
     return _repl(args)
 
 

@@ -123,7 +123,8 @@ def add_top_level_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
-    """Add ``--output-format``, ``--input-format``, ``--no-transition-events`` and ``--include-partial-messages``."""
+    """Add ``--output-format``, ``--input-format``, ``--permission-prompt-tool``, ``--mcp-config``,
+    ``--no-transition-events`` and ``--include-partial-messages``."""
     parser.add_argument(
         "--output-format",
         choices=OUTPUT_FORMATS,
@@ -136,8 +137,21 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
         "--input-format",
         choices=("text", "stream-json"),
         default="text",
-        help="stream-json: user messages as JSON lines on stdin, each the next prompt of the same "
-        "session (needs --output-format stream-json)",
+        help="stream-json: user messages and the Agent SDK's control requests as JSON lines on stdin, each "
+        "message the next prompt of the same session; runs headless without -p (needs --output-format stream-json)",
+    )
+    parser.add_argument(
+        "--permission-prompt-tool",
+        metavar="TOOL",
+        help="stdio: put what would ask to the Agent SDK's can_use_tool callback over the control protocol "
+        "(needs --input-format stream-json); MCP tools are not supported yet",
+    )
+    parser.add_argument(
+        "--mcp-config",
+        nargs="+",
+        action="extend",
+        metavar="FILE_OR_JSON",
+        help="MCP servers: not supported yet; a config naming any server is refused with one line",
     )
     parser.add_argument(
         "--replay-user-messages",

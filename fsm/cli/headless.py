@@ -8,6 +8,7 @@ the final text; json and stream-json: the result object), every error as one ``a
 
 from __future__ import annotations
 
+import contextlib
 import sys
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -15,13 +16,14 @@ from typing import TYPE_CHECKING, Any
 
 import attrs
 
-from fsm.cli.result import JOURNAL_ERROR, Ending, RunResult, result_text, summarize
-from fsm.cli.signals import signal_name
+from fsm.cli.result import ABORTED, JOURNAL_ERROR, Ending, RunResult, result_text, summarize
+from fsm.cli.signals import rearm, signal_name
 from fsm.core.lines import visible
 from fsm.core.records import Transition
 from fsm.errors import ConfigError, JournalError
 
 if TYPE_CHECKING:
+    from fsm.cli.control import Channel
     from fsm.cli.options import Output, RunOptions
     from fsm.cli.run_session import Session
     from fsm.core.agent import Agent
@@ -30,8 +32,13 @@ if TYPE_CHECKING:
 __all__ = ["run", "run_headless"]
 
 
-def run(options: RunOptions, agent: Agent, session: Session | None) -> int:
+def run(options: RunOptions, agent: Agent, session: Session | None, channel: Channel | None = None) -> int:
     """Run the headless prompts *options* name on *agent* (journalled into *session*) and write each result.
+
+    With *channel* (the Agent SDK's, :mod:`fsm.cli.control`) the prompts are its user messages, every line goes
+    out through its writer, and a turn the SDK interrupts ends with terminal_reason ``aborted_streaming`` (in a
+    model call) or ``aborted_tools`` (in a tool call), an ``error_during_execution`` result as Claude Code's, and
+    the session goes on with the next message.
 
     Returns:
         0 when every run succeeded, else 1.
@@ -42,30 +49,38 @@ def run(options: RunOptions, agent: Agent, session: Session | None) -> int:
     from fsm.view.stream import StreamWriter
 
     session_id = session.id if session else agent.agent_id
-    writer = StreamWriter(sys.stdout)
+    writer = channel.writer if channel is not None else StreamWriter(sys.stdout)
     earlier = list(agent.history)  # what the resume did already (settling an in-flight call) is told too
     for listener in _listeners(options.output, agent, writer, session_id):
         for record in earlier:
             listener(record)
         agent.subscribe(listener)
     status = 0
-    for prompt in _prompts(options, agent, session_id):
+    prompts = channel.prompts() if channel is not None else _prompts(options, agent, session_id)
+    for prompt in prompts:
         if options.output.replay_user and prompt is not None:
             writer.write(_replay(prompt, session_id))
-        result = run_headless(agent, prompt, session_id=session_id, earlier=earlier)
+        result = run_headless(agent, prompt, session_id=session_id, earlier=earlier, channel=channel)
         earlier = []
         data: dict[str, Any] = {"notes": list(options.output.notes)} if options.output.notes else {}
         if options.output.json_schema is not None:
             result, data["structured_output"] = _structured(result, options.output.json_schema)
         _write(result, agent, options.output.format, writer, extra=data)
-        status = max(status, result.exit_code)
-        if result.terminal_reason == JOURNAL_ERROR:  # later prompts could not be journalled either
+        status = max(status, result.exit_code)  # an aborted turn too, as Claude Code exits 1 after one
+        if result.terminal_reason == JOURNAL_ERROR or result.signal is not None:  # a signal ends the session
             break
+        if result.terminal_reason in ABORTED:
+            rearm()  # the SDK's interrupt used the one interruption signals_interrupt allows; allow the next
     return status
 
 
 def run_headless(
-    agent: Agent, prompt: str | None, *, session_id: str | None = None, earlier: Sequence[Transition] = ()
+    agent: Agent,
+    prompt: str | None,
+    *,
+    session_id: str | None = None,
+    earlier: Sequence[Transition] = (),
+    channel: Channel | None = None,
 ) -> RunResult:
     """Finish a resumed run that stopped midway, then send *prompt* (when given), step *agent* until idle
     (or Ctrl-C) and return the result; without *prompt* the result is the finished run's.
@@ -78,29 +93,33 @@ def run_headless(
     escape: the agent is left idle, the result's terminal_reason is ``interrupted`` and its ``signal`` says
     which. Nor does a :class:`~fsm.errors.JournalError` (the journal cannot be written): the run stops at the
     transition that could not be journalled, terminal_reason ``journal_error``, the result text its message.
-    *session_id* names the run in the result (the root agent's id when None).
+    *session_id* names the run in the result (the root agent's id when None). With *channel* the SDK may
+    interrupt the turn (:meth:`~fsm.cli.control.Channel.turn`): the result then says ``aborted_*``, no signal.
     """
     started = time.monotonic()
     records: list[Transition] = list(earlier)
-    ending = _drive(agent, prompt, records)
+    ending = _drive(agent, prompt, records, channel)
     duration_ms = round((time.monotonic() - started) * 1000)
     return summarize(agent, records, ending, session_id=session_id, duration_ms=duration_ms)
 
 
-def _drive(agent: Agent, prompt: str | None, records: list[Transition]) -> Ending:
+def _drive(agent: Agent, prompt: str | None, records: list[Transition], channel: Channel | None = None) -> Ending:
     """Step *agent* through the runs, appending each transition to *records*; how it stopped."""
     unsubscribe = agent.subscribe(records.append)
     first = len(agent.history)
     resumed = None
     try:
-        if agent.busy:  # a resumed run that stopped midway ends first
-            agent.run()
+        with channel.turn() if channel is not None else contextlib.nullcontext():
+            if agent.busy:  # a resumed run that stopped midway ends first
+                agent.run()
+                if prompt is not None:
+                    resumed = {"terminal_reason": agent.outcome or "end_turn", "result": result_text(agent)}
             if prompt is not None:
-                resumed = {"terminal_reason": agent.outcome or "end_turn", "result": result_text(agent)}
-        if prompt is not None:
-            agent.run(prompt)  # a reply's task calls run at once, up to the agent's max_parallel
+                agent.run(prompt)  # a reply's task calls run at once, up to the agent's max_parallel
     except KeyboardInterrupt as exc:  # inside a step the agent has settled already; between steps, settle it now
         agent.interrupt()
+        if channel is not None and channel.interrupted:
+            return Ending(aborted=True, resumed=resumed)
         return Ending(signal=signal_name(exc), resumed=resumed)
     except JournalError as exc:  # the journal cannot take the run's next transition: stop where it is
         seen = {r.seq for r in records}  # the journal's listener raised before ours got the transition: count it

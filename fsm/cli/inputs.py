@@ -5,7 +5,8 @@
 - ``-p -`` (or ``-p`` alone, or ``run`` alone): stdin, read to the end and stripped, is the prompt;
 - ``--input-format stream-json``: each stdin line is a user message, ``{"type": "user", "message":
   {"role": "user", "content": "…"}}`` (content a string or text blocks), and is the next prompt of the same
-  session; a line is read only once the previous prompt's run is over.
+  session; a line is read only once the previous prompt's run is over. With the Agent SDK's control protocol
+  on the same stdin, the lines are read as they come instead (``fsm.cli.control``).
 """
 
 from __future__ import annotations
@@ -16,11 +17,20 @@ import os
 import stat
 import sys
 from collections.abc import Iterator
-from typing import TextIO
+from typing import Any, TextIO
 
 from fsm.errors import ConfigError
 
-__all__ = ["EMPTY_PROMPT", "NO_PROMPT", "piped_stdin", "read_prompt", "stream_prompts", "stream_stdin"]
+__all__ = [
+    "EMPTY_PROMPT",
+    "NO_PROMPT",
+    "message_text",
+    "parse_line",
+    "piped_stdin",
+    "read_prompt",
+    "stream_prompts",
+    "stream_stdin",
+]
 
 NO_PROMPT = "no prompt: give one (agentfsm -p PROMPT), or pipe it on stdin (echo PROMPT | agentfsm -p -)"
 EMPTY_PROMPT = "the prompt is empty; give a non-empty prompt"
@@ -61,10 +71,27 @@ def read_prompt(value: str) -> str:
 
 
 def _text_of(line: str, number: int) -> str:
+    return message_text(parse_line(line, number), number)
+
+
+def parse_line(line: str, number: int) -> Any:
+    """Stream-json input line *number*, parsed.
+
+    Raises:
+        ConfigError: it is not JSON.
+    """
     try:
-        data = json.loads(line)
+        return json.loads(line)
     except ValueError:
         raise ConfigError(f"{_STREAM}: line {number} is not JSON: {line.strip()[:60]!r}") from None
+
+
+def message_text(data: Any, number: int) -> str:
+    """The prompt of the user message *data* (stream-json input line *number*).
+
+    Raises:
+        ConfigError: *data* is not a user message with text.
+    """
     message = data.get("message") if isinstance(data, dict) else None
     if not isinstance(data, dict) or data.get("type") != "user" or not isinstance(message, dict):
         raise ConfigError(

@@ -17,6 +17,7 @@ A record built by hand (a test, a script) is checked by the same validators, in 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path
@@ -40,7 +41,7 @@ from fsm.errors import ConfigError
 from fsm.model.aliases import RequestOptions
 from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from fsm.policy import command_hooks
-from fsm.policy.chain import default_hooks, deny_unattended
+from fsm.policy.chain import Approver, default_hooks, deny_unattended
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
 from tools import Workspace
@@ -98,6 +99,8 @@ class AgentSetup:
     """The custom subagent types (``.claude/agents``, ``--agents``)."""
     ask_person: bool = False
     """Whether an ``Ask`` is put to the person at the terminal (stdin is one); otherwise it is denied."""
+    approver: Approver | None = None
+    """Who answers an ``Ask`` instead (the Agent SDK's ``can_use_tool``, ``fsm.policy.sdk``); None: as above."""
 
     def limits_given(self) -> dict[str, int | float]:
         """The run limits set on the command line, as ``Agent()`` keywords (a resumed session keeps the others)."""
@@ -117,7 +120,7 @@ class AgentSetup:
             sandbox=self.sandbox,
             permissions=self.permissions,
             hooks=self.hooks,
-            approver=terminal_approver() if self.ask_person else deny_unattended,
+            approver=self.approver or (terminal_approver() if self.ask_person else deny_unattended),
             agents=dict(self.agents),
         )
 
@@ -229,10 +232,16 @@ class Output:
     notes: tuple[str, ...] = ()
     """What the run was given other than it asked (``--max-turns 50 runs with 30``): in the result, and in one
     ``--verbose`` line each."""
+    permission_prompt: bool = False
+    """``--permission-prompt-tool stdio``: what would ask is put to the Agent SDK (``can_use_tool``)."""
 
     def __attrs_post_init__(self) -> None:
         if self.stream_input and self.format != "stream-json":
             raise ConfigError("--input-format stream-json needs --output-format stream-json")
+        if self.permission_prompt and not self.stream_input:
+            raise ConfigError(
+                "--permission-prompt-tool stdio asks the Agent SDK on stdin: it needs --input-format stream-json"
+            )
         if self.partial_messages and self.format != "stream-json":
             raise ConfigError("--include-partial-messages needs --output-format stream-json")
         if self.replay_user and not self.stream_input:  # Claude Code's words (it exits 1; a usage error is 2 here)
@@ -269,6 +278,7 @@ class RunOptions:
                 file, an unreadable ``.env``, or no prompt.
         """
         flags: dict[str, Any] = vars(args)
+        _refuse_mcp(flags.get("mcp_config"))
         output = _output(flags) if prompt is not None else Output(verbose=bool(flags.get("verbose")))
         first = None if prompt is None else _first_prompt(prompt, output=output, resuming=_resuming(flags))
         root = resolve.workdir(flags.get("cwd"))
@@ -399,7 +409,40 @@ def _output(flags: dict[str, Any]) -> Output:
         hook_events=HookEventRelay() if flags.get("include_hook_events") else None,
         replay_user=bool(flags.get("replay_user_messages")),
         verbose=bool(flags.get("verbose")),
+        permission_prompt=_permission_prompt(flags.get("permission_prompt_tool")),
     )
+
+
+def _refuse_mcp(configs: list[str] | None) -> None:
+    """``--mcp-config``: agentfsm runs no MCP servers yet, so a config naming one is refused (an SDK server,
+    ``"type": "sdk"``, needs ``mcp_message``, which lands with MCP)."""
+    for config in configs or []:
+        try:
+            text = Path(config).read_text(encoding="utf-8") if not config.lstrip().startswith("{") else config
+            servers = json.loads(text).get("mcpServers") or {}
+        except (OSError, ValueError, AttributeError):
+            raise ConfigError(f"--mcp-config: {config[:60]!r} is not a readable JSON file or JSON text") from None
+        if not isinstance(servers, dict):
+            raise ConfigError("--mcp-config: mcpServers must be an object of servers")
+        for name, server in servers.items():
+            if isinstance(server, dict) and server.get("type") == "sdk":
+                raise ConfigError(
+                    f"--mcp-config: {name!r} is an in-process SDK MCP server (type sdk); agentfsm does not serve "
+                    "mcp_message yet (MCP is a later issue): drop mcp_servers from the SDK options"
+                )
+            raise ConfigError(f"--mcp-config: {name!r}: agentfsm runs no MCP servers yet (MCP is a later issue)")
+
+
+def _permission_prompt(tool: str | None) -> bool:
+    """``--permission-prompt-tool``: ``stdio`` (the Agent SDK's control protocol) or none; an MCP tool is refused."""
+    if tool is None:
+        return False
+    if tool != "stdio":
+        raise ConfigError(
+            f"--permission-prompt-tool {tool}: agentfsm runs no MCP servers yet; only 'stdio' (the Agent SDK's "
+            "can_use_tool) is supported"
+        )
+    return True
 
 
 def _first_prompt(argument: str, *, output: Output, resuming: bool) -> str | None:

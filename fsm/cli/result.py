@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
 __all__ = [
+    "ABORTED",
     "JOURNAL_ERROR",
     "SUBTYPES",
     "Ending",
@@ -54,6 +55,9 @@ SUBTYPES = {
 """The result subtype (Claude Code's set) of each outcome of the root agent (kept as ``terminal_reason``).
 A run stopped because its journal could not be written is ``error_during_execution`` with terminal_reason
 :data:`JOURNAL_ERROR`, not an outcome of the agent: it is left where that transition took it."""
+
+ABORTED = ("aborted_streaming", "aborted_tools")
+"""Claude Code's terminal_reasons of a turn the Agent SDK interrupted: in a model call, or in a tool call."""
 
 JOURNAL_ERROR = "journal_error"
 """The terminal_reason of a run that stopped because its session journal could not be written."""
@@ -199,11 +203,17 @@ class Ending:
     """The error that stopped it where its journal could not be written, or None."""
     resumed: dict[str, Any] | None = None
     """When a killed run was finished before the new prompt: its ``terminal_reason`` and ``result``."""
+    aborted: bool = False
+    """The Agent SDK interrupted it (``interrupt``, or a permission answer's ``interrupt``)."""
 
-    def outcome(self, agent: Agent) -> str:
-        """The run's terminal_reason: ``journal_error``, ``interrupted``, or the agent's outcome."""
+    def outcome(self, agent: Agent, records: Sequence[Transition] = ()) -> str:
+        """The run's terminal_reason: ``journal_error``, ``interrupted``, ``aborted_streaming`` or
+        ``aborted_tools`` (by where the root's interruption found it, in *records*), or the agent's outcome."""
         if self.journal_error is not None:
             return JOURNAL_ERROR
+        if self.aborted:
+            stopped = [r for r in records if r.trigger == "interrupted" and r.depth == 0]
+            return ABORTED[1] if stopped and stopped[-1].source == "executing_tools" else ABORTED[0]
         return "interrupted" if self.signal else agent.outcome or "end_turn"
 
 
@@ -211,7 +221,7 @@ def summarize(
     agent: Agent, records: Sequence[Transition], ending: Ending, *, session_id: str | None, duration_ms: int
 ) -> RunResult:
     """The result of the run *records* made on *agent* (its subagents' included), ended as *ending* says."""
-    outcome = ending.outcome(agent)
+    outcome = ending.outcome(agent, records)
     text = str(ending.journal_error) if ending.journal_error is not None else result_text(agent)
     calls = [r for r in records if made_model_call(r)]
     problem = error_line(
@@ -237,7 +247,7 @@ def summarize(
         duration_ms=duration_ms,
         transitions=len(records),
         duration_api_ms=round(sum(r.duration_ms for r in calls)),
-        stop_reason=None if ending.signal else _stop_reason(records),
+        stop_reason=None if ending.signal or ending.aborted else _stop_reason(records),
         model_usage=_model_usage(records, default=getattr(agent.model, "model", None) or "unknown"),
         permission_denials=permission_denials(records),
         errors=[problem] if problem else [],
@@ -337,6 +347,8 @@ def error_line(
             return f"the reply was cut at the max_tokens limit ({max_tokens}); raise --max-tokens"
         case "interrupted":
             return f"interrupted ({signal})" if signal else "interrupted"
+        case "aborted_streaming" | "aborted_tools":  # ABORTED: the SDK asked for it; nothing went wrong
+            return None
         case "journal_error":  # JOURNAL_ERROR
             where = f"agentfsm -p --resume {session_id}" if session_id else "agentfsm -p --continue"
             return f"{result}; the run stopped there: once the journal can be written, go on with {where}"

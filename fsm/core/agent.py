@@ -64,7 +64,7 @@ from fsm.errors import ConfigError, MisuseError, ModelError
 from fsm.model.pricing import price_of
 from fsm.model.protocol import Model, StreamingModel
 from fsm.model.reply import Block, Message, Reply
-from fsm.policy.chain import Approver, Permit, Remember, default_hooks, deny_unattended, permit
+from fsm.policy.chain import Approver, Edited, Permit, Remember, default_hooks, deny_unattended, permit
 from fsm.policy.hooks import Ask, Deny, HookEvent, Hooks
 from fsm.policy.judge import Policy
 from tools import ToolOutput, Workspace, run_tool
@@ -540,7 +540,8 @@ class Agent:
                 workspace = attrs.evolve(workspace, process_listener=told)
             if listeners.progress:
                 listeners.tell("tool_call", self.data.agent_id, self._depth, tool_call=call)
-            output = run_tool(self._tools, call["name"], workspace, call["input"])
+            tool_input = call["input"] if allowed.input is None else allowed.input  # an approver's edit
+            output = run_tool(self._tools, call["name"], workspace, tool_input)
         output, post = self._post_tool_use(call, output)
         notes = (*allowed.notes, *post)
         return self._fire("tool_ran", tool_call=call, tool_result=output, notes=notes, denial=allowed.denial)
@@ -633,7 +634,7 @@ class Agent:
             workspace=self.workspace,
         )
 
-    def _approve(self, call: Block, ask: Ask) -> bool | Deny | Remember:
+    def _approve(self, call: Block, ask: Ask) -> bool | Deny | Remember | Edited:
         """The approver, asked one call at a time for the whole tree (subagents run at once), told which
         subagent asks."""
         asking = ask if self._parent is None else attrs.evolve(ask, agent=self.agent_id)

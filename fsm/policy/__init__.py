@@ -11,6 +11,7 @@ sits below ``fsm.core`` and imports nothing of it.
 from fsm.policy.chain import (
     Approver,
     Denial,
+    Edited,
     Permit,
     Remember,
     allow_all,
@@ -34,6 +35,7 @@ __all__ = [
     "Ask",
     "Denial",
     "Deny",
+    "Edited",
     "HookEvent",
     "HookEventName",
     "Hooks",

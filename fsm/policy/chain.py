@@ -7,8 +7,10 @@ hook's ``Ask``, or the mode, unless a hook said ``Allow``) is denied under ``don
 approver **once**, after all hooks. An approval never skips a hook: they have all run already.
 
 An approver answers an :class:`~fsm.policy.hooks.Ask` for one tool_use block: True allows, False is
-``Permission denied by user``, a ``Deny`` gives its reason, and :class:`Remember` allows and adds rules for
-the rest of the session. Every refusal becomes a :class:`Denial` the agent records.
+``Permission denied by user``, a ``Deny`` gives its reason, :class:`Remember` allows and adds rules for
+the rest of the session, and :class:`Edited` allows the call with another input (the Agent SDK's
+``updatedInput``): that input is judged by the rules again, and a deny rule still refuses it. Every refusal
+becomes a :class:`Denial` the agent records.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from tools import Workspace
 __all__ = [
     "Approver",
     "Denial",
+    "Edited",
     "Permit",
     "Remember",
     "allow_all",
@@ -67,7 +70,14 @@ class Remember:
     rules: tuple[str, ...]
 
 
-Approver = Callable[[dict[str, Any], Ask], "bool | Deny | Remember"]
+@frozen
+class Edited:
+    """An approver's "yes, with this input instead": the call runs with *input* (the SDK's ``updatedInput``)."""
+
+    input: dict[str, Any]
+
+
+Approver = Callable[[dict[str, Any], Ask], "bool | Deny | Remember | Edited"]
 """Answers an Ask for one tool_use block (see the module docstring)."""
 
 
@@ -80,6 +90,8 @@ class Permit:
     unconfined: bool = False
     """Run it with paths outside the workspace let through (it was allowed knowing it leaves)."""
     notes: tuple[str, ...] = ()
+    input: dict[str, Any] | None = None
+    """The input to run the call with instead of its own (an approver edited it); None: its own."""
 
 
 _WHERE = " of a trusted folder, or in ~/.claude/settings.json"
@@ -136,6 +148,8 @@ def permit(
         answer = approver(call, ask)
     except Exception as exc:  # an approver that fails denies; the call is still answered
         answer = Deny(f"Permission denied: the approver failed ({type(exc).__name__}: {exc})")
+    if isinstance(answer, Edited):
+        return _edited(call, answer.input, policy=policy, workspace=workspace, notes=notes)
     if isinstance(answer, Remember):
         for text in answer.rules:
             policy.remember(parse_rule(text, source="session", base=workspace.root))
@@ -144,6 +158,19 @@ def permit(
         return Permit(None, unconfined=verdict.outside, notes=notes)
     reason = answer.reason if isinstance(answer, Deny) else "Permission denied by user"
     return Permit(_denial(call, reason, "user" if not isinstance(answer, Deny) else "approver"), notes=notes)
+
+
+def _edited(
+    call: dict[str, Any], edited: dict[str, Any], *, policy: Policy, workspace: Workspace, notes: tuple[str, ...]
+) -> Permit:
+    """The approver allowed *call* with *edited* as its input: the rules judge that input again (a deny rule
+    refuses it; what they would ask about is what the approver just allowed)."""
+    verdict = policy.decide({**call, "input": edited}, workspace)
+    if verdict.behavior == "deny":
+        reason = f"Permission denied: {verdict.reason} (the input the approver gave)"
+        return Permit(_denial(call, reason, verdict.rule or "policy"), notes=notes)
+    note = f"{call.get('name')}: run with the input the approver gave"
+    return Permit(None, unconfined=verdict.outside, notes=(*notes, note), input=edited)
 
 
 def _question(verdict: Verdict, decision: Allow | Ask | None, by: str | None) -> Ask | None:

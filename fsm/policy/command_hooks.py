@@ -43,7 +43,7 @@ from fsm.policy.hooks import Allow, Ask, Decision, Deny, HookEvent, Hooks, Notic
 from fsm.policy.rules import claude_name
 from fsm.policy.settings import HookCommand, Settings
 
-__all__ = ["CommandHook", "HookObserver", "HookTimeout", "hook_input", "install"]
+__all__ = ["CommandHook", "HookObserver", "HookTimeout", "answer", "hook_input", "install"]
 
 HookObserver = Callable[[str, dict[str, Any]], None]
 """Told ``(subtype, fields)`` as each command hook starts and ends (see the module docstring)."""
@@ -128,7 +128,7 @@ class CommandHook:
             return None
         code, stdout, stderr = self._observed(event, json.dumps(hook_input(event)))
         if code == 0:
-            return _answer(event.name, stdout, self.spec.command)
+            return answer(event.name, stdout, self.spec.command)
         if code == 2:
             text = stderr.strip() or f"blocked by hook {self.spec.command}"
             if event.name == "PreToolUse":
@@ -181,7 +181,7 @@ class CommandHook:
         return proc.returncode, out.decode(errors="replace"), err.decode(errors="replace")
 
 
-def _answer(event: str, stdout: str, command: str) -> Decision:
+def answer(event: str, stdout: str, command: str) -> Decision:
     """What an exit-0 hook's stdout means for *event*."""
     text = stdout.strip()
     try:

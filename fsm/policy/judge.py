@@ -66,7 +66,8 @@ _ALLOW = Verdict("allow")
 
 @define
 class Policy:
-    """A permission mode and rules; mutable only by :meth:`remember` (rules added for the session)."""
+    """A permission mode and rules; mutable only by :meth:`remember` (rules added for the session) and
+    :meth:`set_mode` (the Agent SDK's ``set_permission_mode``)."""
 
     mode: str = "default"
     allow: tuple[Rule, ...] = ()
@@ -121,6 +122,16 @@ class Policy:
             deny=rules("deny"),
             directories=tuple(Path(d) for d in data.get("directories", [])),
         )
+
+    def set_mode(self, mode: str) -> None:
+        """Judge the calls from now on in *mode*.
+
+        Raises:
+            ValueError: *mode* is not one of :data:`~fsm.policy.modes.MODES`.
+        """
+        if mode not in MODES:
+            raise ValueError(f"mode must be one of {', '.join(MODES)} (got {mode!r})")
+        self.mode = mode
 
     def remember(self, rule: Rule) -> None:
         """Allow what *rule* matches for the rest of the session."""

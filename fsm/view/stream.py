@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from typing import Any, TextIO
 
 import attrs
@@ -63,16 +64,22 @@ def event_of(record: Transition, *, cut: int = CONTENT_CUT) -> dict[str, Any]:
 
 
 class StreamWriter:
-    """A listener that writes each transition as one JSON line (stream-json), flushed at once."""
+    """A listener that writes each transition as one JSON line (stream-json), flushed at once.
+
+    Writes are serialised: threads sharing one writer (subagents, the SDK's control channel) never interleave
+    their lines."""
 
     def __init__(self, stream: TextIO | None = None, *, cut: int = CONTENT_CUT) -> None:
         self.stream = stream or sys.stdout
         self.cut = cut
+        self._lock = threading.Lock()
 
     def write(self, obj: dict[str, Any]) -> None:
         """Write one object as a JSON line."""
-        self.stream.write(json.dumps(obj, ensure_ascii=False) + "\n")
-        self.stream.flush()
+        line = json.dumps(obj, ensure_ascii=False) + "\n"
+        with self._lock:
+            self.stream.write(line)
+            self.stream.flush()
 
     def __call__(self, record: Transition) -> None:
         self.write(event_of(record, cut=self.cut))

@@ -374,6 +374,16 @@ class TestHeadlessInputs:
         resolved = options("--input-format", "stream-json", "--output-format", "stream-json", prompt="-")
         assert (resolved.prompt, resolved.output.stream_input) == (None, True)
 
+    def test_the_sdks_flags(self) -> None:
+        """The SDK's argv: ``--permission-prompt-tool stdio``, an empty MCP config, ``--max-turns 50`` (run with 30)."""
+        resolved = options(
+            *("--input-format", "stream-json", "--output-format", "stream-json", "--verbose"),
+            *("--system-prompt", "", "--permission-prompt-tool", "stdio", "--max-turns", "50"),
+            *("--mcp-config", '{"mcpServers": {}}', "--setting-sources="),
+            prompt="-",
+        )
+        assert (resolved.output.permission_prompt, resolved.agent.max_turns) == (True, 30)
+
     @pytest.mark.parametrize(
         ("argv", "prompt", "message"),
         [
@@ -384,6 +394,33 @@ class TestHeadlessInputs:
                 "--input-format stream-json reads the prompts from stdin; give no prompt argument",
             ),
             (["--include-partial-messages"], "hi", "--include-partial-messages needs --output-format stream-json"),
+            (
+                ["--permission-prompt-tool", "stdio"],
+                "hi",
+                "--permission-prompt-tool stdio asks the Agent SDK on stdin: it needs --input-format stream-json",
+            ),
+            (
+                ["--permission-prompt-tool", "mcp__auth__ask"],
+                "hi",
+                "--permission-prompt-tool mcp__auth__ask: agentfsm runs no MCP servers yet; only 'stdio' (the Agent "
+                "SDK's can_use_tool) is supported",
+            ),
+            (
+                ["--mcp-config", '{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}'],
+                "hi",
+                "--mcp-config: 'calc' is an in-process SDK MCP server (type sdk); agentfsm does not serve mcp_message "
+                "yet (MCP is a later issue): drop mcp_servers from the SDK options",
+            ),
+            (
+                ["--mcp-config", '{"mcpServers": {"git": {"command": "git-mcp"}}}'],
+                "hi",
+                "--mcp-config: 'git': agentfsm runs no MCP servers yet (MCP is a later issue)",
+            ),
+            (
+                ["--mcp-config", "/nope.json"],
+                "hi",
+                "--mcp-config: '/nope.json' is not a readable JSON file or JSON text",
+            ),
         ],
     )
     def test_output_contradictions(self, argv: list[str], prompt: str, message: str) -> None:
