@@ -82,11 +82,6 @@ class TestAddAgentFlags:
         assert info.value.code == 2
         assert capsys.readouterr().err.splitlines()[-1].endswith(f"{argv[0]}: {message}")
 
-    @pytest.mark.parametrize(("given", "runs_with"), [("1", 1), ("30", 30), ("31", 30), ("50", 30)])
-    def test_max_turns_above_the_cap_runs_with_it(self, given: str, runs_with: int) -> None:
-        """``--max-turns`` above 30 (the SDK's ``max_turns=50``) is accepted and runs with our cap of 30."""
-        assert parse("--max-turns", given).max_turns == runs_with
-
     def test_prompt_flags_exclude_each_other(self, capsys: pytest.CaptureFixture[str]) -> None:
         """--system-prompt and --system-prompt-file cannot both be given."""
         with pytest.raises(SystemExit):
