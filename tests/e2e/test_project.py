@@ -63,7 +63,10 @@ class TestCustomSubagents:
         assert "subagent_type" in task["input_schema"]["properties"]
         assert child.tool_names == ["read_file", "glob"]
         assert child.system.startswith("You are the reviewer. Report bugs only.")
-        assert (root.body["model"], child.body["model"]) == ("claude-sonnet-4-5", "claude-haiku-4-5")
+        assert (root.body["model"], child.body["model"]) == (
+            "claude-sonnet-4-5",
+            "claude-haiku-4-5-20251001",
+        )  # the alias, as Claude Code sends it
         assert run.json_lines()[0]["agents"] == ["general-purpose", "reviewer"]
 
     def test_agents_json_and_the_default_type(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
