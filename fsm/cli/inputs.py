@@ -1,7 +1,7 @@
 """Where a headless run's prompts come from: the argument, piped stdin, or stream-json lines on stdin.
 
 - ``-p PROMPT`` with text piped on stdin (a pipe or a file, not a terminal and not ``/dev/null``): the
-  prompt is the piped text, a blank line, then PROMPT, as ``git diff | claude -p "review this"`` works;
+  prompt is PROMPT, a newline, then the piped text, as ``git diff | claude -p "review this"`` sends it;
 - ``-p -`` (or ``-p`` alone, or ``run`` alone): stdin, read to the end and stripped, is the prompt;
 - ``--input-format stream-json``: each stdin line is a user message, ``{"type": "user", "message":
   {"role": "user", "content": "…"}}`` (content a string or text blocks), and is the next prompt of the same
@@ -53,14 +53,14 @@ def piped_stdin(stdin: TextIO | None = None) -> str | None:
 
 
 def read_prompt(value: str) -> str:
-    """The prompt of ``-p VALUE``: VALUE (after any piped text), or stdin for ``-``.
+    """The prompt of ``-p VALUE``: VALUE (then a newline and any piped text), or stdin for ``-``.
 
     Raises:
         ConfigError: no prompt anywhere, or an empty one.
     """
     if value != "-":
         piped = piped_stdin()
-        prompt = f"{piped.rstrip()}\n\n{value}" if piped and piped.strip() else value
+        prompt = f"{value}\n{piped}" if piped and piped.strip() else value  # as claude -p 2.1.197 sends it
     elif sys.stdin is None or sys.stdin.isatty():
         raise ConfigError(NO_PROMPT)
     else:

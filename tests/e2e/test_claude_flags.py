@@ -21,11 +21,12 @@ def _text(message: dict[str, Any]) -> str:
 
 class TestPipedStdin:
     def test_piped_text_goes_with_the_prompt(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """``echo CONTEXT | agentfsm -p "summarize"`` sends the piped text, a blank line, then the prompt."""
+        """``echo CONTEXT | agentfsm -p "summarize"`` sends the prompt, a newline, then the piped text, as the real
+        ``claude -p`` 2.1.197 does (recorded against the loopback fake: ``"summarize\nCONTEXT LINE\n"``)."""
         fake.script = [text_reply("a summary")]
         run = agentfsm("-p", "summarize", input="CONTEXT line 1\nline 2\n")
         assert (run.code, run.stdout, run.stderr) == (0, "a summary\n", "")
-        assert _text(fake.messages_requests[0].messages[0]) == "CONTEXT line 1\nline 2\n\nsummarize"
+        assert _text(fake.messages_requests[0].messages[0]) == "summarize\nCONTEXT line 1\nline 2\n"
 
     def test_no_pipe_no_change(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """With stdin on /dev/null the prompt is the argument alone."""
