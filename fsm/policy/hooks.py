@@ -170,11 +170,7 @@ class Hooks:
         texts: list[str] = []
         for callback, name, thread_safe in self._callbacks[event.name]:
             try:
-                if thread_safe:
-                    result = callback(event)
-                else:
-                    with self._lock:
-                        result = callback(event)
+                result = self._call(callback, thread_safe, event)
             except Exception as exc:
                 log.debug("hook %r raised", callback, exc_info=True)
                 notes.append(f"{event.name} hook {name} failed: {exc}")
@@ -185,6 +181,13 @@ class Hooks:
                 texts.append(result)
         return ("\n\n".join(texts) if texts else None), notes
 
+    def _call(self, callback: Hook, thread_safe: bool, event: HookEvent) -> Decision:
+        """One callback's answer, under the registry's lock unless it said it is thread-safe."""
+        if thread_safe:
+            return callback(event)
+        with self._lock:
+            return callback(event)
+
     def pre_tool_use(self, event: HookEvent) -> PreToolVerdict:
         """Run every PreToolUse callback; the strictest decision wins (a raise or a string is a Deny)."""
         notes: list[str] = []
@@ -192,11 +195,7 @@ class Hooks:
         by: str | None = None
         for callback, name, thread_safe in self._callbacks["PreToolUse"]:
             try:
-                if thread_safe:
-                    result = callback(event)
-                else:
-                    with self._lock:
-                        result = callback(event)
+                result = self._call(callback, thread_safe, event)
             except Exception as exc:
                 log.debug("hook %r raised", callback, exc_info=True)
                 result = Deny(f"Permission denied: PreToolUse hook {name} failed ({exc}), so the call is blocked")
