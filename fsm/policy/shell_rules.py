@@ -12,7 +12,8 @@ the user's rules and the mode.
   ``chmod``/``chown``/``chgrp``, moving files out of the workspace and writing outside it. Such a command
   asks unless a rule names it explicitly (see :attr:`Finding.key`).
   A write outside the workspace is a :class:`Finding` with ``outside`` set: no Bash rule allows it.
-- :func:`written_paths`: the paths any command writes, creates, moves or deletes (for ``Edit`` rules).
+- :func:`written_paths`: the paths any command writes, creates, moves or deletes (for ``Edit`` rules), as
+  ``fsm.policy.write_targets`` finds them for the protected paths too.
 
 What is read-only is ``fsm.policy.read_only``.
 """
@@ -27,6 +28,7 @@ from attrs import frozen
 from fsm.policy.argv import operands_of, options_of
 from fsm.policy.commands import SimpleCommand
 from fsm.policy.rules import Rule, parse_rule
+from fsm.policy.write_targets import write_targets
 
 __all__ = ["BUILT_IN_DENY", "Finding", "Locate", "destructive", "refused", "written_paths"]
 
@@ -187,48 +189,12 @@ def _exists(path: str) -> bool:
     return os.path.lexists(path)
 
 
-_DELETES_OR_TOUCHES = frozenset({"rm", "rmdir", "unlink", "shred", "touch", "mkdir", "truncate", "chmod", "chown"})
-
-
 def written_paths(command: SimpleCommand) -> list[str]:
-    """The paths *command* writes, creates, moves or deletes, as written: its redirections that write, the
-    operands of ``rm``/``touch``/``mkdir``/``truncate``/``tee``…, the target of ``cp``/``install``/``ln``, every
-    operand of ``mv``, the files of ``sed -i``, ``dd of=``. Edit rules judge these."""
-    name, args = command.name, command.argv[1:]
-    paths = [r.target for r in command.redirects if r.writes and r.target and r.shown]
-    operands = operands_of(args)
-    if name in _DELETES_OR_TOUCHES or name == "tee":
-        paths += operands[1:] if name in ("chmod", "chown") else operands
-    elif name in ("cp", "install", "ln", "rsync"):
-        target = next((args[i + 1] for i, a in enumerate(args[:-1]) if a in ("-t", "--target-directory")), None)
-        paths += [target] if target else operands[-1:]
-    elif name == "mv":
-        paths += operands
-    elif name in ("sed", "gsed") and options_of(args) & {"-i", "--in-place"}:
-        scripted = options_of(args) & {"-e", "-f", "--expression", "--file"}
-        paths += operands if scripted else operands[1:]
-    elif name == "dd":
-        paths += [a[3:] for a in args if a.startswith("of=")]
-    for option in _OUTPUT_OPTIONS.get(name, ()):
-        paths += _values(args, option)
-    return paths
+    """The paths *command* writes, creates, moves or deletes, as written (``fsm.policy.write_targets``, which the
+    protected-path check reads too): not a link's source, nor a target known only when it runs. Edit rules and
+    the workspace boundary judge these."""
+    return [t.word for t in write_targets(command, git_config=_repository_config) if t.word is not None and not t.link]
 
 
-_OUTPUT_OPTIONS = {
-    "git": ("--output",),
-    "sort": ("-o", "--output"),
-    "tree": ("-o",),
-    "find": ("-fprint", "-fprint0", "-fprintf", "-fls"),
-}
-"""Options whose value is a file the command writes."""
-
-
-def _values(args: tuple[str, ...], option: str) -> list[str]:
-    """The values of *option* among *args*: ``--output=F``, ``--output F``, ``-oF``, ``-o F``."""
-    found = []
-    for i, arg in enumerate(args):
-        if arg == option and i + 1 < len(args):
-            found.append(args[i + 1])
-        elif arg.startswith(option + "=") or (len(option) == 2 and arg.startswith(option) and len(arg) > 2):
-            found.append(arg[len(option) :].removeprefix("="))
-    return found
+def _repository_config(here: str) -> str:
+    return os.path.join(here, ".git", "config")

@@ -58,6 +58,8 @@ class Target:
     """Sources copied into *word* when it is an existing directory: their base names are written there."""
     follow: bool = True
     """The last component is followed when it is a symlink (not for ``rm``, ``ln``'s link, ``mv``'s source)."""
+    link: bool = False
+    """The source of a link the command makes (``ln``, ``cp -l|-s``): written only later, through the link."""
 
 
 _COPIERS = frozenset({"cp", "mv", "install", "ln", "rsync", "scp"})
@@ -69,6 +71,8 @@ _OUTPUT_OPTIONS = {
     "curl": ("-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr"),
     "wget": ("-O", "--output-document", "-o", "--output-file", "-a", "--append-output"),
     "sort": ("-o", "--output"),
+    "tree": ("-o",),
+    "find": ("-fprint", "-fprint0", "-fprintf", "-fls"),
     "uniq": (),
 }
 """Programs that write the file an option names."""
@@ -85,6 +89,7 @@ _VALUED = {
     "shred": {"-n", "-s", "--iterations", "--size"},
     "sed": {"-e", "-f", "-l", "--expression", "--file", "--line-length"},
     "perl": {"-e", "-E", "-M", "-m", "-I"},
+    "awk": {"-f", "--file", "-i", "--include", "-v", "--assign", "-F", "--field-separator"},
 }
 _ARCHIVERS = frozenset({"tar", "gtar", "bsdtar", "unzip"})
 _GIT_GLOBAL_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env"})
@@ -110,14 +115,17 @@ def write_targets(simple: SimpleCommand, *, git_config: GitConfig) -> Iterator[T
         yield from _copy_targets(name, args)
     elif name in _OPERAND_WRITERS or name in _EDITORS:
         options, operands = _split(args, _VALUED.get(name, set()))
+        if name in ("chmod", "chown", "chgrp") and "--reference" not in options:
+            operands = operands[1:]  # the mode or the owner
         recursive = bool(options & {"-r", "-R", "--recursive"}) and name in ("rm", "chmod", "chown", "chgrp")
         follow = name not in ("rm", "rmdir", "unlink", "shred")
         yield from (Target(w, recursive=recursive or name == "rmdir", follow=follow) for w in operands)
     elif name in ("sed", "gsed", "perl", "awk", "gawk"):
-        options, operands = _split(args, _VALUED["perl" if name == "perl" else "sed"])
+        options, operands = _split(args, _VALUED["perl" if name == "perl" else "awk" if "awk" in name else "sed"])
         in_place = "inplace" in _values(args, ("-i", "--include")) if "awk" in name else None
         if in_place or (in_place is None and any(o == "-i" or o.startswith("--in-place") for o in options)):
-            yield from (Target(w) for w in operands)
+            scripted = options & ({"-e", "-E"} if name == "perl" else {"-e", "-f", "--expression", "--file"})
+            yield from (Target(w) for w in (operands if scripted else operands[1:]))  # else the first is the program
     elif name == "dd":
         yield from (Target(a[3:]) for a in args if a.startswith("of="))
     elif name in _OUTPUT_OPTIONS:
@@ -188,7 +196,7 @@ def _copy_targets(name: str, args: tuple[str, ...]) -> Iterator[Target]:
     if name == "mv":
         yield from (Target(s, recursive=True, follow=False) for s in sources)
     if name == "ln" or (name == "cp" and options & {"-l", "--link", "-s", "--symbolic-link"}):
-        yield from (Target(s, follow=False) for s in sources)  # a link to a protected file writes it later
+        yield from (Target(s, follow=False, link=True) for s in sources)  # a link to a protected file writes it later
 
 
 def _git_targets(args: tuple[str, ...], env: dict[str, str], git_config: GitConfig) -> Iterator[Target]:

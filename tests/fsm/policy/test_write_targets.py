@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from fsm.policy.commands import parse_command
+from fsm.policy.shell_rules import written_paths
 from fsm.policy.write_targets import runs_code, write_targets
 
 
@@ -34,6 +35,11 @@ class TestWriteTargets:
             ("install -d d1 d2", ["d1", "d2"]),
             ("sed -n p a", []),
             ("sed -i -e s/x/y/ a", ["a"]),
+            ("sed -i s/x/y/ a", ["a"]),  # the first operand is the script, not a file
+            ("awk -i inplace '{print}' a", ["a"]),
+            ("chmod 600 a", ["a"]),  # the mode is no file
+            ("tree -o t.txt", ["t.txt"]),
+            ("find . -fprint f.txt", ["f.txt"]),
             ("touch -d yesterday a", ["a"]),
             ("dd if=a of=b", ["b"]),
             ("curl -fsSLo a https://example.invalid", ["a"]),
@@ -70,3 +76,19 @@ class TestRunsCode:
         """Interpreters given code on their command line or input, and unknown programs, run code."""
         (simple,) = parse_command(command).commands
         assert runs_code(simple) is expected
+
+
+class TestWrittenPaths:
+    @pytest.mark.parametrize(
+        ("command", "expected"),
+        [
+            ("ln -s /usr/bin/python3 py", ["py"]),  # a link's source is not written now
+            ("curl -o out.txt https://example.invalid", ["out.txt"]),
+            ("echo x > $F", []),
+            ("sed -i s/x/y/ a", ["a"]),
+        ],
+    )
+    def test_the_paths_edit_rules_and_the_boundary_judge(self, command: str, expected: list[str]) -> None:
+        """written_paths is write_targets' words, without link sources or targets known only when they run."""
+        (simple,) = parse_command(command).commands
+        assert written_paths(simple) == expected
