@@ -36,7 +36,6 @@ from fsm.policy.settings import Settings
 from fsm.policy.shell_paths import reach
 from fsm.policy.shell_rules import destructive, refused, written_paths
 from tools import REGISTRY, Workspace
-from tools.protected import protected
 
 __all__ = ["Policy", "Verdict"]
 
@@ -281,7 +280,7 @@ class Policy:
                 )
         asks: list[tuple[str, str | None]] = []
         for simple in parsed.commands:
-            asking = self._judge(simple, locate, inside, workspace.root)
+            asking = self._judge(simple, locate, inside)
             if asking is not None:
                 asks.append(asking)
         if parsed.compound:
@@ -334,7 +333,7 @@ class Policy:
             return Verdict("allow", rule="bypassPermissions mode")
         return Verdict("ask", f"{problem}, so it cannot be checked before it runs")
 
-    def _judge(self, simple: SimpleCommand, locate: Any, inside: Any, root: Path) -> tuple[str, str | None] | None:
+    def _judge(self, simple: SimpleCommand, locate: Any, inside: Any) -> tuple[str, str | None] | None:
         """None when this simple command may run without asking; else why it asks, and the rule that would allow it."""
         shown = f"`{_clip(simple.source)}`"
         if simple.dynamic and not any(
@@ -367,14 +366,12 @@ class Policy:
         accepted = self.mode == "acceptEdits" and bool(simple.argv)
         redirected = {r.target for r in simple.redirects}
         for target in (p for p in written_paths(simple) if p in redirected):
-            path = locate(target, simple.cwd)
-            edit = accepted and not _protected(path, root)
-            if not (edit or exact or path_rule(self._allow_rules(), ("edit_file",), simple, [target], locate)[0]):
-                where = " with no command" if not simple.argv else " (a protected path)" if accepted else ""
+            if not (accepted or exact or path_rule(self._allow_rules(), ("edit_file",), simple, [target], locate)[0]):
+                where = "" if simple.argv else " with no command"
                 return f"{shown} writes {target}{where}", exact_rule(simple)
         if rules or reads:
             return None
-        if accepted and _accepted_edit(simple, locate, inside, root):
+        if accepted and _accepted_edit(simple, locate, inside):
             return None
         if not simple.argv:
             names = ", ".join(a.split("=", 1)[0] for a in simple.assignments)
@@ -388,19 +385,15 @@ _EDITORS = frozenset({"mkdir", "touch", "cp"})
 """Commands that only create or copy files: in ``acceptEdits`` they are edits, as in Claude Code."""
 
 
-def _accepted_edit(simple: SimpleCommand, locate: Any, inside: Any, root: Path) -> bool:
+def _accepted_edit(simple: SimpleCommand, locate: Any, inside: Any) -> bool:
     """Whether *simple* is an edit ``acceptEdits`` accepts: ``mkdir``, ``touch`` or ``cp`` (spelled so, with no
-    wrapper or assignment) whose files are all inside the workspace and none protected."""
+    wrapper or assignment) whose files are all inside the workspace (a protected one is asked about by
+    :meth:`Policy.decide`'s protected-path check, in every mode)."""
     if simple.name not in _EDITORS or simple.written[:1] != simple.argv[:1] or simple.wrappers or simple.assignments:
         return False
     written = [locate(p, simple.cwd) for p in written_paths(simple)]
     read = [locate(p, simple.cwd) for p in path_args(simple)]
-    return bool(written) and all(inside(p) and not _protected(p, root) for p in written) and all(map(inside, read))
-
-
-def _protected(path: str | None, root: Path) -> bool:
-    """Whether *path* (absolute; None: unknown) is one of the protected paths (tools/protected.py) of *root*."""
-    return path is None or protected(os.path.relpath(path, root).replace(os.sep, "/")) is not None
+    return bool(written) and all(map(inside, written)) and all(map(inside, read))
 
 
 def _harmless(simple: SimpleCommand, locate: Any, inside: Any, *, writes: bool = False) -> bool:
