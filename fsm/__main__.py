@@ -1,7 +1,5 @@
 """``python -m fsm``: the same as the ``agentfsm`` command."""
 
-import sys
+from fsm.cli.app import entry
 
-from fsm.cli.app import main
-
-sys.exit(main())
+entry()

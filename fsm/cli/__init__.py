@@ -1,4 +1,5 @@
-"""The ``agentfsm`` command: the only layer that prints and speaks in flags. ``fsm.cli:main`` is the console script.
+"""The ``agentfsm`` command: the only layer that prints and speaks in flags. ``fsm.cli:entry`` is the console script
+(``main`` that ends the process without interpreter teardown; ``main`` returns the exit status).
 
 One module, one job::
 
@@ -24,6 +25,6 @@ One module, one job::
     ui           ``agentfsm ui``: the sessions in a browser
 """
 
-from fsm.cli.app import build_parser, main
+from fsm.cli.app import build_parser, entry, main
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "entry", "main"]

@@ -30,7 +30,7 @@ from fsm.cli.parser import build_parser, parse_args
 from fsm.cli.signals import signal_name, signals_interrupt
 from fsm.errors import AgentfsmError, ConfigError, JournalError, UnknownSessionError
 
-__all__ = ["build_parser", "main"]
+__all__ = ["build_parser", "entry", "main"]
 
 
 def _headless(args: argparse.Namespace, prompt: str) -> int:
@@ -145,6 +145,21 @@ def main(argv: list[str] | None = None) -> int:
         return status
 
 
+def entry() -> NoReturn:
+    """The ``agentfsm`` console script (and ``python -m fsm``): :func:`main`, then leave at once.
+
+    By the time :func:`main` returns, everything a run owes is done: the result is written, the journal
+    committed and closed, the tools' processes gone. What is left is interpreter teardown (freeing every module
+    the run imported, the SDK's included), which took seconds; so the process flushes its standard streams and
+    ends with ``os._exit``. Only the command does this: :func:`main` itself returns, for callers in-process.
+    """
+    try:
+        status = main()
+    except SystemExit as exc:  # a plug-in that exits its own way
+        status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
+    _flush_and_exit(status)
+
+
 def _debug_logging(spec: str) -> None:
     """``-d/--debug [FILTER]``: our loggers at DEBUG on stderr, with the model calls' requests and retries
     (``anthropic``); FILTER, a comma list of logger names, keeps only those (``!NAME`` drops one)."""
@@ -164,9 +179,15 @@ def _visible(exc: Exception) -> str:
 
 
 def _flush_and_exit(status: int) -> NoReturn:
-    for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):
-            stream.flush()
+    """Flush stdout and stderr, then end the process without interpreter teardown; a stdout that can no longer
+    be written (its reader left) makes the status 1, as it would at a normal exit."""
+    try:
+        sys.stdout.flush()
+    except Exception:  # the reader left, or the disk is full: the output is incomplete
+        status = status or 1
+    with contextlib.suppress(Exception):
+        sys.stderr.flush()
+    logging.shutdown()  # a handler writing to a file flushes and closes it
     os._exit(status)
 
 
@@ -199,4 +220,4 @@ def _main(args: argparse.Namespace) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    entry()
