@@ -8,9 +8,15 @@ is committed, and :meth:`Journal.follow` hands it only the rows it has not read 
 A session is one root agent's life, named by its id (a fork, by a fresh one): its transitions and its
 subagents' (own agent id, parent link), in ``seq`` order. Its ``sessions`` row is written with its first
 transition (:meth:`Journal.start`), so a session opened and left without a step (a fork never stepped, a
-debugger quit at once) leaves nothing behind. Each transition is one row, committed (and
-fsynced) before the step returns, so a crash loses at most the transition in flight and never leaves the
-file unreadable; after a failed write the session takes no more rows, so it never holds a gap.
+debugger quit at once) leaves nothing behind. Each transition is one row, committed before the step
+returns; after a failed write the session takes no more rows, so it never holds a gap.
+
+Durability (:data:`SYNCHRONOUS`): what we promise is that a killed *process* (SIGKILL, the OOM killer, Ctrl-C, a
+crash) loses nothing committed. A commit in WAL mode is a write into the ``-wal`` file, which the kernel holds once
+``write()`` returns, whatever happens to the process; so ``synchronous=NORMAL`` keeps that promise without an fsync
+per commit (SQLite fsyncs the WAL at each checkpoint instead). What it gives up is power loss or a kernel crash:
+those can lose the transactions committed since the last checkpoint (at most about 1,000 pages of WAL), never
+the file's integrity, and a lost tail is a session that ends earlier, which resumes from there.
 
 Each message is stored once. A row holds the Transition's data and the messages it appended; the parts
 that repeat what is stored elsewhere become references (:class:`Codec`): a reply's content is the
@@ -73,6 +79,7 @@ __all__ = [
     "MIGRATIONS",
     "RECORDED_OPTIONS",
     "SCHEMA_VERSION",
+    "SYNCHRONOUS",
     "Follower",
     "Journal",
     "Migration",
@@ -88,6 +95,10 @@ log = logging.getLogger(__name__)
 
 SCHEMA_VERSION = 2
 """The schema this code reads and writes; older files are migrated up to it, newer ones refused."""
+
+SYNCHRONOUS = "NORMAL"
+"""SQLite's ``synchronous`` setting for a journal opened for writing (always in WAL mode): no fsync per commit, so a
+killed process loses nothing and power loss can lose the last commits (see the module docstring)."""
 
 RECORDED_OPTIONS = ("tools", "max_tokens", "bash_timeout")
 """The ``Agent.options()`` a session records, so resume and replay build the agent the same way."""
@@ -462,7 +473,7 @@ class Journal:
                 path=str(self.path),
             )
         db.execute("PRAGMA journal_mode = WAL")
-        db.execute("PRAGMA synchronous = FULL")
+        db.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
         db.execute("PRAGMA foreign_keys = ON")
         self._migrate()
 

@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import os
 import re
+import signal
 import sqlite3
 import stat
+import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -107,6 +110,37 @@ class TestOpen:
         assert db.execute("SELECT version, description FROM migrations").fetchall() == [
             (m.version, m.description) for m in fsm.session.journal.MIGRATIONS
         ]
+
+    def test_no_fsync_per_commit(self, tmp_path):
+        """A journal opened for writing commits in WAL mode with synchronous=NORMAL: no fsync per transaction."""
+        with Journal(tmp_path / "j.db") as journal:
+            assert journal._db.execute("PRAGMA journal_mode").fetchone() == ("wal",)
+            assert journal._db.execute("PRAGMA synchronous").fetchone() == (1,)  # 1 = NORMAL (2 = FULL)
+
+    def test_a_killed_process_loses_no_commit(self, tmp_path):
+        """A process SIGKILLed right after a transition's commit (no fsync, no close) leaves every row committed."""
+        script = f"""
+import os, signal
+from fsm import Agent
+from fsm.session.journal import Journal
+from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
+agent = Agent(ScriptedModel([tool_reply(tool_use("glob", {{"pattern": "*"}}, id="t1")), text_reply("done")]),
+              {str(tmp_path)!r})
+Journal({str(tmp_path / "j.db")!r}).start(agent)
+seen = []
+def die(record):
+    seen.append(record.seq)
+    if record.trigger == "tool_ran":  # the journal's listener ran before this one: the row is committed
+        os.kill(os.getpid(), signal.SIGKILL)
+agent.subscribe(die)
+agent.send("go")
+agent.run()
+"""
+        done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+        assert done.returncode == -signal.SIGKILL, done.stderr
+        with Journal(tmp_path / "j.db", readonly=True) as journal:
+            (info,) = journal.sessions()
+            assert [r.trigger for r in journal.records(info.id)] == ["prompt", "replied_with_tools", "tool_ran"]
 
     def test_migrations_run_once_in_order(self, tmp_path, monkeypatch):
         """An older file is migrated up to the new version on open, its data kept, and the step recorded."""
