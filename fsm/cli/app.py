@@ -161,8 +161,9 @@ def entry() -> NoReturn:
 
 
 def _debug_logging(spec: str) -> None:
-    """``-d/--debug [FILTER]``: our loggers at DEBUG on stderr, with the model calls' requests and retries
-    (``anthropic``); FILTER, a comma list of logger names, keeps only those (``!NAME`` drops one)."""
+    """``-d/--debug [FILTER]``: our loggers at DEBUG on stderr, with the model calls' requests (``fsm.model.wire``;
+    the SDK's ``anthropic`` for streamed calls); FILTER, a comma list of logger names, keeps only those (``!NAME``
+    drops one)."""
     names = [n.strip() for n in spec.split(",") if n.strip() and spec != "all"]
     kept = [n for n in names if not n.startswith("!")] or ["fsm", "tools", "anthropic"]
     for name in kept:

@@ -2,8 +2,9 @@
 
 It answers the :class:`~fsm.model.protocol.Model` protocol: ``(system, messages, tools, max_tokens)`` in, a plain-data
 :class:`~fsm.model.reply.Reply` out.
-``anthropic`` is imported lazily (it costs about a second), so ``agentfsm --help`` and the offline demo
-never pay for it.
+``anthropic`` is imported lazily (it costs about a second of CPU), only to stream or to use a client handed in:
+``create`` without one sends its request through :class:`~fsm.model.wire.Wire` (``httpx2``, as the SDK would
+send it), so ``agentfsm -p`` sends its first request without ever importing the SDK.
 
 Nothing but a :class:`~fsm.errors.ModelError` leaves :meth:`AnthropicModel.create`: the body of a reply is
 read as raw JSON and validated once, by ``Reply.from_wire`` (the SDK's own parsing is never used, so a
@@ -42,6 +43,7 @@ from typing import Any
 
 from fsm.errors import ModelError
 from fsm.model.aliases import RequestOptions
+from fsm.model.pricing import warm
 from fsm.model.protocol import OnEvent
 from fsm.model.reply import Reply, without_surrogates
 
@@ -94,16 +96,18 @@ def _clip(text: str, width: int = 80) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
-def _api_message(exc: Any) -> str:
-    """The message of an API error body (``{"error": {"message": ...}}``), else the SDK's own text, one line."""
-    body = getattr(exc, "body", None)
+def _api_message(response: Any) -> str:
+    """The message of an API error *response*'s body (``{"error": {"message": ...}}``), else what the body is, one
+    line."""
+    try:
+        body = json.loads(response.content)
+    except ValueError:
+        body = None
     error = body.get("error") if isinstance(body, dict) else None
     message = error.get("message") if isinstance(error, dict) else None
     if isinstance(message, str) and message:
         return _clip(message, 200)
-    response = getattr(exc, "response", None)
-    kind = response.headers.get("content-type", "") if response is not None else ""
-    text = response.text if response is not None else str(exc)
+    kind, text = response.headers.get("content-type", ""), response.text
     return f"{kind.split(';')[0] or 'a body'} ({_clip(text)!r})" if text.strip() else "an empty body"
 
 
@@ -178,6 +182,7 @@ class AnthropicModel:
         self.on_retry = on_retry
         self._client = client
         self._sdk: Any = None
+        self._wire: Any = None
         self._sleep = sleep
         self._credentials = dict(credentials or {})
         self.options = options or RequestOptions()
@@ -190,9 +195,10 @@ class AnthropicModel:
             timeout=self.timeout,
             on_retry=self.on_retry,
             sleep=self._sleep,
+            credentials=self._credentials,
             options=self.options,
         )
-        other._client, other._sdk = self._client, self._sdk_client()
+        other._client, other._sdk, other._wire = self._client, self._sdk, self._wire
         return other
 
     def _sdk_client(self) -> Any:
@@ -315,6 +321,8 @@ class AnthropicModel:
 
     def _attempt(self, request: dict[str, Any]) -> Reply:
         """One request: the Reply, or a :class:`_Failure`."""
+        if self._client is None:
+            return self._attempt_wire(request)
         try:
             client = self._sdk_client()
             raw = client.messages.with_raw_response.create(**request)
@@ -323,6 +331,32 @@ class AnthropicModel:
             raise self._failure(exc) from exc
         try:
             return _reply_of(body, kind)
+        except ModelError as exc:
+            raise _Failure(exc, retry=False) from exc
+
+    def _attempt_wire(self, request: dict[str, Any]) -> Reply:
+        """One request sent without the SDK (:class:`~fsm.model.wire.Wire`): the Reply, or a :class:`_Failure`."""
+        import httpx2
+
+        from fsm.model.wire import Wire
+
+        try:
+            if self._wire is None:
+                self._wire = Wire(self._credential_arguments(), timeout=self.timeout)
+                warm()  # the answer is priced (the result, a USD budget): load the table while it comes
+            response = self._wire.post(request)
+        except httpx2.TimeoutException as exc:
+            raise self._timed_out() from exc
+        except httpx2.HTTPError as exc:
+            raise self._unreachable(exc) from exc
+        except Exception as exc:
+            raise self._failure(exc) from exc
+        if response.status_code == 401:
+            raise self._unauthorized(response)
+        if not response.is_success:
+            raise self._status_failure(response.status_code, response)
+        try:
+            return _reply_of(response.content, response.headers.get("content-type", ""))
         except ModelError as exc:
             raise _Failure(exc, retry=False) from exc
 
@@ -395,58 +429,74 @@ class AnthropicModel:
         )
         return _Failure(error, retry=handed == 0, reason="the model's reply broke off")
 
-    def _failure(self, exc: Exception) -> _Failure:
-        import anthropic
+    @property
+    def _base(self) -> str:
+        """Where requests go, for an error line."""
+        return str(getattr(self._wire or self._sdk, "base_url", None) or "the model API")
 
-        base = getattr(self._sdk, "base_url", None) or "the model API"
-        if isinstance(exc, anthropic.AuthenticationError):
+    def _unauthorized(self, response: Any) -> _Failure:
+        return _Failure(
+            ModelError(
+                f"authentication failed (401: {_api_message(response)}); check ANTHROPIC_API_KEY",
+                status_code=401,
+                kind="auth",
+            ),
+            retry=False,
+        )
+
+    def _timed_out(self) -> _Failure:
+        return _Failure(
+            ModelError(
+                f"the model did not answer within {self.timeout:g} s at {self._base}; try again, or allow more time",
+                kind="timeout",
+            ),
+            retry=True,
+            reason=f"the model did not answer within {self.timeout:g} s",
+        )
+
+    def _unreachable(self, cause: BaseException) -> _Failure:
+        base = self._base
+        return _Failure(
+            ModelError(
+                f"cannot reach the model at {base} ({_clip(str(cause), 120)}); check the network or ANTHROPIC_BASE_URL",
+                kind="connection",
+            ),
+            retry=True,
+            reason=f"cannot reach the model at {base}",
+        )
+
+    def _status_failure(self, code: int, response: Any) -> _Failure:
+        message = _api_message(response)
+        if code == 400 and "prompt is too long" in message.lower():
             return _Failure(
                 ModelError(
-                    f"authentication failed (401: {_api_message(exc)}); check ANTHROPIC_API_KEY",
-                    status_code=401,
-                    kind="auth",
+                    f"the conversation no longer fits the model's context window ({message})",
+                    status_code=400,
+                    kind="context_window",
                 ),
                 retry=False,
             )
+        reason = {429: "the model API is rate limited (429)", 529: "the model API is overloaded (529)"}.get(
+            code, f"the model API answered {code}"
+        )
+        return _Failure(
+            ModelError(f"the model API answered {code}: {message}", status_code=code, kind="status"),
+            retry=code in _RETRIED_STATUSES or code >= 500,
+            reason=reason,
+            headers=response.headers,
+        )
+
+    def _failure(self, exc: Exception) -> _Failure:
+        import anthropic
+
+        if isinstance(exc, anthropic.AuthenticationError):
+            return self._unauthorized(exc.response)
         if isinstance(exc, anthropic.APITimeoutError):
-            return _Failure(
-                ModelError(
-                    f"the model did not answer within {self.timeout:g} s at {base}; try again, or allow more time",
-                    kind="timeout",
-                ),
-                retry=True,
-                reason=f"the model did not answer within {self.timeout:g} s",
-            )
+            return self._timed_out()
         if isinstance(exc, anthropic.APIConnectionError):
-            cause = _clip(str(exc.__cause__ or exc), 120)
-            return _Failure(
-                ModelError(
-                    f"cannot reach the model at {base} ({cause}); check the network or ANTHROPIC_BASE_URL",
-                    kind="connection",
-                ),
-                retry=True,
-                reason=f"cannot reach the model at {base}",
-            )
+            return self._unreachable(exc.__cause__ or exc)
         if isinstance(exc, anthropic.APIStatusError):
-            code, message = exc.status_code, _api_message(exc)
-            if code == 400 and "prompt is too long" in message.lower():
-                return _Failure(
-                    ModelError(
-                        f"the conversation no longer fits the model's context window ({message})",
-                        status_code=400,
-                        kind="context_window",
-                    ),
-                    retry=False,
-                )
-            reason = {429: "the model API is rate limited (429)", 529: "the model API is overloaded (529)"}.get(
-                code, f"the model API answered {code}"
-            )
-            return _Failure(
-                ModelError(f"the model API answered {code}: {message}", status_code=code, kind="status"),
-                retry=code in _RETRIED_STATUSES or code >= 500,
-                reason=reason,
-                headers=exc.response.headers,
-            )
+            return self._status_failure(exc.status_code, exc.response)
         if isinstance(exc, anthropic.AnthropicError):  # e.g. no credentials at all
             return _Failure(ModelError(f"the model call failed: {_clip(str(exc), 200)}", kind="error"), retry=False)
         return _Failure(

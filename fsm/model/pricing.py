@@ -3,18 +3,23 @@
 :func:`price_of` prices one model's token counts; an unknown model costs ``None`` (its price is not known,
 which is not the same as free). :func:`usd` and :func:`budget_spent` put dollars and a spent USD budget in
 words, for the agent's and the CLI's messages alike. The table ships with the library (no network): upgrading
-``genai-prices`` updates the prices. ``genai_prices`` is imported on first use, so a run that never prices pays nothing.
+``genai-prices`` updates the prices. ``genai_prices`` is imported on first use, so a run that never prices pays nothing;
+:func:`warm` loads it in the background while the first model call waits for its answer, so pricing that answer
+(the run's result does) does not wait for the table.
 """
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Iterable
 
 from attrs import frozen
 
 from fsm.model.reply import Usage
 
-__all__ = ["Price", "budget_spent", "price_of", "unpriced", "usd"]
+__all__ = ["Price", "budget_spent", "price_of", "unpriced", "usd", "warm"]
+
+_warming: list[threading.Thread] = []
 
 
 @frozen
@@ -45,6 +50,13 @@ def price_of(model: str, usage: Usage) -> Price | None:
     except LookupError:
         return None
     return Price(float(calc.total_price), calc.model.context_window, calc.model.id)
+
+
+def warm() -> None:
+    """Load the price table in a daemon thread, once per process (about 0.2 s of CPU, spent while a request waits)."""
+    if not _warming:
+        _warming.append(threading.Thread(target=price_of, args=("claude-sonnet-4-5", Usage()), daemon=True))
+        _warming[0].start()
 
 
 def unpriced(models: Iterable[object]) -> str | None:

@@ -258,7 +258,7 @@ class TestRunShape:
         fake.script = [text_reply("ok")] * 2
         run = agentfsm("-p", "hi", "-d")
         assert run.stdout == "ok\n"
-        assert "agentfsm: anthropic" in run.stderr
+        assert "agentfsm: fsm.model.wire: POST http://127.0.0.1:" in run.stderr
         assert agentfsm("-p", "hi").stderr == ""
 
     def test_slash_prompt_sent_as_is(self, agentfsm: Runner, fake: FakeAnthropic) -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any, ClassVar
 
 import anthropic
@@ -13,6 +14,7 @@ import pytest
 from fsm import ModelError, Reply, Usage
 from fsm.model.anthropic import RETRY_AFTER_CAP, AnthropicModel, retry_wait, with_cache_breakpoint
 from fsm.model.reply import CUT_CALL
+from fsm.model.wire import Wire
 from fsm.testing import text, text_reply, tool_reply, tool_use
 from tests.e2e.fake_server import FakeAnthropic, Raw, Status, Streamed
 
@@ -31,7 +33,29 @@ MESSAGE = {
 }
 
 
+TRANSPORT = "sdk"
+"""How model_with's model sends: ``sdk`` (a client handed in) or ``wire`` (none: fsm.model.wire, as the CLI)."""
+
+
+@pytest.fixture(params=["sdk", "wire"])
+def both_transports(request, monkeypatch):
+    """Run the test with an SDK client handed in, then without one (the request sent by fsm.model.wire)."""
+    monkeypatch.setattr(sys.modules[__name__], "TRANSPORT", request.param)
+
+
 def model_with(handler, *, max_retries: int = 0, **options) -> AnthropicModel:
+    options.setdefault("sleep", lambda seconds: None)
+    if TRANSPORT == "wire":
+        model = AnthropicModel(
+            "claude-test", max_retries=max_retries, credentials={"ANTHROPIC_API_KEY": "test"}, **options
+        )
+        model._wire = Wire(
+            model._credential_arguments(),
+            timeout=model.timeout,
+            base_url="http://127.0.0.1:9",
+            transport=httpx2.MockTransport(handler),
+        )
+        return model
     client = anthropic.Anthropic(
         api_key="test",
         base_url="http://127.0.0.1:9",
@@ -39,7 +63,6 @@ def model_with(handler, *, max_retries: int = 0, **options) -> AnthropicModel:
         http_client=anthropic.DefaultHttpxClient(transport=httpx2.MockTransport(handler)),
         _strict_response_validation=True,
     )
-    options.setdefault("sleep", lambda seconds: None)
     return AnthropicModel("claude-test", client=client, max_retries=max_retries, **options)
 
 
@@ -52,6 +75,7 @@ def call(model: AnthropicModel) -> Reply:
     )
 
 
+@pytest.mark.usefixtures("both_transports")
 class TestAnthropicModel:
     def test_reply_is_plain_data(self):
         """A reply comes back as plain dicts with usage, no SDK objects and no nulls."""
@@ -131,6 +155,7 @@ def message_with(**changes) -> str:
     return json.dumps({**MESSAGE, **changes})
 
 
+@pytest.mark.usefixtures("both_transports")
 class TestBodies:
     """Every body the boundary can get back becomes a Reply or one ModelError line; nothing else escapes."""
 
@@ -264,6 +289,7 @@ class TestBodies:
         assert str(info.value) == "the model API answered 502: text/html ('<html> <body> Bad gateway </body></html>')"
 
 
+@pytest.mark.usefixtures("both_transports")
 class TestRetries:
     def busy(self, statuses, headers):
         answers = iter(statuses)
