@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
-from fsm.checker.search import Bounds, Move, Report, check, check_inductive
 from fsm.cli.flags import int_flag
 from fsm.core.records import MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
+
+if TYPE_CHECKING:  # the checker is imported when the command runs, not by every command's parser
+    from fsm.checker.search import Move, Report
 
 __all__ = ["command", "configure", "render"]
 
@@ -115,6 +117,8 @@ def render(report: Report) -> str:
 
 def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``agentfsm check``: 0 when proved, 1 on a violation."""
+    from fsm.checker.search import Bounds, check, check_inductive
+
     out = out or sys.stdout
     bounds = Bounds(
         args.max_turns,

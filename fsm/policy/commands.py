@@ -22,10 +22,9 @@ import os
 import re
 from functools import cache, lru_cache
 from itertools import pairwise
+from typing import TYPE_CHECKING
 
-import tree_sitter_bash
 from attrs import evolve, field, frozen
-from tree_sitter import Language, Node, Parser
 
 from fsm.policy.shell_words import EXPANSIONS, Word, clip, descendants, expand, has, text_of
 from fsm.policy.wrappers import (
@@ -36,6 +35,9 @@ from fsm.policy.wrappers import (
     strip_transparent,
     unwrap,
 )
+
+if TYPE_CHECKING:  # tree-sitter and its grammar load with the first command parsed, not with the policy
+    from tree_sitter import Node, Parser
 
 __all__ = ["ParsedCommand", "Redirect", "SimpleCommand", "parse_command"]
 
@@ -211,6 +213,9 @@ class ParsedCommand:
 
 @cache
 def _parser() -> Parser:
+    import tree_sitter_bash
+    from tree_sitter import Language, Parser
+
     return Parser(Language(tree_sitter_bash.language()))
 
 

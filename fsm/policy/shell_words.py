@@ -13,9 +13,12 @@ import codecs
 import glob
 import re
 from collections.abc import Iterator
+from typing import TYPE_CHECKING
 
 from attrs import frozen
-from tree_sitter import Node
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
 
 __all__ = ["EXPANSIONS", "Word", "clip", "descendants", "expand", "has", "text_of"]
 

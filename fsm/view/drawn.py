@@ -14,11 +14,13 @@ from __future__ import annotations
 import functools
 from collections import Counter
 from collections.abc import Mapping
-from typing import Any, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple
 
-from fsm.checker.search import Bounds, explore, moves
 from fsm.core.machine import STATES, TRANSITIONS, conditions, sources, unless
 from fsm.errors import ConfigError
+
+if TYPE_CHECKING:
+    from fsm.checker.search import Bounds
 
 __all__ = [
     "ANY_BUSY",
@@ -26,7 +28,7 @@ __all__ = [
     "HOST",
     "LEFT_OUT",
     "NODES",
-    "PROOF_BOUNDS",
+    "PROOF_BOUNDS",  # noqa: F822  # made by __getattr__ when asked
     "RETURN",
     "SPAWN",
     "Edge",
@@ -93,19 +95,29 @@ def edges(prefix: str = "") -> list[Edge]:
     return out
 
 
-PROOF_BOUNDS = Bounds(max_turns=3, tools_per_reply=2, max_model_calls=4, exact_budget=True)
-"""The bounds at which :func:`never_taken` asks the checker: small, large enough to take every guard both ways, and
-with the exact budget, so the checker explores its exact system (every move of every reachable configuration)."""
+def __getattr__(name: str) -> Bounds:
+    """``PROOF_BOUNDS``: the bounds at which :func:`never_taken` asks the checker: small, large enough to take every
+    guard both ways, and with the exact budget, so the checker explores its exact system (every move of every
+    reachable configuration). Made when asked: the checker is imported when a diagram is drawn, not by every
+    command that builds the parser."""
+    if name == "PROOF_BOUNDS":
+        from fsm.checker.search import Bounds
+
+        return Bounds(max_turns=3, tools_per_reply=2, max_model_calls=4, exact_budget=True)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 @functools.cache
 def never_taken() -> frozenset[tuple[str, str, str]]:
     """``(prefix, source, trigger)`` of every table edge no run takes, per machine ("" root, ``sub_`` subagent)."""
-    graph, _, _ = explore(PROOF_BOUNDS)
+    from fsm.checker.search import explore, moves
+
+    bounds = __getattr__("PROOF_BOUNDS")
+    graph, _, _ = explore(bounds)
     taken = {
         (CHILD if depth else "", source, trigger)
         for config in graph
-        for _, made, _ in moves(config, PROOF_BOUNDS)
+        for _, made, _ in moves(config, bounds)
         for depth, source, trigger, _ in made
     }
     return frozenset(
