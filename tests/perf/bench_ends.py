@@ -15,11 +15,14 @@ warm-up not counted. Reported: medians, and ratios of medians from this same run
 - ``agentfsm --help`` against ``claude --version`` and ``python -c pass``.
 - a journalled turn: ``agentfsm -p`` for TURNS model calls (each but the last asks for one ``glob``), journalled
   and ``--no-session``; a turn's time is (last request - first request) / (TURNS - 1), so start and exit drop out.
+  Then the same run in this process (``Agent`` and ``ScriptedModel``, no HTTP), journalled with the journal's
+  setting (``synchronous=NORMAL``), with ``FULL`` (an fsync per commit, the setting before), and not journalled.
 
 The targets (issue 27): start to first request <= Claude Code's; ``--help`` <= 0.3 s on an idle machine; last
 response to exit <= 0.3 s; a journalled turn <= 1.3x an unjournalled one. Say the load (``uptime``) with the figures.
 
-Run: python tests/perf/bench_ends.py [ROUNDS]   (default 7)
+Run: python tests/perf/bench_ends.py [ROUNDS [LATENCY]]   (defaults: 7 rounds, 0.5 s; LATENCY 0 is the worst case for
+the exit, where the price table's loading, done in the background while a real model answers, has no wait to hide in)
 """
 
 from __future__ import annotations
@@ -38,12 +41,15 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from fsm.testing import text_reply, tool_reply, tool_use
+import fsm.session.journal
+from fsm import Agent
+from fsm.session.journal import Journal
+from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, base_env
 from tests.e2e.fake_server import FakeAnthropic
 
 TURNS = 20
-LATENCY = 0.5
+LATENCY = float(sys.argv[2]) if len(sys.argv) > 2 else 0.5
 """Seconds the fake takes to answer in the one-turn rows, as a model would (a real one takes longer)."""
 FLOOR = """
 import http.client, json, os, sys, urllib.parse
@@ -150,6 +156,27 @@ def turns(argv: list[str], home: Path) -> Callable[[], dict[str, float]]:
     return run
 
 
+def in_process(work: Path, synchronous: str | None) -> Callable[[], dict[str, float]]:
+    """TURNS turns of an Agent in this process, journalled with *synchronous* (None: not journalled)."""
+
+    def run() -> dict[str, float]:
+        replies = [tool_reply(tool_use("glob", {"pattern": "*"}, id=f"t{i}")) for i in range(TURNS - 1)]
+        agent = Agent(ScriptedModel([*replies, text_reply("done")]), str(work))
+        journal = None
+        if synchronous is not None:
+            fsm.session.journal.SYNCHRONOUS = synchronous  # read when the journal is opened
+            journal = Journal(work / f"{synchronous}.db")
+            journal.start(agent)
+        started = time.perf_counter()
+        agent.run("go")
+        spent = time.perf_counter() - started
+        if journal is not None:
+            journal.close()
+        return {"turn": spent / TURNS}
+
+    return run
+
+
 def main() -> None:
     rounds = int(sys.argv[1]) if len(sys.argv) > 1 else 7
     claude = claude_binary()
@@ -197,6 +224,23 @@ def main() -> None:
         print(f"\nper turn over the wire ({TURNS} model calls, one glob each), median ms")
         print(f"{'agentfsm -p (journalled)':<28}{journalled * 1000:>8.1f}  ×{journalled / bare:.2f}")
         print(f"{'agentfsm -p --no-session':<28}{bare * 1000:>8.1f}")
+
+        work = Path(tmp) / "in-process"
+        work.mkdir()
+        kept = fsm.session.journal.SYNCHRONOUS
+        results = interleaved(
+            {
+                f"synchronous={kept}": in_process(work, kept),
+                "synchronous=FULL": in_process(work, "FULL"),
+                "not journalled": in_process(work, None),
+            },
+            rounds,
+        )
+        fsm.session.journal.SYNCHRONOUS = kept
+        bare = results["not journalled"]["turn"]
+        print(f"\nper turn in this process (Agent + ScriptedModel, {TURNS} turns), median ms")
+        for name, r in results.items():
+            print(f"{name:<28}{r['turn'] * 1000:>8.2f}  ×{r['turn'] / bare:.2f}")
     print(f"\nload after: {os.getloadavg()[0]:.2f} (1 min)")
 
 

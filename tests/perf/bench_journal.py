@@ -2,7 +2,7 @@
 
 The workload: 30 turns with a zero-latency ScriptedModel; each of the first 29 asks for one read_file of
 its own 20 KB file, the last answers. Two listeners record the same run, each in its own SQLite file with
-the same settings (WAL, synchronous=FULL, one commit per transition):
+the same settings (WAL, synchronous=NORMAL as the journal's ``SYNCHRONOUS``, one commit per transition):
 
 - the journal (``fsm.session.journal``): each transition's data and the messages it appended, each message once;
 - snapshots: the agent's whole AgentState as JSON, one row per transition (what checkpointers do).
@@ -25,7 +25,7 @@ from pathlib import Path
 
 from fsm import Agent, Transition
 from fsm.core.records import converter
-from fsm.session.journal import Journal
+from fsm.session.journal import SYNCHRONOUS, Journal
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 
 TURNS = 30
@@ -40,7 +40,7 @@ class Snapshots:
         self.agent = agent
         self.db = sqlite3.connect(path, isolation_level=None)
         self.db.execute("PRAGMA journal_mode = WAL")
-        self.db.execute("PRAGMA synchronous = FULL")
+        self.db.execute(f"PRAGMA synchronous = {SYNCHRONOUS}")
         self.db.execute("CREATE TABLE snapshots (seq INTEGER PRIMARY KEY, state TEXT NOT NULL)")
 
     def __call__(self, record: Transition) -> None:
