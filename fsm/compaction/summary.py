@@ -22,7 +22,16 @@ from fsm.compaction.reinject import Reinjection
 from fsm.compaction.tokens import messages_tokens
 from fsm.model.reply import Block, Message
 
-__all__ = ["NOT_RUN", "PREAMBLE", "REMINDER", "SUMMARY_PROMPT", "SUMMARY_SYSTEM", "clean_summary", "summarized", "summary_request"]
+__all__ = [
+    "NOT_RUN",
+    "PREAMBLE",
+    "REMINDER",
+    "SUMMARY_PROMPT",
+    "SUMMARY_SYSTEM",
+    "clean_summary",
+    "summarized",
+    "summary_request",
+]
 
 SUMMARY_SYSTEM = "You are a helpful AI assistant tasked with summarizing conversations."
 """The summary call's system prompt (Claude Code's)."""
@@ -95,8 +104,7 @@ Structure your output as:
 """
 """The summary call's last user text: what Claude Code's compact prompt asks for, in its order."""
 REMINDER = (
-    "REMINDER: Do NOT call any tools. Respond with plain text only: an <analysis> block followed by a <summary> "
-    "block."
+    "REMINDER: Do NOT call any tools. Respond with plain text only: an <analysis> block followed by a <summary> block."
 )
 """The prompt's last words, after ``/compact``'s instructions (as Claude Code places them)."""
 
