@@ -28,6 +28,7 @@ from fsm.errors import ConfigError
 from fsm.model.aliases import CONTEXT_1M_BETA, resolve_model
 from fsm.model.pricing import price_of
 from fsm.model.reply import Usage
+from fsm.policy.settings import AUTO_COMPACT_WINDOW
 
 __all__ = [
     "AUTOCOMPACT_BUFFER",
@@ -50,7 +51,7 @@ OUTPUT_RESERVE = 20_000
 """The most of the window kept for the reply: ``min(max output, 20,000)``."""
 AUTOCOMPACT_BUFFER = 13_000
 """Automatic compaction starts this many tokens below the effective window."""
-WINDOW_RANGE = (100_000, 1_000_000)
+WINDOW_RANGE = AUTO_COMPACT_WINDOW
 """What ``autoCompactWindow`` and ``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` may be (Claude Code's bounds)."""
 ENV_NAMES = (
     "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE",
@@ -105,36 +106,24 @@ class CompactSettings:
         cls,
         *,
         threshold: int | None = None,
-        settings: Mapping[str, object] | None = None,
+        window: int | None = None,
+        enabled: bool | None = None,
         env: Mapping[str, str] | None = None,
     ) -> CompactSettings | None:
-        """The settings the flag (*threshold*), the merged settings (*settings*: ``autoCompactWindow``,
-        ``autoCompactEnabled``) and the environment (*env*, :data:`ENV_NAMES`) give; None when none says anything.
+        """What ``--compact-threshold`` (*threshold*), settings ``autoCompactWindow`` (*window*) and
+        ``autoCompactEnabled`` (*enabled*) and the environment (*env*, :data:`ENV_NAMES`) say; None when none says
+        anything. The env's window wins over the settings', as in Claude Code.
 
         Raises:
             ConfigError: a value that is not what its setting takes, named with the value, in one line.
         """
-        settings, env = settings or {}, env or {}
-        window = _env_int(env, "CLAUDE_CODE_AUTO_COMPACT_WINDOW")
-        if window is None and settings.get("autoCompactWindow") is not None:
-            window = _setting_int(settings["autoCompactWindow"])
+        env = env or {}
+        window = _env_int(env, "CLAUDE_CODE_AUTO_COMPACT_WINDOW") or window
         pct = _env_pct(env)
-        enabled = settings.get("autoCompactEnabled", True)
-        if not isinstance(enabled, bool):
-            raise ConfigError(f"autoCompactEnabled must be true or false (got {enabled!r})")
-        disabled = not enabled or any(env.get(name, "").strip().lower() in _TRUE for name in ENV_NAMES[2:])
+        disabled = enabled is False or any(env.get(name, "").strip().lower() in _TRUE for name in ENV_NAMES[2:])
         if threshold is None and pct is None and window is None and not disabled:
             return None
         return cls(threshold=threshold, pct=pct, window=window, disabled=disabled)
-
-
-def _setting_int(value: object) -> int:
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    if isinstance(value, bool) or not isinstance(value, int):
-        low, high = WINDOW_RANGE
-        raise ConfigError(f"autoCompactWindow must be an integer {low:,}..{high:,} (got {value!r})")
-    return value
 
 
 def _env_int(env: Mapping[str, str], name: str) -> int | None:
