@@ -5,15 +5,19 @@ cache_read_input_tokens`` is its whole request (system, tools, messages), and it
 itself, now the last message of the conversation. So the next request holds that sum plus whatever was appended
 after the reply (tool results, a new prompt), and only that part is estimated.
 
-The estimate (:func:`text_tokens`) counts characters, as Claude Code's does (4 characters a token), but apart:
-ASCII text at 4 characters a token, and every other character as one token each (CJK, emoji and accented text
-take about one token a character), so a non-English conversation is not underestimated fourfold. A block's JSON
-keys and an image are counted as Claude Code counts them (an image or document: 2,000 tokens).
+The estimate (:func:`text_tokens`) is better than Claude Code's 4 characters a token where it matters to a coding
+agent: it splits text into words, digits, punctuation and whitespace, and counts a word as a token per 7 letters,
+each digit as a token (line numbers, sizes, hashes and dates are mostly digits), a run of punctuation as a token
+per 2 characters, an indentation or line break as one, and every non-ASCII character as one (CJK, emoji). Against
+usage the real API reported (``tests/fsm/compaction/test_tokens.py``): English prose 1,114 tokens, estimated
+1,118 (chars/4: 1,361); digit-heavy lines 1,592 (Opus 4.8), estimated 1,320 (chars/4: 980). An image or a document
+counts 2,000 tokens, as in Claude Code.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -22,7 +26,11 @@ from fsm.model.reply import Block, Message
 __all__ = ["ASCII_PER_TOKEN", "MEDIA_TOKENS", "block_tokens", "estimate_tokens", "messages_tokens", "text_tokens"]
 
 ASCII_PER_TOKEN = 4
-"""ASCII characters per token in the estimate (Claude Code's figure)."""
+"""Characters per token in Claude Code's estimate (ours, :func:`text_tokens`, never counts fewer on ASCII text
+than one token per 7 characters)."""
+_LETTERS_PER_TOKEN = 7
+_PUNCTUATION_PER_TOKEN = 2
+_PIECES = re.compile(r"[A-Za-z]+|[0-9]|\s+|[^\sA-Za-z0-9]+")
 MEDIA_TOKENS = 2_000
 """The estimate for an image or a document block (Claude Code's figure)."""
 _MESSAGE_OVERHEAD = 4
@@ -30,11 +38,20 @@ _MESSAGE_OVERHEAD = 4
 
 
 def text_tokens(text: str) -> int:
-    """The estimated tokens of *text*: its ASCII characters / 4 (rounded up), plus one a character for the rest."""
-    if text.isascii():
-        return -(-len(text) // ASCII_PER_TOKEN)
-    wide = sum(1 for ch in text if not ch.isascii())
-    return -(-(len(text) - wide) // ASCII_PER_TOKEN) + wide
+    """The estimated tokens of *text* (see the module docstring for how words, digits and the rest count)."""
+    total = 0
+    for piece in _PIECES.findall(text):
+        first = piece[0]
+        if first.isdigit() and piece.isascii():
+            total += 1
+        elif first.isspace():
+            total += piece != " "
+        elif piece.isascii():
+            total += -(-len(piece) // (_LETTERS_PER_TOKEN if first.isalpha() else _PUNCTUATION_PER_TOKEN))
+        else:
+            wide = sum(not ch.isascii() for ch in piece)
+            total += wide + -(-(len(piece) - wide) // _PUNCTUATION_PER_TOKEN)
+    return total
 
 
 def block_tokens(block: Block | str) -> int:
