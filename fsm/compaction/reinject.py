@@ -17,7 +17,7 @@ from pathlib import Path
 
 from attrs import field, frozen
 
-from fsm.compaction.tokens import ASCII_PER_TOKEN, text_tokens
+from fsm.compaction.tokens import text_tokens
 from fsm.model.reply import Message
 
 __all__ = ["FILES_BUDGET", "FILE_TOKENS", "FILE_TOOLS", "MAX_FILES", "RecentFile", "Reinjection", "recent_files"]
@@ -29,6 +29,8 @@ FILE_TOKENS = 5_000
 FILES_BUDGET = 50_000
 """The most tokens of all files given back together (Claude Code's figure)."""
 FILE_TOOLS = ("read_file", "write_file", "edit_file")
+_MOST_CHARS_PER_TOKEN = 8
+"""No token of the estimate covers more characters (a word counts one per 7 letters, and the space before it)."""
 """The tools whose ``path`` names a file the conversation touched."""
 
 
@@ -146,9 +148,12 @@ def _inside(root: Path, name: str) -> Path | None:
 
 
 def _head(text: str, tokens: int) -> tuple[str, bool]:
+    """The longest beginning of *text* within *tokens* tokens (no token of the estimate covers more than 8
+    characters), and whether it is cut."""
     if text_tokens(text) <= tokens:
         return text, False
-    head = text[: tokens * ASCII_PER_TOKEN]
-    while text_tokens(head) > tokens:
-        head = head[: len(head) * 3 // 4]
-    return head, True
+    low, high = 0, min(len(text), tokens * _MOST_CHARS_PER_TOKEN)
+    while low < high:
+        mid = (low + high + 1) // 2
+        low, high = (mid, high) if text_tokens(text[:mid]) <= tokens else (low, mid - 1)
+    return text[:low], True
