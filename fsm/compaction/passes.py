@@ -90,8 +90,8 @@ def cheap_passes(
         if text is None:
             continue
         ours = store is not None and _is_our_preview(store, use_id, text)
-        if store is not None and not ours and len(text) > persist_over:
-            text = changed[i, j] = store.persist(use_id, text)
+        if store is not None and not ours and len(text) > persist_over and (kept_text := _persist(store, use_id, text)):
+            text = changed[i, j] = kept_text
             persisted.append(use_id)
             ours = True
         if i > seen_until or use_id in kept or names.get(use_id) in SPARED_TOOLS:
@@ -103,6 +103,14 @@ def cheap_passes(
             cleared.append(use_id)
     new = [_with_contents(m, i, changed) for i, m in enumerate(messages)]
     return Cheap(new, persisted, cleared, messages_tokens(messages), messages_tokens(new))
+
+
+def _persist(store: ResultStore, use_id: str, text: str) -> str | None:
+    """The preview of *text* once the store holds it; None when it cannot be written (the text stays)."""
+    try:
+        return store.persist(use_id, text)
+    except OSError:
+        return None
 
 
 def _saved_marker(store: ResultStore, use_id: str) -> str:

@@ -51,7 +51,8 @@ class Reinjection:
 
     context: str = ""
     """The project's CLAUDE.md/AGENTS.md block (``fsm.core.context.context_text``), when the system prompt does not
-    already carry it."""
+    already carry it: an agentfsm agent's does (``AgentOptions.context``), and compaction never changes the system
+    prompt, so the block survives a summary without being given back."""
     files: tuple[RecentFile, ...] = field(default=(), converter=tuple)
     """Recently touched files (:func:`recent_files`)."""
     todos: str | None = None

@@ -44,12 +44,15 @@ class ResultStore:
     def save(self, tool_use_id: str, text: str) -> Path:
         """Write *text* as the result of *tool_use_id* (private to the user: ``0600``) and return its path.
 
-        A result already saved under that id is kept as it is (the same call's result never changes).
+        The file is written every time (never trusted because it exists); a link in its place is removed first.
+
+        Raises:
+            OSError: the file cannot be written (the caller keeps the result in the conversation).
         """
         path = self.path_for(tool_use_id)
         self.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-        if path.exists() and not path.is_symlink():
-            return path
+        if path.is_symlink():
+            path.unlink()
         flags = os.O_WRONLY | os.O_CREAT | os.O_TRUNC | getattr(os, "O_NOFOLLOW", 0)
         fd = os.open(path, flags, 0o600)
         with os.fdopen(fd, "w", encoding="utf-8", errors="replace") as out:
@@ -76,8 +79,7 @@ def preview(text: str, path: Path, *, preview_chars: int = PREVIEW_CHARS) -> str
         head = head[:cut]
     more = "\n..." if len(head) < len(text) else ""
     return (
-        f"{OPEN_TAG}\nOutput too large ({_size(len(text))}). Full output saved to: {path}\n"
-        f"Read it with read_file if you need more than this preview.\n\n"
+        f"{OPEN_TAG}\nOutput too large ({_size(len(text))}). Full output saved to: {path}\n\n"
         f"Preview (first {_size(len(head))}):\n{head}{more}\n{CLOSE_TAG}"
     )
 

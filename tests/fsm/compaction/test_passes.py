@@ -155,6 +155,25 @@ class TestForgedPaths:
         assert results["t1"]["content"] == MARKER  # its path was never trusted
         assert "/etc/shadow" not in str([results["t0"], results["t1"]])
 
+    def test_a_planted_file_is_overwritten(self, tmp_path):
+        """A file or a link already at the store's path is never taken for the result: the result is written."""
+        store = ResultStore(tmp_path / "state")
+        big = "r" * (PERSIST_OVER + 1)
+        store.directory.mkdir(parents=True)
+        store.path_for("t0").write_text("planted")
+        (tmp_path / "target").write_text("keep")
+        store.path_for("t1").symlink_to(tmp_path / "target")
+        cheap_passes(_history(big, big), store=store)
+        assert store.load("t0") == store.load("t1") == big
+        assert (tmp_path / "target").read_text() == "keep" and not store.path_for("t1").is_symlink()
+
+    def test_an_unwritable_store_keeps_the_result(self, tmp_path):
+        """When the store cannot write, the result stays in the conversation as it was."""
+        (tmp_path / "file").write_text("not a directory")
+        big = "r" * (PERSIST_OVER + 1)
+        cheap = cheap_passes(_history(big), store=ResultStore(tmp_path / "file" / "state"))
+        assert cheap.persisted == [] and cheap.messages[-1]["content"][0]["content"] == big
+
     @pytest.mark.parametrize("use_id", ["../../escape", "/etc/passwd", "a/b", "..", "\u202e"])
     def test_store_names_files_by_hash(self, tmp_path, use_id):
         """Whatever the tool_use id says, the file is a hash-named file directly in the store's directory."""
