@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from attrs import frozen
 
 from fsm.compaction.store import OPEN_TAG, ResultStore, preview
-from fsm.compaction.tokens import messages_tokens
+from fsm.compaction.tokens import block_tokens, messages_tokens
 from fsm.model.reply import Block, Message
 
 __all__ = ["KEEP_LAST", "MARKER", "PERSIST_OVER", "SPARED_TOOLS", "Cheap", "cheap_passes", "result_text"]
@@ -102,7 +102,11 @@ def cheap_passes(
             changed[i, j] = marker
             cleared.append(use_id)
     new = [_with_contents(m, i, changed) for i, m in enumerate(messages)]
-    return Cheap(new, persisted, cleared, messages_tokens(messages), messages_tokens(new))
+    before = messages_tokens(messages)
+    saved = sum(
+        block_tokens(messages[i]["content"][j]) - block_tokens(new[i]["content"][j]) for i, j in changed
+    )  # only the changed blocks are estimated again
+    return Cheap(new, persisted, cleared, before, before - saved)
 
 
 def _persist(store: ResultStore, use_id: str, text: str) -> str | None:
@@ -148,7 +152,7 @@ def _last_assistant(messages: Sequence[Message]) -> int:
 
 
 def _with_contents(message: Message, index: int, changed: dict[tuple[int, int], str]) -> Message:
-    if not any(i == index for i, _ in changed):
+    if not any((index, j) in changed for j in range(len(message["content"]) if _results(message) else 0)):
         return message
     content = [
         {**b, "content": changed[index, j]} if (index, j) in changed else b for j, b in enumerate(message["content"])

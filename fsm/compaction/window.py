@@ -9,6 +9,11 @@ the model's: settings ``autoCompactWindow`` (an integer 100,000..1,000,000) or e
 (``1``/``true``/``yes``/``on``) or ``DISABLE_COMPACT`` turns automatic compaction off, and so does settings
 ``autoCompactEnabled: false``; ``/compact`` by hand and the reactive compaction on "prompt is too long" stay.
 
+Checked on the real CLI's own debug log (``tests/e2e/test_compaction_window.py``): the effective window, the
+threshold to the token, the percentage, the clamping and ``DISABLE_AUTO_COMPACT``. One difference, on purpose:
+Claude Code 2.1.197 compacts ahead only when a window is configured (env, settings, a model's default) and
+otherwise waits for the API's "prompt is too long"; agentfsm compacts ahead at the same threshold either way.
+
 Ours beside those: ``--compact-threshold N`` (tokens, any N >= 1) sets the threshold outright, so a test can
 run with a small window.
 
