@@ -8,7 +8,8 @@ is too long for the summary call itself, its oldest turns are dropped (whole exc
 without its ``tool_result``).
 
 :func:`summarized` is the new history: one user message holding Claude Code's continuation preamble, the summary
-(its ``<analysis>`` dropped, as Claude Code does) and the re-injected context
+(its ``<analysis>`` dropped, as Claude Code does; the wording is the real CLI's, checked in
+``tests/e2e/test_compaction_summary.py``) and the re-injected context
 (:class:`~fsm.compaction.reinject.Reinjection`).
 """
 
@@ -23,11 +24,13 @@ from fsm.compaction.tokens import messages_tokens
 from fsm.model.reply import Block, Message
 
 __all__ = [
+    "CONTINUE",
     "NOT_RUN",
     "PREAMBLE",
     "REMINDER",
     "SUMMARY_PROMPT",
     "SUMMARY_SYSTEM",
+    "TRANSCRIPT",
     "clean_summary",
     "summarized",
     "summary_request",
@@ -114,10 +117,16 @@ PREAMBLE = (
 )
 """The first words of the history after a compaction (Claude Code's)."""
 CONTINUE = (
-    "Continue the conversation from where it left off without asking the user any further questions. "
-    "Resume directly: do not acknowledge the summary, do not recap what was happening, and pick up the last task "
-    "as if the break never happened."
+    "Continue the conversation from where it left off without asking the user any further questions. Resume "
+    "directly \u2014 do not acknowledge the summary, do not recap what was happening, do not preface with "
+    '"I\'ll continue" or similar. Pick up the last task as if the break never happened.'
 )
+"""The last words of the summary turn (Claude Code's)."""
+TRANSCRIPT = (
+    "If you need specific details from before compaction (like exact code snippets, error messages, or content you "
+    "generated), read the full transcript at: "
+)
+"""Claude Code's pointer to the full conversation, when there is a file to point to."""
 NOT_RUN = "Not run: the conversation was compacted before this call could run."
 """The result the summary request gives a ``tool_use`` that had none yet (the request must answer every one)."""
 
@@ -149,16 +158,24 @@ def summary_request(
 
 def clean_summary(text: str) -> str:
     """The summary as the history keeps it: the ``<analysis>`` dropped and ``<summary>`` made ``Summary:``."""
-    text = re.sub(r"<analysis>[\s\S]*?</analysis>", "", text)
+    text = re.sub(r"<analysis>[\s\S]*?</analysis>", "", text, count=1)
     match = re.search(r"<summary>([\s\S]*?)</summary>", text)
     if match:
-        text = text.replace(match.group(0), f"Summary:\n{match.group(1).strip()}")
-    return re.sub(r"\n\n+", "\n", text).strip()
+        text = text.replace(match.group(0), f"Summary:\n{match.group(1).strip()}", 1)
+    return re.sub(r"\n\n+", "\n\n", text).strip()
 
 
-def summarized(summary: str, *, reinject: Reinjection) -> list[Message]:
-    """The history after a compaction: one user message with the summary, then the re-injected context."""
-    blocks: list[Block] = [{"type": "text", "text": f"{PREAMBLE}\n{clean_summary(summary)}\n{CONTINUE}"}]
+def summarized(summary: str, *, reinject: Reinjection, transcript: str | None = None) -> list[Message]:
+    """The history after a compaction: one user message with the summary, as Claude Code words it, then the
+    re-injected context.
+
+    Args:
+        transcript: where the whole conversation can be read, if anywhere (Claude Code names its transcript).
+    """
+    text = f"{PREAMBLE}\n\n{clean_summary(summary)}"
+    if transcript:
+        text += f"\n\n{TRANSCRIPT}{transcript}"
+    blocks: list[Block] = [{"type": "text", "text": f"{text}\n{CONTINUE}"}]
     blocks += [{"type": "text", "text": text} for text in reinject.texts()]
     return [{"role": "user", "content": blocks}]
 

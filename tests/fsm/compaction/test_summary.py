@@ -9,7 +9,16 @@ from hypothesis import strategies as st
 
 from fsm.compaction import Reinjection, summarized, summary_request
 from fsm.compaction.reinject import RecentFile
-from fsm.compaction.summary import NOT_RUN, PREAMBLE, REMINDER, SUMMARY_PROMPT, SUMMARY_SYSTEM, clean_summary
+from fsm.compaction.summary import (
+    CONTINUE,
+    NOT_RUN,
+    PREAMBLE,
+    REMINDER,
+    SUMMARY_PROMPT,
+    SUMMARY_SYSTEM,
+    TRANSCRIPT,
+    clean_summary,
+)
 from fsm.compaction.tokens import messages_tokens
 from tests.strategies_compaction import conversations, problems, tool_results
 
@@ -103,7 +112,7 @@ class TestSummarized:
         )
         assert len(history) == 1 and history[0]["role"] == "user"
         texts = [b["text"] for b in history[0]["content"]]
-        assert texts[0].startswith(f"{PREAMBLE}\nSummary:\n1. Primary Request: x\n")
+        assert texts[0] == f"{PREAMBLE}\n\nSummary:\n1. Primary Request: x\n{CONTINUE}"
         assert "thinking" not in texts[0]
         assert texts[1] == "# Project context\nbe nice"
         assert texts[2].startswith("Contents of src/a.py") and texts[2].endswith("print(1)\n")
@@ -117,4 +126,11 @@ class TestSummarized:
 
     def test_clean_summary_as_claude_code(self):
         """The analysis goes, the summary tag becomes a heading, blank lines collapse."""
-        assert clean_summary("<analysis>a\nb</analysis>\n\n<summary>\n  s1\n\n s2 \n</summary>") == "Summary:\ns1\n s2"
+        assert (
+            clean_summary("<analysis>a\nb</analysis>\n\n<summary>\n  s1\n\n\n s2 \n</summary>") == "Summary:\ns1\n\n s2"
+        )
+
+    def test_a_transcript_is_named(self):
+        """With a transcript, Claude Code's sentence naming it comes before the last words."""
+        text = summarized("s", reinject=Reinjection(), transcript="/state/t.jsonl")[0]["content"][0]["text"]
+        assert text.endswith(f"s\n\n{TRANSCRIPT}/state/t.jsonl\n{CONTINUE}")
