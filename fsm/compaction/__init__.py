@@ -10,12 +10,14 @@ and *what the shorter conversation is*, and never calls a model, prints or touch
 - :mod:`~fsm.compaction.passes`: the cheap passes, persist then micro-compact (:func:`cheap_passes`);
 - :mod:`~fsm.compaction.summary`: the summary request and the history that replaces the conversation
   (:func:`summary_request`, :func:`summarized`);
-- :mod:`~fsm.compaction.reinject`: what is given back after a summary (:class:`Reinjection`, :func:`recent_files`).
+- :mod:`~fsm.compaction.reinject`: what is given back after a summary (:class:`Reinjection`, :func:`recent_files`);
+- :mod:`~fsm.compaction.compactor`: all of it as one object the machine asks (:class:`PassesCompactor`).
 
 Every function here keeps the conversation valid: each ``tool_use`` keeps its ``tool_result``, no ``tool_result``
 is left without its ``tool_use``, and roles alternate.
 """
 
+from fsm.compaction.compactor import PassesCompactor
 from fsm.compaction.passes import Cheap, cheap_passes
 from fsm.compaction.reinject import RecentFile, Reinjection, recent_files
 from fsm.compaction.store import ResultStore
@@ -27,6 +29,7 @@ __all__ = [
     "SUMMARY_PROMPT",
     "Cheap",
     "CompactSettings",
+    "PassesCompactor",
     "RecentFile",
     "Reinjection",
     "ResultStore",

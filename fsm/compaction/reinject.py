@@ -12,7 +12,7 @@ to :data:`FILES_BUDGET`.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from pathlib import Path
 
 from attrs import field, frozen
@@ -45,6 +45,14 @@ class RecentFile:
     """Only the file's beginning is given."""
 
 
+def _files(files: Iterable[RecentFile]) -> tuple[RecentFile, ...]:
+    return tuple(files)
+
+
+def _texts(texts: Iterable[str]) -> tuple[str, ...]:
+    return tuple(texts)
+
+
 @frozen(kw_only=True)
 class Reinjection:
     """The context given back after a summary, each field a kind Claude Code gives back."""
@@ -53,11 +61,11 @@ class Reinjection:
     """The project's CLAUDE.md/AGENTS.md block (``fsm.core.context.context_text``), when the system prompt does not
     already carry it: an agentfsm agent's does (``AgentOptions.context``), and compaction never changes the system
     prompt, so the block survives a summary without being given back."""
-    files: tuple[RecentFile, ...] = field(default=(), converter=tuple)
+    files: tuple[RecentFile, ...] = field(default=(), converter=_files)
     """Recently touched files (:func:`recent_files`)."""
     todos: str | None = None
     """The todo list, as the agent keeps it."""
-    skills: tuple[str, ...] = field(default=(), converter=tuple)
+    skills: tuple[str, ...] = field(default=(), converter=_texts)
     """The text of each skill loaded in the conversation."""
 
     def texts(self) -> list[str]:

@@ -103,12 +103,12 @@ def estimate_tokens(
     """The tokens a request of *system*, *tools* and *messages* holds.
 
     Args:
-        last_input_tokens: the last reply's usage, ``input_tokens + cache_creation_input_tokens +
-            cache_read_input_tokens + output_tokens`` (what its request and the reply itself held); None when
-            there was no reply yet, or when the conversation changed since (after a compaction): then everything is
-            estimated.
-        counted: how many of *messages* that usage covers (the messages up to and including the reply); the rest
-            are estimated.
+        last_input_tokens: what the last reply's ``usage`` says its request held, ``input_tokens +
+            cache_creation_input_tokens + cache_read_input_tokens`` (add its ``output_tokens`` if *counted* takes
+            in the reply itself); None when there was no reply yet, or when the conversation changed since (after
+            a compaction): then everything is estimated.
+        counted: how many of *messages* that figure covers (the messages of that request, or those and the reply);
+            the rest are estimated.
     """
     if last_input_tokens is None:
         return text_tokens(system) + sum(text_tokens(_json(t)) for t in tools) + messages_tokens(messages)
