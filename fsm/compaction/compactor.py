@@ -84,9 +84,14 @@ class PassesCompactor:
         """The cheap passes over *messages*."""
         return cheap_passes(messages, store=self.store, keep_last=self.keep_last)
 
-    def summary_request(self, messages: list[Message], *, instructions: str | None) -> tuple[str, list[Message]]:
-        """The summary call's system prompt and messages, cut to fit the effective window."""
-        return summary_request(messages, instructions=instructions, max_tokens=self.window.effective)
+    def summary_request(
+        self, messages: list[Message], *, instructions: str | None, limit: int | None = None
+    ) -> tuple[str, list[Message]]:
+        """The summary call's system prompt and messages, their oldest turns dropped until they fit the smallest of
+        *limit* (say, the window the model said it has), the threshold and the effective window: the summary call
+        is never the request that overflows."""
+        budget = min(n for n in (limit, self.threshold, self.window.effective) if n is not None)
+        return summary_request(messages, instructions=instructions, max_tokens=budget)
 
     def summarized(self, summary: str, messages: list[Message]) -> list[Message]:
         """The history after *summary*, with the files *messages* touched last given back."""

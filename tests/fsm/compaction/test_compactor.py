@@ -66,3 +66,21 @@ def test_disabled_has_no_threshold(tmp_path: Path) -> None:
         "haiku", max_output=8_000, workspace=tmp_path, settings=CompactSettings(disabled=True)
     )
     assert compactor.threshold is None and compactor.store is None
+
+
+def test_the_summary_request_fits_the_smallest_limit(tmp_path: Path) -> None:
+    """The summary request is cut to the threshold, or to a smaller limit the caller knows."""
+    messages: list[dict[str, Any]] = []
+    for n in range(40):
+        messages += [
+            {"role": "user", "content": f"prompt {n} " + "word " * 500},
+            {"role": "assistant", "content": [{"type": "text", "text": "ok"}]},
+        ]
+    messages.append({"role": "user", "content": "last"})
+    compactor = PassesCompactor.for_model(
+        "haiku", max_output=8_000, workspace=tmp_path, settings=CompactSettings(threshold=6_000)
+    )
+    assert messages_tokens(compactor.summary_request(messages, instructions=None)[1]) <= 6_000
+    assert messages_tokens(compactor.summary_request(messages, instructions=None, limit=3_000)[1]) <= 3_000
+    kept = compactor.summary_request(messages, instructions=None, limit=3_000)[1]
+    assert problems(kept) == [] and kept[-1]["content"][0]["text"] == "last"
