@@ -102,15 +102,15 @@ def recent_files(
         if path is None or path in seen:
             continue
         seen.add(path)
-        try:
-            text = path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            continue
         cap = min(file_tokens, budget - spent)
         if cap <= 0:
             break
+        try:
+            text, more = _read_head(path, cap * _MOST_CHARS_PER_TOKEN)
+        except OSError:
+            continue
         head, cut = _head(text, cap)
-        found.append(RecentFile(name, head, cut))
+        found.append(RecentFile(name, head, cut or more))
         spent += text_tokens(head)
     return tuple(found)
 
@@ -154,6 +154,14 @@ def _inside(root: Path, name: str) -> Path | None:
     except (OSError, RuntimeError, ValueError):
         return None
     return path if path.is_relative_to(root) and path.is_file() else None
+
+
+def _read_head(path: Path, chars: int) -> tuple[str, bool]:
+    """At most the first *chars* characters of the file at *path* (never the whole of a huge file), and whether
+    there is more."""
+    with path.open(encoding="utf-8", errors="replace") as stream:
+        text = stream.read(chars)
+        return text, bool(stream.read(1))
 
 
 def _head(text: str, tokens: int) -> tuple[str, bool]:

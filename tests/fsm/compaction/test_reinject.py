@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 from fsm.compaction import recent_files, text_tokens
 from fsm.compaction.reinject import MAX_FILES
 
@@ -65,3 +67,16 @@ def test_budget_cuts_files(tmp_path):
     assert big.cut and len(big.text) < 1_000 and not small.cut
     assert text_tokens(big.text) == 100
     assert [f.path for f in recent_files(messages, tmp_path, file_tokens=100, budget=100)] == ["big.txt"]
+
+
+def test_a_huge_file_is_read_only_in_part(tmp_path):
+    """A file far over the budget is read only as far as the budget can hold, and marked cut; a FIFO is skipped."""
+    (tmp_path / "huge.log").write_text("0123456789\n" * 400_000)
+    os.mkfifo(tmp_path / "pipe")
+    messages = [
+        {"role": "user", "content": "go"},
+        *_call("a", "read_file", "huge.log"),
+        *_call("b", "read_file", "pipe"),
+    ]
+    (huge,) = recent_files(messages, tmp_path, file_tokens=1_000)
+    assert huge.cut and text_tokens(huge.text) <= 1_000 and len(huge.text) <= 8_000
