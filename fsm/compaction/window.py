@@ -5,9 +5,12 @@ Read from the real CLI (2.1.197): the *effective window* is the context window l
 ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` (a percentage, ``0 < p <= 100``) moves that threshold to ``p%`` of the
 effective window, but never above ``effective - 13,000``. The window compaction works to may be set smaller than
 the model's: settings ``autoCompactWindow`` (an integer 100,000..1,000,000) or env
-``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` (the env wins); it never exceeds the model's own. ``DISABLE_AUTO_COMPACT``
-(``1``/``true``/``yes``/``on``) or ``DISABLE_COMPACT`` turns automatic compaction off, and so does settings
+``CLAUDE_CODE_AUTO_COMPACT_WINDOW`` (the env wins; clamped into that range); it never exceeds the model's own.
+``DISABLE_AUTO_COMPACT`` (``1``/``true``/``yes``/``on``) turns automatic compaction off, and so does settings
 ``autoCompactEnabled: false``; ``/compact`` by hand and the reactive compaction on "prompt is too long" stay.
+``DISABLE_COMPACT`` turns off every compaction in Claude Code; here it turns off the automatic one only (a run
+that overflows still needs the reactive one to go on). A value Claude Code would silently ignore (a percentage
+that is no number) is refused here in one line.
 
 Checked on the real CLI's own debug log (``tests/e2e/test_compaction_window.py``): the effective window, the
 threshold to the token, the percentage, the clamping and ``DISABLE_AUTO_COMPACT``. One difference, on purpose:
