@@ -1,5 +1,5 @@
 """The layers hold: every import of ours points down
-``tools, errors ← model, policy ← core ← checker, testing ← session, view ← ui ← cli``, and none cycles.
+``tools, errors ← model, policy ← compaction ← core ← checker, testing ← session, view ← ui ← cli``, and none cycles.
 
 Imports are read with ``ast`` (nothing is imported), lazy ones inside functions and ``TYPE_CHECKING`` blocks
 included, so a shortcut taken in a function body is caught too.
@@ -21,6 +21,7 @@ RANK = {
     "fsm.errors": 0,
     "fsm.model": 1,
     "fsm.policy": 1,
+    "fsm.compaction": 1.5,
     "fsm.core": 2,
     "fsm.checker": 2.5,
     "fsm.testing": 2.5,

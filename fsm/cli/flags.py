@@ -225,6 +225,14 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
         help=f"max_tokens of each model call (default {DEFAULT_MAX_TOKENS})",
     )
     group.add_argument(
+        "--compact-threshold",
+        type=int_flag("--compact-threshold", 1),
+        default=None,
+        metavar="TOKENS",
+        help="compact the conversation automatically once the next request would hold this many tokens "
+        "(default: Claude Code's, the model's context window - min(--max-tokens, 20000) - 13000)",
+    )
+    group.add_argument(
         "--model",
         metavar="ID",
         help=f"model id, or an alias ({', '.join(ALIASES)}; a [1m] suffix asks for the 1M context window) "

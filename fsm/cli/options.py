@@ -30,6 +30,7 @@ from fsm.cli import resolve, structured
 from fsm.cli.hook_events import HookEventRelay
 from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT, read_prompt, stream_stdin
 from fsm.cli.structured import instructions
+from fsm.compaction.window import CompactSettings
 from fsm.core.context import context_text
 from fsm.core.lines import visible
 from fsm.core.options import AgentOptions
@@ -84,6 +85,8 @@ class AgentSetup:
     max_tokens: int = field(
         default=DEFAULT_MAX_TOKENS, validator=Count(1, None, "an integer >= 1", label="--max-tokens")
     )
+    compaction: CompactSettings | None = None
+    """When automatic compaction starts (``--compact-threshold``, settings, env); None: the defaults."""
     tools: tuple[str, ...] | None = None
     """The only tools to offer (``--tools``); None: all."""
     permissions: Policy = Factory(Policy)
@@ -114,6 +117,7 @@ class AgentSetup:
             None,
             **self.limits_given(),
             max_tokens=self.max_tokens,
+            compaction=self.compaction,
             tools=self.tools,
             system=self.system,
             context=self.context,
@@ -339,6 +343,7 @@ class RunOptions:
             ask_person=sys.stdin is not None and sys.stdin.isatty(),
         )
         resolve.apply_env(settings)
+        agent = attrs.evolve(agent, compaction=resolve.compaction(settings, threshold=flags.get("compact_threshold")))
         env_trusted = resolve.trusted(Path.cwd(), flag=bool(flags.get("trust"))) is not None
         refused = [] if bare else resolve.load_env(trust=env_trusted)
         if not trust:

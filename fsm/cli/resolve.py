@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from fsm.cli.flags import PERMISSION_MODES
+from fsm.compaction.window import CompactSettings
 from fsm.core.context import MAX_CHARS, ContextFile, load_context
 from fsm.core.prompts import compose, parent_system
 from fsm.core.records import MAX_TURNS
@@ -185,6 +186,19 @@ def apply_env(wanted: Settings) -> None:
     """Set the settings' ``env`` variables in this process (for the session and its tools), as Claude Code does.
     Only trusted layers have any (:func:`settings`)."""
     os.environ.update(dict(wanted.env))
+
+
+def compaction(wanted: Settings, *, threshold: int | None) -> CompactSettings | None:
+    """When automatic compaction starts: ``--compact-threshold``, the settings' ``autoCompactWindow`` and
+    ``autoCompactEnabled``, and the environment (read after :func:`apply_env`, as Claude Code reads it); None: the
+    defaults.
+
+    Raises:
+        ConfigError: a bad ``CLAUDE_AUTOCOMPACT_PCT_OVERRIDE`` or ``CLAUDE_CODE_AUTO_COMPACT_WINDOW``.
+    """
+    return CompactSettings.from_sources(
+        threshold=threshold, window=wanted.auto_compact_window, enabled=wanted.auto_compact_enabled, env=os.environ
+    )
 
 
 def sandbox(wanted: Settings, *, flag: bool | None) -> Sandbox | None:

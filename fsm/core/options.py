@@ -31,6 +31,7 @@ from typing import Any, Self, TypedDict
 import attrs
 from attrs import field, frozen
 
+from fsm.compaction.window import CompactSettings
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Kind, Positive
@@ -91,6 +92,11 @@ class AgentOptions:
     """Subagents run at once, 1..``MAX_PARALLEL`` (8); None: 4, or the agent's data's own."""
     max_tokens: int = field(default=DEFAULT_MAX_TOKENS, validator=Count(1, None, "at least 1"))
     """The ``max_tokens`` of every model call."""
+    compaction: CompactSettings | None = field(
+        default=None, validator=Kind(CompactSettings, "a fsm.compaction.CompactSettings or None")
+    )
+    """When automatic compaction starts (``fsm.compaction.window``); None: Claude Code's defaults. Shared with
+    subagents."""
     tools: tuple[str, ...] | None = field(default=None, converter=_names, validator=_known_tools)
     """Tool names to offer (None: ``PARENT_TOOLS``); a subagent gets these minus ``task``, and tools a bare deny
     rule of *permissions* names are not offered."""
@@ -183,6 +189,7 @@ class OptionKeywords(TypedDict, total=False):
     max_budget_usd: float | None
     max_parallel: int | None
     max_tokens: int
+    compaction: CompactSettings | None
     tools: Iterable[str] | None
     system: str | None
     context: str

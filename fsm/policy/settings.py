@@ -10,12 +10,14 @@ Keys read: ``permissions.allow|ask|deny|defaultMode|additionalDirectories``, ``h
 ``disableAllHooks``, ``env`` (variables for the session and its tools; a higher layer's value of a name wins),
 ``sandbox.enabled|network|autoAllowBashIfSandboxed``, ``sandbox.network.allowUnixSockets|allowAllUnixSockets``
 (``network`` may be Claude Code's object or our true/false) and
-``sandbox.limits.memoryMiB|processes|fileSizeMiB|tmpSizeMiB`` (each from the highest layer that sets it). Any
+``sandbox.limits.memoryMiB|processes|fileSizeMiB|tmpSizeMiB`` (each from the highest layer that sets it),
+``autoCompactWindow`` and ``autoCompactEnabled`` (compaction, ``fsm.compaction.window``). Any
 other key is ignored and named in :attr:`Settings.notes`. A file that is not JSON, or a key of the wrong shape,
 raises :class:`SettingsError` naming the file, the key and the value.
 
 An untrusted workspace (``load_settings(trusted=False)``, see ``fsm.policy.trust``): the project and local files
-may only restrict. Their ``allow`` rules, ``defaultMode``, ``additionalDirectories``, ``env``, ``hooks`` and any
+may only restrict. Their ``allow`` rules, ``defaultMode``, ``additionalDirectories``, ``env``, ``hooks``, the
+compaction keys (they change what a run costs and what the model remembers, not what a tool may do) and any
 sandbox value that widens (``enabled: false``, ``network: true``, ``autoAllowBashIfSandboxed: true``, any unix
 socket opening, any limit) are dropped and named in :attr:`Settings.ignored`; their ``deny`` and ``ask`` rules
 apply.
@@ -42,6 +44,7 @@ from fsm.policy.modes import MODES, resolve_mode
 from fsm.policy.rules import Rule, RuleError, parse_rule
 
 __all__ = [
+    "AUTO_COMPACT_WINDOW",
     "KEYS",
     "SOURCES",
     "UNTRUSTED_SOURCES",
@@ -140,6 +143,10 @@ class Settings:
     disable_all_hooks: bool = False
     env: tuple[tuple[str, str], ...] = ()
     """The ``env`` key: ``(NAME, value)`` for the session and its tools, in the order set (a later one wins)."""
+    auto_compact_window: int | None = None
+    """``autoCompactWindow``: the context window automatic compaction works to, 100,000..1,000,000 tokens."""
+    auto_compact_enabled: bool | None = None
+    """``autoCompactEnabled``: false turns automatic compaction off (None: no layer says; it is on)."""
     files: tuple[str, ...] = ()
     """The settings files (and texts) read, lowest precedence first."""
     notes: tuple[str, ...] = ()
@@ -355,12 +362,33 @@ def _parse_flag(value: object, origin: Origin, notes: list[str]) -> bool:
     return value
 
 
+AUTO_COMPACT_WINDOW = (100_000, 1_000_000)
+"""What ``autoCompactWindow`` may be (Claude Code's bounds)."""
+
+
+def _parse_window(value: object, origin: Origin, notes: list[str]) -> int:
+    low, high = AUTO_COMPACT_WINDOW
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+        raise SettingsError(f"autoCompactWindow must be an integer {low}..{high} (got {_show(value)})")
+    return value
+
+
+def _parse_enabled(value: object, origin: Origin, notes: list[str]) -> bool:
+    if not isinstance(value, bool):
+        raise SettingsError(f"autoCompactEnabled must be true or false (got {_show(value)})")
+    return value
+
+
 KEYS: dict[str, SettingsKey] = {
     "permissions": SettingsKey("permissions", _parse_permissions, _merge_permissions),
     "hooks": SettingsKey("hooks", _parse_hooks, lambda lower, higher: lower + higher),
     "disableAllHooks": SettingsKey("disable_all_hooks", _parse_flag, _later),
     "sandbox": SettingsKey("sandbox", _parse_sandbox, _merge_sandbox),
     "env": SettingsKey("env", _parse_env, lambda lower, higher: lower + higher),
+    "autoCompactWindow": SettingsKey("auto_compact_window", _parse_window, _later),
+    "autoCompactEnabled": SettingsKey("auto_compact_enabled", _parse_enabled, _later),
 }
 """JSON key → how it is read into a :class:`Settings` field."""
 

@@ -14,6 +14,7 @@ import pytest
 from fsm.cli.flags import add_agent_flags, add_time_travel_flags
 from fsm.cli.options import NO_API_KEY, AgentSetup, ModelSetup, Output, RunOptions, SessionChoice
 from fsm.cli.terminal import print_retry
+from fsm.compaction import CompactSettings
 from fsm.core.agent import Agent
 from fsm.errors import ConfigError
 from fsm.model.anthropic import DEFAULT_MODEL, AnthropicModel
@@ -220,6 +221,29 @@ class TestAgentSetup:
         """A prompt file that is not UTF-8 text says so."""
         (clean_env / "p.md").write_bytes(b"\xff\xfe\xfa")
         assert refused("--append-system-prompt-file", "p.md") == "--append-system-prompt-file p.md is not UTF-8 text"
+
+
+class TestCompaction:
+    def test_flag_settings_and_env_reach_the_agent(self, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """--compact-threshold, the settings' autoCompactWindow and Claude Code's variables (the settings' env
+        among them) become AgentOptions.compaction; nothing said leaves it None."""
+        for name in ("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "DISABLE_AUTO_COMPACT"):
+            monkeypatch.setenv(name, "")  # recorded, so what the settings' env sets is undone afterwards
+        assert agent().opts.compaction is None
+        monkeypatch.setenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "60")
+        built = agent("--compact-threshold", "5000", "--settings", '{"autoCompactWindow": 150000}')
+        assert built.opts.compaction == CompactSettings(threshold=5000, pct=60.0, window=150000)
+        built = agent("--settings", '{"env": {"DISABLE_AUTO_COMPACT": "1"}}')
+        assert built.opts.compaction is not None and built.opts.compaction.disabled
+
+    def test_bad_values_are_one_line(self, clean_env: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A bad variable or setting is refused in one line naming it."""
+        monkeypatch.setenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE", "x")
+        assert refused() == "CLAUDE_AUTOCOMPACT_PCT_OVERRIDE must be a number 0 < p <= 100 (got 'x')"
+        monkeypatch.delenv("CLAUDE_AUTOCOMPACT_PCT_OVERRIDE")
+        assert refused("--settings", '{"autoCompactWindow": 1}') == (
+            "settings given as text: autoCompactWindow must be an integer 100000..1000000 (got 1)"
+        )
 
 
 class TestModelSetup:

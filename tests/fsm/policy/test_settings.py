@@ -307,3 +307,36 @@ class TestEnv:
         with pytest.raises(SettingsError) as info:
             load_settings(project, home=home, extra=f'{{"env": {env}}}')
         assert str(info.value) == f"settings given as text: {message}"
+
+
+class TestCompactionKeys:
+    def test_read_from_the_highest_layer(self, dirs: tuple[Path, Path]) -> None:
+        """autoCompactWindow and autoCompactEnabled come from the highest layer that sets them."""
+        home, project = dirs
+        write(home / ".claude" / "settings.json", {"autoCompactWindow": 300_000, "autoCompactEnabled": True})
+        settings = load_settings(project, home=home, extra='{"autoCompactEnabled": false}')
+        assert (settings.auto_compact_window, settings.auto_compact_enabled) == (300_000, False)
+        assert settings.notes == ()
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            ('{"autoCompactWindow": 5000}', "autoCompactWindow must be an integer 100000..1000000 (got 5000)"),
+            ('{"autoCompactWindow": "200k"}', 'autoCompactWindow must be an integer 100000..1000000 (got "200k")'),
+            ('{"autoCompactEnabled": "no"}', 'autoCompactEnabled must be true or false (got "no")'),
+        ],
+    )
+    def test_bad_values(self, dirs: tuple[Path, Path], text: str, message: str) -> None:
+        """A bad compaction key is one SettingsError naming it and the value."""
+        home, project = dirs
+        with pytest.raises(SettingsError) as info:
+            load_settings(project, home=home, extra=text)
+        assert str(info.value) == f"settings given as text: {message}"
+
+    def test_untrusted_files_cannot_set_them(self, dirs: tuple[Path, Path]) -> None:
+        """An untrusted workspace's file may not change when compaction happens: both keys are dropped, named."""
+        home, project = dirs
+        write(project / ".claude" / "settings.json", {"autoCompactWindow": 100_000, "autoCompactEnabled": False})
+        settings = load_settings(project, home=home, trusted=False)
+        assert (settings.auto_compact_window, settings.auto_compact_enabled) == (None, None)
+        assert settings.ignored == (".claude/settings.json (autoCompactWindow, autoCompactEnabled)",)
