@@ -423,9 +423,11 @@ class Agent:
         prompt = self.data.inbox
         if prompt is None:
             raise MisuseError("nothing to do: the agent is idle and no prompt is queued; call send(prompt) first")
-        if self._parent is None:
+        extra: str | None = None
+        notes: list[str] = []
+        if self._parent is None:  # a subagent's prompt is the task call's, not a user's: Claude Code fires none
             self._prompt_id = str(uuid.uuid4())
-        extra, notes = self._hooks.fire(self._event("UserPromptSubmit", prompt=prompt))
+            extra, notes = self._hooks.fire(self._event("UserPromptSubmit", prompt=prompt))
         content: Any = (
             prompt
             if not isinstance(extra, str)
@@ -854,6 +856,10 @@ class Agent:
         lambda self: self.data.outcome, doc="How the last run ended (an ``Outcome`` of fsm.core.vocabulary)."
     )
     parent = property(lambda self: self._parent, doc="The agent that spawned this one (None for the root).")
+    prompt_id = property(
+        lambda self: self._root._prompt_id,
+        doc="The id of the root's prompt whose run this is (hooks' ``prompt_id``); None before the first prompt.",
+    )
     depth = property(lambda self: self._depth, doc="0 for the root, 1 for a subagent: counted along ``parent``.")
     tools = property(lambda self: self._tools, doc="The tools offered to the model (never ``task`` below the root).")
     hooks = property(lambda self: self._hooks, doc="The hook registry, shared with subagents.")

@@ -10,7 +10,8 @@ Every callback registered for an event runs, in registration order; none is skip
   raises (or a command hook that times out) denies the call, naming the hook: the chain fails closed.
 - ``Stop`` (root) and ``SubagentStop`` (a child): the non-empty strings, joined, are sent as a user message
   and the run goes on (it costs a turn).
-- ``UserPromptSubmit``: the strings, joined, are added to the prompt as extra context.
+- ``UserPromptSubmit`` (the root's prompts; a subagent's is a task call's, as in Claude Code): the strings,
+  joined, are added to the prompt as extra context.
 - ``PostToolUse``: the strings, joined, reach the model as a context block of their own, as Claude Code sends a
   hook's ``additionalContext``: a text block ``<system-reminder>PostToolUse:Bash hook additional context: …``
   after the tool results of the same user message; the tool_result itself is left as the tool made it.

@@ -204,7 +204,8 @@ class TestDefaultHooks:
 
 class TestEventsInAgent:
     def test_all_events_fire(self, tmp_path):
-        """A run with a subagent fires each of the six events, with depth telling parent from child."""
+        """A run with a subagent fires each of the six events, with depth telling parent from child (a subagent's
+        prompt fires no UserPromptSubmit, as in Claude Code)."""
         hooks, seen = Hooks(), []
         for name in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop"):
             hooks.on(name, lambda e: seen.append((e.name, e.depth)))
@@ -221,7 +222,6 @@ class TestEventsInAgent:
             ("UserPromptSubmit", 0),
             ("PreToolUse", 0),
             ("SubagentStart", 1),
-            ("UserPromptSubmit", 1),
             ("PreToolUse", 1),
             ("PostToolUse", 1),
             ("SubagentStop", 1),
