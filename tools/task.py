@@ -27,6 +27,10 @@ TASK = Tool(
     input_schema={
         "type": "object",
         "properties": {
+            "description": {
+                "type": "string",
+                "description": "A short (3-5 word) title for the subtask, shown while it runs.",
+            },
             "prompt": {"type": "string", "minLength": 1, "description": "The subtask, in full."},
             "subagent_type": {
                 "type": "string",

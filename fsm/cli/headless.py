@@ -134,12 +134,16 @@ def _listeners(
     output: Output, agent: Agent, writer: StreamWriter, session_id: str
 ) -> list[Callable[[Transition], None]]:
     """What the output needs to hear of each transition: the console lines on stderr (``--verbose``, the model's
-    text streamed among them), then Claude Code's stream-json messages (after writing system/init)."""
+    text streamed among them), then Claude Code's stream-json messages (after writing system/init) and its
+    subagent task events."""
     listeners: list[Callable[[Transition], None]] = []
     if output.verbose:
         listeners.append(_progress_lines(agent))
     if output.format == "stream-json":
+        from fsm.view.tasks import TaskEvents
+
         listeners.append(_stream_messages(output, agent, writer, session_id))
+        listeners.append(TaskEvents(writer.write, session_id=session_id, agent=agent))
         if output.hook_events is not None:
             output.hook_events.attach(writer.write, session_id=session_id)
     return listeners

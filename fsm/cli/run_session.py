@@ -12,7 +12,9 @@ The ``agentfsm sessions`` subcommand, which only reads the journal, is :mod:`fsm
 from __future__ import annotations
 
 import contextlib
+import shutil
 import sys
+import tempfile
 from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -59,13 +61,40 @@ class Session:
 def session_for(
     choice: SessionChoice, agent: Agent, *, limits: Mapping[str, Any]
 ) -> Iterator[tuple[Agent, Session | None]]:
-    """:func:`open_session`, closing the session when the block ends."""
+    """:func:`open_session`, closing the session when the block ends; meanwhile the session's transcript is
+    written and its hooks are told of it (:func:`transcribed`)."""
     agent, session = open_session(choice, agent, limits=limits)
     try:
-        yield agent, session
+        with transcribed(agent, session):
+            yield agent, session
     finally:
         if session is not None:
             session.close()
+
+
+@contextlib.contextmanager
+def transcribed(agent: Agent, session: Session | None) -> Iterator[None]:
+    """Write *agent*'s session transcript (``fsm.session.transcript``) while the block runs, and name it in its
+    hooks' input (``agent.hooks.context``): beside the journal, or, with no session (``--no-session-persistence``),
+    in a temporary directory removed when the block ends."""
+    from fsm.cli.flags import version
+    from fsm.policy.hooks import HookContext
+    from fsm.session.transcript import Transcript
+
+    scratch = None
+    if session is not None:
+        directory = str(session.journal.path.parent)
+    else:
+        directory = scratch = tempfile.mkdtemp(prefix="agentfsm-transcript-")
+    context = HookContext(session.id if session is not None else agent.agent_id, directory)
+    agent.hooks.context = context
+    transcript = Transcript(context, version=version).attach(agent)
+    try:
+        yield
+    finally:
+        transcript.close()
+        if scratch is not None:
+            shutil.rmtree(scratch, ignore_errors=True)
 
 
 def open_session(choice: SessionChoice, agent: Agent, *, limits: Mapping[str, Any]) -> tuple[Agent, Session | None]:

@@ -65,8 +65,9 @@ from fsm.model.pricing import price_of
 from fsm.model.protocol import Model, StreamingModel
 from fsm.model.reply import Block, Message, Reply
 from fsm.policy.chain import Approver, Edited, Permit, Remember, default_hooks, deny_unattended, permit
-from fsm.policy.hooks import Ask, Deny, HookEvent, Hooks
+from fsm.policy.hooks import Ask, BlockingError, Deny, HookEvent, Hooks
 from fsm.policy.judge import Policy
+from fsm.policy.rules import claude_name
 from tools import ToolOutput, Workspace, run_tool
 from tools.task import GENERAL_PURPOSE
 
@@ -209,6 +210,8 @@ class Agent:
         self.history: list[Transition] = []
         """Every Transition this agent's steps produced, its subagents' included."""
         self._step_started = 0.0
+        self._prompt_id: str | None = None
+        """On the root: the id of the prompt whose run this is (hooks' ``prompt_id``), new with each prompt."""
         self._ids_seen: tuple[list[Message] | None, int, Message | None, set[str]] = (None, 0, None, set())
         """What ``_tool_use_ids`` read last: (the message list, its length and last message then, the ids)."""
         self._machine = _machine()
@@ -362,7 +365,9 @@ class Agent:
                 child._cancel()
             interrupted = [tool_result_block(c, ToolOutput(INTERRUPTED, is_error=True)) for c in self.data.pending]
             order = reply_order(self.data)
-            answers = sorted([*self.data.results, *interrupted], key=lambda b: order.get(b["tool_use_id"], len(order)))
+            answers = sorted(  # a hook's context block (no tool_use_id) stays after the results
+                [*self.data.results, *interrupted], key=lambda b: order.get(b.get("tool_use_id", ""), len(order))
+            )
             marker = {"type": "text", "text": INTERRUPTED_MARKER}
             appended: tuple[Message, ...] = ({"role": "user", "content": [*answers, marker]},)
             self._fire(
@@ -418,7 +423,11 @@ class Agent:
         prompt = self.data.inbox
         if prompt is None:
             raise MisuseError("nothing to do: the agent is idle and no prompt is queued; call send(prompt) first")
-        extra, notes = self._hooks.fire(self._event("UserPromptSubmit", prompt=prompt))
+        extra: str | None = None
+        notes: list[str] = []
+        if self._parent is None:  # a subagent's prompt is the task call's, not a user's: Claude Code fires none
+            self._prompt_id = str(uuid.uuid4())
+            extra, notes = self._hooks.fire(self._event("UserPromptSubmit", prompt=prompt))
         content: Any = (
             prompt
             if not isinstance(extra, str)
@@ -541,10 +550,14 @@ class Agent:
             if listeners.progress:
                 listeners.tell("tool_call", self.data.agent_id, self._depth, tool_call=call)
             tool_input = call["input"] if allowed.input is None else allowed.input  # an approver's edit
+            began = time.monotonic()
             output = run_tool(self._tools, call["name"], workspace, tool_input)
-        output, post = self._post_tool_use(call, output)
+            took = time.monotonic() - began
+        context, post = self._post_tool_use(call, output, took if allowed.denial is None else 0.0)
         notes = (*allowed.notes, *post)
-        return self._fire("tool_ran", tool_call=call, tool_result=output, notes=notes, denial=allowed.denial)
+        return self._fire(
+            "tool_ran", tool_call=call, tool_result=output, notes=notes, denial=allowed.denial, context=context
+        )
 
     def _spawn(self, call: Block) -> Transition:
         """``subagent_spawned`` for the ``task`` call *call*, or ``tool_ran`` answering why it cannot spawn."""
@@ -567,7 +580,7 @@ class Agent:
                 max_turns=self._options.agents[kind].max_turns if known else None,
             )
         )
-        _, start_notes = self._hooks.fire(self._event("SubagentStart", prompt=call["input"]["prompt"]))
+        _, start_notes = self._hooks.fire(child._event("SubagentStart", prompt=call["input"]["prompt"]))
         return self._fire(
             "subagent_spawned", tool_call=call, child=child.agent_id, notes=(*allowed.notes, *start_notes), adopt=child
         )
@@ -603,7 +616,9 @@ class Agent:
         """``subagent_returned``: the idle *child*'s result answers its task call."""
         self._step_started = time.time()
         call = next(c for c in self.data.pending if c["id"] == child.data.parent_tool_use_id)
-        output, notes = self._post_tool_use(call, child.result())
+        began = child.history[0].started_at if child.history else self._step_started
+        output = child.result()
+        context, notes = self._post_tool_use(call, output, self._step_started - began)
         return self._fire(
             "subagent_returned",
             tool_call=call,
@@ -612,6 +627,7 @@ class Agent:
             outcome=child.outcome,
             notes=tuple(notes),
             release=child,
+            context=context,
         )
 
     def _cancel(self) -> None:
@@ -641,23 +657,37 @@ class Agent:
         with self._approver_lock:
             return self._approver(call, asking)
 
-    def _post_tool_use(self, call: Block, output: ToolOutput) -> tuple[ToolOutput, list[str]]:
-        """Run the PostToolUse hooks; what they say for the model is added to the result."""
-        extra, notes = self._hooks.fire(self._event("PostToolUse", tool_call=call, output=output))
-        if extra:
-            output = ToolOutput(f"{output.text}\n\n{extra}", is_error=output.is_error)
-        return output, notes
+    def _post_tool_use(self, call: Block, output: ToolOutput, seconds: float) -> tuple[str | None, list[str]]:
+        """Run the PostToolUse hooks (the call took *seconds*); return what they say for the model, as the
+        context block Claude Code sends after the tool results, and their notices."""
+        event = self._event("PostToolUse", tool_call=call, output=output, duration_ms=max(0, round(seconds * 1000)))
+        texts, notes = self._hooks.fire_each(event)
+        if not texts:
+            return None, notes
+        hook = f"PostToolUse:{claude_name(str(call.get('name')))} hook"
+        said = "\n".join(
+            f'{hook} blocking error from command: "{text.command}": {text}'
+            if isinstance(text, BlockingError)
+            else f"{hook} additional context: {text}"
+            for text in texts
+        )
+        return f"<system-reminder>\n{said}\n</system-reminder>", notes
 
     def _event(self, name: HookEventName, **fields: Any) -> HookEvent:
-        data = self.data
+        data, root = self.data, self._root
+        if root._prompt_id is None:  # a resumed run that was under way: its prompt's id is not kept
+            root._prompt_id = str(uuid.uuid4())
         return HookEvent(
             name,
             data.agent_id,
             self._depth,
             self.workspace,
             tool_calls=data.tool_calls,
-            run_tool_calls=self._root.data.run_tool_calls,
+            run_tool_calls=root.data.run_tool_calls,
             permission_mode=self._policy.mode,
+            context=self._hooks.context,
+            prompt_id=root._prompt_id,
+            agent_type=None if self._parent is None else data.subagent_type or GENERAL_PURPOSE,
             **fields,
         )
 
@@ -798,6 +828,7 @@ class Agent:
             step.denial,
             step.max_budget_usd,
             step.cost_usd,
+            step.context,
         )
         agent: Agent | None = self
         while agent is not None:
@@ -825,6 +856,10 @@ class Agent:
         lambda self: self.data.outcome, doc="How the last run ended (an ``Outcome`` of fsm.core.vocabulary)."
     )
     parent = property(lambda self: self._parent, doc="The agent that spawned this one (None for the root).")
+    prompt_id = property(
+        lambda self: self._root._prompt_id,
+        doc="The id of the root's prompt whose run this is (hooks' ``prompt_id``); None before the first prompt.",
+    )
     depth = property(lambda self: self._depth, doc="0 for the root, 1 for a subagent: counted along ``parent``.")
     tools = property(lambda self: self._tools, doc="The tools offered to the model (never ``task`` below the root).")
     hooks = property(lambda self: self._hooks, doc="The hook registry, shared with subagents.")

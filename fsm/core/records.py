@@ -84,6 +84,9 @@ class Transition:
     """On a step that followed a model call with a reply, in a run with a USD budget: the reply's price in USD
     (``fsm.model.pricing``). None otherwise; in a budgeted run, None for a reply means no price is known for the
     model that answered, and the run's cost becomes unknown."""
+    context: str | None = None
+    """On ``tool_ran`` / ``subagent_returned``: what PostToolUse hooks added for the model, sent as a text block of
+    its own after the tool results (Claude Code's ``additionalContext``), not in the tool_result."""
 
 
 @define
@@ -116,7 +119,8 @@ class AgentState:
     pending: list[Block] = Factory(list)
     """The last reply's tool_use blocks not answered yet, in order."""
     results: list[Block] = Factory(list)
-    """tool_result blocks collected for the last reply, sent in one user message by ``tools_done``."""
+    """tool_result blocks collected for the last reply (in its order, then any hook context as text blocks), sent
+    in one user message by ``tools_done``."""
     outcome: Outcome | None = None
     error: str | None = None
     final_text: str = ""

@@ -69,6 +69,8 @@ class Change(Protocol):
     def max_budget_usd(self) -> float | None: ...
     @property
     def cost_usd(self) -> float | None: ...
+    @property
+    def context(self) -> str | None: ...
 
 
 @define
@@ -91,6 +93,7 @@ class Step:
     child: str | None = None
     max_budget_usd: float | None = None
     cost_usd: float | None = None
+    context: str | None = None
 
 
 def made_model_call(change: Change) -> bool:
@@ -136,6 +139,8 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         case "tool_ran" | "subagent_returned":
             assert change.tool_call is not None and change.tool_result is not None
             _answer(s, change.tool_call, tool_result_block(change.tool_call, change.tool_result))
+            if change.context is not None:  # after every tool_result, as the API wants text in that message
+                s.results.append({"type": "text", "text": change.context})
             run.run_tool_calls += 1
             if change.denial is not None:
                 s.denials.append(change.denial)
@@ -169,14 +174,21 @@ def _answer(s: AgentState, call: dict[str, Any], block: dict[str, Any]) -> None:
     answers come in (subagents running at once finish as they do)."""
     s.tool_calls += 1
     s.unrunnable.pop(call["id"], None)
-    if s.pending and s.pending[0]["id"] == call["id"] and not s.active:  # answered in order: the common case
+    if (
+        s.pending
+        and s.pending[0]["id"] == call["id"]
+        and not s.active
+        and (not s.results or s.results[-1]["type"] == "tool_result")
+    ):  # answered in order, no hook context filed yet: the common case
         s.pending.pop(0)
         s.results.append(block)
         return
     s.pending = [c for c in s.pending if c["id"] != call["id"]]
     order = reply_order(s)
     rank = order.get(call["id"], len(order))
-    at = next((i for i, b in enumerate(s.results) if order.get(b["tool_use_id"], len(order)) > rank), len(s.results))
+    at = next(
+        (i for i, b in enumerate(s.results) if order.get(b.get("tool_use_id", ""), len(order)) > rank), len(s.results)
+    )
     s.results.insert(at, block)
 
 

@@ -3,11 +3,10 @@
 A settings file's ``{"hooks": {"PreToolUse": [{"matcher": "Bash|Edit", "hooks": [{"type": "command",
 "command": "…", "timeout": 60}]}]}}`` becomes one :class:`CommandHook` per command, registered beside the
 Python hooks (:func:`install`). The command runs with ``/bin/sh -c`` in the workspace, with
-``$CLAUDE_PROJECT_DIR`` set, and reads one JSON object: ``session_id``, ``cwd``, ``permission_mode``,
-``hook_event_name``, and per event ``tool_name`` (Claude Code's spelling: ``Bash``, ``Read``, ``Write``,
-``Edit``, ``Glob``, ``Task``), ``tool_input`` (Claude Code's keys: ``file_path`` absolute,
-``old_string``/``new_string``), ``tool_use_id``, ``tool_response`` (``{"content", "is_error"}``, PostToolUse),
-``prompt``, ``stop_hook_active``, and ``agent_id`` inside a subagent. Its answer:
+``$CLAUDE_PROJECT_DIR`` set, and reads one JSON object, Claude Code's hook input (:mod:`fsm.policy.hook_input`:
+``session_id``, ``transcript_path``, ``cwd``, ``prompt_id``, ``permission_mode``, ``hook_event_name``, and per
+event ``tool_name``, ``tool_input``, ``tool_use_id``, ``tool_response``, ``duration_ms``, ``prompt``,
+``stop_hook_active``, ``last_assistant_message``, ``agent_id``/``agent_type`` inside a subagent). Its answer:
 
 - exit 0: proceed; stdout, when it is a JSON object, may hold ``hookSpecificOutput.permissionDecision``
   (``allow``/``deny``/``ask``) with ``permissionDecisionReason``, ``decision: "block"`` with ``reason``,
@@ -15,7 +14,8 @@ Python hooks (:func:`install`). The command runs with ``/bin/sh -c`` in the work
   ``hookSpecificOutput.additionalContext`` and ``systemMessage``. Plain stdout of a UserPromptSubmit hook
   is added to the prompt.
 - exit 2: block. stderr goes to the model: a PreToolUse call is denied with it; for Stop/SubagentStop the
-  agent goes on with it; for PostToolUse it is added to the result.
+  agent goes on with it; for PostToolUse the model reads it as the hook's blocking error, in a context block
+  after the tool results (the tool_result itself is left alone).
 - any other exit: a non-blocking error, shown as a notice.
 
 A command that outlives its ``timeout`` is killed with its process group and raises :class:`HookTimeout`
@@ -39,7 +39,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from fsm.policy.hooks import Allow, Ask, Decision, Deny, HookEvent, Hooks, Notice
+from fsm.policy.hook_input import hook_input
+from fsm.policy.hooks import Allow, Ask, BlockingError, Decision, Deny, HookEvent, Hooks, Notice
 from fsm.policy.rules import claude_name
 from fsm.policy.settings import HookCommand, Settings
 
@@ -49,42 +50,10 @@ HookObserver = Callable[[str, dict[str, Any]], None]
 """Told ``(subtype, fields)`` as each command hook starts and ends (see the module docstring)."""
 
 _TOOL_EVENTS = frozenset({"PreToolUse", "PostToolUse"})
-_KEYS = {"path": "file_path", "old_text": "old_string", "new_text": "new_string"}
 
 
 class HookTimeout(RuntimeError):
     """A command hook ran past its timeout and was killed."""
-
-
-def hook_input(event: HookEvent) -> dict[str, Any]:
-    """The JSON object a command hook reads on stdin for *event*."""
-    data: dict[str, Any] = {
-        "session_id": event.agent_id.split(".", 1)[0],
-        "transcript_path": None,
-        "cwd": str(event.workspace.root),
-        "permission_mode": event.permission_mode,
-        "hook_event_name": event.name,
-    }
-    if event.depth > 0:
-        data["agent_id"] = event.agent_id
-    call = event.tool_call
-    if call is not None:
-        tool_input = call.get("input")
-        if isinstance(tool_input, dict):
-            tool_input = {
-                _KEYS.get(k, k): (
-                    str(event.workspace.root / os.path.expanduser(v)) if k == "path" and isinstance(v, str) else v
-                )
-                for k, v in tool_input.items()
-            }
-        data.update(tool_name=claude_name(str(call.get("name"))), tool_input=tool_input, tool_use_id=call.get("id"))
-    if event.output is not None:
-        data["tool_response"] = {"content": event.output.text, "is_error": event.output.is_error}
-    if event.prompt is not None and event.name in ("UserPromptSubmit", "SubagentStart"):
-        data["prompt"] = event.prompt
-    if event.name in ("Stop", "SubagentStop"):
-        data["stop_hook_active"] = event.stop_hook_active
-    return data
 
 
 class CommandHook:
@@ -133,7 +102,9 @@ class CommandHook:
             text = stderr.strip() or f"blocked by hook {self.spec.command}"
             if event.name == "PreToolUse":
                 return Deny(text)
-            if event.name in ("Stop", "SubagentStop", "PostToolUse"):
+            if event.name == "PostToolUse":
+                return BlockingError(text, self.spec.command)
+            if event.name in ("Stop", "SubagentStop"):
                 return text
             return Notice(f"hook {self.spec.command}: {text}")
         first = (stderr.strip().splitlines() or [""])[0]
@@ -210,7 +181,8 @@ def answer(event: str, stdout: str, command: str) -> Decision:
         if decision == "allow":
             return Allow(reason)
     elif data.get("decision") == "block" and event in ("Stop", "SubagentStop", "PostToolUse"):
-        return reason or f"blocked by hook {command}"
+        said = reason or f"blocked by hook {command}"
+        return BlockingError(said, command) if event == "PostToolUse" else said
     if isinstance(context, str) and context.strip() and event in ("UserPromptSubmit", "PostToolUse"):
         return context
     message = data.get("systemMessage")

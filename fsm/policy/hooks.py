@@ -10,8 +10,11 @@ Every callback registered for an event runs, in registration order; none is skip
   raises (or a command hook that times out) denies the call, naming the hook: the chain fails closed.
 - ``Stop`` (root) and ``SubagentStop`` (a child): the non-empty strings, joined, are sent as a user message
   and the run goes on (it costs a turn).
-- ``UserPromptSubmit``: the strings, joined, are added to the prompt as extra context.
-- ``PostToolUse``: the strings, joined, are added to the tool's result for the model to read.
+- ``UserPromptSubmit`` (the root's prompts; a subagent's is a task call's, as in Claude Code): the strings,
+  joined, are added to the prompt as extra context.
+- ``PostToolUse``: the strings, joined, reach the model as a context block of their own, as Claude Code sends a
+  hook's ``additionalContext``: a text block ``<system-reminder>PostToolUse:Bash hook additional context: …``
+  after the tool results of the same user message; the tool_result itself is left as the tool made it.
 - ``SubagentStart``: notices only.
 
 Outside ``PreToolUse`` a callback that raises does not break the run: its error becomes a notice.
@@ -40,8 +43,10 @@ __all__ = [
     "EVENTS",
     "Allow",
     "Ask",
+    "BlockingError",
     "Deny",
     "Hook",
+    "HookContext",
     "HookEvent",
     "HookEventName",
     "Hooks",
@@ -85,11 +90,44 @@ class Ask:
     """The subagent asking (its id), set by the agent before the approver sees it; None for the root agent."""
 
 
+class BlockingError(str):
+    """A hook's blocking answer to what already happened (PostToolUse: exit 2, or ``"decision": "block"``): a
+    string for the model, which reads it as Claude Code words it, ``… hook blocking error from command: "CMD": …``."""
+
+    command: str
+    """The hook that said it."""
+
+    def __new__(cls, text: str, command: str) -> BlockingError:
+        made = super().__new__(cls, text)
+        made.command = command
+        return made
+
+
 @frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much
 class Notice:
     """Something worth showing; not a decision."""
 
     text: str
+
+
+@frozen
+class HookContext:
+    """The session a run's hooks are told of: its id and where its transcript is (``fsm.session.transcript``)."""
+
+    session_id: str
+    transcript_dir: str | None = None
+    """The directory holding ``SESSION.jsonl`` and ``SESSION/subagents/agent-ID.jsonl``; None: no transcript."""
+
+    @property
+    def transcript_path(self) -> str | None:
+        """The session's transcript (the root agent's messages), as the hook input's ``transcript_path``."""
+        return None if self.transcript_dir is None else f"{self.transcript_dir}/{self.session_id}.jsonl"
+
+    def agent_transcript_path(self, agent_id: str) -> str | None:
+        """A subagent's transcript, as SubagentStop's ``agent_transcript_path``."""
+        if self.transcript_dir is None:
+            return None
+        return f"{self.transcript_dir}/{self.session_id}/subagents/agent-{agent_id}.jsonl"
 
 
 @frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much
@@ -118,6 +156,15 @@ class HookEvent:
     """The agent's permission mode (``fsm.policy.modes``)."""
     stop_hook_active: bool = False
     """Stop, SubagentStop: a Stop hook already made this run go on once."""
+    context: HookContext | None = None
+    """The session (``Hooks.context``, set by whoever opened it); None: the session is the root agent's id and
+    there is no transcript."""
+    prompt_id: str | None = None
+    """The id of the root's prompt whose run this is (a subagent's events share it)."""
+    agent_type: str | None = None
+    """In a subagent: its type (``general-purpose`` or a custom agent's name)."""
+    duration_ms: int | None = None
+    """PostToolUse: how long the call took (a ``task`` call: its subagent's whole run)."""
 
 
 Decision = Deny | Ask | Allow | Notice | str | None
@@ -148,6 +195,8 @@ class Hooks:
         self._callbacks: dict[str, list[tuple[Hook, str, bool]]] = {name: [] for name in EVENTS}
         """Per event, in order: (callback, its name for notices, whether it is called without the lock)."""
         self._lock = threading.RLock()
+        self.context: HookContext | None = None
+        """The session the hooks' events name (their ``session_id``, ``transcript_path``); set when it opens."""
 
     def on(self, event: str, callback: Hook | None = None) -> Any:
         """Register *callback* for *event*; without a callback, return a decorator that does."""
@@ -164,6 +213,11 @@ class Hooks:
 
     def fire(self, event: HookEvent) -> tuple[str | None, list[str]]:
         """Run every callback of *event* (not ``PreToolUse``); return their strings joined, and the notices."""
+        texts, notes = self.fire_each(event)
+        return ("\n\n".join(texts) if texts else None), notes
+
+    def fire_each(self, event: HookEvent) -> tuple[list[str], list[str]]:
+        """Run every callback of *event* (not ``PreToolUse``); return their non-blank strings, and the notices."""
         if event.name == "PreToolUse":
             raise ValueError("PreToolUse hooks decide: use pre_tool_use()")
         notes: list[str] = []
@@ -179,7 +233,7 @@ class Hooks:
                 notes.append(result.text)
             elif isinstance(result, str) and result.strip():
                 texts.append(result)
-        return ("\n\n".join(texts) if texts else None), notes
+        return texts, notes
 
     def _call(self, callback: Hook, thread_safe: bool, event: HookEvent) -> Decision:
         """One callback's answer, under the registry's lock unless it said it is thread-safe."""

@@ -11,7 +11,7 @@ denies.
 
 The hooks an SDK program registers (``initialize``'s ``hooks``: per event, matchers with ``hookCallbackIds``) are
 :class:`SdkHook` callbacks in the same registry as the command hooks (:func:`install`), so they run in the same
-unskippable chain: each gets the command hook's input JSON (:func:`fsm.policy.command_hooks.hook_input`) in a
+unskippable chain: each gets the command hook's input JSON (:func:`fsm.policy.hook_input.hook_input`) in a
 ``hook_callback`` request and answers with the command hook's output schema (``hookSpecificOutput``,
 ``decision``, ``continue``, ``systemMessage``, …). A callback that errors or times out raises, so a PreToolUse
 call is denied: the chain fails closed.
@@ -28,7 +28,8 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 from fsm.policy.chain import Edited
-from fsm.policy.command_hooks import answer, hook_input
+from fsm.policy.command_hooks import answer
+from fsm.policy.hook_input import hook_input
 from fsm.policy.hooks import EVENTS, Ask, Decision, Deny, HookEvent, Hooks
 from fsm.policy.rules import claude_name
 

@@ -163,10 +163,12 @@ class TestDelegation:
             "assistant",
             "transition",
             "transition",  # root: prompt, task call, spawn
+            "system",  # task_started
             "user",
             "transition",
             "assistant",
             "transition",
+            "system",  # task_progress
             "transition",  # child: prompt, glob call, glob
             "user",
             "transition",
@@ -174,6 +176,8 @@ class TestDelegation:
             "transition",
             "transition",  # child: results, answer, stop
             "transition",
+            "system",
+            "system",  # task_updated, task_notification
             "user",
             "transition",
             "assistant",
@@ -315,13 +319,17 @@ class TestDelegation:
         assert events[-2]["text"] == "This project uses pytest." and events[-2]["stop_reason"] == "end_turn"
         quiet = agentfsm("-p", PROMPT, "--output-format", "stream-json", "--no-transition-events")
         assert quiet.code == 0
-        assert [line["type"] for line in quiet.json_lines()] == [
-            "system",
+        assert [line["subtype"] if line["type"] == "system" else line["type"] for line in quiet.json_lines()] == [
+            "init",
             "assistant",
+            "task_started",
             "user",
             "assistant",
+            "task_progress",
             "user",
             "assistant",
+            "task_updated",
+            "task_notification",
             "user",
             "assistant",
             "result",

@@ -191,7 +191,8 @@ class TestInAgent:
         assert model.requests[1].messages[-1] == {"role": "user", "content": "run the tests"}
 
     def test_prompt_and_post_tool_use_text(self, tmp_path: Path) -> None:
-        """UserPromptSubmit stdout becomes context; PostToolUse exit 2 stderr is added to the result."""
+        """UserPromptSubmit stdout becomes context; PostToolUse exit 2 stderr reaches the model after the result, as
+        Claude Code's blocking-error reminder."""
         prompt = hook(tmp_path, "cat > /dev/null\necho 'branch: main'\n", event="UserPromptSubmit")
         post = hook(tmp_path, "cat > /dev/null\necho 'lint failed' >&2\nexit 2\n", event="PostToolUse")
         model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.md"})), text_reply("ok")])
@@ -200,7 +201,12 @@ class TestInAgent:
             {"type": "text", "text": "go"},
             {"type": "text", "text": "branch: main"},
         ]
-        assert model.requests[1].messages[-1]["content"][0]["content"] == "(no matches)\n\nlint failed"
+        command = post.spec.command
+        assert [b.get("content", b.get("text")) for b in model.requests[1].messages[-1]["content"]] == [
+            "(no matches)",
+            f'<system-reminder>\nPostToolUse:Glob hook blocking error from command: "{command}": lint failed\n'
+            "</system-reminder>",
+        ]
 
     def test_install_and_disable_all_hooks(self, tmp_path: Path) -> None:
         """install registers each command hook on its event; disableAllHooks registers none."""

@@ -204,7 +204,8 @@ class TestDefaultHooks:
 
 class TestEventsInAgent:
     def test_all_events_fire(self, tmp_path):
-        """A run with a subagent fires each of the six events, with depth telling parent from child."""
+        """A run with a subagent fires each of the six events, with depth telling parent from child (a subagent's
+        prompt fires no UserPromptSubmit, as in Claude Code)."""
         hooks, seen = Hooks(), []
         for name in ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop"):
             hooks.on(name, lambda e: seen.append((e.name, e.depth)))
@@ -220,8 +221,7 @@ class TestEventsInAgent:
         assert seen == [
             ("UserPromptSubmit", 0),
             ("PreToolUse", 0),
-            ("SubagentStart", 0),
-            ("UserPromptSubmit", 1),
+            ("SubagentStart", 1),
             ("PreToolUse", 1),
             ("PostToolUse", 1),
             ("SubagentStop", 1),
@@ -273,9 +273,16 @@ class TestEventsInAgent:
         assert model.requests[3].messages[-1]["content"][0]["content"] == "checked"
 
     def test_post_tool_use_text_reaches_the_model(self, tmp_path):
-        """A PostToolUse string is added to the tool's result."""
+        """A PostToolUse string reaches the model as a context block after the result, which is left alone."""
         hooks = Hooks()
         hooks.on("PostToolUse", lambda e: "remember to run the tests")
         model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*.md"}, id="g")), text_reply("ok")])
         Agent(model=model, workdir=str(tmp_path), hooks=hooks).run("x")
-        assert model.requests[1].messages[-1]["content"][0]["content"] == "(no matches)\n\nremember to run the tests"
+        assert model.requests[1].messages[-1]["content"] == [
+            {"type": "tool_result", "tool_use_id": "g", "content": "(no matches)"},
+            {
+                "type": "text",
+                "text": "<system-reminder>\nPostToolUse:Glob hook additional context: remember to run the tests\n"
+                "</system-reminder>",
+            },
+        ]

@@ -542,3 +542,27 @@ class TestOneWriterPerSession:
         with Journal(path) as first, Journal(path) as second:
             session = first.start(Agent(ScriptedModel(), str(tmp_path)))
             second.claim(session)
+
+
+class TestHookContextInTheJournal:
+    def test_post_tool_use_context_is_journalled_and_restored(self, tmp_path):
+        """A PostToolUse hook's context block is part of the record: read back equal, and an agent restored between
+        the tool call and tools_done sends it after the tool results."""
+        from fsm.policy.hooks import Hooks
+        from fsm.session.restore import restore_at
+
+        hooks = Hooks()
+        hooks.on("PostToolUse", lambda e: "mind the tests")
+        script = [tool_reply(tool_use("glob", {"pattern": "*"}, id="g")), text_reply("done")]
+        agent, journal, session = journalled(tmp_path, script, hooks=hooks)
+        agent.run("go")
+        with Journal(tmp_path / "j.db") as reader:
+            assert reader.records(session) == agent.history
+        ran = next(r for r in agent.history if r.trigger == "tool_ran")
+        assert ran.context is not None and "mind the tests" in ran.context
+        model = ScriptedModel([text_reply("again")])
+        restored = restore_at(journal, session, ran.seq, model, workdir=str(tmp_path / "ws"), hooks=Hooks())
+        restored.run()
+        sent = model.requests[0].messages[-1]["content"]
+        assert [b["type"] for b in sent] == ["tool_result", "text"] and sent[1]["text"] == ran.context
+        journal.close()
