@@ -10,7 +10,7 @@ that no longer occurs (``GONE``: prune it), and the agreement figure, ``N of M s
 which docs/cli.md quotes. Exit status 1 when a difference is new or a listed one is gone.
 
 ``differences.yaml`` holds a list of ``{scenario, path, ours, theirs, why}``; ``scenario``, ``path``, ``ours`` and
-``theirs`` match exactly, or any value when ``*``, or any value starting with the text before a trailing ``*``.
+``theirs`` match a difference's exactly, where each ``*`` stands for any text.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import sys
 import tempfile
 from collections.abc import Iterable, Sequence
@@ -73,9 +74,9 @@ def figure(agree: int, total: int) -> str:
 
 
 def matches(pattern: Any, value: str) -> bool:
-    """Whether *value* is *pattern*, or *pattern* is ``*``, or starts with what precedes a trailing ``*``."""
-    pattern = str(pattern)
-    return pattern in ("*", value) or (pattern.endswith("*") and value.startswith(pattern[:-1]))
+    """Whether *value* matches *pattern*, where each ``*`` stands for any text (and nothing else is special)."""
+    regex = ".*".join(re.escape(part) for part in str(pattern).split("*"))
+    return re.fullmatch(regex, value, re.S) is not None
 
 
 def _listed_by(entry: dict[str, Any], difference: Difference) -> bool:
@@ -89,6 +90,9 @@ def load_listed(path: Path = DIFFERENCES) -> list[dict[str, Any]]:
         missing = {"scenario", "path", "ours", "theirs", "why"} - entry.keys()
         if missing:
             raise ValueError(f"{path.name}: an entry lacks {sorted(missing)}: {entry}")
+        for key in ("ours", "theirs"):  # YAML's null, true, 2 are the fields' "null", "true", "2"
+            if not isinstance(entry[key], str):
+                entry[key] = json.dumps(entry[key])
     return list(entries)
 
 
