@@ -18,11 +18,14 @@ and an empty ``home``) and returns what a script sees: exit code, stdout, stderr
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
 import subprocess
 import tempfile
+import threading
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any, Literal
@@ -124,6 +127,8 @@ def model(
         n = sum(1 for m in body.get("messages", []) if m.get("role") == "assistant")
         if n >= len(steps):
             return {"content": [{"type": "text", "text": "(the script is over)"}], "stop_reason": "end_turn"}
+        if "wait" in steps[n]:  # a slow model: the request is answered this many seconds late
+            time.sleep(steps[n]["wait"])
         return _answer(steps[n], harness, ws, body, n)
 
     return reply
@@ -204,21 +209,56 @@ def run(harness: Harness, binary: str, scenario: Any, *, base: Path | None = Non
             output = Output(0, "", "")
             for argv, stdin in [*scenario.before, (scenario.argv, scenario.stdin)]:
                 fake.requests.clear()
-                done = subprocess.run(
-                    [*_command(harness, binary, run_dir, ws), *_fill(argv, values)],
-                    cwd=ws,
-                    env=env,
-                    input=stdin if stdin is not None else "",
-                    capture_output=True,
-                    text=True,
-                    timeout=RUN_TIMEOUT,
-                )
+                done = _run([*_command(harness, binary, run_dir, ws), *_fill(argv, values)], ws, env, stdin, fake)
                 output = Output(done.returncode, done.stdout, done.stderr)
                 if values["assistant_uuid"] == "none":
                     values["assistant_uuid"] = _assistant_uuid(done.stdout)
         return _scrub(output, run_dir, url)
     finally:
         shutil.rmtree(run_dir, ignore_errors=True)
+
+
+def _run(
+    argv: list[str], ws: Path, env: dict[str, str], stdin: str | tuple[str | None, ...] | None, fake: FakeAnthropic
+) -> subprocess.CompletedProcess[str]:
+    """Run *argv*, writing *stdin* to it: text, or pieces of text where ``None`` waits until the fake has received
+    a model request (so a control request goes in while the turn is under way), then closing it."""
+    if not isinstance(stdin, tuple):
+        return subprocess.run(argv, cwd=ws, env=env, input=stdin or "", capture_output=True, text=True,
+                              timeout=RUN_TIMEOUT)  # fmt: skip
+    proc = subprocess.Popen(argv, cwd=ws, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)  # fmt: skip
+
+    def feed() -> None:
+        assert proc.stdin is not None
+        with contextlib.suppress(BrokenPipeError):
+            for piece in stdin:
+                if piece is None:
+                    deadline = time.monotonic() + RUN_TIMEOUT
+                    while not fake.messages_requests and time.monotonic() < deadline:
+                        time.sleep(0.02)
+                    continue
+                proc.stdin.write(piece)
+                proc.stdin.flush()
+            proc.stdin.close()
+
+    writer = threading.Thread(target=feed, daemon=True)
+    writer.start()
+    out, err = _drain(proc)
+    writer.join(timeout=5)
+    return subprocess.CompletedProcess(argv, proc.returncode, out, err)
+
+
+def _drain(proc: subprocess.Popen[str]) -> tuple[str, str]:
+    """stdout and stderr read to the end while another thread writes stdin; the process waited for."""
+    assert proc.stdout is not None and proc.stderr is not None
+    errors: list[str] = []
+    reader = threading.Thread(target=lambda: errors.append(proc.stderr.read()), daemon=True)  # type: ignore[union-attr]
+    reader.start()
+    out = proc.stdout.read()
+    reader.join(timeout=RUN_TIMEOUT)
+    proc.wait(timeout=RUN_TIMEOUT)
+    return out, "".join(errors)
 
 
 def _assistant_uuid(stdout: str) -> str:

@@ -8,7 +8,8 @@ conversation in harness-neutral steps (:mod:`tests.e2e.contract.harness` turns t
   ``Agent``; file paths relative to the workspace), ``{"calls": [...]}`` several at once;
 - ``{"structured": {...}}`` the final answer of a ``--json-schema`` run;
 - ``{"status": 500, "message": "…"}`` an API error (every retry gets it too), ``{"raw": "…"}`` a body sent as is;
-- ``{"unless_model": "haiku", "status": 529, "then": {...}}`` the error unless the request names that model.
+- ``{"unless_model": "haiku", "status": 529, "then": {...}}`` the error unless the request names that model;
+- ``"wait": SECONDS`` in any step: the request is answered that late (a slow model, to interrupt).
 
 Step N answers the main agent's request that holds N assistant messages; ``sub`` does the same for subagents.
 ``before`` lists command lines run first in the same workspace and home (to resume or continue a session).
@@ -49,6 +50,13 @@ def _user(text: str) -> str:
     return json.dumps({"type": "user", "message": {"role": "user", "content": text}}) + "\n"
 
 
+def _control(subtype: str, request_id: str, **fields: Any) -> str:
+    return (
+        json.dumps({"type": "control_request", "request_id": request_id, "request": {"subtype": subtype, **fields}})
+        + "\n"
+    )
+
+
 @frozen
 class Scenario:
     """One command line of the corpus and the model's script for it."""
@@ -59,7 +67,8 @@ class Scenario:
     script: tuple[dict[str, Any], ...] = (DONE,)
     sub: tuple[dict[str, Any], ...] = ()
     """The script of every subagent."""
-    stdin: str | None = None
+    stdin: str | tuple[str | None, ...] | None = None
+    """Text for stdin, or pieces of it where None waits until the model has been asked (harness.run)."""
     files: dict[str, str] = field(factory=lambda: {"a.txt": "hello\n"})
     before: tuple[tuple[tuple[str, ...], str | None], ...] = ()
     """(argv, stdin) runs made first, in the same workspace and home."""
@@ -142,6 +151,13 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("stream_json_input", ("-p", "--input-format", "stream-json", *STREAM), stdin=_user("one") + _user("two"),
              script=(DONE, DONE)),
     Scenario("stream_json_input_without_p", ("--input-format", "stream-json", *STREAM), stdin=_user("one")),
+    Scenario("interrupt_slow_reply", ("--input-format", "stream-json", *STREAM),
+             stdin=(_user("one"), None, _control("interrupt", "req_1")), script=({"text": "late", "wait": 3.0},)),
+    Scenario("control_set_permission_mode", ("--input-format", "stream-json", *STREAM),
+             stdin=_control("set_permission_mode", "req_1", mode="acceptEdits") + _user("write it"),
+             script=(WRITE, DONE)),
+    Scenario("control_unknown_request", ("--input-format", "stream-json", *STREAM),
+             stdin=_control("frobnicate", "req_1") + _user("one")),
     Scenario("replay_user_messages", ("-p", "--input-format", "stream-json", *STREAM, "--replay-user-messages"),
              stdin=_user("one")),
     Scenario("effort", ("-p", "hi", *STREAM, "--effort", "high")),
