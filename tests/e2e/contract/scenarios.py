@@ -152,7 +152,7 @@ SCENARIOS: tuple[Scenario, ...] = (
              script=(DONE, DONE)),
     Scenario("stream_json_input_without_p", ("--input-format", "stream-json", *STREAM), stdin=_user("one")),
     Scenario("interrupt_slow_reply", ("--input-format", "stream-json", *STREAM),
-             stdin=(_user("one"), None, _control("interrupt", "req_1")), script=({"text": "late", "wait": 3.0},)),
+             stdin=(_user("one"), None, _control("interrupt", "req_1")), script=({"text": "late", "wait": 10.0},)),
     Scenario("control_set_permission_mode", ("--input-format", "stream-json", *STREAM),
              stdin=_control("set_permission_mode", "req_1", mode="acceptEdits") + _user("write it"),
              script=(WRITE, DONE)),
