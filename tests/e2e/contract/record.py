@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
 import tempfile
 import time
@@ -67,9 +68,12 @@ def main(argv: list[str] | None = None) -> int:
         path.write_text(json.dumps(fixture, indent=1, ensure_ascii=False) + "\n")
         return f"record: {scenario.name}: exit {fixture['exit']} ({time.monotonic() - start:.0f} s)"
 
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        for line in pool.map(one, chosen):
-            print(line, file=sys.stderr)
+    try:
+        with ThreadPoolExecutor(max_workers=args.jobs) as pool:
+            for line in pool.map(one, chosen):
+                print(line, file=sys.stderr)
+    finally:
+        shutil.rmtree(base, ignore_errors=True)
     print(f"record: {len(chosen)} scenarios with claude {version} -> {FIXTURES}")
     return 0
 
