@@ -1,0 +1,67 @@
+"""agentfsm keeps Claude Code's CLI contract on every recorded scenario, except where ``differences.yaml`` says why.
+
+Each scenario of :mod:`tests.e2e.contract.scenarios` runs through the installed ``agentfsm`` and the loopback fake
+(no ``claude`` needed: Claude Code's side is the committed fixtures), and its script-visible fields are compared
+with the fixture's (:mod:`tests.e2e.contract.shapes`). A difference not listed fails, and so does a listed one
+that no longer occurs, so the list stays true; docs/cli.md quotes the agreement figure measured here.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from tests.e2e.contract.compare import DIFFERENCES, Comparison, load_listed, matches, measure, run_ours
+from tests.e2e.contract.record import FIXTURES
+from tests.e2e.contract.scenarios import SCENARIOS
+
+ROOT = Path(__file__).resolve().parents[3]
+CLI_DOC = ROOT / "docs" / "cli.md"
+
+
+@pytest.fixture(scope="module")
+def comparison() -> Comparison:
+    """Every scenario run once by agentfsm and compared with its fixture."""
+    return measure(run_ours(SCENARIOS), load_listed())
+
+
+def test_every_scenario_has_a_fixture_from_one_claude_version() -> None:
+    """Each scenario has its recorded fixture, no fixture lacks a scenario, and all come from one Claude Code."""
+    names = {s.name for s in SCENARIOS}
+    recorded = {p.stem for p in FIXTURES.glob("*.json")}
+    assert names - recorded == set(), "record them: python -m tests.e2e.contract.record --missing"
+    assert recorded - names == set(), "fixtures of scenarios that no longer exist"
+    versions = {json.loads((FIXTURES / f"{n}.json").read_text())["claude_code"] for n in names}
+    assert len(versions) == 1, versions
+    assert len(SCENARIOS) >= 40 and len(names) == len(SCENARIOS)
+
+
+def test_each_listed_difference_says_why() -> None:
+    """Every entry of differences.yaml names a scenario that exists (or ``*``) and gives a reason."""
+    names = {s.name for s in SCENARIOS}
+    for entry in load_listed(DIFFERENCES):
+        assert any(matches(entry["scenario"], name) for name in names), entry
+        assert str(entry["why"]).strip() and entry["why"] != "TODO", entry
+
+
+def test_no_difference_is_unlisted(comparison: Comparison) -> None:
+    """Every difference from Claude Code's recorded run is one differences.yaml lists."""
+    lines = [f"{d.scenario}: {d.path}: ours {d.ours!r}, theirs {d.theirs!r}" for d in comparison.unlisted]
+    assert not lines, "new differences (python -m tests.e2e.contract.compare --report):\n" + "\n".join(lines)
+
+
+def test_no_listed_difference_is_gone(comparison: Comparison) -> None:
+    """Every difference differences.yaml lists still occurs, so the list stays true."""
+    gone = [f"{e['scenario']}: {e['path']}: ours {e['ours']!r}, theirs {e['theirs']!r}" for e in comparison.gone]
+    assert not gone, "listed but gone, prune them from differences.yaml:\n" + "\n".join(gone)
+
+
+def test_docs_quote_the_measured_figure(comparison: Comparison) -> None:
+    """docs/cli.md states today's agreement figure, exactly as ``compare --report`` prints it, and the corpus's size."""
+    text = " ".join(CLI_DOC.read_text().split())  # the sentence may be wrapped anywhere
+    quoted = re.findall(r"\d+ of \d+ script-visible fields agree \(\d+ %\)", text)
+    assert quoted == [comparison.figure], f"docs/cli.md says {quoted}, measured: {comparison.figure}"
+    assert f"A corpus of {len(SCENARIOS)} `claude -p` command lines" in text
