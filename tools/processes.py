@@ -14,6 +14,7 @@ reaper lives, it still catches such a process (see ``tools/reaper.py``).
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import time
@@ -27,6 +28,7 @@ TAG_VAR = "AGENTFSM_TOOL_TAG"
 """The environment variable that marks every process of one tool call."""
 
 
+@functools.cache
 def boot_id() -> str:
     """This boot's id (pids and start times mean nothing across a reboot); "" where there is none."""
     try:
