@@ -69,6 +69,7 @@ from fsm.policy.hooks import Ask, BlockingError, Deny, HookEvent, Hooks
 from fsm.policy.judge import Policy
 from fsm.policy.rules import claude_name
 from tools import ToolOutput, Workspace, run_tool
+from tools.reads import ReadMemory
 from tools.task import GENERAL_PURPOSE
 
 __all__ = ["INTERRUPTED", "INTERRUPTED_MARKER", "Agent", "Listener", "ProcessListener"]
@@ -170,8 +171,9 @@ class Agent:
         named = {"max_turns": max_turns, "hooks": hooks, "approver": approver}
         options = AgentOptions.of(options, **{k: v for k, v in named.items() if v is not None}, **keywords)
         policy = options.permissions if options.permissions is not None else Policy()
+        reads = ReadMemory(self._shown_whole) if options.read_dedup else None  # each agent its own
         workspace = Workspace(
-            workdir, bash_timeout=options.bash_timeout, extra=policy.directories, sandbox=options.sandbox
+            workdir, bash_timeout=options.bash_timeout, extra=policy.directories, sandbox=options.sandbox, reads=reads
         )
         if not workspace.root.is_dir():
             raise ConfigError(f"workdir {workdir} is not a directory; create it or pick another")
@@ -401,6 +403,23 @@ class Agent:
         options.check_priced(self.model)
         self._options = options
 
+    def forget_reads(self) -> None:
+        """Forget which files this agent has read whole, so each is sent whole on its next ``read_file``: call it
+        after rewriting its messages (compaction), where the model may no longer have what it read."""
+        if self.workspace.reads is not None:
+            self.workspace.reads.forget()
+
+    def _shown_whole(self, call_id: str) -> bool:
+        """Whether the result of tool call *call_id* is in this agent's messages, and not an error (what a re-read
+        of an unchanged file refers the model to)."""
+        for message in reversed(self.data.messages):
+            content = message["content"]
+            if message["role"] == "user" and isinstance(content, list):
+                for block in content:
+                    if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id:
+                        return not block.get("is_error", False)
+        return False
+
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Hand every future Transition (subagents' too) to *listener*; returns a function that unsubscribes."""
         return self._listeners.subscribe(listener)
@@ -543,6 +562,8 @@ class Agent:
             output = ToolOutput(allowed.denial.reason, is_error=True)
         else:
             workspace = self.workspace.unconfined() if allowed.unconfined else self.workspace
+            if workspace.reads is not None:
+                workspace = attrs.evolve(workspace, call_id=call["id"])
             listeners = self._listeners
             if listeners.processes:
                 told = functools.partial(listeners.tell_processes, self.data.agent_id, call["id"])
