@@ -103,7 +103,8 @@ class _Supervisor:
         Raises:
             SupervisorFailed: the supervisor cannot be started, or it died twice in a row.
         """
-        for attempt in range(2):
+        attempt = 0
+        while True:
             sock = self._ready()
             try:
                 said = sock.recv(256)
@@ -112,12 +113,14 @@ class _Supervisor:
             else:
                 problem = "it exited"
             word, _, name = said.decode().partition(" ")
-            if word == "ready":
+            if word == "ready" and _alive(name):
                 return sock, name
+            if word == "ready":  # killed while it waited: the supervisor announces another one
+                continue
             self._discard(sock)
-            if attempt:
+            attempt += 1
+            if attempt == 2:
                 raise SupervisorFailed(f"the bash supervisor failed: {problem}")
-        raise AssertionError("unreachable")
 
     def _ready(self) -> socket.socket:
         with self._lock:
@@ -157,6 +160,13 @@ class _Supervisor:
 
 
 _supervisor = _Supervisor()
+
+
+def _alive(name: str) -> bool:
+    """Whether the call reaper named ``PID START_TICKS`` still exists (not one killed after it said it was
+    ready, nor another process that got its pid since)."""
+    pid, _, ticks = name.partition(" ")
+    return pid.isdigit() and ticks.isdigit() and start_ticks(int(pid)) == int(ticks)
 
 
 class _Supervised:
