@@ -9,8 +9,10 @@ machine falls on all of them alike. Contenders, timed inside the worker:
 - ``tool``: the bash tool running ``true`` (unsandboxed: under the tree's process supervision);
 - ``tool+sandbox``: the same in the sandbox (skipped without bubblewrap).
 
-It prints medians (and the best) in ms, each tree's ratio of medians to its own ``sh -c`` in the same run, and the
-load average before and after. The issue's bar: a call costs at most 3x a bare ``sh -c``.
+It prints medians (and the best) in ms, each tree's ratio of medians to its own ``sh -c`` in the same run, the CPU
+one call costs (the worker, its children and the bash supervisor with its children, over as many calls in a row;
+counted in clock ticks, so read it over many calls), and the load average before and after. The issue's bar: a call
+costs at most 3x a bare ``sh -c``.
 
 Run: python tests/perf/bench_bash_call.py [--rounds 200] [--tree /work/main] [--tree .]
 """
@@ -29,7 +31,7 @@ import tempfile
 from pathlib import Path
 
 WORKER = r"""
-import json, subprocess, sys, time
+import json, os, resource, subprocess, sys, time
 sys.path.insert(0, sys.argv[1])
 from tools import BASE_TOOLS, Workspace, run_tool
 from tools.sandbox import Sandbox
@@ -40,8 +42,27 @@ calls = {
     "tool": lambda: run_tool(BASE_TOOLS, "bash", plain, {"command": "true"}),
     "tool+sandbox": lambda: run_tool(BASE_TOOLS, "bash", boxed, {"command": "true"}),
 }
+
+
+def cpu():  # CPU seconds of this process, its reaped children, and the bash supervisor with its reaped ones
+    used = sum(getattr(resource.getrusage(who), f) for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN)
+               for f in ("ru_utime", "ru_stime"))
+    supervisor = getattr(getattr(sys.modules.get("tools.supervision"), "_supervisor", None), "_proc", None)
+    if supervisor is not None and supervisor.poll() is None:
+        fields = open(f"/proc/{supervisor.pid}/stat").read().rsplit(")", 1)[1].split()
+        used += sum(int(f) for f in fields[11:15]) / os.sysconf("SC_CLK_TCK")
+    return used
+
+
 for line in sys.stdin:
-    call = calls[line.strip()]
+    name, _, count = line.rstrip("\n").partition("|")
+    call = calls[name]
+    if count:  # CPU per call over COUNT calls in a row
+        before = cpu()
+        for _ in range(int(count)):
+            call()
+        print(json.dumps([(cpu() - before) / int(count), True]), flush=True)
+        continue
     started = time.perf_counter()
     out = call()
     took = time.perf_counter() - started
@@ -65,9 +86,10 @@ class Worker:
             cwd=root,
         )
 
-    def time(self, contender: str) -> float:
+    def time(self, contender: str, *, cpu_of: int = 0) -> float:
+        """Seconds one call of *contender* takes; with *cpu_of*, CPU seconds per call over that many calls."""
         assert self.proc.stdin is not None and self.proc.stdout is not None
-        self.proc.stdin.write(contender + "\n")
+        self.proc.stdin.write(f"{contender}|{cpu_of or ''}\n")
         self.proc.stdin.flush()
         took, ok = json.loads(self.proc.stdout.readline())
         if not ok:
@@ -100,18 +122,21 @@ def main() -> None:
                 random.shuffle(order)
                 for i, contender in order:
                     times[(i, contender)].append(workers[i].time(contender))
+            cpu = {key: workers[key[0]].time(key[1], cpu_of=args.rounds) for key in times}
         finally:
             for worker in workers:
                 worker.close()
     load_after = os.getloadavg()
-    print(f"one bash call running `true`, ms: median (best) of {args.rounds} interleaved rounds; x = / sh -c median")
+    print(f"one bash call running `true`, ms: median (best) of {args.rounds} interleaved rounds; x = / sh -c median;")
+    print(f"cpu: ms of CPU per call (the process, its children, the bash supervisor) over {args.rounds} calls in a row")
     print(f"load average before {load_before[0]:.2f}, after {load_after[0]:.2f} ({os.cpu_count()} CPUs)")
     for i, tree in enumerate(trees):
         floor = statistics.median(times[(i, "sh -c")])
         cells = []
         for contender in contenders:
             median, best = statistics.median(times[(i, contender)]), min(times[(i, contender)])
-            cells.append(f"{contender} {median * 1000:.2f} ({best * 1000:.2f}) x{median / floor:.2f}")
+            used = cpu[(i, contender)] * 1000
+            cells.append(f"{contender} {median * 1000:.2f} ({best * 1000:.2f}) x{median / floor:.2f} cpu {used:.1f}")
         print(f"{tree}: " + " | ".join(cells))
 
 
