@@ -130,8 +130,6 @@ class _Supervisor:
             self._discard(self._sock)
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
-                with contextlib.suppress(OSError):
-                    ours.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 22)
                 self._proc = subprocess.Popen(
                     [sys.executable, "-I", "-S", _SCRIPT, str(os.getpid()), str(theirs.fileno())],
                     stdin=subprocess.DEVNULL,
@@ -186,7 +184,15 @@ class _Supervised:
 
     def go(self) -> None:
         try:
-            socket.send_fds(self._sock, [self._request], [self._out_w, self._hold_r, self._status_w])
+            body = os.memfd_create("agentfsm-bash", os.MFD_CLOEXEC)  # any size: not bound by the socket's buffer
+            try:
+                written = 0
+                while written < len(self._request):
+                    written += os.write(body, self._request[written:])
+                os.lseek(body, 0, os.SEEK_SET)
+                socket.send_fds(self._sock, [b"run"], [self._out_w, self._hold_r, self._status_w, body])
+            finally:
+                os.close(body)
             self._sent = True
         except OSError as exc:
             raise SupervisorFailed(f"cannot hand the command to the bash supervisor: {exc}") from None
@@ -229,7 +235,7 @@ class _Supervised:
     def stop(self) -> None:
         if not self._sent:  # never asked to run: free the call reaper for the next call
             with contextlib.suppress(OSError):
-                self._sock.send(b'{"cancel": true}')
+                self._sock.send(b"cancel")
             for fd in (self._out_w, self._hold_r, self._status_w):
                 with contextlib.suppress(OSError):
                     os.close(fd)
@@ -262,7 +268,7 @@ def supervised(argv: list[str], *, cwd: Path, env: dict[str, str]) -> Running:
         return _Supervised(sock, name, argv, cwd, env)
     except BaseException:
         with contextlib.suppress(OSError):
-            sock.send(b'{"cancel": true}')
+            sock.send(b"cancel")
         raise
 
 

@@ -5,24 +5,27 @@ imported by the rest of agentfsm::
 
     python -I -S tools/supervisor.py PARENT_PID SOCKET_FD
 
-Each message on the unix socket SOCKET_FD (``SOCK_SEQPACKET``) asks for one call: a JSON object
-``{"argv": [...], "cwd": "...", "env": {...}}`` with three descriptors, OUT (the command's stdout and stderr),
-GO (read end of a pipe) and STATUS (write end of another). For each, the supervisor forks (no new interpreter:
-that is what makes a call cheap) a *call reaper*, which:
+The supervisor keeps one *call reaper* ready: a fork of itself (no new interpreter: that is what makes a call
+cheap), forked ahead of the call it will run, which
 
 - leads a new session, so its pid is the call's process group id, and is a *child subreaper*
   (``PR_SET_CHILD_SUBREAPER``): everything the command orphans — ``cmd &``, ``setsid cmd &``, a double fork, a
   daemon that clears its environment — is re-parented to it;
-- writes ``started PID START_TICKS`` on STATUS, then waits for a byte on GO (agentfsm journals the call first;
-  EOF there means "do not run it");
-- runs the command as its child, and when it exits SIGKILLs everything still below, round after round, writes
-  ``exit WAITSTATUS`` on STATUS and exits. EOF on GO (agentfsm closed it: timeout, interruption, or agentfsm
-  died, even by SIGKILL), SIGTERM, SIGHUP or SIGINT make it do the same at once (writing ``stopped``). So STATUS
-  reaches EOF exactly when the call reaper and everything below it are gone.
+- says ``ready PID START_TICKS`` on the unix socket SOCKET_FD (``SOCK_SEQPACKET``), so agentfsm can journal the
+  call under its name before the command exists, then waits for the call: a ``run`` message with four descriptors,
+  OUT (the command's stdout and stderr), HOLD (the read end of a pipe agentfsm holds open), STATUS (the write end
+  of another) and a file holding the JSON request ``{"for": "PID START_TICKS", "argv": [...], "cwd": "...",
+  "env": {...}}`` (a request for another name is refused: ``refused`` on STATUS); ``cancel`` instead means "do
+  not run it";
+- tells the supervisor it took a call (the next call reaper is forked when a call ends, or soon after this one
+  began), ``posix_spawn``s the command in its session, and when the command exits SIGKILLs everything still
+  below, round after round, then writes ``exit WAITSTATUS`` on STATUS and exits. EOF on HOLD (agentfsm closed it:
+  a timeout, an interruption, or agentfsm died, even by SIGKILL), SIGTERM, SIGHUP or SIGINT make it do the same at
+  once (writing ``stopped``). So ``exit``/``stopped`` comes once nothing of the call is left but the call reaper.
 
 The supervisor itself is a child subreaper too: a process whose call reaper was killed (by the command, say) is
-re-parented to it and killed. It exits when the socket reaches EOF (agentfsm exited or died); each call reaper has
-``PR_SET_PDEATHSIG`` so it then stops its call. Linux only.
+re-parented to it and killed. It exits when the socket reaches EOF (agentfsm exited or died: the waiting call reaper
+sees it and says ``q``); each call reaper has ``PR_SET_PDEATHSIG`` so it then stops its call. Linux only.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ PR_SET_CHILD_SUBREAPER = 36
 _STOP_SIGNALS = (signal.SIGTERM, signal.SIGHUP, signal.SIGINT)
 _GIVE_UP_SECONDS = 5.0
 """A process that survives SIGKILL this long is stuck in the kernel; stop trying rather than hang the call."""
-_MAX_MESSAGE = 1 << 22
+_MAX_MESSAGE = 64
 _NEXT_SECONDS = 0.02
 """How long after a call reaper took its call the next one is forked, if no call ends before."""
 _DEFAULT_SIGNALS = (*_STOP_SIGNALS, signal.SIGCHLD, signal.SIGPIPE, signal.SIGXFSZ)
@@ -151,16 +154,17 @@ def _call(sock: socket.socket, taken: int, supervisor: int) -> int:
         except OSError:  # agentfsm is gone
             os.write(taken, b"q")
             return 1
-        data, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 3)
+        data, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 4)
         os.write(taken, b"t" if data else b"q")  # the supervisor readies the next one, or exits at EOF
         sock.close()
         os.close(taken)
-        if len(fds) != 3:
+        if data != b"run" or len(fds) != 4:  # a cancel
             return 1
-        out, hold, status = fds
+        out, hold, status, body = fds
         for fd in fds:
             os.set_inheritable(fd, False)
-        request = json.loads(data)
+        with open(body, "rb") as request_file:
+            request = json.loads(request_file.read())
         if request.get("for") != me:  # journalled under another call reaper's name (that one was killed)
             os.write(status, b"refused\n")
             return 1

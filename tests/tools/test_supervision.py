@@ -94,6 +94,23 @@ class TestSupervisor:
         assert out.text.endswith("(killed by signal SIGKILL)")
         assert _gone(int((workspace.root / "d.pid").read_text()), within=2)
 
+    def test_a_refused_start_frees_the_reaper(self, workspace: Workspace) -> None:
+        """When the call cannot be journalled, its call reaper is told to stand down and the next call runs."""
+
+        def refuse(process: ToolProcess, running: bool) -> None:
+            raise OSError("journal is gone")
+
+        assert _bash(attrs.evolve(workspace, process_listener=refuse), "touch ran").is_error
+        assert _bash(workspace, "echo next; ls") == ToolOutput("next")
+
+    def test_a_long_command_and_environment(self, workspace: Workspace, monkeypatch: pytest.MonkeyPatch) -> None:
+        """A command near the kernel's limit for one string (128 KiB) and 300 KB of environment reach the shell."""
+        for n in range(3):
+            monkeypatch.setenv(f"AGENTFSM_TEST_BIG{n}", "v" * 100_000)
+        lengths = "env | awk -F= '/^AGENTFSM_TEST_BIG/ {print length($2)}'"
+        out = _bash(workspace, f"echo {'x' * 120_000} | wc -c; {lengths}")
+        assert out.text.split() == ["120001", "100000", "100000", "100000"]
+
     def test_calls_from_threads_run_at_once(self, workspace: Workspace) -> None:
         """Two threads' calls overlap (each has its own call reaper) and each gets its own output."""
         results: dict[int, ToolOutput] = {}
