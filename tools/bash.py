@@ -29,9 +29,10 @@ from collections.abc import Callable
 from tools.base import ToolOutput, tool
 from tools.gitconfig import is_git_override
 from tools.processes import TAG_VAR, ToolProcess, boot_id
+from tools.running import Running, spawned
 from tools.sandbox import KEPT_ENV, Launch, SandboxRefused, backend_for, note_for
 from tools.secrets import tool_environment
-from tools.supervision import AVAILABLE, Running, spawned, supervised
+from tools.supervision import AVAILABLE, supervised
 from tools.workspace import Workspace
 
 __all__ = ["MAX_OUTPUT_CHARS", "bash"]

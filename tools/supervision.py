@@ -1,15 +1,12 @@
-"""How the bash tool starts a command and watches it: under this process's supervisor, or as a child of its own.
+"""How the bash tool starts a command under this process's supervisor: :func:`supervised`.
 
 :func:`supervised` hands the command to the supervisor (``tools/supervisor.py``): one small helper process per
 agentfsm process, started lazily on the first call and again if it died, which forks a *call reaper* for each
 command instead of starting an interpreter (a call costs a fork and an exec, not a Python start-up). The call
 reaper is a child subreaper that kills everything the command leaves (``setsid`` daemons and double forks
 included) and reports on a pipe; the supervisor exits when this process does, even by SIGKILL (its socket reaches
-EOF), and the call reapers with it. :func:`spawned` starts a command as a plain child of ours instead (the
-sandbox: bubblewrap's PID namespace does the call reaper's job; and systems other than Linux).
-
-Both give a :class:`Running`: the pid that leads the call's process group, its output, a descriptor that becomes
-readable when it has exited, and a way to stop it; the command runs only after :meth:`Running.go`.
+EOF), and the call reapers with it. It gives a :class:`~tools.running.Running`, as :func:`tools.running.spawned`
+does for a command that is our own child.
 """
 
 from __future__ import annotations
@@ -24,13 +21,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
 
 from tools.processes import start_ticks
+from tools.running import Running
 
-__all__ = ["AVAILABLE", "Running", "SupervisorFailed", "spawned", "supervised"]
+__all__ = ["AVAILABLE", "SupervisorFailed", "supervised"]
 
 AVAILABLE = sys.platform == "linux"
 """Whether commands can run under the supervisor (it needs Linux's ``PR_SET_CHILD_SUBREAPER``)."""
@@ -41,42 +37,6 @@ _STOP_SECONDS = 2.0
 
 class SupervisorFailed(OSError):
     """The supervisor could not start a call (it died, or never started)."""
-
-
-class Running(Protocol):
-    """A started command (waiting for :meth:`go` until it is told)."""
-
-    @property
-    def pid(self) -> int:
-        """Leads the call's session and process group."""
-
-    @property
-    def start_ticks(self) -> int:
-        """When :attr:`pid` started (``tools.processes.start_ticks``)."""
-
-    @property
-    def stdout(self) -> int:
-        """The read end of the command's combined stdout and stderr (closed by :meth:`stop`)."""
-
-    @property
-    def exit_fd(self) -> int | None:
-        """Readable once the command's processes have exited (None: poll :meth:`exited`)."""
-
-    @property
-    def returncode(self) -> int | None:
-        """Like ``Popen.returncode``, once :meth:`exited` (or :meth:`stop`)."""
-
-    def go(self) -> None:
-        """Let the command run (it was journalled)."""
-
-    def exited(self) -> bool:
-        """Whether the command (its leader) has exited, without blocking."""
-
-    def leftovers(self) -> None:
-        """Kill what the command left running after it exited (before its output is drained)."""
-
-    def stop(self) -> None:
-        """End the call: kill whatever still runs, wait for it, and release the descriptors."""
 
 
 class _Supervisor:
@@ -176,9 +136,11 @@ class _Supervised:
         self.returncode: int | None = None
         self._sock, self._name = sock, name
         self._request = json.dumps({"for": name, "argv": argv, "cwd": str(cwd), "env": env}).encode()
-        self.stdout, self._out_w = os.pipe()
-        self._hold_r, self._hold_w = os.pipe()  # closing our end tells the call reaper to stop
-        self.exit_fd, self._status_w = os.pipe()
+        self.stdout, out_w = os.pipe()
+        hold_r, self._hold_w = os.pipe()  # closing our end tells the call reaper to stop
+        self.exit_fd, status_w = os.pipe()
+        self._theirs = [out_w, hold_r, status_w]
+        """The call reaper's ends, until they are sent (then ours are closed)."""
         self._said = b""
         self._done = self._sent = False
 
@@ -190,15 +152,18 @@ class _Supervised:
                 while written < len(self._request):
                     written += os.write(body, self._request[written:])
                 os.lseek(body, 0, os.SEEK_SET)
-                socket.send_fds(self._sock, [b"run"], [self._out_w, self._hold_r, self._status_w, body])
+                self._sent = True  # from here on the call reaper is taken, whatever happens
+                socket.send_fds(self._sock, [b"run"], [*self._theirs, body])
             finally:
                 os.close(body)
-            self._sent = True
         except OSError as exc:
             raise SupervisorFailed(f"cannot hand the command to the bash supervisor: {exc}") from None
         finally:
-            for fd in (self._out_w, self._hold_r, self._status_w):
-                os.close(fd)
+            self._close_theirs()
+
+    def _close_theirs(self) -> None:
+        while self._theirs:
+            os.close(self._theirs.pop())
 
     def exited(self) -> bool:
         """Whether the call reaper said how the command ended (it has killed everything below it by then) or is
@@ -236,12 +201,11 @@ class _Supervised:
         if not self._sent:  # never asked to run: free the call reaper for the next call
             with contextlib.suppress(OSError):
                 self._sock.send(b"cancel")
-            for fd in (self._out_w, self._hold_r, self._status_w):
-                with contextlib.suppress(OSError):
-                    os.close(fd)
+            self._close_theirs()
             self._done, self._sent = True, True
-        with contextlib.suppress(OSError):
+        if self._hold_w >= 0:
             os.close(self._hold_w)  # EOF: the call reaper kills everything below it and exits
+            self._hold_w = -1
         give_up = time.monotonic() + _STOP_SECONDS
         with contextlib.suppress(SupervisorFailed):
             while not self.exited() and time.monotonic() < give_up:
@@ -270,82 +234,3 @@ def supervised(argv: list[str], *, cwd: Path, env: dict[str, str]) -> Running:
         with contextlib.suppress(OSError):
             sock.send(b"cancel")
         raise
-
-
-class _Spawned:
-    """A command run as our own child (in the sandbox: bubblewrap, whose PID namespace ends everything in it)."""
-
-    def __init__(self, proc: subprocess.Popen[bytes], go_fd: int) -> None:
-        assert proc.stdout is not None
-        self.proc, self.pid, self._go = proc, proc.pid, go_fd
-        self.start_ticks = start_ticks(proc.pid) or 0
-        self.stdout = proc.stdout.fileno()
-        self.exit_fd: int | None = None
-        with contextlib.suppress(OSError, AttributeError):  # a pidfd needs Linux 5.3
-            self.exit_fd = os.pidfd_open(proc.pid)  # our unreaped child: the pid cannot be anyone else's
-
-    @property
-    def returncode(self) -> int | None:
-        return self.proc.returncode
-
-    def go(self) -> None:
-        try:
-            os.write(self._go, b"g")
-        finally:
-            self._close_go()
-
-    def _close_go(self) -> None:
-        if self._go >= 0:
-            os.close(self._go)
-            self._go = -1
-
-    def exited(self) -> bool:
-        """Whether the child has exited, without reaping it: until reaped, its pid names our group only."""
-        try:
-            return os.waitid(os.P_PID, self.pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None
-        except ChildProcessError:  # already reaped
-            return True
-
-    def leftovers(self) -> None:
-        self._kill_group()
-
-    def _kill_group(self) -> None:
-        """SIGKILL every process left in the command's process group (its id is the child's pid)."""
-        if self.proc.returncode is not None:  # reaped: the group id may belong to someone else by now
-            return
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
-
-    def stop(self) -> None:
-        self._close_go()
-        self._kill_group()  # in the sandbox that kills bubblewrap, whose namespace's processes die with it
-        self.proc.wait()
-        assert self.proc.stdout is not None
-        self.proc.stdout.close()
-        if self.exit_fd is not None:
-            os.close(self.exit_fd)
-
-
-def spawned(
-    argv: list[str], *, cwd: Path, env: dict[str, str], go_fd: tuple[int, int], fds: Sequence[int] = ()
-) -> Running:
-    """*argv* started as our child in a new session; it must wait itself for a byte on ``go_fd[0]`` (the read end,
-    passed to it and closed here; ``go_fd[1]`` is the write end :meth:`Running.go` writes to)."""
-    go_read, go_write = go_fd
-    try:
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            pass_fds=(go_read, *fds),
-        )
-    except BaseException:
-        os.close(go_write)
-        raise
-    finally:
-        os.close(go_read)
-    return _Spawned(proc, go_write)

@@ -64,11 +64,17 @@ def _prctl(option: int, value: int) -> None:
 
 
 def _children() -> set[int]:
-    """This process's children, from its own /proc entry (zombies included)."""
+    """This process's children (zombies included), from its own /proc entry, or from all of /proc where the kernel
+    has no ``children`` file."""
     found: set[int] = set()
     for tid in os.listdir("/proc/self/task"):
-        with contextlib.suppress(OSError), open(f"/proc/self/task/{tid}/children") as children:
-            found.update(int(pid) for pid in children.read().split())
+        try:
+            with open(f"/proc/self/task/{tid}/children") as children:
+                found.update(int(pid) for pid in children.read().split())
+        except FileNotFoundError:
+            return _children_of({os.getpid()})
+        except OSError:
+            pass  # the thread is gone
     return found
 
 
