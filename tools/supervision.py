@@ -26,7 +26,7 @@ from pathlib import Path
 from tools.processes import start_ticks
 from tools.running import Running
 
-__all__ = ["AVAILABLE", "SupervisorFailed", "supervised"]
+__all__ = ["AVAILABLE", "SupervisorFailed", "shutdown", "supervised"]
 
 AVAILABLE = sys.platform == "linux"
 """Whether commands can run under the supervisor (it needs Linux's ``PR_SET_CHILD_SUBREAPER``)."""
@@ -106,6 +106,11 @@ class _Supervisor:
             self._sock, self._owner = ours, os.getpid()
             return ours
 
+    def shutdown(self) -> None:
+        """Close the supervisor's socket and wait (up to 2 s) until it has exited, with every call it ran."""
+        with self._lock:
+            self._discard(self._sock)
+
     def _discard(self, sock: socket.socket | None) -> None:
         """Let go of the supervisor behind *sock* (EOF: one still alive exits), if it is still the current one."""
         if sock is None or sock is not self._sock:
@@ -118,6 +123,12 @@ class _Supervisor:
 
 
 _supervisor = _Supervisor()
+
+
+def shutdown() -> None:
+    """End this process's supervisor now (it would at this process's exit anyway: its socket closes), for an exit
+    that waits for every child first; the next bash call starts a new one."""
+    _supervisor.shutdown()
 
 
 def _alive(name: str) -> bool:

@@ -79,6 +79,16 @@ class TestSupervisor:
         assert _bash(workspace, "echo back") == ToolOutput("back")
         assert _supervisor_pid() != old
 
+    def test_shutdown_ends_the_supervisor(self, workspace: Workspace) -> None:
+        """shutdown() ends the supervisor and its waiting call reaper at once; a later call starts a new one."""
+        _bash(workspace, "true")
+        supervisor = _supervisor_pid()
+        waiting = _waiting_reaper(supervisor)
+        tools.supervision.shutdown()
+        assert _gone(supervisor, within=0.5) and _gone(waiting, within=0.5)
+        assert _bash(workspace, "echo again") == ToolOutput("again")
+        assert _supervisor_pid() != supervisor
+
     def test_a_killed_waiting_reaper_is_replaced(self, workspace: Workspace) -> None:
         """A call reaper killed while it waited for a call is not used: the next call runs under its successor."""
         _bash(workspace, "true")
