@@ -12,19 +12,21 @@ does for a command that is our own child.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import select
 import signal
-import socket
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from tools.processes import start_ticks
 from tools.running import Running
+
+if TYPE_CHECKING:
+    import socket  # imported on the first call (json too): a command that runs no bash pays for neither
 
 __all__ = ["AVAILABLE", "SupervisorFailed", "shutdown", "supervised"]
 
@@ -88,6 +90,8 @@ class _Supervisor:
             if self._sock is not None and alive and self._owner == os.getpid():
                 return self._sock
             self._discard(self._sock)
+            import socket
+
             ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
             try:
                 self._proc = subprocess.Popen(
@@ -146,6 +150,8 @@ class _Supervised:
         self.pid, self.start_ticks = int(pid), int(ticks)
         self.returncode: int | None = None
         self._sock, self._name = sock, name
+        import json
+
         self._request = json.dumps({"for": name, "argv": argv, "cwd": str(cwd), "env": env}).encode()
         self.stdout, out_w = os.pipe()
         hold_r, self._hold_w = os.pipe()  # closing our end tells the call reaper to stop
@@ -156,6 +162,8 @@ class _Supervised:
         self._done = self._sent = False
 
     def go(self) -> None:
+        import socket
+
         try:
             body = os.memfd_create("agentfsm-bash", os.MFD_CLOEXEC)  # any size: not bound by the socket's buffer
             try:
