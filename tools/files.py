@@ -120,7 +120,7 @@ def read_file(workspace: Workspace, *, path: str, limit: int | None = None) -> T
         return _error(f"{shown} is a binary file (NUL bytes); read_file reads text")
     body, complete = excerpt
     if complete and seen is not None and workspace.reads is not None and workspace.call_id is not None:
-        workspace.reads.remember(target, seen, call_id=workspace.call_id)
+        workspace.reads.remember(target, seen, call_id=workspace.call_id, text=body)
     return ToolOutput(body)
 
 

@@ -118,6 +118,15 @@ def _fresh_state(options: AgentOptions, parent: Agent | None) -> AgentState:
     )
 
 
+def _text_of(content: object) -> str | None:
+    """A tool_result's content as text: the string, or its text blocks joined; None for anything else."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
+        return "".join(str(b.get("text", "")) for b in content)
+    return None
+
+
 class _Commit:
     """What one ``_fire`` hands the machine's callbacks (the event's ``commit``), and what they leave on it."""
 
@@ -171,7 +180,7 @@ class Agent:
         named = {"max_turns": max_turns, "hooks": hooks, "approver": approver}
         options = AgentOptions.of(options, **{k: v for k, v in named.items() if v is not None}, **keywords)
         policy = options.permissions if options.permissions is not None else Policy()
-        reads = ReadMemory(self._shown_whole) if options.read_dedup else None  # each agent its own
+        reads = ReadMemory(self._result_text) if options.read_dedup else None  # each agent its own
         workspace = Workspace(
             workdir, bash_timeout=options.bash_timeout, extra=policy.directories, sandbox=options.sandbox, reads=reads
         )
@@ -409,16 +418,16 @@ class Agent:
         if self.workspace.reads is not None:
             self.workspace.reads.forget()
 
-    def _shown_whole(self, call_id: str) -> bool:
-        """Whether the result of tool call *call_id* is in this agent's messages, and not an error (what a re-read
-        of an unchanged file refers the model to)."""
+    def _result_text(self, call_id: str) -> str | None:
+        """The text of tool call *call_id*'s result in this agent's messages now (what a re-read of an unchanged
+        file refers the model to); None when it is not there, or is an error."""
         for message in reversed(self.data.messages):
             content = message["content"]
             if message["role"] == "user" and isinstance(content, list):
                 for block in content:
                     if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id:
-                        return not block.get("is_error", False)
-        return False
+                        return None if block.get("is_error") else _text_of(block.get("content"))
+        return None
 
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Hand every future Transition (subagents' too) to *listener*; returns a function that unsubscribes."""

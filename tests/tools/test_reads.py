@@ -16,17 +16,16 @@ def _read(workspace: Workspace, call_id: str, path: str = "a.txt", **more: objec
     return run_tool(BASE_TOOLS, "read_file", attrs.evolve(workspace, call_id=call_id), {"path": path, **more})
 
 
-def _remembering(root: Path, shown: set[str] | None = None) -> Workspace:
-    """A workspace whose reads are remembered; *shown* (if given) holds the call ids still in context."""
-    in_context = None if shown is None else shown.__contains__
-    return Workspace(root, reads=ReadMemory(in_context))
+def _remembering(root: Path, results: dict[str, str] | None = None) -> Workspace:
+    """A workspace whose reads are remembered; *results* (if given) holds the results in context, by call id."""
+    return Workspace(root, reads=ReadMemory(None if results is None else results.get))
 
 
 class TestReadMemory:
     def test_same_fingerprint_is_unchanged(self, tmp_path: Path) -> None:
         """A path remembered with a fingerprint is unchanged while the fingerprint is the same, and not after."""
         memory, path = ReadMemory(), tmp_path / "f"
-        memory.remember(path, Fingerprint(3, 10, b"h"), call_id="t1")
+        memory.remember(path, Fingerprint(3, 10, b"h"), call_id="t1", text="abc")
         assert memory.unchanged(path, Fingerprint(3, 10, b"h"))
         assert not memory.unchanged(path, Fingerprint(3, 11, b"h"))
         assert not memory.unchanged(path, Fingerprint(4, 10, b"h"))
@@ -35,19 +34,34 @@ class TestReadMemory:
 
     def test_a_result_out_of_context_is_forgotten(self, tmp_path: Path) -> None:
         """When the call that showed the file is no longer in context, the file is not unchanged, and forgotten."""
-        shown = {"t1"}
-        memory, path = ReadMemory(shown.__contains__), tmp_path / "f"
-        memory.remember(path, Fingerprint(1, 1, b"h"), call_id="t1")
+        results = {"t1": "abc"}
+        memory, path = ReadMemory(results.get), tmp_path / "f"
+        memory.remember(path, Fingerprint(1, 1, b"h"), call_id="t1", text="abc")
         assert memory.unchanged(path, Fingerprint(1, 1, b"h"))
-        shown.clear()
+        results.clear()
         assert not memory.unchanged(path, Fingerprint(1, 1, b"h"))
         assert len(memory) == 0
+
+    def test_a_result_changed_in_place_is_forgotten(self, tmp_path: Path) -> None:
+        """A result still there but with other text (cleared by a compaction pass) does not count."""
+        results = {"t1": "abc"}
+        memory, path = ReadMemory(results.get), tmp_path / "f"
+        memory.remember(path, Fingerprint(1, 1, b"h"), call_id="t1", text="abc")
+        results["t1"] = "[Old tool result content cleared]"
+        assert not memory.unchanged(path, Fingerprint(1, 1, b"h"))
+
+    def test_the_text_is_compared_as_run_tool_shows_it(self, tmp_path: Path) -> None:
+        """The remembered text is compared as run_tool hands it on (here: with \\xNN escaping), as the model got it."""
+        results = {"t1": "caf\\xe9"}
+        memory, path = ReadMemory(results.get), tmp_path / "f"
+        memory.remember(path, Fingerprint(1, 1, b"h"), call_id="t1", text=os.fsdecode(b"caf\xe9"))
+        assert memory.unchanged(path, Fingerprint(1, 1, b"h"))
 
     def test_forget(self, tmp_path: Path) -> None:
         """forget(path) drops one file; forget() drops them all."""
         memory = ReadMemory()
         for name in ("a", "b", "c"):
-            memory.remember(tmp_path / name, Fingerprint(1, 1, b"h"), call_id=name)
+            memory.remember(tmp_path / name, Fingerprint(1, 1, b"h"), call_id=name, text=name)
         memory.forget(tmp_path / "a")
         assert not memory.unchanged(tmp_path / "a", Fingerprint(1, 1, b"h"))
         assert memory.unchanged(tmp_path / "b", Fingerprint(1, 1, b"h"))
@@ -115,11 +129,11 @@ class TestReadFile:
     def test_a_result_out_of_context_means_a_whole_read(self, tmp_path: Path) -> None:
         """When the earlier result is gone from the context, the file is sent again."""
         (tmp_path / "a.txt").write_text("hello\n")
-        shown: set[str] = set()
-        workspace = _remembering(tmp_path, shown)
+        results: dict[str, str] = {}
+        workspace = _remembering(tmp_path, results)
         _read(workspace, "t1")
         assert _read(workspace, "t2") == ToolOutput("hello")  # t1's result is not in context
-        shown.add("t2")
+        results["t2"] = "hello"
         assert _read(workspace, "t3") == ToolOutput(UNCHANGED)
 
     def test_without_memory_every_read_is_whole(self, tmp_path: Path) -> None:

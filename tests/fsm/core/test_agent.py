@@ -361,8 +361,25 @@ class TestUnchangedReads:
             text_reply("second"),
         )
         agent.run("read")
-        assert agent._shown_whole("r1")
+        assert agent._result_text("r1") == "alpha"
         del agent.data.messages[1:]  # as a compaction that dropped the read would
+        agent.run("read again")
+        assert self._results(model) == ["alpha", "alpha"]
+
+    def test_a_result_cleared_in_place_is_not_referred_to(self, tmp_path):
+        """If a pass cleared the earlier result's text, keeping its id, the file is sent again."""
+        (tmp_path / "a.txt").write_text("alpha\n")
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r1")),
+            text_reply("first"),
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r2")),
+            text_reply("second"),
+        )
+        agent.run("read")
+        block = agent.data.messages[2]["content"][0]
+        assert block["tool_use_id"] == "r1"
+        agent.data.messages[2] = {"role": "user", "content": [{**block, "content": "[cleared]"}]}
         agent.run("read again")
         assert self._results(model) == ["alpha", "alpha"]
 
