@@ -37,25 +37,31 @@ def _supervisor_pid() -> int:
 
 
 def _gone(pid: int, *, within: float = 3.0) -> bool:
+    """Whether *pid* is gone (or a zombie) within *within* seconds (0: now)."""
     stop = time.monotonic() + within
-    while time.monotonic() < stop:
+    while True:
         try:
             state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
         except OSError:
             return True
         if state in ("Z", "X"):
             return True
+        if time.monotonic() >= stop:
+            return False
         time.sleep(0.01)
-    return False
 
 
 def _waiting_reaper(supervisor: int) -> int:
-    """The call reaper the supervisor keeps ready (its one child that leads a session and runs no command)."""
+    """The call reaper the supervisor keeps ready: once the last call's reaper is gone, its one living child."""
     give_up = time.monotonic() + 5
     while time.monotonic() < give_up:
         children = Path(f"/proc/{supervisor}/task/{supervisor}/children").read_text().split()
-        if children:
-            return int(children[0])
+        living = [int(pid) for pid in children if not _gone(int(pid), within=0)]
+        if len(living) == 1:
+            time.sleep(0.1)  # the reaper of a call just ended may still be on its way out: look again
+            again = Path(f"/proc/{supervisor}/task/{supervisor}/children").read_text().split()
+            if [int(pid) for pid in again if not _gone(int(pid), within=0)] == living:
+                return living[0]
         time.sleep(0.01)
     raise AssertionError("the supervisor has no call reaper ready")
 
