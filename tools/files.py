@@ -26,7 +26,8 @@ from pathlib import Path
 
 from tools.base import ToolOutput, tool
 from tools.reads import UNCHANGED, Fingerprint
-from tools.workspace import Workspace
+from tools.secrets import redact
+from tools.workspace import Workspace, shown_path
 
 __all__ = [
     "MAX_EDIT_BYTES",
@@ -120,7 +121,8 @@ def read_file(workspace: Workspace, *, path: str, limit: int | None = None) -> T
         return _error(f"{shown} is a binary file (NUL bytes); read_file reads text")
     body, complete = excerpt
     if complete and seen is not None and workspace.reads is not None and workspace.call_id is not None:
-        workspace.reads.remember(target, seen, call_id=workspace.call_id, text=body)
+        shown_as = shown_path(redact(body))  # what run_tool hands on, and the model gets
+        workspace.reads.remember(target, seen, call_id=workspace.call_id, text=shown_as)
     return ToolOutput(body)
 
 

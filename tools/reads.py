@@ -23,9 +23,6 @@ from pathlib import Path
 
 from attrs import frozen
 
-from tools.secrets import redact
-from tools.workspace import shown_path
-
 __all__ = ["UNCHANGED", "Fingerprint", "ReadMemory"]
 
 UNCHANGED = "Wasted call \u2014 file unchanged since your last Read. Refer to that earlier tool_result instead."
@@ -63,9 +60,9 @@ class ReadMemory:
         self._lock = threading.Lock()
 
     def remember(self, path: Path, fingerprint: Fingerprint, *, call_id: str, text: str) -> None:
-        """The result of tool call *call_id*, *text* (as the tool returned it), shows the whole of *path*, as
-        *fingerprint* describes it."""
-        seen = _Seen(fingerprint, call_id, _digest(shown_path(redact(text))))  # what run_tool makes of it
+        """The result of tool call *call_id*, *text* (as the model gets it: redacted and escaped by ``run_tool``),
+        shows the whole of *path*, as *fingerprint* describes it."""
+        seen = _Seen(fingerprint, call_id, _digest(text))
         with self._lock:
             self._seen[path] = seen
 

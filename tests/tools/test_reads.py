@@ -50,13 +50,6 @@ class TestReadMemory:
         results["t1"] = "[Old tool result content cleared]"
         assert not memory.unchanged(path, Fingerprint(1, 1, b"h"))
 
-    def test_the_text_is_compared_as_run_tool_shows_it(self, tmp_path: Path) -> None:
-        """The remembered text is compared as run_tool hands it on (here: with \\xNN escaping), as the model got it."""
-        results = {"t1": "caf\\xe9"}
-        memory, path = ReadMemory(results.get), tmp_path / "f"
-        memory.remember(path, Fingerprint(1, 1, b"h"), call_id="t1", text=os.fsdecode(b"caf\xe9"))
-        assert memory.unchanged(path, Fingerprint(1, 1, b"h"))
-
     def test_forget(self, tmp_path: Path) -> None:
         """forget(path) drops one file; forget() drops them all."""
         memory = ReadMemory()
@@ -147,6 +140,15 @@ class TestReadFile:
         (tmp_path / "a.txt").write_text("")
         workspace = _remembering(tmp_path)
         assert _read(workspace, "t1") == ToolOutput("(empty file)")
+        assert _read(workspace, "t2") == ToolOutput(UNCHANGED)
+
+    def test_the_result_in_context_as_returned_makes_a_note(self, tmp_path: Path) -> None:
+        """The result is remembered as the model gets it (here with undecodable bytes replaced), so it matches."""
+        (tmp_path / "a.txt").write_bytes(b"caf\xe9\n")
+        results: dict[str, str] = {}
+        workspace = _remembering(tmp_path, results)
+        results["t1"] = _read(workspace, "t1").text
+        assert results["t1"] == "caf\ufffd"
         assert _read(workspace, "t2") == ToolOutput(UNCHANGED)
 
     def test_paths_are_resolved(self, tmp_path: Path) -> None:
