@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import io
 import os
 import secrets
@@ -24,7 +25,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from tools.base import ToolOutput, tool
-from tools.workspace import Workspace
+from tools.reads import UNCHANGED, Fingerprint
+from tools.secrets import redact
+from tools.workspace import Workspace, shown_path
 
 __all__ = [
     "MAX_EDIT_BYTES",
@@ -44,6 +47,9 @@ MAX_EDIT_BYTES = 10 * 1024 * 1024
 """The largest file ``edit_file`` edits, in bytes (10 MiB): it holds the whole file in memory, twice."""
 
 _SNIFF_BYTES = 8192
+_WHOLE_BYTES = 4 * MAX_READ_CHARS + 4
+"""Files up to this size are read into memory at once (UTF-8 takes at most 4 bytes a character): only they can be
+shown whole."""
 _READ_CHARS = 1 << 16
 
 
@@ -91,14 +97,21 @@ def read_file(workspace: Workspace, *, path: str, limit: int | None = None) -> T
         if kind:
             return _error(f"{shown} is {kind}, not a regular file; read_file reads text files")
         with open(os.open(target, _READ_FLAGS), "rb") as raw:
-            kind = _not_regular(os.fstat(raw.fileno()).st_mode)
+            status = os.fstat(raw.fileno())
+            kind = _not_regular(status.st_mode)
             if kind:
                 return _error(f"{shown} is {kind}, not a regular file; read_file reads text files")
-            if b"\0" in raw.read(_SNIFF_BYTES):
+            head = raw.read(_WHOLE_BYTES + 1)  # a file this small may be shown whole: hold it, for its fingerprint
+            if b"\0" in head[:_SNIFF_BYTES]:
                 return _error(f"{shown} is a binary file (NUL bytes); read_file reads text")
+            whole = len(head) <= _WHOLE_BYTES
+            seen = Fingerprint(status.st_size, status.st_mtime_ns, hashlib.sha256(head).digest()) if whole else None
+            if seen is not None and workspace.reads is not None and workspace.reads.unchanged(target, seen):
+                return ToolOutput(UNCHANGED)
             raw.seek(0)
             # newline="": show line endings as they are, so edit_file can match what was read.
-            with io.TextIOWrapper(raw, encoding="utf-8", errors="replace", newline="") as text:
+            source = io.BytesIO(head) if whole else raw
+            with io.TextIOWrapper(source, encoding="utf-8", errors="replace", newline="") as text:
                 excerpt = _excerpt(iter(lambda: text.read(_READ_CHARS), ""), limit)
     except FileNotFoundError:
         return _error(f"{shown} not found")
@@ -106,12 +119,16 @@ def read_file(workspace: Workspace, *, path: str, limit: int | None = None) -> T
         return _os_error("read", shown, exc)
     if excerpt is None:
         return _error(f"{shown} is a binary file (NUL bytes); read_file reads text")
-    return ToolOutput(excerpt)
+    body, complete = excerpt
+    if complete and seen is not None and workspace.reads is not None and workspace.call_id is not None:
+        shown_as = shown_path(redact(body))  # what run_tool hands on, and the model gets
+        workspace.reads.remember(target, seen, call_id=workspace.call_id, text=shown_as)
+    return ToolOutput(body)
 
 
-def _excerpt(chunks: Iterator[str], limit: int | None) -> str | None:
-    """The first *limit* lines of the text in *chunks*, capped at :data:`MAX_READ_CHARS`, with notes;
-    None when the part that would be shown holds a NUL (a binary file).
+def _excerpt(chunks: Iterator[str], limit: int | None) -> tuple[str, bool] | None:
+    """The first *limit* lines of the text in *chunks*, capped at :data:`MAX_READ_CHARS`, with notes, and whether
+    that is the whole text; None when the part that would be shown holds a NUL (a binary file).
 
     Streams: keeps only what is shown and counts the rest.
     """
@@ -155,8 +172,8 @@ def _excerpt(chunks: Iterator[str], limit: int | None) -> str | None:
     if more_lines:
         notes.append(f"... ({more_lines} more lines)")
     if not body and not notes:
-        return "(empty file)"
-    return "\n".join([body, *notes]) if notes else body
+        return "(empty file)", True
+    return ("\n".join([body, *notes]), False) if notes else (body, True)
 
 
 def _after_nth_newline(text: str, n: int) -> int:

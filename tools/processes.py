@@ -1,19 +1,20 @@
 """What a tool call's processes are, recorded before they run, and how to find and kill what is left of them.
 
 Every bash call starts its processes in a new session whose id (and process group) is the pid of the process
-agentfsm started — the reaper, or bubblewrap in the sandbox — and marks them with ``AGENTFSM_TOOL_TAG=TAG``
-in the environment they inherit (a random tag per call). :class:`ToolProcess` holds those facts plus the
-leader's start time and the boot id, so a later process (a resumed run) can tell the call's processes from
-an unrelated one that got a recycled pid. :func:`survivors` finds them: the members of the group, while
+that leads the call — its call reaper (``tools/supervisor.py``), or bubblewrap in the sandbox — and marks them
+with ``AGENTFSM_TOOL_TAG=TAG`` in the environment they inherit (a random tag per call). :class:`ToolProcess` holds
+those facts plus the leader's start time and the boot id, so a later process (a resumed run) can tell the call's
+processes from an unrelated one that got a recycled pid. :func:`survivors` finds them: the members of the group, while
 its leader is the recorded one or gone, and every process whose initial environment carries the tag (that
 reaches ``setsid`` daemons and, in the sandbox, the namespace's init, whose death ends the namespace).
 A process that cleared its own environment and left the group is beyond this search; while the call's
-reaper lives, it still catches such a process (see ``tools/reaper.py``).
+reaper or the supervisor lives, it still catches such a process (see ``tools/supervisor.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import os
 import signal
 import time
@@ -27,6 +28,7 @@ TAG_VAR = "AGENTFSM_TOOL_TAG"
 """The environment variable that marks every process of one tool call."""
 
 
+@functools.cache
 def boot_id() -> str:
     """This boot's id (pids and start times mean nothing across a reboot); "" where there is none."""
     try:

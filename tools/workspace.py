@@ -24,6 +24,7 @@ from attrs import field, frozen
 
 if TYPE_CHECKING:
     from tools.processes import ToolProcess
+    from tools.reads import ReadMemory
     from tools.sandbox import Sandbox
 
 __all__ = ["BASH_TIMEOUT", "OutsideWorkspaceError", "ProcessListener", "Workspace", "shown_path"]
@@ -81,6 +82,11 @@ class Workspace:
     process_listener: ProcessListener | None = field(default=None, eq=False, repr=False)
     """Told about a tool call's processes when they start (``running=True``) and when they are gone, so the
     journal can record them before the command runs (the agent sets it per call)."""
+    reads: ReadMemory | None = field(default=None, eq=False, repr=False)
+    """What this agent has read in full (``tools.reads``): a re-read of an unchanged file is answered with a short
+    note; None sends every read whole."""
+    call_id: str | None = field(default=None, eq=False, repr=False)
+    """The id of the tool call being run (the agent sets it per call, with :attr:`reads`)."""
 
     def resolve(self, path: str) -> Path:
         """The absolute, symlink-free form of *path* (relative paths are taken from the root).

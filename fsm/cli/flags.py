@@ -352,6 +352,12 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
         'approval except what deny and ask rules say (settings: "sandbox": {"enabled": true})',
     )
     group.add_argument(
+        "--no-read-dedup",
+        action="store_true",
+        help="send a file whole on every read_file, even one unchanged since the agent last read it (by "
+        "default such a re-read is answered with a short note, as Claude Code does)",
+    )
+    group.add_argument(
         "--max-parallel",
         type=int_flag("--max-parallel", 1, MAX_PARALLEL),
         metavar="N",

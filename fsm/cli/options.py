@@ -94,6 +94,8 @@ class AgentSetup:
     hooks: Hooks = Factory(default_hooks)
     """The default hooks and the settings' command hooks."""
     sandbox: Sandbox | None = None
+    read_dedup: bool = True
+    """Whether a re-read of an unchanged file is answered with a note (``--no-read-dedup``: no)."""
     system: str | None = None
     """The root's system prompt (None: ours)."""
     context: str = ""
@@ -122,6 +124,7 @@ class AgentSetup:
             system=self.system,
             context=self.context,
             sandbox=self.sandbox,
+            read_dedup=self.read_dedup,
             permissions=self.permissions,
             hooks=self.hooks,
             approver=self.approver or (terminal_approver() if self.ask_person else deny_unattended),
@@ -337,6 +340,7 @@ class RunOptions:
             permissions=Policy.from_settings(settings, mode=mode),
             hooks=hooks,
             sandbox=sandbox,
+            read_dedup=not flags.get("no_read_dedup"),
             system=system,
             context=context_text(files),
             agents=agents,

@@ -69,6 +69,7 @@ from fsm.policy.hooks import Ask, BlockingError, Deny, HookEvent, Hooks
 from fsm.policy.judge import Policy
 from fsm.policy.rules import claude_name
 from tools import ToolOutput, Workspace, run_tool
+from tools.reads import ReadMemory
 from tools.task import GENERAL_PURPOSE
 
 __all__ = ["INTERRUPTED", "INTERRUPTED_MARKER", "Agent", "Listener", "ProcessListener"]
@@ -115,6 +116,15 @@ def _fresh_state(options: AgentOptions, parent: Agent | None) -> AgentState:
         max_model_calls=options.max_model_calls,
         max_budget_usd=options.max_budget_usd,
     )
+
+
+def _text_of(content: object) -> str | None:
+    """A tool_result's content as text: the string, or its text blocks joined; None for anything else."""
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list) and all(isinstance(b, dict) and b.get("type") == "text" for b in content):
+        return "".join(str(b.get("text", "")) for b in content)
+    return None
 
 
 class _Commit:
@@ -170,8 +180,9 @@ class Agent:
         named = {"max_turns": max_turns, "hooks": hooks, "approver": approver}
         options = AgentOptions.of(options, **{k: v for k, v in named.items() if v is not None}, **keywords)
         policy = options.permissions if options.permissions is not None else Policy()
+        reads = ReadMemory(self._result_text) if options.read_dedup else None  # each agent its own
         workspace = Workspace(
-            workdir, bash_timeout=options.bash_timeout, extra=policy.directories, sandbox=options.sandbox
+            workdir, bash_timeout=options.bash_timeout, extra=policy.directories, sandbox=options.sandbox, reads=reads
         )
         if not workspace.root.is_dir():
             raise ConfigError(f"workdir {workdir} is not a directory; create it or pick another")
@@ -401,6 +412,23 @@ class Agent:
         options.check_priced(self.model)
         self._options = options
 
+    def forget_reads(self) -> None:
+        """Forget which files this agent has read whole, so each is sent whole on its next ``read_file``: call it
+        after rewriting its messages (compaction), where the model may no longer have what it read."""
+        if self.workspace.reads is not None:
+            self.workspace.reads.forget()
+
+    def _result_text(self, call_id: str) -> str | None:
+        """The text of tool call *call_id*'s result in this agent's messages now (what a re-read of an unchanged
+        file refers the model to); None when it is not there, or is an error."""
+        for message in reversed(self.data.messages):
+            content = message["content"]
+            if message["role"] == "user" and isinstance(content, list):
+                for block in content:
+                    if block.get("type") == "tool_result" and block.get("tool_use_id") == call_id:
+                        return None if block.get("is_error") else _text_of(block.get("content"))
+        return None
+
     def subscribe(self, listener: Listener) -> Callable[[], None]:
         """Hand every future Transition (subagents' too) to *listener*; returns a function that unsubscribes."""
         return self._listeners.subscribe(listener)
@@ -543,6 +571,8 @@ class Agent:
             output = ToolOutput(allowed.denial.reason, is_error=True)
         else:
             workspace = self.workspace.unconfined() if allowed.unconfined else self.workspace
+            if workspace.reads is not None:
+                workspace = attrs.evolve(workspace, call_id=call["id"])
             listeners = self._listeners
             if listeners.processes:
                 told = functools.partial(listeners.tell_processes, self.data.agent_id, call["id"])

@@ -108,6 +108,9 @@ class AgentOptions:
     """Seconds before a bash command's process group is killed."""
     sandbox: Sandbox | None = field(default=None, validator=Kind(Sandbox, "a tools.sandbox.Sandbox or None"))
     """The OS sandbox bash commands run in (``tools.sandbox``); None runs them unconfined."""
+    read_dedup: bool = field(default=True, validator=Kind(bool, "True or False", optional=False))
+    """Answer a ``read_file`` of a file unchanged since this agent last read it whole with a short note, as Claude
+    Code does (``tools.reads``); False sends it whole every time."""
     permissions: Policy | None = field(default=None, validator=Kind(Policy, "a Policy or None"))
     """The mode and rules every tool call is judged by (None: ``Policy()``, ``default`` mode and no rules); shared
     with subagents. Its ``directories`` join the workspace boundary."""
@@ -195,5 +198,6 @@ class OptionKeywords(TypedDict, total=False):
     context: str
     bash_timeout: float
     sandbox: Sandbox | None
+    read_dedup: bool
     permissions: Policy | None
     agents: Mapping[str, AgentDefinition] | None

@@ -4,14 +4,20 @@ stream-json input."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import uuid
 from pathlib import Path
 from typing import Any
 
-from fsm.testing import text_reply
+import pytest
+
+from fsm.testing import text_reply, tool_reply, tool_use
 from tests.claude_parser import parse
 from tests.e2e.conftest import Runner
 from tests.e2e.fake_server import FakeAnthropic
+from tests.fsm.policy.conformance.record import claude_binary
+from tools.reads import UNCHANGED
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -125,3 +131,52 @@ class TestStreamJsonInput:
         run = agentfsm("-p", "--input-format", "stream-json", input="{}\n")
         assert (run.code, run.stderr) == (2, "agentfsm: --input-format stream-json needs --output-format stream-json\n")
         assert fake.requests == []
+
+
+class TestUnchangedReads:
+    @staticmethod
+    def _results(fake: FakeAnthropic) -> list[str]:
+        return [r.messages[-1]["content"][0]["content"] for r in fake.messages_requests[1:]]
+
+    def test_a_re_read_is_a_note_unless_turned_off(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+        """The second read_file of an unchanged file answers with the note; --no-read-dedup sends it again."""
+        (project / "notes.txt").write_text("alpha\n")
+        reads = [tool_reply(tool_use("read_file", {"path": "notes.txt"}, id=f"toolu_{n}")) for n in (1, 2)]
+        fake.script = [*reads, text_reply("done")]
+        assert agentfsm("-p", "read twice").code == 0
+        assert self._results(fake)[:2] == ["alpha", UNCHANGED]
+        fake.requests.clear()
+        fake.script = [*reads, text_reply("done")]
+        assert agentfsm("-p", "read twice", "--no-read-dedup").code == 0
+        assert self._results(fake)[:2] == ["alpha", "alpha"]
+
+    def test_claude_code_sends_the_same_note(self, fake: FakeAnthropic, tmp_path: Path) -> None:
+        """The real claude -p answers a second Read of an unchanged file with exactly UNCHANGED."""
+        binary = claude_binary()
+        if binary is None:
+            pytest.skip("claude is not installed (npm install @anthropic-ai/claude-code, or set CLAUDE_BIN)")
+        work, home = tmp_path / "work", tmp_path / "home"
+        work.mkdir()
+        home.mkdir()
+        (work / "notes.txt").write_text("alpha\n")
+        path = str(work / "notes.txt")
+        fake.script = [*(tool_reply(tool_use("Read", {"file_path": path}, id=f"toolu_{n}")) for n in (1, 2))]
+        fake.script.append(text_reply("done"))
+        env = {
+            "PATH": os.environ["PATH"],
+            "HOME": str(home),
+            "ANTHROPIC_BASE_URL": fake.url,
+            "ANTHROPIC_API_KEY": "sk-ant-fake",
+            "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1",
+        }
+        done = subprocess.run(
+            [binary, "-p", "read twice"], cwd=work, env=env, capture_output=True, text=True, timeout=240
+        )
+        assert done.returncode == 0, done.stderr
+        results = [
+            b["content"]
+            for r in fake.messages_requests
+            for b in (r.messages[-1]["content"] if isinstance(r.messages[-1]["content"], list) else [])
+            if b.get("type") == "tool_result"
+        ]
+        assert results[1] == UNCHANGED

@@ -69,6 +69,10 @@ def _start(fake: FakeAnthropic, project: Path, *args: str) -> subprocess.Popen[s
     )
 
 
+def _parent(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
 def _sentinels(project: Path) -> list[int]:
     return [int((project / name).read_text()) for name in ("daemon.pid", "child.pid")]
 
@@ -124,7 +128,7 @@ class TestSignals:
 
 class TestKillThenResume:
     def test_sigkill_mid_tool_kills_the_command_at_once(self, fake: FakeAnthropic, project: Path) -> None:
-        """SIGKILL of agentfsm mid-command: the reaper notices its parent died and kills the whole call."""
+        """SIGKILL of agentfsm mid-command: the supervisor and the call reaper notice and kill the whole call."""
         fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep"))]
         proc = _start(fake, project, "-p", "run it")
         _wait_for(project / "ready", proc)
@@ -133,20 +137,42 @@ class TestKillThenResume:
         proc.communicate(timeout=10)
         assert _gone(pids, within=2.0)
 
+    def test_a_killed_call_reaper_takes_the_command_with_it(self, fake: FakeAnthropic, project: Path) -> None:
+        """The call reaper SIGKILLed mid-command (by the command itself, say): the supervisor adopts what it left
+        and kills it at once, daemons included, and the run goes on."""
+        fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep")), text_reply("ok")]
+        proc = _start(fake, project, "-p", "run it")
+        _wait_for(project / "ready", proc)
+        pids = _sentinels(project)
+        os.kill(_parent(_parent(pids[1])), signal.SIGKILL)  # child.pid's parent is the shell; its parent, the reaper
+        try:
+            assert _gone(pids, within=2.0), "what a killed call reaper left outlived it"
+            _, err = proc.communicate(timeout=20)
+            assert proc.returncode == 0, err
+            assert "(killed by signal SIGKILL)" in fake.messages_requests[1].messages[-1]["content"][0]["content"]
+        finally:
+            proc.kill()
+            for pid in pids:
+                if _alive(pid):
+                    os.kill(pid, signal.SIGKILL)
+
     def test_continue_kills_the_orphan_before_the_run_goes_on(self, fake: FakeAnthropic, project: Path) -> None:
-        """agentfsm and its reaper both SIGKILLed mid-command (the worst case): the command keeps running, and
+        """agentfsm, its supervisor and the call reaper all SIGKILLed mid-command (the worst case: the supervisor is
+        frozen first, so it cannot adopt and kill what the reaper leaves): the command keeps running, and
         `--continue` kills it before anything else, says so on stderr and in the tool_result."""
         fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep"))]
         proc = _start(fake, project, "-p", "run it")
         _wait_for(project / "ready", proc)
         pids = _sentinels(project)
-        shell = int(Path(f"/proc/{pids[1]}/stat").read_text().rsplit(")", 1)[1].split()[1])  # child.pid's parent
-        reaper = int(Path(f"/proc/{shell}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        reaper = _parent(_parent(pids[1]))  # child.pid's parent is the shell; its parent, the call reaper
+        supervisor = _parent(reaper)
+        os.kill(supervisor, signal.SIGSTOP)
         os.kill(reaper, signal.SIGKILL)
+        os.kill(supervisor, signal.SIGKILL)
         proc.kill()
         proc.communicate(timeout=10)
         time.sleep(0.2)
-        assert all(_alive(p) for p in pids), "the sentinels should outlive a SIGKILLed reaper until the resume"
+        assert all(_alive(p) for p in pids), "the sentinels should outlive a SIGKILLed supervisor until the resume"
         seen_alive: list[bool] = []
 
         def answer(body: dict[str, Any]) -> dict[str, Any]:

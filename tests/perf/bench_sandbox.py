@@ -2,8 +2,9 @@
 
 Each contender runs ``true`` (the cost of the call itself) and ``ls -la /usr/bin | wc -l`` (a small real
 command) through the bash tool, best and median of 30 calls. Baseline: ``subprocess.run(["sh", "-c", ...])``
-with no tool around it. The unsandboxed tool pays for its reaper (a small Python process); the sandboxed one
-for bubblewrap's namespaces and mounts.
+with no tool around it. The unsandboxed tool pays for its call reaper (a fork of the supervisor, made in advance:
+``tools/supervisor.py``); the sandboxed one for bubblewrap's namespaces and mounts, the call's cgroup, ``prlimit``
+and the placeholders of absent protected paths.
 
 Run: python tests/perf/bench_sandbox.py   (needs bwrap)
 """

@@ -171,6 +171,12 @@ class TestAgentSetup:
         other.mkdir()
         assert agent("--add-dir", str(other)).workspace.contains(str(other / "x.txt"))
 
+    def test_no_read_dedup(self) -> None:
+        """Re-reads of unchanged files are notes by default; --no-read-dedup turns that off."""
+        assert agent().workspace.reads is not None
+        assert agent("--no-read-dedup").opts.read_dedup is False
+        assert agent("--no-read-dedup").workspace.reads is None
+
     def test_system_prompt_flags(self, clean_env: Path) -> None:
         """--system-prompt replaces ours, --append-system-prompt adds to it, each also from a file; none: ours."""
         (clean_env / "extra.md").write_text("Be brief.", encoding="utf-8")

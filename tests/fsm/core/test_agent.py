@@ -12,6 +12,7 @@ from fsm.core.agent import INTERRUPTED, INTERRUPTED_MARKER
 from fsm.model.reply import CUT_CALL
 from fsm.policy.chain import deny_unattended
 from fsm.testing import ScriptedModel, text, text_reply, tool_reply, tool_use
+from tools.reads import UNCHANGED
 
 
 def make(tmp_path: Path, *replies, **options) -> tuple[Agent, ScriptedModel]:
@@ -293,6 +294,109 @@ class TestTools:
             'Error: bash: input must be an object (got "ls"); call the tool again with an object input'
         )
         assert model.requests[1].messages[-2]["content"][2]["input"] == {}  # the API takes only objects back
+
+
+class TestUnchangedReads:
+    @staticmethod
+    def _results(model: ScriptedModel) -> list[str]:
+        """The text of every tool_result the model received, in order."""
+        return [
+            b["content"]
+            for r in model.requests
+            for b in (r.messages[-1]["content"] if isinstance(r.messages[-1]["content"], list) else [])
+            if b.get("type") == "tool_result"
+        ]
+
+    def test_a_re_read_of_an_unchanged_file_is_a_note(self, tmp_path):
+        """The agent's second read of an unchanged file sends Claude Code's note; after a change, the file."""
+        (tmp_path / "a.txt").write_text("alpha\n")
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r1")),
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r2")),
+            tool_reply(tool_use("bash", {"command": "echo beta > a.txt"}, id="b1")),
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r3")),
+            text_reply("ok"),
+            permissions=Policy(mode="bypassPermissions"),
+        )
+        agent.run("read")
+        assert self._results(model) == ["alpha", UNCHANGED, "(no output)", "beta"]
+
+    def test_read_dedup_off_sends_the_file_every_time(self, tmp_path):
+        """With read_dedup=False both reads send the file."""
+        (tmp_path / "a.txt").write_text("alpha\n")
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r1")),
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r2")),
+            text_reply("ok"),
+            read_dedup=False,
+        )
+        agent.run("read")
+        assert self._results(model) == ["alpha", "alpha"]
+
+    def test_forget_reads_sends_the_file_again(self, tmp_path):
+        """After forget_reads() (what compaction calls), the next read sends the file whole."""
+        (tmp_path / "a.txt").write_text("alpha\n")
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r1")),
+            text_reply("first"),
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r2")),
+            text_reply("second"),
+        )
+        agent.run("read")
+        agent.forget_reads()
+        agent.run("read again")
+        assert self._results(model) == ["alpha", "alpha"]
+
+    def test_a_result_no_longer_in_the_messages_is_not_referred_to(self, tmp_path):
+        """If the earlier result left the messages (rewritten history), the file is sent again."""
+        (tmp_path / "a.txt").write_text("alpha\n")
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r1")),
+            text_reply("first"),
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r2")),
+            text_reply("second"),
+        )
+        agent.run("read")
+        assert agent._result_text("r1") == "alpha"
+        del agent.data.messages[1:]  # as a compaction that dropped the read would
+        agent.run("read again")
+        assert self._results(model) == ["alpha", "alpha"]
+
+    def test_a_result_cleared_in_place_is_not_referred_to(self, tmp_path):
+        """If a pass cleared the earlier result's text, keeping its id, the file is sent again."""
+        (tmp_path / "a.txt").write_text("alpha\n")
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r1")),
+            text_reply("first"),
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r2")),
+            text_reply("second"),
+        )
+        agent.run("read")
+        block = agent.data.messages[2]["content"][0]
+        assert block["tool_use_id"] == "r1"
+        agent.data.messages[2] = {"role": "user", "content": [{**block, "content": "[cleared]"}]}
+        agent.run("read again")
+        assert self._results(model) == ["alpha", "alpha"]
+
+    def test_a_subagent_has_its_own_memory(self, tmp_path):
+        """A file the parent read is sent whole to a subagent (its context never held it), then a note to it."""
+        (tmp_path / "a.txt").write_text("alpha\n")
+        agent, model = make(
+            tmp_path,
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="r1")),
+            tool_reply(tool_use("task", {"prompt": "read a.txt"}, id="k")),
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="c1")),
+            tool_reply(tool_use("read_file", {"path": "a.txt"}, id="c2")),
+            text_reply("child done"),
+            text_reply("ok"),
+        )
+        agent.run("read")
+        assert self._results(model) == ["alpha", "alpha", UNCHANGED, "child done"]
 
 
 class TestStopReasons:
