@@ -131,7 +131,8 @@ def main(argv: list[str] | None = None) -> int:
     except SystemExit as exc:  # --help, or a usage error already printed in one line
         return exc.code if isinstance(exc.code, int) else 2
     logging.basicConfig(level=logging.WARNING, format="agentfsm: %(name)s: %(message)s", stream=sys.stderr)
-    if getattr(args, "verbose", False):  # our own modules only: transitions and httpx2 chatter at INFO is noise
+    quiet = getattr(args, "output_format", None) in ("json", "stream-json")  # stderr: real errors only
+    if getattr(args, "verbose", False) and not quiet:  # our own modules only: httpx2 chatter at INFO is noise
         logging.getLogger("fsm").setLevel(logging.INFO)
         logging.getLogger("tools").setLevel(logging.INFO)
     if getattr(args, "debug", None) is not None:

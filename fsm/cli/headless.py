@@ -1,9 +1,11 @@
 """A headless run (``agentfsm -p``, ``agentfsm run``): each prompt driven to idle, each result written out.
 
 :func:`run` takes the resolved :class:`~fsm.cli.options.RunOptions` and the agent, subscribes what the output
-format needs (the console lines on stderr with ``--verbose``; Claude Code's stream-json messages), runs the
-prompts one after another with :func:`run_headless`, and writes each :class:`~fsm.cli.result.RunResult` (text:
-the final text; json and stream-json: the result object), every error as one ``agentfsm: …`` line on stderr.
+format needs (the console lines on stderr with ``-d/--debug``; Claude Code's stream-json messages, the model's
+retries and fallbacks among them), runs the prompts one after another with :func:`run_headless`, and writes each
+:class:`~fsm.cli.result.RunResult` where Claude Code writes it: text, the final text or the error on stdout
+(``Error: …``); json and stream-json, the result object, its errors inside it. In json and stream-json nothing
+of a run reaches stderr but with ``--debug`` (a usage or setup error before the run is one line there, as ever).
 """
 
 from __future__ import annotations
@@ -67,9 +69,9 @@ def run(options: RunOptions, agent: Agent, session: Session | None, channel: Cha
             result, data["structured_output"] = _structured(result, options.output.json_schema)
         _write(result, agent, options.output.format, writer, extra=data)
         status = max(status, result.exit_code)  # an aborted turn too, as Claude Code exits 1 after one
-        if result.terminal_reason == JOURNAL_ERROR or result.signal is not None:  # a signal ends the session
+        if result.outcome == JOURNAL_ERROR or result.signal is not None:  # a signal ends the session
             break
-        if result.terminal_reason in ABORTED:
+        if result.outcome in ABORTED:
             rearm()  # the SDK's interrupt used the one interruption signals_interrupt allows; allow the next
     return status
 
@@ -90,9 +92,9 @@ def run_headless(
     outcome and final text.
 
     A KeyboardInterrupt (Ctrl-C, or SIGTERM/SIGHUP under :func:`fsm.cli.signals.signals_interrupt`) does not
-    escape: the agent is left idle, the result's terminal_reason is ``interrupted`` and its ``signal`` says
-    which. Nor does a :class:`~fsm.errors.JournalError` (the journal cannot be written): the run stops at the
-    transition that could not be journalled, terminal_reason ``journal_error``, the result text its message.
+    escape: the agent is left idle, the result's outcome is ``interrupted`` and its ``signal`` says which. Nor
+    does a :class:`~fsm.errors.JournalError` (the journal cannot be written): the run stops at the transition
+    that could not be journalled, outcome ``journal_error``, the result text its message.
     *session_id* names the run in the result (the root agent's id when None). With *channel* the SDK may
     interrupt the turn (:meth:`~fsm.cli.control.Channel.turn`): the result then says ``aborted_*``, no signal.
     """
@@ -113,7 +115,7 @@ def _drive(agent: Agent, prompt: str | None, records: list[Transition], channel:
             if agent.busy:  # a resumed run that stopped midway ends first
                 agent.run()
                 if prompt is not None:
-                    resumed = {"terminal_reason": agent.outcome or "end_turn", "result": result_text(agent)}
+                    resumed = {"outcome": agent.outcome or "end_turn", "result": result_text(agent)}
             if prompt is not None:
                 agent.run(prompt)  # a reply's task calls run at once, up to the agent's max_parallel
     except KeyboardInterrupt as exc:  # inside a step the agent has settled already; between steps, settle it now
@@ -133,12 +135,16 @@ def _drive(agent: Agent, prompt: str | None, records: list[Transition], channel:
 def _listeners(
     output: Output, agent: Agent, writer: StreamWriter, session_id: str
 ) -> list[Callable[[Transition], None]]:
-    """What the output needs to hear of each transition: the console lines on stderr (``--verbose``, the model's
-    text streamed among them), then Claude Code's stream-json messages (after writing system/init) and its
-    subagent task events."""
+    """What the output needs to hear of each transition: the console lines on stderr (``-d/--debug``, the model's
+    text streamed among them), then Claude Code's stream-json messages (after writing system/init; the model's
+    notices go into the stream as ``system`` messages) and its subagent task events. json and stream-json silence
+    the model's retry lines."""
     listeners: list[Callable[[Transition], None]] = []
-    if output.verbose:
+    if output.progress:
         listeners.append(_progress_lines(agent))
+    model = agent.model
+    if output.format != "text" and hasattr(model, "on_retry"):
+        model.on_retry = None  # json and stream-json: stderr is for real errors; a retry is not one
     if output.format == "stream-json":
         from fsm.view.tasks import TaskEvents
 
@@ -179,6 +185,8 @@ def _stream_messages(
     )
     if output.partial_messages:
         agent.watch_progress(stream.progress)  # watching makes the model stream
+    if hasattr(agent.model, "on_notice"):
+        agent.model.on_notice = stream.notice
     stream.init(
         agent,
         permission_mode=agent.permissions.mode,
@@ -236,17 +244,26 @@ def _structured(result: RunResult, schema: Mapping[str, Any]) -> tuple[RunResult
 def _write(
     result: RunResult, agent: Agent, output_format: str, writer: StreamWriter, *, extra: Mapping[str, Any]
 ) -> None:
-    """Write *result*: text, the final text on stdout (an error's message on stderr only); else the result
-    object, with *extra*'s keys (``notes``: what the run was given other than it asked; ``structured_output``).
-    Then its errors, one line each on stderr."""
+    """Write *result* where ``claude -p`` writes it. json and stream-json: the result object, with *extra*'s keys
+    (``notes``: what the run was given other than it asked; ``structured_output``), its errors inside it. Text:
+    the final text on stdout, or each error as ``Error: …`` on stdout (an error's message is not printed twice).
+    A journal that cannot be written is a real error of ours: its line goes to stderr in every format, and a
+    signal's in text."""
+    own = result.outcome in (JOURNAL_ERROR, "interrupted")
     if output_format != "text":
         writer.write({**result.to_json(), **extra})
-    else:
-        shown = visible if sys.stdout.isatty() else str  # a terminal gets escapes; a pipe, the text as it is
-        if result.resumed is not None and result.resumed["result"]:
-            print(shown(result.resumed["result"]), flush=True)
-        message = result.is_error and (result.result == agent.data.error or result.terminal_reason == JOURNAL_ERROR)
-        if result.result and not message:
-            print(shown(result.result), flush=True)
+        if result.outcome == JOURNAL_ERROR:
+            for problem in result.errors:
+                print(f"agentfsm: {visible(problem)}", file=sys.stderr, flush=True)
+        return
+    shown = visible if sys.stdout.isatty() else str  # a terminal gets escapes; a pipe, the text as it is
+    if result.resumed is not None and result.resumed["result"]:
+        print(shown(result.resumed["result"]), flush=True)
+    message = result.is_error and (result.result == agent.data.error or result.outcome == JOURNAL_ERROR)
+    if result.result and not message:
+        print(shown(result.result), flush=True)
     for problem in result.errors:
-        print(f"agentfsm: {visible(problem)}", file=sys.stderr, flush=True)
+        if own:
+            print(f"agentfsm: {visible(problem)}", file=sys.stderr, flush=True)
+        else:
+            print(f"Error: {shown(problem)}", flush=True)

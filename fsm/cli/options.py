@@ -228,7 +228,10 @@ class Output:
     partial_messages: bool = False
     """stream-json: a ``stream_event`` line per raw API stream event (``--include-partial-messages``)."""
     verbose: bool = False
-    """Progress lines, and what was loaded, on stderr."""
+    """Text output: what was loaded and what the run was given other than it asked, a line each on stderr (in
+    json and stream-json, stderr holds only real errors: those go in the result)."""
+    progress: bool = False
+    """``-d/--debug``: our transition and console lines on stderr, in every output format."""
     replay_user: bool = False
     """``--replay-user-messages``: each stream-json user message is written back on stdout as its turn starts."""
     hook_events: HookEventRelay | None = field(default=None, eq=False)
@@ -381,7 +384,7 @@ class RunOptions:
             at_message=flags.get("resume_session_at"),
         )
         output = attrs.evolve(output, notes=tuple(notes), json_schema=schema)
-        if output.verbose:
+        if output.verbose and output.format == "text":
             for note in [*(f"note: {n}" for n in (*settings.notes, *notes)), *resolve.project_notes(files, agents)]:
                 print(f"agentfsm: {visible(note)}", file=sys.stderr, flush=True)
         return cls(agent, model, session, output, first)
@@ -418,6 +421,7 @@ def _output(flags: dict[str, Any]) -> Output:
         hook_events=HookEventRelay() if flags.get("include_hook_events") else None,
         replay_user=bool(flags.get("replay_user_messages")),
         verbose=bool(flags.get("verbose")),
+        progress=flags.get("debug") is not None,
         permission_prompt=_permission_prompt(flags.get("permission_prompt_tool")),
     )
 

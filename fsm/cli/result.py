@@ -1,9 +1,11 @@
 """What a headless run ended with: :class:`RunResult`, Claude Code's result object, and the one error line.
 
-The result object is Claude Code's (``claude -p --output-format json``): ``subtype`` is one of Claude
-Code's (:data:`SUBTYPES`), our precise outcome is ``terminal_reason``; ``num_turns`` counts the root's model
-calls in this run; ``usage``, ``modelUsage``, ``total_cost_usd``, ``model_calls`` and ``duration_api_ms``
-add up the root and every subagent it spawned. Our own keys (``model_calls``, ``subagents``,
+The result object is Claude Code's (``claude -p --output-format json``, 2.1.197): ``subtype`` (:data:`SUBTYPES`),
+``is_error``, ``stop_reason``, ``api_error_status`` and ``terminal_reason`` (:data:`TERMINAL_REASONS`) take the
+values Claude Code gives the same ending — a failed model call is ``subtype: success`` with ``is_error: true``,
+as there —, and our finer ending stays in ``outcome``, the first of our keys; ``num_turns`` counts the root's
+model calls in this run; ``usage``, ``modelUsage``, ``total_cost_usd``, ``model_calls`` and ``duration_api_ms``
+add up the root and every subagent it spawned. Our own keys (``outcome``, ``model_calls``, ``subagents``,
 ``transitions``, ``cost_note``) come after Claude Code's. :func:`summarize` counts what a run's transitions
 did; driving the run is :mod:`fsm.cli.headless`'s job.
 """
@@ -31,9 +33,11 @@ __all__ = [
     "ABORTED",
     "JOURNAL_ERROR",
     "SUBTYPES",
+    "TERMINAL_REASONS",
     "Ending",
     "ModelUsage",
     "RunResult",
+    "aborted_in",
     "error_line",
     "permission_denials",
     "result_text",
@@ -46,15 +50,33 @@ SUBTYPES = {
     "max_turns": "error_max_turns",
     "max_model_calls": "error_max_turns",  # Claude Code's set has no other limit of calls; the outcome says which
     "max_budget_usd": "error_max_budget_usd",
-    "model_error": "error_during_execution",
-    "refusal": "error_during_execution",
-    "max_tokens": "error_during_execution",
+    "model_error": "success",  # Claude Code: a failed call ends the turn with a synthetic reply, is_error true
+    "refusal": "success",
+    "max_tokens": "success",
+    "context_window": "success",
     "interrupted": "error_during_execution",
-    "context_window": "error_during_execution",
 }
-"""The result subtype (Claude Code's set) of each outcome of the root agent (kept as ``terminal_reason``).
-A run stopped because its journal could not be written is ``error_during_execution`` with terminal_reason
-:data:`JOURNAL_ERROR`, not an outcome of the agent: it is left where that transition took it."""
+"""The result subtype (Claude Code's set) of each outcome of the root agent (kept as ``outcome``); ``is_error``
+is true for every outcome but ``end_turn``. A run stopped because its journal could not be written, or
+interrupted by the Agent SDK, is ``error_during_execution``."""
+
+TERMINAL_REASONS: dict[str, str | None] = {
+    "end_turn": "completed",
+    "max_turns": "max_turns",
+    "max_model_calls": "max_turns",
+    "max_budget_usd": None,  # Claude Code checks its budget outside the query loop: no terminal_reason
+    "model_error": "completed",  # its query loop ends normally after the synthetic error reply
+    "refusal": "completed",
+    "max_tokens": "completed",
+    "context_window": "prompt_too_long",
+    "interrupted": "aborted_streaming",  # refined by where the interruption found the root (Ending.outcome)
+    "aborted_streaming": "aborted_streaming",
+    "aborted_tools": "aborted_tools",
+    "journal_error": None,  # nothing of Claude Code's: the run stopped outside its loop
+}
+"""Claude Code's ``terminal_reason`` (its set: ``completed``, ``max_turns``, ``prompt_too_long``, ``model_error``,
+``aborted_streaming``, ``aborted_tools``, ``stop_hook_prevented``, ``hook_stopped``, ``blocking_limit``, …) of each
+of our outcomes; None: Claude Code's result has no ``terminal_reason`` for that ending, nor has ours."""
 
 ABORTED = ("aborted_streaming", "aborted_tools")
 """Claude Code's terminal_reasons of a turn the Agent SDK interrupted: in a model call, or in a tool call."""
@@ -77,8 +99,9 @@ class RunResult:
     """What a headless run ended with: the ``result`` object of ``--output-format json``."""
 
     subtype: str
-    terminal_reason: str
-    """The root agent's outcome (``fsm.core.vocabulary.Outcome``)."""
+    outcome: str
+    """The root agent's outcome (``fsm.core.vocabulary.Outcome``), or ``journal_error``, ``aborted_streaming``,
+    ``aborted_tools`` (the Agent SDK's interrupt); ``interrupted`` is a signal's."""
     result: str
     """The final text; for ``model_error``, the error message."""
     session_id: str
@@ -103,12 +126,23 @@ class RunResult:
     signal: str | None = None
     """The signal that interrupted the run (``SIGINT`` for Ctrl-C, ``SIGTERM``, ``SIGHUP``), or None."""
     resumed: dict[str, Any] | None = None
-    """When a killed run was finished before the new prompt: its ``terminal_reason`` and ``result``."""
+    """When a killed run was finished before the new prompt: its ``outcome`` and ``result``."""
+    interrupted_in: str | None = None
+    """Where a signal's interruption found the root: ``aborted_tools`` in a tool call, else ``aborted_streaming``."""
+    api_error_status: int | None = None
+    """The HTTP status of the model call that failed the run (``model_error``, ``context_window``), when one came."""
 
     @property
     def is_error(self) -> bool:
-        """Whether the run ended in anything but success."""
-        return self.subtype != "success"
+        """Whether the run ended in anything but a final answer."""
+        return self.subtype != "success" or self.outcome != "end_turn"
+
+    @property
+    def terminal_reason(self) -> str | None:
+        """Claude Code's ``terminal_reason`` for this ending (:data:`TERMINAL_REASONS`), None when it has none."""
+        if self.outcome == "interrupted" and self.interrupted_in is not None:
+            return self.interrupted_in
+        return TERMINAL_REASONS.get(self.outcome)
 
     @property
     def exit_code(self) -> int:
@@ -143,25 +177,32 @@ class RunResult:
             }
             for name, m in self.model_usage.items()
         }
-        data: dict[str, Any] = {
-            "type": "result",
-            "subtype": self.subtype,
-            "is_error": self.is_error,
-            "duration_ms": self.duration_ms,
-            "duration_api_ms": self.duration_api_ms,
-            "num_turns": self.num_turns,
-            "result": self.result,
-            "stop_reason": self.stop_reason,
-            "session_id": self.session_id,
-            "total_cost_usd": self.total_cost_usd,
-            "usage": usage_json(self.usage),
-            "modelUsage": model_usage,
-            "permission_denials": list(self.permission_denials),
-            "terminal_reason": self.terminal_reason,
-            "uuid": str(uuid.uuid4()),
-        }
+        success = self.subtype == "success"
+        data: dict[str, Any] = {"type": "result", "subtype": self.subtype}
+        if success:  # Claude Code's two result shapes differ in key order, api_error_status and result
+            data.update(is_error=self.is_error, api_error_status=self.api_error_status)
+        data.update(duration_ms=self.duration_ms, duration_api_ms=self.duration_api_ms)
+        if not success:
+            data["is_error"] = self.is_error
+        data["num_turns"] = self.num_turns
+        if success:
+            data["result"] = self.result
+        data.update(
+            stop_reason=self.stop_reason,
+            session_id=self.session_id,
+            total_cost_usd=self.total_cost_usd,
+            usage=usage_json(self.usage),
+            modelUsage=model_usage,
+            permission_denials=list(self.permission_denials),
+        )
+        if (reason := self.terminal_reason) is not None:
+            data["terminal_reason"] = reason
+        data["uuid"] = str(uuid.uuid4())
         if self.errors:
             data["errors"] = list(self.errors)
+        data["outcome"] = self.outcome
+        if not success:
+            data["result"] = self.result
         data.update(model_calls=self.model_calls, subagents=self.subagents, transitions=self.transitions)
         if self.resumed is not None:
             data["resumed"] = dict(self.resumed)
@@ -202,19 +243,25 @@ class Ending:
     journal_error: JournalError | None = None
     """The error that stopped it where its journal could not be written, or None."""
     resumed: dict[str, Any] | None = None
-    """When a killed run was finished before the new prompt: its ``terminal_reason`` and ``result``."""
+    """When a killed run was finished before the new prompt: its ``outcome`` and ``result``."""
     aborted: bool = False
     """The Agent SDK interrupted it (``interrupt``, or a permission answer's ``interrupt``)."""
 
     def outcome(self, agent: Agent, records: Sequence[Transition] = ()) -> str:
-        """The run's terminal_reason: ``journal_error``, ``interrupted``, ``aborted_streaming`` or
-        ``aborted_tools`` (by where the root's interruption found it, in *records*), or the agent's outcome."""
+        """The run's outcome: ``journal_error``, ``interrupted`` (a signal), ``aborted_streaming`` or
+        ``aborted_tools`` (the SDK's interrupt, :meth:`aborted_in`), or the agent's outcome."""
         if self.journal_error is not None:
             return JOURNAL_ERROR
         if self.aborted:
-            stopped = [r for r in records if r.trigger == "interrupted" and r.depth == 0]
-            return ABORTED[1] if stopped and stopped[-1].source == "executing_tools" else ABORTED[0]
+            return aborted_in(records)
         return "interrupted" if self.signal else agent.outcome or "end_turn"
+
+
+def aborted_in(records: Sequence[Transition]) -> str:
+    """``aborted_tools`` when the root's last interruption in *records* found it running tools, else
+    ``aborted_streaming`` (Claude Code's terminal_reasons of an interrupted turn)."""
+    stopped = [r for r in records if r.trigger == "interrupted" and r.depth == 0]
+    return ABORTED[1] if stopped and stopped[-1].source == "executing_tools" else ABORTED[0]
 
 
 def summarize(
@@ -237,7 +284,7 @@ def summarize(
     )
     return RunResult(
         subtype=SUBTYPES.get(outcome, "error_during_execution"),
-        terminal_reason=outcome,
+        outcome=outcome,
         result=text,
         session_id=session_id or agent.agent_id,
         num_turns=sum(r.depth == 0 for r in calls),
@@ -247,18 +294,23 @@ def summarize(
         duration_ms=duration_ms,
         transitions=len(records),
         duration_api_ms=round(sum(r.duration_ms for r in calls)),
-        stop_reason=None if ending.signal or ending.aborted else _stop_reason(records),
+        stop_reason=None if ending.signal or ending.aborted else _stop_reason(outcome, records),
         model_usage=_model_usage(records, default=getattr(agent.model, "model", None) or "unknown"),
         permission_denials=permission_denials(records),
         errors=[problem] if problem else [],
         max_output_tokens=agent.max_tokens,
         signal=ending.signal,
         resumed=ending.resumed,
+        interrupted_in=aborted_in(records) if ending.signal else None,
+        api_error_status=getattr(agent.model, "last_error_status", None) if outcome in _ERRORS else None,
     )
 
 
-def _stop_reason(records: Sequence[Transition]) -> str | None:
-    """The stop reason of the root's last reply (None when the run ended without one)."""
+def _stop_reason(outcome: str, records: Sequence[Transition]) -> str | None:
+    """The stop reason of the root's last reply (None when the run ended without one); ``stop_sequence`` when a
+    model call failed, the stop reason of the synthetic reply Claude Code ends such a turn with."""
+    if outcome in _ERRORS:
+        return "stop_sequence"
     replies = [r.reply for r in records if r.reply is not None and r.depth == 0]
     return replies[-1].stop_reason if replies else None
 

@@ -12,7 +12,9 @@ malformed reply cannot print Pydantic warnings), and every failure, whatever its
 that says what came back and what to check. Retries are ours, not the SDK's (it is built with
 ``max_retries=0``): 408, 409, 429, every 5xx, connection errors and timeouts are tried again up to
 ``max_retries`` times, waiting what ``retry-after`` asks for (at most :data:`RETRY_AFTER_CAP` seconds),
-else a short exponential backoff; a wait longer than :data:`QUIET_WAIT` is announced to ``on_retry``.
+else a short exponential backoff; a wait longer than :data:`QUIET_WAIT` is announced to ``on_retry``, and every
+retry (and every switch to a fallback model) to ``on_notice`` as a :mod:`fsm.model.notices` record. The HTTP status
+of the failure that ended the last call stays in ``last_error_status`` (None after a call that answered).
 
 Streaming (:meth:`AnthropicModel.stream`, the :class:`StreamingModel` protocol) asks the API for Server-Sent
 Events and hands each raw event (a dict in the API's shape: ``message_start``, ``content_block_delta`` …; never
@@ -43,6 +45,7 @@ from typing import Any
 
 from fsm.errors import ModelError
 from fsm.model.aliases import RequestOptions
+from fsm.model.notices import ApiRetry, ModelFallback, OnNotice
 from fsm.model.pricing import warm
 from fsm.model.protocol import OnEvent
 from fsm.model.reply import Reply, without_surrogates
@@ -158,6 +161,8 @@ class AnthropicModel:
             (:class:`~fsm.model.aliases.RequestOptions`). When the model is overloaded (529, its retries spent)
             or not found (404), the same request goes to each fallback model in turn, and the one that answers
             stays this model's for the calls after (one line to ``on_retry`` says so).
+        on_notice: called with an :class:`~fsm.model.notices.ApiRetry` before every retry's wait, and a
+            :class:`~fsm.model.notices.ModelFallback` at every switch to a fallback model.
     """
 
     def __init__(
@@ -171,6 +176,7 @@ class AnthropicModel:
         sleep: Callable[[float], None] = time.sleep,
         credentials: Mapping[str, str] | None = None,
         options: RequestOptions | None = None,
+        on_notice: OnNotice | None = None,
     ) -> None:
         if max_retries < 0:
             raise ValueError(f"max_retries must be >= 0 (got {max_retries})")
@@ -180,6 +186,9 @@ class AnthropicModel:
         self.max_retries = max_retries
         self.timeout = timeout or DEFAULT_TIMEOUT
         self.on_retry = on_retry
+        self.on_notice = on_notice
+        self.last_error_status: int | None = None
+        """The HTTP status of the failure that ended the last call (None: it answered, or no status came)."""
         self._client = client
         self._sdk: Any = None
         self._wire: Any = None
@@ -197,6 +206,7 @@ class AnthropicModel:
             sleep=self._sleep,
             credentials=self._credentials,
             options=self.options,
+            on_notice=self.on_notice,
         )
         other._client, other._sdk, other._wire = self._client, self._sdk, self._wire
         return other
@@ -296,12 +306,17 @@ class AnthropicModel:
         fallbacks = [m for m in self.options.fallback if m != self.model]
         while True:
             try:
-                return self._call_one(build(self.model), attempt_once)
+                reply = self._call_one(build(self.model), attempt_once)
+                self.last_error_status = None
+                return reply
             except ModelError as exc:
+                self.last_error_status = exc.status_code
                 if exc.status_code not in (404, 529) or not fallbacks:
                     raise
                 if self.on_retry is not None:
                     self.on_retry(f"{self.model} answered {exc.status_code}; falling back to {fallbacks[0]}")
+                if self.on_notice is not None:
+                    self.on_notice(ModelFallback(self.model, fallbacks[0], exc.status_code))
                 self.model = fallbacks.pop(0)
 
     def _call_one(self, request: dict[str, Any], attempt_once: Callable[[dict[str, Any]], Reply]) -> Reply:
@@ -316,6 +331,9 @@ class AnthropicModel:
                 wait = retry_wait(failure.headers, attempt, jitter=1 - 0.25 * random.random())
                 if wait > QUIET_WAIT and self.on_retry is not None:
                     self.on_retry(f"{failure.reason}; retrying in {wait:.0f} s (attempt {attempt + 1} of {attempts})")
+                if self.on_notice is not None:
+                    status = failure.error.status_code
+                    self.on_notice(ApiRetry(attempt, self.max_retries, wait * 1000, status, failure.reason))
                 self._sleep(wait)
         raise AssertionError("unreachable: the last attempt returns or raises")
 

@@ -1,10 +1,15 @@
 """Claude Code's stream-json messages, made from Transition records: ``system``/``init``, ``assistant`` and
-``user`` (the ``result`` is ``fsm.cli.headless``'s).
+``user``, and the model's ``system``/``api_retry`` and ``system``/``model_fallback`` (the ``result`` is
+``fsm.cli.headless``'s).
 
-:class:`ClaudeStream` is a listener. It writes one ``system``/``init`` message first (:meth:`ClaudeStream.init`),
-then, for each transition, a message per API message the step appended, in Claude Code's shape:
+:class:`ClaudeStream` is a listener. It writes one ``system``/``init`` message first (:meth:`ClaudeStream.init`:
+Claude Code 2.1.197's keys in its order, tools in its spelling, ``claude_code_version`` naming the contract we
+match, :data:`CLAUDE_CODE_VERSION`), then, for each transition, a message per API message the step appended, in
+Claude Code's shape:
 
-- ``assistant``: each model reply, with the full API ``message`` (id, model, content, stop_reason, usage);
+- ``assistant``: each model reply, with the full API ``message`` (id, model, content, stop_reason, usage); a
+  failed model call (``model_failed``) becomes Claude Code's synthetic reply: model ``<synthetic>``, stop_reason
+  ``stop_sequence``, the error as its text, and ``error`` (:func:`~fsm.model.notices.error_category`);
 - ``user``: each tool-result message, and a subagent's prompt; the root's own prompt is not echoed (as
   ``claude -p`` does not);
 
@@ -27,13 +32,18 @@ from typing import TYPE_CHECKING, Any
 
 from fsm.core.progress import Progress
 from fsm.core.records import Transition
+from fsm.model.notices import ApiRetry, Notice, error_category
 from fsm.model.reply import Message
+from fsm.policy.rules import claude_name
 from fsm.view.stream import CONTENT_CUT, event_of
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
-__all__ = ["ClaudeStream", "usage_of"]
+__all__ = ["CLAUDE_CODE_VERSION", "ClaudeStream", "usage_of"]
+
+CLAUDE_CODE_VERSION = "2.1.197"
+"""The Claude Code release whose stream-json and result shapes we match (recorded from its CLI)."""
 
 Write = Callable[[dict[str, Any]], None]
 
@@ -69,27 +79,66 @@ class ClaudeStream:
         self.transitions, self.cut = transitions, cut
         self._task_of: dict[str, str] = {}
         """A subagent's id → the tool_use id of the ``task`` call it answers."""
+        self._agent: Agent | None = None
 
     def init(self, agent: Agent, *, permission_mode: str, agents: list[str], version: str, api_key_source: str) -> None:
         """Write the ``system``/``init`` message: the session, where it runs, with which model and tools."""
         for child in agent.children:  # a resumed session's running subagent
             if child.data.parent_tool_use_id is not None:
                 self._task_of[child.agent_id] = child.data.parent_tool_use_id
+        self._agent = agent
         self.write(
             {
                 "type": "system",
                 "subtype": "init",
                 "cwd": str(agent.workspace.root),
                 "session_id": self.session_id,
-                "tools": [t.name for t in agent.tools],
+                "tools": [claude_name(t.name) for t in agent.tools],
                 "mcp_servers": [],
                 "model": getattr(agent.model, "model", None) or self.model,
                 "permissionMode": permission_mode,
                 "slash_commands": [],
                 "apiKeySource": api_key_source,
+                "claude_code_version": CLAUDE_CODE_VERSION,
+                "output_style": "default",
                 "agents": agents,
-                "agentfsm_version": version,
+                "skills": [],
+                "plugins": [],
+                "analytics_disabled": True,
+                "product_feedback_disabled": True,
                 "uuid": str(uuid.uuid4()),
+                "fast_mode_state": "off",
+                "agentfsm_version": version,
+            }
+        )
+
+    def notice(self, notice: Notice) -> None:
+        """The model's ``on_notice``: a retry as ``system``/``api_retry``, a fallback as ``model_fallback``."""
+        common = {"session_id": self.session_id, "uuid": str(uuid.uuid4())}
+        if isinstance(notice, ApiRetry):
+            self.write(
+                {
+                    "type": "system",
+                    "subtype": "api_retry",
+                    "attempt": notice.attempt,
+                    "max_retries": notice.max_retries,
+                    "retry_delay_ms": notice.delay_ms,
+                    "error_status": notice.status,
+                    "error": error_category(notice.status),
+                    **common,
+                }
+            )
+            return
+        why = "is not available" if notice.status == 404 else "is overloaded"
+        self.write(
+            {
+                "type": "system",
+                "subtype": "model_fallback",
+                "trigger": "model_not_found" if notice.status == 404 else "overloaded",
+                "original_model": notice.original_model,
+                "fallback_model": notice.fallback_model,
+                "content": f"Switched to {notice.fallback_model} because {notice.original_model} {why}",
+                **common,
             }
         )
 
@@ -117,6 +166,8 @@ class ClaudeStream:
             event = self._message_event(record, message)
             if event is not None:
                 self.write(event)
+        if record.trigger == "model_failed":
+            self.write(self._synthetic(record))
         if record.trigger == "subagent_returned" and record.child:
             self._task_of.pop(record.child, None)
         if self.transitions:
@@ -141,3 +192,31 @@ class ClaudeStream:
         if record.trigger in ("prompt", "continue_forced") and parent is None:
             return None  # the root's own prompt (or a Stop hook's): claude -p does not echo it
         return {"type": "user", "message": {"role": "user", "content": message["content"]}, **common}
+
+    def _synthetic(self, record: Transition) -> dict[str, Any]:
+        """Claude Code's synthetic assistant message for a model call that failed: the error as its text."""
+        model = self._agent.model if self._agent is not None else None
+        status = getattr(model, "last_error_status", None) if record.depth == 0 else None
+        category = "invalid_request" if record.outcome == "context_window" else error_category(status)
+        zero = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        message = {
+            "id": str(uuid.uuid4()),
+            "container": None,
+            "model": "<synthetic>",
+            "role": "assistant",
+            "stop_details": None,
+            "stop_reason": "stop_sequence",
+            "stop_sequence": "",
+            "type": "message",
+            "usage": zero,
+            "content": [{"type": "text", "text": record.error or "the model call failed"}],
+            "context_management": None,
+        }
+        return {
+            "type": "assistant",
+            "message": message,
+            "parent_tool_use_id": self.parent_tool_use_id(record.agent),
+            "session_id": self.session_id,
+            "uuid": str(uuid.uuid4()),
+            "error": category,
+        }
