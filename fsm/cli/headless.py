@@ -266,4 +266,4 @@ def _write(
         if own:
             print(f"agentfsm: {visible(problem)}", file=sys.stderr, flush=True)
         else:
-            print(f"Error: {shown(problem)}", flush=True)
+            print(f"Error: {visible(problem)}", flush=True)  # it may quote a server: escapes shown

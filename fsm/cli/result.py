@@ -197,7 +197,7 @@ class RunResult:
         )
         if (reason := self.terminal_reason) is not None:
             data["terminal_reason"] = reason
-        data["uuid"] = str(uuid.uuid4())
+        data.update(fast_mode_state="off", uuid=str(uuid.uuid4()))  # we have no fast mode
         if self.errors:
             data["errors"] = list(self.errors)
         data["outcome"] = self.outcome

@@ -27,7 +27,7 @@ def test_fan_out_with_defaults_stops_at_200_calls(agentfsm: Runner, fake: FakeAn
     fake.script = [fan_out] * 1000
     run = agentfsm("-p", "delegate forever", "--output-format", "json", timeout=120)
     result = run.json()
-    assert (run.code, result["subtype"], result["terminal_reason"], result["model_calls"]) == (
+    assert (run.code, result["subtype"], result["outcome"], result["model_calls"]) == (
         1,
         "error_max_turns",
         "max_model_calls",
@@ -45,7 +45,7 @@ def test_max_model_calls_10_makes_at_most_10_successful_requests(agentfsm: Runne
     fake.script = [fan_out, Status(529, "Overloaded"), *[fan_out] * 100]
     run = agentfsm("-p", "delegate forever", "--max-model-calls", "10", "--output-format", "json")
     result = run.json()
-    assert (run.code, result["subtype"], result["terminal_reason"], result["model_calls"]) == (
+    assert (run.code, result["subtype"], result["outcome"], result["model_calls"]) == (
         1,
         "error_max_turns",
         "max_model_calls",
@@ -75,7 +75,7 @@ def test_usd_budget_stops_the_fan_out(agentfsm: Runner, fake: FakeAnthropic) -> 
     fake.script = [costly(fan_out)] * 100
     run = agentfsm("-p", "delegate forever", "--model", HAIKU, "--max-budget-usd", "1.5", "--output-format", "json")
     result = run.json()
-    assert (run.code, result["subtype"], result["terminal_reason"], result["is_error"]) == (
+    assert (run.code, result["subtype"], result["outcome"], result["is_error"]) == (
         1,
         "error_max_budget_usd",
         "max_budget_usd",

@@ -82,7 +82,7 @@ class Scenario:
     script: list[Any]
     code: int
     reason: str
-    """The result's ``terminal_reason`` (our outcome)."""
+    """The result's ``outcome`` (ours; ``terminal_reason`` is Claude Code's)."""
     stderr: str | None = None
     """A regex the one stderr line must match (after ``agentfsm: ``); None: no stderr line at all."""
     args: tuple[str, ...] = ()
@@ -430,7 +430,7 @@ def _assert_clean(scenario: Scenario, outcome: Outcome) -> dict[str, Any]:
     assert "Traceback" not in run.stderr and "Warning" not in run.stderr, run.stderr
     assert run.code == scenario.code, (run.code, run.stderr)
     result = json.loads(run.stdout.splitlines()[-1])
-    assert result["type"] == "result" and result["terminal_reason"] == scenario.reason, result
+    assert result["type"] == "result" and result["outcome"] == scenario.reason, result
     assert result["subtype"] == ("success" if scenario.code == 0 else "error_during_execution")
     assert result["is_error"] is (scenario.code == 1)
     lines = run.stderr.splitlines()

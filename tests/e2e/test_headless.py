@@ -22,6 +22,7 @@ RESULT_KEYS = [
     "type",
     "subtype",
     "is_error",
+    "api_error_status",
     "duration_ms",
     "duration_api_ms",
     "num_turns",
@@ -33,10 +34,33 @@ RESULT_KEYS = [
     "modelUsage",
     "permission_denials",
     "terminal_reason",
+    "fast_mode_state",
     "uuid",
+    "outcome",
     "model_calls",
     "subagents",
     "transitions",
+]
+
+CLAUDE_INIT_KEYS = [  # system/init of the real claude -p 2.1.197 on the loopback fake, less memory_paths
+    "type",
+    "subtype",
+    "cwd",
+    "session_id",
+    "tools",
+    "mcp_servers",
+    "model",
+    "permissionMode",
+    "slash_commands",
+    "apiKeySource",
+    "claude_code_version",
+    "output_style",
+    "agents",
+    "skills",
+    "plugins",
+    "analytics_disabled",
+    "product_feedback_disabled",
+    "uuid",
 ]
 
 
@@ -143,7 +167,8 @@ class TestDelegation:
                 "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
             },
             "permission_denials": [],
-            "terminal_reason": "end_turn",
+            "terminal_reason": "completed",
+            "outcome": "end_turn",
             "transitions": 13,
         }
 
@@ -192,7 +217,9 @@ class TestDelegation:
             "claude-sonnet-4-5",
             "default",
         )
-        assert init["tools"] == SIX and init["agents"] == ["general-purpose"] and init["agentfsm_version"]
+        assert init["tools"] == ["Bash", "Read", "Write", "Edit", "Glob", "Task"]  # Claude Code's spelling
+        assert init["agents"] == ["general-purpose"] and init["agentfsm_version"]
+        assert list(init)[: len(CLAUDE_INIT_KEYS)] == CLAUDE_INIT_KEYS and init["claude_code_version"] == "2.1.197"
         session = init["session_id"]
         messages = [(p, line) for p, line in zip(parsed, lines, strict=True) if p and p.type in ("assistant", "user")]
         assert {line["session_id"] for _, line in messages} == {session} == {result["session_id"]}
@@ -222,7 +249,7 @@ class TestDelegation:
         events = [line for line in lines if line["type"] == "transition"]
         assert [e["seq"] for e in events] == list(range(1, 14))
         final = parse(result)
-        assert final is not None and final.fields["terminal_reason"] == "end_turn"
+        assert final is not None and final.fields["terminal_reason"] == "completed"
         for key in ("total_cost_usd", "duration_api_ms", "permission_denials", "stop_reason"):
             assert key in result
         assert (result["stop_reason"], result["permission_denials"]) == ("end_turn", [])
@@ -381,7 +408,7 @@ class TestOutcomes:
         assert run.code == 1
         message = "authentication failed (401: invalid x-api-key); check ANTHROPIC_API_KEY"
         assert run.stderr == f"agentfsm: {message}\n"
-        assert (run.json()["subtype"], run.json()["terminal_reason"], run.json()["result"]) == (
+        assert (run.json()["subtype"], run.json()["outcome"], run.json()["result"]) == (
             "error_during_execution",
             "model_error",
             message,

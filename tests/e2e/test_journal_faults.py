@@ -27,7 +27,7 @@ def _small_files_only() -> None:
 @pytest.mark.parametrize("output", ["json", "stream-json", "text"])
 def test_a_journal_that_fills_up_mid_run(tmp_path: Path, output: str) -> None:
     """The run stops at the transition the journal could not take; json modes print the result object
-    (error_during_execution, terminal_reason journal_error); one stderr line; exit 1; --continue finishes it
+    (error_during_execution, outcome journal_error); one stderr line; exit 1; --continue finishes it
     (checked once, after the json run)."""
     with FakeAnthropic() as fake:
         fake.script = [
@@ -61,7 +61,7 @@ def test_a_journal_that_fills_up_mid_run(tmp_path: Path, output: str) -> None:
             assert done.stdout == ""
         else:
             result = json.loads(done.stdout.splitlines()[-1])
-            assert (result["type"], result["subtype"], result["terminal_reason"], result["is_error"]) == (
+            assert (result["type"], result["subtype"], result["outcome"], result["is_error"]) == (
                 "result",
                 "error_during_execution",
                 "journal_error",

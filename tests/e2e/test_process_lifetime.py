@@ -102,7 +102,7 @@ class TestSignals:
         assert proc.returncode == 1
         assert err == f"agentfsm: interrupted ({name})\n"
         result = json.loads(out)
-        assert (result["terminal_reason"], result["signal"], result["is_error"]) == ("interrupted", name, True)
+        assert (result["outcome"], result["signal"], result["is_error"]) == ("interrupted", name, True)
         assert _gone(pids, within=1.0), "a process of the bash call outlived agentfsm"
         triggers = [t for (t,) in _journal_rows(project, "SELECT trigger FROM transitions ORDER BY seq")]
         assert triggers[-1] == "interrupted"
@@ -122,7 +122,7 @@ class TestSignals:
         out, err = proc.communicate(timeout=20)
         assert proc.returncode == 1, err
         assert err == "agentfsm: interrupted (SIGINT)\n"
-        assert json.loads(out)["terminal_reason"] == "interrupted"
+        assert json.loads(out)["outcome"] == "interrupted"
         assert _gone(pids, within=1.0)
 
 

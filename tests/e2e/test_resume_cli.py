@@ -63,7 +63,7 @@ def test_resume_with_a_prompt_reports_the_killed_run(fake, project, agentfsm):
     run = agentfsm("-p", "anything else?", "--resume", session, "--output-format", "json")
     assert run.code == 0, run.stderr
     result = run.json()
-    assert result["resumed"] == {"terminal_reason": "end_turn", "result": "all done"}
+    assert result["resumed"] == {"outcome": "end_turn", "result": "all done"}
     assert (result["result"], result["model_calls"], result["num_turns"]) == ("nothing else", 3, 2)
 
 

@@ -190,7 +190,7 @@ class TestCutStream:
             "content_block_delta",
             "content_block_delta",
         ]
-        assert (lines[-1]["subtype"], lines[-1]["terminal_reason"]) == ("error_during_execution", "model_error")
+        assert (lines[-1]["subtype"], lines[-1]["is_error"], lines[-1]["terminal_reason"], lines[-1]["outcome"]) == ("success", True, "completed", "model_error")
         assert len(fake.messages_requests) == 1
 
 

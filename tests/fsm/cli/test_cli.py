@@ -175,34 +175,42 @@ class TestHeadless:
     def test_error_outcome_exits_1_with_one_line(
         self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """The turn limit is status 1 and one line on stderr."""
+        """The turn limit is status 1 and one ``Error:`` line on stdout, where claude -p writes it; stderr empty."""
         scripted(monkeypatch, *[tool_reply(tool_use("bash", {"command": "true"}))] * 2)
         assert cli.main(["-p", "q", "--max-turns", "1"]) == 1
         assert outputs(capsys) == (
-            "",
-            "agentfsm: stopped after 1 turns without a final answer; raise --max-turns "
+            "Error: stopped after 1 turns without a final answer; raise --max-turns "
             "(up to 30) or narrow the prompt\n",
+            "",
         )
 
-    def test_verbose(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-        """--verbose adds progress lines on stderr and leaves stdout alone."""
+    def test_verbose_is_quiet(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        """--verbose alone writes no progress lines: a run that was given what it asked has nothing to say."""
         scripted(monkeypatch, tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("ok"))
         assert cli.main(["-p", "q", "--verbose"]) == 0
+        assert outputs(capsys) == ("ok\n", "")
+
+    def test_debug(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+        """--debug adds the progress lines on stderr and leaves stdout alone."""
+        scripted(monkeypatch, tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("ok"))
+        assert cli.main(["-p", "q", "--debug"]) == 0
         out, err = outputs(capsys)
         assert out == "ok\n"
         assert "● bash(echo hi)\n  ⎿  hi\n" in err
         assert '--tool_ran--> executing_tools (turn 1)  bash {"command": "echo hi"}  -> \'hi\'' in err
 
     def test_ctrl_c(self, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
-        """Ctrl-C during a headless run ends interrupted with status 1."""
+        """Ctrl-C during a headless run ends interrupted with status 1; in json the result says so, and
+        stderr stays empty (claude -p writes nothing there either)."""
         scripted(monkeypatch, KeyboardInterrupt())
         assert cli.main(["-p", "q", "--output-format", "json"]) == 1
         out, err = outputs(capsys)
         result = json.loads(out)
-        assert (result["terminal_reason"], result["signal"], err) == (
+        assert (result["outcome"], result["terminal_reason"], result["signal"], err) == (
             "interrupted",
+            "aborted_streaming",
             "SIGINT",
-            "agentfsm: interrupted (SIGINT)\n",
+            "",
         )
 
 

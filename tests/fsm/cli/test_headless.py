@@ -36,7 +36,7 @@ class TestRunHeadless:
         result = run_headless(agent, "go")
         assert (
             result.subtype,
-            result.terminal_reason,
+            result.outcome,
             result.result,
             result.session_id,
             result.num_turns,
@@ -71,34 +71,38 @@ class TestRunHeadless:
         ],
     )
     def test_error_outcomes(self, tmp_path: Path, reply: dict[str, object], reason: str) -> None:
-        """Outcomes other than end_turn are error_during_execution, the outcome in terminal_reason, status 1."""
+        """A reply cut at max_tokens or refused ends as Claude Code's does: subtype success with is_error true,
+        terminal_reason completed, status 1; the outcome and the stop reason say which."""
         result = run_headless(_agent(tmp_path, reply), "go")
-        assert (result.subtype, result.terminal_reason, result.is_error, result.exit_code, result.stop_reason) == (
-            "error_during_execution",
+        assert (result.subtype, result.outcome, result.is_error, result.exit_code, result.stop_reason) == (
+            "success",
             reason,
             True,
             1,
             reason,
         )
+        assert result.terminal_reason == "completed"
 
     def test_model_error_result_is_the_message(self, tmp_path: Path) -> None:
-        """For model_error, ``result`` and ``errors`` hold the error's message; no reply, no stop_reason."""
+        """For model_error, ``result`` and ``errors`` hold the error's message; as Claude Code's, the subtype is
+        success with is_error true and the stop reason its synthetic reply's (stop_sequence)."""
         message = "authentication failed (401: bad key); check ANTHROPIC_API_KEY"
         result = run_headless(_agent(tmp_path, ModelError(message, kind="auth")), "go")
         assert (
             result.subtype,
-            result.terminal_reason,
+            result.outcome,
             result.result,
             result.errors,
             result.num_turns,
             result.stop_reason,
-        ) == ("error_during_execution", "model_error", message, [message], 1, None)
+        ) == ("success", "model_error", message, [message], 1, "stop_sequence")
+        assert (result.is_error, result.terminal_reason, result.api_error_status) == (True, "completed", None)
 
     def test_turn_limit(self, tmp_path: Path) -> None:
         """A model that always calls a tool stops at max_turns."""
         agent = _agent(tmp_path, *[tool_reply(tool_use("bash", {"command": "true"}))] * 3, max_turns=2)
         result = run_headless(agent, "go")
-        assert (result.subtype, result.terminal_reason, result.num_turns, result.model_calls) == (
+        assert (result.subtype, result.outcome, result.num_turns, result.model_calls) == (
             "error_max_turns",
             "max_turns",
             2,
@@ -106,10 +110,10 @@ class TestRunHeadless:
         )
 
     def test_ctrl_c_leaves_the_agent_idle(self, tmp_path: Path) -> None:
-        """A KeyboardInterrupt does not escape: the agent is idle and terminal_reason interrupted."""
+        """A KeyboardInterrupt does not escape: the agent is idle and outcome interrupted."""
         agent = _agent(tmp_path, KeyboardInterrupt())
         result = run_headless(agent, "go")
-        assert (result.subtype, result.terminal_reason, agent.state, agent.outcome) == (
+        assert (result.subtype, result.outcome, agent.state, agent.outcome) == (
             "error_during_execution",
             "interrupted",
             "idle",
@@ -120,7 +124,7 @@ class TestRunHeadless:
         """An interruption by SIGTERM ends like Ctrl-C, and the result and its error line say which signal."""
         agent = _agent(tmp_path, Interrupted(signal.SIGTERM))
         result = run_headless(agent, "go")
-        assert (result.terminal_reason, result.signal, result.errors) == (
+        assert (result.outcome, result.signal, result.errors) == (
             "interrupted",
             "SIGTERM",
             ["interrupted (SIGTERM)"],
@@ -138,13 +142,13 @@ class TestRunHeadless:
 
         agent.subscribe(stop_after_the_reply)
         result = run_headless(agent, "go")
-        assert (result.terminal_reason, agent.state) == ("interrupted", "idle")
+        assert (result.outcome, agent.state) == ("interrupted", "idle")
         assert agent.messages[-1]["content"][0]["is_error"] is True
 
 
 class TestJournalError:
     def test_a_journal_that_fails_mid_run_ends_it_with_a_result(self, tmp_path: Path) -> None:
-        """A transition the journal cannot write stops the run: terminal_reason journal_error, the message as
+        """A transition the journal cannot write stops the run: outcome journal_error, the message as
         the result, the failed transition counted, and the journal holding every transition before it."""
         import sqlite3
 
@@ -164,7 +168,7 @@ class TestJournalError:
                 f"cannot write to session journal {tmp_path / 'j.db'} (database or disk is full); session "
                 f"{session} is journalled up to the transition before seq 3"
             )
-            assert (result.subtype, result.terminal_reason, result.result, result.exit_code) == (
+            assert (result.subtype, result.outcome, result.result, result.exit_code) == (
                 "error_during_execution",
                 "journal_error",
                 message,
@@ -178,7 +182,7 @@ class TestJournalError:
             assert [r.seq for r in journal.records(session)] == [1, 2]
             assert journal.snapshot(session).root_state.state == "executing_tools"
             data = result.to_json()
-            assert (data["subtype"], data["terminal_reason"], data["is_error"]) == (
+            assert (data["subtype"], data["outcome"], data["is_error"]) == (
                 "error_during_execution",
                 "journal_error",
                 True,
@@ -197,11 +201,19 @@ class TestRun:
         assert headless.run(_options(tmp_path, "q"), agent, None) == 0
         assert capsys.readouterr() == ("the answer\n", "")
 
-    def test_an_error_message_goes_to_stderr_only(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-        """A model error's message is the result, but in text mode it is written once, on stderr; status 1."""
+    def test_an_error_message_goes_to_stdout_once(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """A model error's message is the result; text mode writes it once, on stdout, where claude -p writes
+        its errors; stderr stays empty; status 1."""
         agent = _agent(tmp_path, ModelError("the API said no", kind="auth"))
         assert headless.run(_options(tmp_path, "q"), agent, None) == 1
-        assert capsys.readouterr() == ("", "agentfsm: the API said no\n")
+        assert capsys.readouterr() == ("Error: the API said no\n", "")
+
+    def test_json_keeps_errors_off_stderr(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+        """In json mode a failed run's errors are in the result object only: stderr stays empty."""
+        agent = _agent(tmp_path, ModelError("the API said no", kind="auth"))
+        assert headless.run(_options(tmp_path, "q", format="json"), agent, None) == 1
+        out, err = capsys.readouterr()
+        assert (json.loads(out)["errors"], err) == (["the API said no"], "")
 
     def test_json_is_the_result_object(self, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """json output is one result object naming the agent's id as the session when there is no session."""

@@ -6,7 +6,17 @@ from pathlib import Path
 
 import pytest
 
-from fsm.cli.result import SUBTYPES, Ending, ModelUsage, RunResult, error_line, summarize
+from fsm.cli.result import (
+    ABORTED,
+    JOURNAL_ERROR,
+    SUBTYPES,
+    TERMINAL_REASONS,
+    Ending,
+    ModelUsage,
+    RunResult,
+    error_line,
+    summarize,
+)
 from fsm.core.agent import Agent
 from fsm.errors import JournalError
 from fsm.model.reply import Usage
@@ -45,6 +55,7 @@ class TestRunResult:
             "type": "result",
             "subtype": "success",
             "is_error": False,
+            "api_error_status": None,
             "duration_ms": 5,
             "duration_api_ms": 4,
             "num_turns": 1,
@@ -72,17 +83,93 @@ class TestRunResult:
                 }
             },
             "permission_denials": [],
-            "terminal_reason": "end_turn",
+            "terminal_reason": "completed",
+            "fast_mode_state": "off",
+            "outcome": "end_turn",
             "model_calls": 2,
             "subagents": 0,
             "transitions": 6,
         }
 
     def test_subtypes_cover_every_outcome(self) -> None:
-        """Every outcome the agent can end with has a subtype."""
+        """Every outcome the agent can end with has a subtype and a terminal_reason entry."""
         from fsm.core.vocabulary import OUTCOMES
 
         assert set(SUBTYPES) == set(OUTCOMES)
+        assert set(TERMINAL_REASONS) == {*OUTCOMES, *ABORTED, JOURNAL_ERROR}
+
+    def test_terminal_reasons_are_claude_codes(self) -> None:
+        """Every terminal_reason we give is in Claude Code 2.1.197's set (its bundle's enum)."""
+        claude_codes = {
+            "blocking_limit",
+            "rapid_refill_breaker",
+            "prompt_too_long",
+            "image_error",
+            "model_error",
+            "aborted_streaming",
+            "aborted_tools",
+            "stop_hook_prevented",
+            "hook_stopped",
+            "tool_deferred",
+            "max_turns",
+            "background_requested",
+            "completed",
+        }
+        assert {r for r in TERMINAL_REASONS.values() if r is not None} <= claude_codes
+
+    @pytest.mark.parametrize(
+        ("outcome", "subtype", "is_error", "reason"),
+        [  # as the real claude -p 2.1.197 ended the same scenario on the loopback fake
+            ("end_turn", "success", False, "completed"),
+            ("max_turns", "error_max_turns", True, "max_turns"),
+            ("max_model_calls", "error_max_turns", True, "max_turns"),
+            ("max_budget_usd", "error_max_budget_usd", True, None),
+            ("model_error", "success", True, "completed"),
+            ("context_window", "success", True, "prompt_too_long"),
+            ("refusal", "success", True, "completed"),
+            ("max_tokens", "success", True, "completed"),
+            ("interrupted", "error_during_execution", True, "aborted_streaming"),
+            ("aborted_tools", "error_during_execution", True, "aborted_tools"),
+            ("journal_error", "error_during_execution", True, None),
+        ],
+    )
+    def test_each_ending_as_claude_code_reports_it(
+        self, outcome: str, subtype: str, is_error: bool, reason: str | None
+    ) -> None:
+        """subtype, is_error and terminal_reason take Claude Code's values; our ending stays in outcome."""
+        result = RunResult(SUBTYPES.get(outcome, "error_during_execution"), outcome, "x", "s", 1, 1, 0, Usage(), 1, 1)
+        data = result.to_json()
+        assert (data["subtype"], data["is_error"], data.get("terminal_reason"), data["outcome"]) == (
+            subtype,
+            is_error,
+            reason,
+            outcome,
+        )
+        assert result.exit_code == int(is_error)
+
+    def test_error_result_has_claude_codes_key_order(self) -> None:
+        """An error subtype's keys come in Claude Code's order (is_error after the durations, no api_error_status,
+        errors last), and our result text comes after them with our keys."""
+        data = RunResult("error_max_turns", "max_turns", "x", "s", 1, 1, 0, Usage(), 1, 1, errors=["e"]).to_json()
+        assert list(data)[:16] == [
+            "type",
+            "subtype",
+            "duration_ms",
+            "duration_api_ms",
+            "is_error",
+            "num_turns",
+            "stop_reason",
+            "session_id",
+            "total_cost_usd",
+            "usage",
+            "modelUsage",
+            "permission_denials",
+            "terminal_reason",
+            "fast_mode_state",
+            "uuid",
+            "errors",
+        ]
+        assert list(data)[16:18] == ["outcome", "result"]
 
 
 class TestSummarize:
@@ -120,12 +207,12 @@ class TestSummarize:
             (Ending(journal_error=JournalError("disk full")), "journal_error", "disk full"),
         ],
     )
-    def test_the_ending_decides_the_terminal_reason(
+    def test_the_ending_decides_the_outcome(
         self, tmp_path: Path, ending: Ending, reason: str, text: str
     ) -> None:
         """A journal error wins over a signal, which wins over the agent's outcome; a signal drops the stop reason."""
         result = ran(Agent(ScriptedModel([text_reply("done")]), str(tmp_path)), ending)
-        assert (result.terminal_reason, result.result, result.signal) == (reason, text, ending.signal)
+        assert (result.outcome, result.result, result.signal) == (reason, text, ending.signal)
         assert result.stop_reason == (None if ending.signal else "end_turn")
 
     def test_cost_from_the_price_table(self, tmp_path: Path) -> None:
@@ -160,7 +247,7 @@ class TestSummarize:
         model = ScriptedModel([tool_reply(tool_use("glob", {"pattern": "*"}), usage=(1_000_000, 0))] * 3)
         model.model = "claude-haiku-4-5"  # type: ignore[attr-defined]
         result = ran(Agent(model, str(tmp_path), max_budget_usd=1.5))
-        assert (result.subtype, result.terminal_reason, result.exit_code, result.total_cost_usd) == (
+        assert (result.subtype, result.outcome, result.exit_code, result.total_cost_usd) == (
             "error_max_budget_usd",
             "max_budget_usd",
             1,

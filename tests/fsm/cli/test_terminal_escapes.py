@@ -146,14 +146,14 @@ class TestHeadless:
     def test_verbose_run_and_error_line(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """``-p --verbose``: the progress lines on stderr show the tool output and reply escaped; a pipe gets the
+        """``-p --debug``: the progress lines on stderr show the tool output and reply escaped; a pipe gets the
         answer as it is (stdout here is not a terminal)."""
         (tmp_path / "evil.txt").write_text(PAYLOAD)
         script = [tool_reply(tool_use("read_file", {"path": "evil.txt"})), text_reply(f"done {PAYLOAD}")]
         with FakeAnthropic(script) as fake:
             monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
             monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
-            code = main(["-p", "look", "--verbose", "--cwd", str(tmp_path), "--no-session"])
+            code = main(["-p", "look", "--debug", "--cwd", str(tmp_path), "--no-session"])
         captured = capsys.readouterr()
         assert code == 0
         assert SHOWN in _clean(captured.err)
@@ -162,13 +162,14 @@ class TestHeadless:
     def test_a_model_error_quoting_escapes(
         self, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """An error line that quotes the server's message is one line with visible escapes."""
+        """An error line that quotes the server's message is one line with visible escapes (on stdout, where
+        claude -p writes errors in text mode, even when stdout is a pipe)."""
         from tests.e2e.fake_server import Status
 
         with FakeAnthropic([Status(404, f"no model {PAYLOAD}")]) as fake:
             monkeypatch.setenv("ANTHROPIC_BASE_URL", fake.url)
             monkeypatch.setenv("ANTHROPIC_API_KEY", "test")
             code = main(["-p", "look", "--cwd", str(tmp_path), "--no-session"])
-        err = capsys.readouterr().err
+        out = capsys.readouterr().out
         assert code == 1
-        assert _clean(err) == f"agentfsm: the model API answered 404: no model {SHOWN}\n"
+        assert _clean(out) == f"Error: the model API answered 404: no model {SHOWN}\n"
