@@ -364,7 +364,12 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
         help=f"subagents run at once when a reply holds several task calls, 1..{MAX_PARALLEL} "
         "(default 4; 1 runs them one after another)",
     )
-    group.add_argument("--verbose", action="store_true", help="progress lines on stderr")
+    group.add_argument(
+        "--verbose",
+        action="store_true",
+        help="text output: what was loaded, and what the run was given other than it asked, on stderr "
+        "(json modes: stderr holds errors only; required with stream-json, as in Claude Code)",
+    )
     group.add_argument(
         "-d",
         "--debug",
@@ -372,8 +377,8 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
         const="all",
         default=None,
         metavar="FILTER",
-        help="debug logging on stderr; FILTER: comma list of our logger names to keep (e.g. fsm.model,tools), "
-        "!NAME to drop one",
+        help="progress lines and debug logging on stderr; FILTER: comma list of our logger names to keep "
+        "(e.g. fsm.model,tools), !NAME to drop one",
     )
     group.add_argument(
         "--agent", metavar="NAME", help="run the root agent as the custom agent NAME: its prompt, tools and model"

@@ -54,17 +54,20 @@ class TestModels:
         assert "anthropic-beta" not in request.headers and "thinking" not in request.body
 
     def test_fallback_after_overload(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """529 until the retries are spent: the same request goes to the fallback model, which answers."""
+        """529 until the retries are spent: the same request goes to the fallback model, which answers; text
+        mode says so in one stderr line, json mode keeps stderr empty."""
         fake.script = [Status(529), Status(529), text_reply("from haiku")]
-        run = agentfsm("-p", "hi", "--max-retries", "1", "--fallback-model", "haiku", "--output-format", "json")
-        assert run.code == 0, run.stderr
+        run = agentfsm("-p", "hi", "--max-retries", "1", "--fallback-model", "haiku")
+        assert (run.code, run.stdout) == (0, "from haiku\n"), run.stderr
         assert [r.body["model"] for r in fake.messages_requests] == [
             "claude-sonnet-4-5",
             "claude-sonnet-4-5",
             "claude-haiku-4-5-20251001",
         ]
-        assert run.json()["result"] == "from haiku"
         assert "falling back to claude-haiku-4-5-20251001" in run.stderr
+        fake.script, fake.requests[:] = [Status(529), Status(529), text_reply("from haiku")], []
+        run = agentfsm("-p", "hi", "--max-retries", "1", "--fallback-model", "haiku", "--output-format", "json")
+        assert (run.code, run.json()["result"], run.stderr) == (0, "from haiku", "")
 
     def test_fallback_after_not_found(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """A 404 is not retried: the fallback answers at once; without --fallback-model the run fails."""

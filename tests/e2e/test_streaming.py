@@ -179,18 +179,24 @@ class TestCutStream:
             text_reply("never asked"),
         ]
         run = agentfsm("-p", "hello", "--output-format", "stream-json", "--include-partial-messages")
-        assert run.code == 1
-        assert re.fullmatch(
-            r"agentfsm: the model's reply broke off after 4 stream events \(.*\); try again\n", run.stderr
-        )
+        assert (run.code, run.stderr) == (1, "")  # stream-json: the error is in the result, stderr stays clean
         lines = run.json_lines()
+        assert re.fullmatch(
+            r"the model's reply broke off after 4 stream events \(.*\); try again", lines[-1]["errors"][0]
+        )
         assert [line["event"]["type"] for line in lines if line["type"] == "stream_event"] == [
             "message_start",
             "content_block_start",
             "content_block_delta",
             "content_block_delta",
         ]
-        assert (lines[-1]["subtype"], lines[-1]["is_error"], lines[-1]["terminal_reason"], lines[-1]["outcome"]) == ("success", True, "completed", "model_error")
+        result = lines[-1]
+        assert (result["subtype"], result["is_error"], result["terminal_reason"], result["outcome"]) == (
+            "success",
+            True,
+            "completed",
+            "model_error",
+        )
         assert len(fake.messages_requests) == 1
 
 

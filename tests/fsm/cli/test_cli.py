@@ -179,8 +179,7 @@ class TestHeadless:
         scripted(monkeypatch, *[tool_reply(tool_use("bash", {"command": "true"}))] * 2)
         assert cli.main(["-p", "q", "--max-turns", "1"]) == 1
         assert outputs(capsys) == (
-            "Error: stopped after 1 turns without a final answer; raise --max-turns "
-            "(up to 30) or narrow the prompt\n",
+            "Error: stopped after 1 turns without a final answer; raise --max-turns (up to 30) or narrow the prompt\n",
             "",
         )
 

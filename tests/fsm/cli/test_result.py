@@ -207,9 +207,7 @@ class TestSummarize:
             (Ending(journal_error=JournalError("disk full")), "journal_error", "disk full"),
         ],
     )
-    def test_the_ending_decides_the_outcome(
-        self, tmp_path: Path, ending: Ending, reason: str, text: str
-    ) -> None:
+    def test_the_ending_decides_the_outcome(self, tmp_path: Path, ending: Ending, reason: str, text: str) -> None:
         """A journal error wins over a signal, which wins over the agent's outcome; a signal drops the stop reason."""
         result = ran(Agent(ScriptedModel([text_reply("done")]), str(tmp_path)), ending)
         assert (result.outcome, result.result, result.signal) == (reason, text, ending.signal)
