@@ -34,10 +34,10 @@ def test_fan_out_with_defaults_stops_at_200_calls(agentfsm: Runner, fake: FakeAn
         200,
     )
     assert len(fake.messages_requests) == 200
-    assert run.stderr == (
-        "agentfsm: stopped: the run's budget of 200 model calls is spent; raise "
-        "--max-model-calls or narrow the prompt\n"
-    )
+    assert (run.stderr, result["terminal_reason"]) == ("", "max_turns")  # Claude Code's set has no other limit
+    assert result["errors"] == [
+        "stopped: the run's budget of 200 model calls is spent; raise --max-model-calls or narrow the prompt"
+    ]
 
 
 def test_max_model_calls_10_makes_at_most_10_successful_requests(agentfsm: Runner, fake: FakeAnthropic) -> None:
@@ -71,7 +71,8 @@ def costly(item: Any) -> Any:
 
 def test_usd_budget_stops_the_fan_out(agentfsm: Runner, fake: FakeAnthropic) -> None:
     """--max-budget-usd 1.5 at $0.50 a call: the third call (the subagent's second) reaches it, nothing is called
-    after; error_max_budget_usd, exit 1, one line on stderr, total_cost_usd at the budget."""
+    after; error_max_budget_usd without a terminal_reason (as Claude Code's), exit 1, the error in the result and
+    nothing on stderr, total_cost_usd at the budget."""
     fake.script = [costly(fan_out)] * 100
     run = agentfsm("-p", "delegate forever", "--model", HAIKU, "--max-budget-usd", "1.5", "--output-format", "json")
     result = run.json()
@@ -83,10 +84,10 @@ def test_usd_budget_stops_the_fan_out(agentfsm: Runner, fake: FakeAnthropic) -> 
     )
     assert (result["total_cost_usd"], result["model_calls"], len(fake.messages_requests)) == (1.5, 3, 3)
     assert result["total_cost_usd"] >= 1.5
-    assert run.stderr == (
-        "agentfsm: stopped: the run's budget of $1.50 is spent ($1.50 used); raise "
-        "--max-budget-usd or narrow the prompt\n"
-    )
+    assert (run.stderr, "terminal_reason" in result) == ("", False)
+    assert result["errors"] == [
+        "stopped: the run's budget of $1.50 is spent ($1.50 used); raise --max-budget-usd or narrow the prompt"
+    ]
 
 
 def test_usd_budget_given_with_continue_applies_to_the_next_run(agentfsm: Runner, fake: FakeAnthropic) -> None:

@@ -145,7 +145,7 @@ class TestApiErrors:
         fake.script = [Status(400, "prompt is too long: 210000 tokens > 200000 maximum")]
         run = agentfsm("-p", "hi", "--output-format", "stream-json", "--verbose")
         lines = run.json_lines()
-        result, synthetic = lines[-1], lines[-2]
+        result, synthetic = lines[-1], next(x for x in lines if x["type"] == "assistant")
         assert (run.code, len(fake.messages_requests)) == (1, 1)
         assert not [x for x in lines if x.get("subtype") == "api_retry"]
         assert (synthetic["message"]["model"], synthetic["error"]) == ("<synthetic>", "invalid_request")

@@ -2,7 +2,7 @@
 
 Each scenario is one ``agentfsm -p … --output-format json`` run against its own fake server and workspace,
 then ``agentfsm sessions show`` on the session the result names. Every one must exit 0 or 1, print the
-result object on stdout, at most one ``agentfsm:`` line on stderr (plus the retry lines), no traceback, and
+result object on stdout with Claude Code's subtype and its error line in ``errors``, nothing on stderr, and
 leave a journal that ``sessions show`` reads (run in this process: the same command without a second
 startup). The runs are started together by a module fixture (three at a time; each process mostly waits
 for ``import anthropic``), and each scenario is its own test.
@@ -24,13 +24,13 @@ from attrs import field, frozen
 
 from fsm.cli import sessions
 from fsm.cli.app import build_parser
+from fsm.cli.result import SUBTYPES
 from fsm.model.reply import CUT_CALL
 from fsm.testing import text, text_reply, tool_reply, tool_use
 from tests.e2e.conftest import Run, base_env, run_agentfsm
 from tests.e2e.fake_server import FakeAnthropic, Hang, Raw, Recorded, Status
 
 BASE_URL_HINT = "check ANTHROPIC_BASE_URL"
-RETRY_LINE = re.compile(r"^agentfsm: .*; retrying in \d+ s \(attempt \d+ of \d+\)$")
 
 
 def results_of(request: Recorded) -> list[dict[str, Any]]:
@@ -84,10 +84,10 @@ class Scenario:
     reason: str
     """The result's ``outcome`` (ours; ``terminal_reason`` is Claude Code's)."""
     stderr: str | None = None
-    """A regex the one stderr line must match (after ``agentfsm: ``); None: no stderr line at all."""
+    """A regex the result's one error line must match (text mode prints it); None: no error at all."""
     args: tuple[str, ...] = ()
     retries: int = 0
-    """How many retry lines stderr holds before the final line."""
+    """How many ``system``/``api_retry`` messages the stream holds (checked in the stream-json runs, PICKED)."""
     check: Callable[[list[Recorded], Path], None] | None = field(default=None, eq=False)
     refused_port: bool = False
     """Point ANTHROPIC_BASE_URL at a closed port instead of the fake server."""
@@ -324,6 +324,7 @@ SCENARIOS = [
         1,
         "model_error",
         r"^the model API answered 529: overloaded$",
+        retries=2,
     ),
     Scenario("overloaded_then_ok", [Status(529, "overloaded"), text_reply("ok")], 0, "end_turn"),
     Scenario(
@@ -427,21 +428,17 @@ def outcomes(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Out
 
 def _assert_clean(scenario: Scenario, outcome: Outcome) -> dict[str, Any]:
     run = outcome.run
-    assert "Traceback" not in run.stderr and "Warning" not in run.stderr, run.stderr
-    assert run.code == scenario.code, (run.code, run.stderr)
+    assert run.stderr == "", run.stderr  # json modes: errors go in the result, as Claude Code's
+    assert run.code == scenario.code, (run.code, run.stdout)
     result = json.loads(run.stdout.splitlines()[-1])
     assert result["type"] == "result" and result["outcome"] == scenario.reason, result
-    assert result["subtype"] == ("success" if scenario.code == 0 else "error_during_execution")
+    assert result["subtype"] == SUBTYPES[scenario.reason]  # a failed call is Claude Code's success + is_error
     assert result["is_error"] is (scenario.code == 1)
-    lines = run.stderr.splitlines()
-    retries = [line for line in lines if RETRY_LINE.match(line)]
-    rest = [line for line in lines if not RETRY_LINE.match(line)]
-    assert len(retries) == scenario.retries, lines
+    errors = result.get("errors", [])
     if scenario.stderr is None:
-        assert rest == [], lines
+        assert errors == [], errors
     else:
-        assert len(rest) == 1 and rest[0].startswith("agentfsm: "), lines
-        assert re.search(scenario.stderr, rest[0].removeprefix("agentfsm: ")), rest[0]
+        assert len(errors) == 1 and re.search(scenario.stderr, errors[0]), errors
     assert outcome.show is not None and outcome.show.code == 0, outcome.show
     assert outcome.show.stdout.startswith(f"Session {result['session_id']} ") and not outcome.show.stderr
     return result
@@ -449,7 +446,8 @@ def _assert_clean(scenario: Scenario, outcome: Outcome) -> dict[str, Any]:
 
 @pytest.mark.parametrize("scenario", SCENARIOS, ids=[s.name for s in SCENARIOS])
 def test_fault_ends_clean(scenario: Scenario, outcomes: dict[str, Outcome]) -> None:
-    """The run exits 0/1 with the result object, at most one stderr line (plus retries), and a readable journal."""
+    """The run exits 0/1 with the result object (at most one error line in it), nothing on stderr, and a readable
+    journal."""
     outcome = outcomes[scenario.name]
     _assert_clean(scenario, outcome)
     if scenario.check is not None:
@@ -461,15 +459,28 @@ def test_more_than_35_scenarios() -> None:
     assert len({s.name for s in SCENARIOS}) == len(SCENARIOS) > 35
 
 
-PICKED = ["html_page", "hung_server", "cut_write_file", "tool_input_null", "prompt_too_long"]
+PICKED = [
+    "html_page",
+    "hung_server",
+    "cut_write_file",
+    "tool_input_null",
+    "prompt_too_long",
+    "rate_limited_then_ok",
+    "overloaded_persistent",
+]
 
 
 @pytest.mark.parametrize("name", PICKED)
 def test_stream_json_ends_with_the_result(name: str, tmp_path: Path) -> None:
-    """In stream-json every stdout line is JSON and the last is the result object, whatever the fault."""
+    """In stream-json every stdout line is JSON and the last is the result object, whatever the fault; each retry
+    is a system/api_retry message, and a failed call ends with the synthetic assistant message."""
     scenario = next(s for s in SCENARIOS if s.name == name)
     outcome = _play(scenario, tmp_path, "stream-json")
     _assert_clean(scenario, outcome)
     events = [json.loads(line) for line in outcome.run.stdout.splitlines()]
     assert events[0]["type"] == "system" and events[-1]["type"] == "result"
-    assert {e["type"] for e in events[1:-1]} <= {"transition", "assistant", "user"}
+    assert {e["type"] for e in events[1:-1]} <= {"transition", "assistant", "user", "system"}
+    assert sum(e.get("subtype") == "api_retry" for e in events) == scenario.retries
+    assistants = [e for e in events if e["type"] == "assistant"]
+    failed = scenario.reason in ("model_error", "context_window")
+    assert bool(assistants) and (assistants[-1]["message"]["model"] == "<synthetic>") is failed

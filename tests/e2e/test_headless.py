@@ -154,6 +154,7 @@ class TestDelegation:
             "type": "result",
             "subtype": "success",
             "is_error": False,
+            "api_error_status": None,
             "result": "This project uses pytest.",
             "stop_reason": "end_turn",
             "num_turns": 2,
@@ -168,6 +169,7 @@ class TestDelegation:
             },
             "permission_denials": [],
             "terminal_reason": "completed",
+            "fast_mode_state": "off",
             "outcome": "end_turn",
             "transitions": 13,
         }
@@ -371,27 +373,34 @@ class TestOutcomes:
         assert (run.code, run.stdout, run.stderr) == (0, "Hello from the fake.\n", "")
         assert _text_of(fake.messages_requests[0].messages[0]) == "say hello"
 
-    def test_verbose_shows_progress_not_library_logs(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """--verbose prints one progress line per transition on stderr, without the libraries' debug chatter."""
+    def test_debug_shows_progress_verbose_does_not(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """--debug fsm.cli prints one progress line per transition on stderr, without the libraries' debug chatter;
+        --verbose alone prints nothing there (a run that got what it asked has nothing to add)."""
         fake.script = [tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("done")]
-        run = agentfsm("-p", "look", "--verbose")
+        run = agentfsm("-p", "look", "--debug", "fsm.cli")
         assert (run.code, run.stdout) == (0, "done\n")
         progress = [line for line in run.stderr.splitlines() if line.startswith("#")]
         assert len(progress) == 6 and " stopping --stopped--> idle (turn 2)  " in progress[-1]
         assert "transitions.core" not in run.stderr and "httpx" not in run.stderr
+        fake.script, fake.requests[:] = [tool_reply(tool_use("glob", {"pattern": "*"})), text_reply("done")], []
+        quiet = agentfsm("-p", "look", "--verbose")
+        assert (quiet.code, quiet.stdout, quiet.stderr) == (0, "done\n", "")
 
     def test_turn_limit(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """With --max-turns 2 and a model that always calls a tool, the run stops after two calls, exit 1."""
         fake.script = [tool_reply(tool_use("bash", {"command": "echo again"}))] * 5
         run = agentfsm("-p", "loop forever", "--max-turns", "2", "--output-format", "json")
-        assert run.code == 1
-        assert run.stderr == (
-            "agentfsm: stopped after 2 turns without a final answer; raise --max-turns "
-            "(up to 30) or narrow the prompt\n"
-        )
+        assert (run.code, run.stderr) == (1, "")
         result = run.json()
-        assert (result["subtype"], result["is_error"], result["num_turns"]) == ("error_max_turns", True, 2)
-        assert result["errors"] == [run.stderr.removeprefix("agentfsm: ").rstrip("\n")]
+        assert (result["subtype"], result["is_error"], result["num_turns"], result["terminal_reason"]) == (
+            "error_max_turns",
+            True,
+            2,
+            "max_turns",
+        )
+        assert result["errors"] == [
+            "stopped after 2 turns without a final answer; raise --max-turns (up to 30) or narrow the prompt"
+        ]
         assert len(fake.messages_requests) == 2
 
     def test_overloaded_twice_then_success(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
@@ -402,31 +411,35 @@ class TestOutcomes:
         assert len(fake.messages_requests) == 3
 
     def test_authentication_failure(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """A 401 is not retried; the run ends with status 1 and one line naming ANTHROPIC_API_KEY."""
+        """A 401 is not retried; the run ends with status 1 and one error naming ANTHROPIC_API_KEY, in the result
+        (stderr stays empty in json mode); api_error_status 401, as Claude Code's."""
         fake.script = [Status(401, "invalid x-api-key")]
         run = agentfsm("-p", "hi", "--output-format", "json")
-        assert run.code == 1
+        assert (run.code, run.stderr) == (1, "")
         message = "authentication failed (401: invalid x-api-key); check ANTHROPIC_API_KEY"
-        assert run.stderr == f"agentfsm: {message}\n"
-        assert (run.json()["subtype"], run.json()["outcome"], run.json()["result"]) == (
-            "error_during_execution",
+        result = run.json()
+        assert (result["subtype"], result["is_error"], result["api_error_status"], result["outcome"]) == (
+            "success",
+            True,
+            401,
             "model_error",
-            message,
         )
+        assert result["result"] == message and result["errors"] == [message]
         assert len(fake.messages_requests) == 1
 
     def test_unreachable_server(self, agentfsm: Runner) -> None:
-        """A closed port on 127.0.0.1 ends the run with status 1 and one line about reaching the model."""
+        """A closed port on 127.0.0.1 ends the run with status 1 and one ``Error:`` line on stdout about reaching
+        the model (text mode: where claude -p prints it)."""
         with socket.socket() as probe:
             probe.bind(("127.0.0.1", 0))
             port = probe.getsockname()[1]
         run = agentfsm(
             "-p", "hi", env=base_env(ANTHROPIC_BASE_URL=f"http://127.0.0.1:{port}", ANTHROPIC_API_KEY="test")
         )
-        assert (run.code, run.stdout) == (1, "")
-        assert run.stderr.startswith(f"agentfsm: cannot reach the model at http://127.0.0.1:{port}")
-        assert run.stderr.endswith("; check the network or ANTHROPIC_BASE_URL\n")
-        assert run.stderr.count("\n") == 1
+        assert (run.code, run.stderr) == (1, "")
+        assert run.stdout.startswith(f"Error: cannot reach the model at http://127.0.0.1:{port}")
+        assert run.stdout.endswith("; check the network or ANTHROPIC_BASE_URL\n")
+        assert run.stdout.count("\n") == 1
 
 
 class TestPermissions:

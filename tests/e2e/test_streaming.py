@@ -201,15 +201,15 @@ class TestCutStream:
 
 
 class TestHeadlessText:
-    def test_plain_p_asks_for_whole_replies_and_verbose_streams_to_stderr(
+    def test_plain_p_asks_for_whole_replies_and_debug_streams_to_stderr(
         self, agentfsm: Runner, fake: FakeAnthropic
     ) -> None:
-        """``-p`` alone takes each reply whole; with --verbose the reply streams, its text among the console lines on
+        """``-p`` alone takes each reply whole; with --debug the reply streams, its text among the console lines on
         stderr, and stdout is the final text either way."""
         fake.script = [Streamed(text_reply("The answer."), chunk=4)] * 2
         plain = agentfsm("-p", "hello")
-        verbose = agentfsm("-p", "hello", "--verbose")
+        debug = agentfsm("-p", "hello", "--debug", "fsm.cli")
         assert (plain.code, plain.stdout, plain.stderr) == (0, "The answer.\n", "")
-        assert (verbose.code, verbose.stdout) == (0, "The answer.\n")
+        assert (debug.code, debug.stdout) == (0, "The answer.\n")
         assert [r.body.get("stream") for r in fake.messages_requests] == [None, True]
-        assert "The answer.\n#2 depth 0 " in verbose.stderr
+        assert "The answer.\n#2 depth 0 " in debug.stderr
