@@ -13,6 +13,7 @@ import pytest
 
 from fsm import ModelError, Reply, Usage
 from fsm.model.anthropic import RETRY_AFTER_CAP, AnthropicModel, retry_wait, with_cache_breakpoint
+from fsm.model.notices import ApiRetry
 from fsm.model.reply import CUT_CALL
 from fsm.model.wire import Wire
 from fsm.testing import text, text_reply, tool_reply, tool_use
@@ -328,6 +329,28 @@ class TestRetries:
         with pytest.raises(ModelError, match=r"^the model API answered 529: busy$"):
             call(model)
         assert waits == [0.001, 0.001] and lines == []
+
+    def test_every_retry_is_a_notice(self):
+        """on_notice hears every retry, however short its wait: the retry's number, the limit, the wait in ms and
+        the failed status; the status of the failure that ended the call stays in last_error_status."""
+        notices = []
+        model = model_with(self.busy([529, 500, 503], {"retry-after-ms": "1"}), max_retries=2, on_notice=notices.append)
+        with pytest.raises(ModelError, match="answered 503"):
+            call(model)
+        assert notices == [
+            ApiRetry(1, 2, 1.0, 529, "the model API is overloaded (529)"),
+            ApiRetry(2, 2, 1.0, 500, "the model API answered 500"),
+        ]
+        assert model.last_error_status == 503
+
+    def test_an_answer_clears_the_last_error_status(self):
+        """A call that answers leaves last_error_status None, whatever the call before it did."""
+        model = model_with(self.busy([401, 200], {}), max_retries=0)
+        with pytest.raises(ModelError):
+            call(model)
+        assert model.last_error_status == 401
+        call(model)
+        assert model.last_error_status is None
 
     def test_overload_announced_with_attempts(self):
         """An 8 s wait on 529 is one line naming the status, the wait and the attempt."""

@@ -7,8 +7,10 @@ from typing import Any
 
 from fsm.core.agent import Agent
 from fsm.core.progress import Progress
+from fsm.errors import ModelError
+from fsm.model.notices import ApiRetry, ModelFallback, error_category
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
-from fsm.view.messages import ClaudeStream
+from fsm.view.messages import CLAUDE_CODE_VERSION, ClaudeStream
 from tests.claude_parser import parse
 
 
@@ -98,3 +100,77 @@ class TestClaudeStream:
             ({"type": "message_stop"}, "toolu_t", "s"),
         ]
         assert [o["type"] for o in out] == ["stream_event", "assistant", "stream_event"]
+
+
+class TestClaudeCodesShapes:
+    def test_a_failed_call_is_a_synthetic_reply(self, tmp_path: Path) -> None:
+        """A model_failed step is Claude Code's synthetic assistant message: model <synthetic>, stop_sequence, the
+        error as its text, and the error's category beside the message (unknown without an HTTP status)."""
+        out: list[dict[str, Any]] = []
+        agent = Agent(ScriptedModel([ModelError("the model API answered 400: no")]), str(tmp_path))
+        stream = ClaudeStream(out.append, session_id="s", model="m", transitions=False)
+        stream.init(agent, permission_mode="default", agents=[], version="9", api_key_source="none")
+        agent.subscribe(stream)
+        agent.run("go")
+        synthetic = out[-1]
+        assert (synthetic["type"], synthetic["error"], synthetic["parent_tool_use_id"]) == (
+            "assistant",
+            "unknown",
+            None,
+        )
+        message = synthetic["message"]
+        assert (message["model"], message["stop_reason"], message["content"]) == (
+            "<synthetic>",
+            "stop_sequence",
+            [{"type": "text", "text": "the model API answered 400: no"}],
+        )
+        parsed = parse(synthetic)
+        assert parsed is not None and parsed.type == "assistant"  # as the Agent SDK reads it
+
+    def test_init_names_tools_and_version_as_claude_code(self, tmp_path: Path) -> None:
+        """system/init spells the tools as Claude Code does and names the contract version we match."""
+        out: list[dict[str, Any]] = []
+        stream = ClaudeStream(out.append, session_id="s", model="m")
+        stream.init(_delegating(tmp_path), permission_mode="default", agents=[], version="9", api_key_source="none")
+        assert out[0]["tools"] == ["Bash", "Read", "Write", "Edit", "Glob", "Task"]
+        assert (out[0]["claude_code_version"], out[0]["agentfsm_version"]) == (CLAUDE_CODE_VERSION, "9")
+
+    def test_notices(self) -> None:
+        """A retry is system/api_retry with Claude Code's keys and error word; a fallback is system/model_fallback."""
+        out: list[dict[str, Any]] = []
+        stream = ClaudeStream(out.append, session_id="s", model="m")
+        stream.notice(ApiRetry(1, 2, 500.0, 429, "rate limited"))
+        stream.notice(ModelFallback("big", "small", 404))
+        retry, fallback = out
+        assert {k: v for k, v in retry.items() if k != "uuid"} == {
+            "type": "system",
+            "subtype": "api_retry",
+            "attempt": 1,
+            "max_retries": 2,
+            "retry_delay_ms": 500.0,
+            "error_status": 429,
+            "error": "rate_limit",
+            "session_id": "s",
+        }
+        assert (fallback["subtype"], fallback["trigger"], fallback["original_model"], fallback["fallback_model"]) == (
+            "model_fallback",
+            "model_not_found",
+            "big",
+            "small",
+        )
+
+
+class TestErrorCategory:
+    def test_claude_codes_words(self) -> None:
+        """Statuses map to Claude Code's words for them, as its bundle's error classifier does."""
+        assert [error_category(s) for s in (529, 429, 401, 403, 500, 408, 400, 404, None)] == [
+            "overloaded",
+            "rate_limit",
+            "authentication_failed",
+            "authentication_failed",
+            "server_error",
+            "server_error",
+            "unknown",
+            "unknown",
+            "unknown",
+        ]
