@@ -2,11 +2,13 @@
 
 :mod:`~fsm.model.protocol` says what a model is (``Model``, ``StreamingModel``); :mod:`~fsm.model.reply` holds a
 reply as plain data (``Reply``, ``Usage``), checked from the wire; :mod:`~fsm.model.anthropic` is the only code
-that touches the ``anthropic`` SDK (imported lazily); :mod:`~fsm.model.pricing` says what a call cost. This package
+that touches the ``anthropic`` SDK (imported lazily); :mod:`~fsm.model.pricing` says what a call cost;
+:mod:`~fsm.model.notices` what a call tells while it goes (``ApiRetry``, ``ModelFallback``). This package
 sits below ``fsm.core`` and imports nothing of it.
 """
 
 from fsm.model.anthropic import DEFAULT_MODEL, AnthropicModel
+from fsm.model.notices import ApiRetry, ModelFallback
 from fsm.model.pricing import Price, price_of
 from fsm.model.protocol import Model, OnEvent, StreamingModel
 from fsm.model.reply import CUT_CALL, Block, Message, Reply, Usage
@@ -15,9 +17,11 @@ __all__ = [
     "CUT_CALL",
     "DEFAULT_MODEL",
     "AnthropicModel",
+    "ApiRetry",
     "Block",
     "Message",
     "Model",
+    "ModelFallback",
     "OnEvent",
     "Price",
     "Reply",
