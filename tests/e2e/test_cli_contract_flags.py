@@ -259,11 +259,13 @@ class TestRunShape:
         assert mark.exists()
 
     def test_debug_logs_on_stderr(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """-d puts debug lines on stderr (the API requests among them); stdout keeps the answer only."""
+        """-d puts debug lines on stderr (the API requests among them, and our progress lines: the reply streams
+        to show its text as it comes, so the SDK makes the request); stdout keeps the answer only."""
         fake.script = [text_reply("ok")] * 2
         run = agentfsm("-p", "hi", "-d")
         assert run.stdout == "ok\n"
-        assert "agentfsm: fsm.model.wire: POST http://127.0.0.1:" in run.stderr
+        assert "agentfsm: anthropic._base_client: Sending HTTP Request: POST http://127.0.0.1:" in run.stderr
+        assert "--replied_final--> stopping" in run.stderr
         assert agentfsm("-p", "hi").stderr == ""
 
     def test_slash_prompt_sent_as_is(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
