@@ -356,7 +356,11 @@ class RunOptions:
         if not trust:
             distrust(root)
         if ignored := [*settings.ignored, *([f".env ({', '.join(refused)})"] if refused else [])]:
-            print(visible(resolve.untrusted_line(root, ignored)), file=sys.stderr, flush=True)
+            line = visible(resolve.untrusted_line(root, ignored))
+            if output.format == "text":
+                print(line, file=sys.stderr, flush=True)
+            else:  # json modes: stderr is for errors; the result's notes say it
+                notes = [*notes, line.removeprefix("agentfsm: ")]
         chosen, request = resolve.model(
             flags.get("model") or (persona.model if persona else None),
             fallback=flags.get("fallback_model"),

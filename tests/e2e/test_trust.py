@@ -112,12 +112,13 @@ class TestUntrusted:
         assert results["rm"][1] and "Bash(rm:*)" in results["rm"][0]
         assert not (project / "made.txt").exists() and (project / ".env").exists()
         assert sorted(p.name for p in hostile.iterdir()) == []  # no hook, no git payload
-        assert run.stderr == (
-            "agentfsm: this folder is not trusted; ignored: .claude/settings.json (allow rules, hooks), "
+        assert run.stderr == ""  # json mode: stderr is for errors; the result's notes name what was ignored
+        assert run.json()["notes"] == [
+            "this folder is not trusted; ignored: .claude/settings.json (allow rules, hooks), "
             ".claude/settings.local.json (defaultMode), .env (GIT_CONFIG_PARAMETERS); its deny and ask rules "
             "still apply. To trust it: "
-            f"agentfsm trust {project.resolve()} (or --trust for one run)\n"
-        )
+            f"agentfsm trust {project.resolve()} (or --trust for one run)"
+        ]
 
     def test_without_a_base_url_of_the_users_the_repositorys_is_not_taken(
         self, project: Path, fake: FakeAnthropic, repo_server: FakeAnthropic, hostile: Path, tmp_path: Path
