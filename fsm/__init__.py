@@ -13,30 +13,75 @@ each importing only those below it::
 ``agentfsm`` command. Test doubles are in ``fsm.testing``. The names below are the public API.
 """
 
-from fsm import _moved
-from fsm.core.agent import Agent
-from fsm.core.listeners import Listener
-from fsm.core.options import AgentOptions
-from fsm.core.records import MAX_TURNS, AgentState, Transition
-from fsm.errors import AgentfsmError, ConfigError, JournalError, MisuseError, ModelError, ScriptExhaustedError
-from fsm.model import AnthropicModel, Model
-from fsm.model.reply import Reply, Usage
-from fsm.policy import (
-    Allow,
-    Ask,
-    Denial,
-    Deny,
-    HookEvent,
-    Hooks,
-    Notice,
-    Policy,
-    Settings,
-    default_hooks,
-    load_settings,
-)
-from fsm.view.nextstep import describe as _describe
+from typing import TYPE_CHECKING
 
-Agent._wording = _describe  # the deprecated Agent.describe_next() words its answer as the view does
+from fsm import _moved
+
+if TYPE_CHECKING:
+    from fsm.core.agent import Agent
+    from fsm.core.listeners import Listener
+    from fsm.core.options import AgentOptions
+    from fsm.core.records import MAX_TURNS, AgentState, Transition
+    from fsm.errors import AgentfsmError, ConfigError, JournalError, MisuseError, ModelError, ScriptExhaustedError
+    from fsm.model import AnthropicModel, Model
+    from fsm.model.reply import Reply, Usage
+    from fsm.policy import (
+        Allow,
+        Ask,
+        Denial,
+        Deny,
+        HookEvent,
+        Hooks,
+        Notice,
+        Policy,
+        Settings,
+        default_hooks,
+        load_settings,
+    )
+else:  # the names load on first use (PEP 562): `agentfsm --help` imports none of the core
+    import lazy_loader
+
+    _load, __dir__, _ = lazy_loader.attach(
+        __name__,
+        submod_attrs={
+            "core.agent": ["Agent"],
+            "core.listeners": ["Listener"],
+            "core.options": ["AgentOptions"],
+            "core.records": ["MAX_TURNS", "AgentState", "Transition"],
+            "errors": [
+                "AgentfsmError",
+                "ConfigError",
+                "JournalError",
+                "MisuseError",
+                "ModelError",
+                "ScriptExhaustedError",
+            ],
+            "model": ["AnthropicModel", "Model"],
+            "model.reply": ["Reply", "Usage"],
+            "policy": [
+                "Allow",
+                "Ask",
+                "Denial",
+                "Deny",
+                "HookEvent",
+                "Hooks",
+                "Notice",
+                "Policy",
+                "Settings",
+                "default_hooks",
+                "load_settings",
+            ],
+        },
+    )
+
+    def __getattr__(name: str) -> object:
+        value = _load(name)
+        if name == "Agent":
+            from fsm.view.nextstep import describe
+
+            value._wording = describe  # the deprecated Agent.describe_next() words its answer as the view does
+        return value
+
 
 __all__ = [
     "MAX_TURNS",

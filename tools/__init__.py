@@ -5,9 +5,23 @@
 offers fewer.
 """
 
-from tools import bash, files, search, task  # noqa: F401  (importing registers the handlers)
-from tools.base import REGISTRY, Tool, ToolOutput, check_input, run_tool, tool, toolset
-from tools.workspace import BASH_TIMEOUT, OutsideWorkspaceError, Workspace
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from tools.base import Tool, ToolOutput, check_input, run_tool, tool
+    from tools.toolsets import BASE_TOOL_NAMES, BASE_TOOLS, PARENT_TOOLS, REGISTRY, toolset
+    from tools.workspace import BASH_TIMEOUT, OutsideWorkspaceError, Workspace
+else:  # each name loads on first use (PEP 562); the registry, through toolsets, with every handler in it
+    import lazy_loader
+
+    __getattr__, __dir__, _ = lazy_loader.attach(
+        __name__,
+        submod_attrs={
+            "base": ["Tool", "ToolOutput", "check_input", "run_tool", "tool"],
+            "toolsets": ["BASE_TOOL_NAMES", "BASE_TOOLS", "PARENT_TOOLS", "REGISTRY", "toolset"],
+            "workspace": ["BASH_TIMEOUT", "OutsideWorkspaceError", "Workspace"],
+        },
+    )
 
 __all__ = [
     "BASE_TOOLS",
@@ -24,7 +38,3 @@ __all__ = [
     "tool",
     "toolset",
 ]
-
-BASE_TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob")
-BASE_TOOLS = toolset(BASE_TOOL_NAMES)
-PARENT_TOOLS = (*BASE_TOOLS, REGISTRY["task"])

@@ -7,6 +7,18 @@ sets) that proves the defaults in seconds; :mod:`~fsm.checker.search` explores a
 ``fsm.core``, which knows nothing of it.
 """
 
-from fsm.checker.search import Bounds, Report, check, check_inductive, explore
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fsm.checker.search import Bounds, Report, check, check_inductive, explore
+else:  # each name loads on first use (PEP 562), so a command imports only what it uses
+    import lazy_loader
+
+    __getattr__, __dir__, _ = lazy_loader.attach(
+        __name__,
+        submod_attrs={
+            "search": ["Bounds", "Report", "check", "check_inductive", "explore"],
+        },
+    )
 
 __all__ = ["Bounds", "Report", "check", "check_inductive", "explore"]

@@ -17,13 +17,31 @@ Every function here keeps the conversation valid: each ``tool_use`` keeps its ``
 is left without its ``tool_use``, and roles alternate.
 """
 
-from fsm.compaction.compactor import PassesCompactor
-from fsm.compaction.passes import Cheap, cheap_passes
-from fsm.compaction.reinject import RecentFile, Reinjection, recent_files
-from fsm.compaction.store import ResultStore
-from fsm.compaction.summary import SUMMARY_PROMPT, summarized, summary_request
-from fsm.compaction.tokens import estimate_tokens, text_tokens
-from fsm.compaction.window import CompactSettings, Window, window_for
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fsm.compaction.compactor import PassesCompactor
+    from fsm.compaction.passes import Cheap, cheap_passes
+    from fsm.compaction.reinject import RecentFile, Reinjection, recent_files
+    from fsm.compaction.store import ResultStore
+    from fsm.compaction.summary import SUMMARY_PROMPT, summarized, summary_request
+    from fsm.compaction.tokens import estimate_tokens, text_tokens
+    from fsm.compaction.window import CompactSettings, Window, window_for
+else:  # each name loads on first use (PEP 562), so a command imports only what it uses
+    import lazy_loader
+
+    __getattr__, __dir__, _ = lazy_loader.attach(
+        __name__,
+        submod_attrs={
+            "compactor": ["PassesCompactor"],
+            "passes": ["Cheap", "cheap_passes"],
+            "reinject": ["RecentFile", "Reinjection", "recent_files"],
+            "store": ["ResultStore"],
+            "summary": ["SUMMARY_PROMPT", "summarized", "summary_request"],
+            "tokens": ["estimate_tokens", "text_tokens"],
+            "window": ["CompactSettings", "Window", "window_for"],
+        },
+    )
 
 __all__ = [
     "SUMMARY_PROMPT",

@@ -14,15 +14,42 @@ The core imports the model boundary (``fsm.model``), the policy (``fsm.policy``)
 nothing above: the checker, sessions, views and the CLI are built on it.
 """
 
-from fsm.core.agent import Agent
-from fsm.core.listeners import Listener, ProcessListener
-from fsm.core.machine import STATES, TRANSITIONS, build_machine
-from fsm.core.nextstep import NextStep
-from fsm.core.options import AgentOptions
-from fsm.core.progress import Progress, ProgressListener
-from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS, AgentState, Transition
-from fsm.core.subagents import AgentDefinition
-from fsm.core.vocabulary import OUTCOMES, GuardName, HookEventName, Outcome, State, Trigger
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fsm.core.agent import Agent
+    from fsm.core.listeners import Listener, ProcessListener
+    from fsm.core.machine import STATES, TRANSITIONS, build_machine
+    from fsm.core.nextstep import NextStep
+    from fsm.core.options import AgentOptions
+    from fsm.core.progress import Progress, ProgressListener
+    from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS, AgentState, Transition
+    from fsm.core.subagents import AgentDefinition
+    from fsm.core.vocabulary import OUTCOMES, GuardName, HookEventName, Outcome, State, Trigger
+else:  # each name loads on first use (PEP 562), so a command imports only what it uses
+    import lazy_loader
+
+    __getattr__, __dir__, _ = lazy_loader.attach(
+        __name__,
+        submod_attrs={
+            "agent": ["Agent"],
+            "listeners": ["Listener", "ProcessListener"],
+            "machine": ["STATES", "TRANSITIONS", "build_machine"],
+            "nextstep": ["NextStep"],
+            "options": ["AgentOptions"],
+            "progress": ["Progress", "ProgressListener"],
+            "records": [
+                "DEFAULT_MAX_TOKENS",
+                "MAX_MODEL_CALLS",
+                "MAX_PARALLEL",
+                "MAX_TURNS",
+                "AgentState",
+                "Transition",
+            ],
+            "subagents": ["AgentDefinition"],
+            "vocabulary": ["OUTCOMES", "GuardName", "HookEventName", "Outcome", "State", "Trigger"],
+        },
+    )
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

@@ -7,11 +7,27 @@ that touches the ``anthropic`` SDK (imported lazily); :mod:`~fsm.model.pricing` 
 sits below ``fsm.core`` and imports nothing of it.
 """
 
-from fsm.model.anthropic import DEFAULT_MODEL, AnthropicModel
-from fsm.model.notices import ApiRetry, ModelFallback
-from fsm.model.pricing import Price, price_of
-from fsm.model.protocol import Model, OnEvent, StreamingModel
-from fsm.model.reply import CUT_CALL, Block, Message, Reply, Usage
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fsm.model.anthropic import DEFAULT_MODEL, AnthropicModel
+    from fsm.model.notices import ApiRetry, ModelFallback
+    from fsm.model.pricing import Price, price_of
+    from fsm.model.protocol import Model, OnEvent, StreamingModel
+    from fsm.model.reply import CUT_CALL, Block, Message, Reply, Usage
+else:  # each name loads on first use (PEP 562), so a command imports only what it uses
+    import lazy_loader
+
+    __getattr__, __dir__, _ = lazy_loader.attach(
+        __name__,
+        submod_attrs={
+            "anthropic": ["DEFAULT_MODEL", "AnthropicModel"],
+            "notices": ["ApiRetry", "ModelFallback"],
+            "pricing": ["Price", "price_of"],
+            "protocol": ["Model", "OnEvent", "StreamingModel"],
+            "reply": ["CUT_CALL", "Block", "Message", "Reply", "Usage"],
+        },
+    )
 
 __all__ = [
     "CUT_CALL",

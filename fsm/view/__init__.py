@@ -3,6 +3,18 @@ the debugger's ``print`` views, diagrams) and says what an agent's next step wil
 Nothing here prints unless handed a stream. A step's one-line text is :func:`fsm.core.lines.describe`, in core
 so that session code may use it too."""
 
-from fsm.view.nextstep import describe_next
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fsm.view.nextstep import describe_next
+else:  # each name loads on first use (PEP 562), so a command imports only what it uses
+    import lazy_loader
+
+    __getattr__, __dir__, _ = lazy_loader.attach(
+        __name__,
+        submod_attrs={
+            "nextstep": ["describe_next"],
+        },
+    )
 
 __all__ = ["describe_next"]

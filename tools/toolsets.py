@@ -1,0 +1,17 @@
+"""The tool sets an agent is offered: every handler registered, then the base set and the parent's.
+
+Importing this module imports each tool's module, which registers its handler in :data:`~tools.base.REGISTRY`; so
+the registry, and what is built from it, is reached through here (``from tools import REGISTRY`` does).
+"""
+
+from tools import bash, files, search, task  # noqa: F401  (importing registers the handlers)
+from tools.base import REGISTRY, toolset
+
+__all__ = ["BASE_TOOLS", "BASE_TOOL_NAMES", "PARENT_TOOLS", "REGISTRY", "toolset"]
+
+BASE_TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob")
+BASE_TOOLS = toolset(BASE_TOOL_NAMES)
+PARENT_TOOLS = (*BASE_TOOLS, REGISTRY["task"])
+
+for _tool in PARENT_TOOLS:  # the registry in this order, whichever tool's module was imported first
+    REGISTRY[_tool.name] = REGISTRY.pop(_tool.name)
