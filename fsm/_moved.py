@@ -9,11 +9,14 @@ Code written against the old paths (``from fsm.core.policy import Policy``) keep
 from __future__ import annotations
 
 import importlib
-import importlib.abc
 import importlib.machinery
 import sys
 import warnings
 from types import ModuleType
+from typing import TYPE_CHECKING, cast
+
+if TYPE_CHECKING:
+    import importlib.abc
 
 MOVED = {
     "fsm.core.policy": "fsm.policy.judge",
@@ -35,8 +38,11 @@ MOVED = {
 """Old module path → where it lives now."""
 
 
-class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    """Finds an old path of :data:`MOVED` and loads it as the module at its new path (whose own spec it keeps)."""
+class _Alias:
+    """Finds an old path of :data:`MOVED` and loads it as the module at its new path (whose own spec it keeps).
+
+    A meta path finder and loader by its methods: the ``importlib.abc`` bases would cost every command the import
+    of ``importlib.resources`` (``fsm`` installs this at import)."""
 
     def __init__(self) -> None:
         self._specs: dict[str, importlib.machinery.ModuleSpec | None] = {}
@@ -46,7 +52,7 @@ class _Alias(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     ) -> importlib.machinery.ModuleSpec | None:
         if fullname not in MOVED:
             return None
-        return importlib.machinery.ModuleSpec(fullname, self)
+        return importlib.machinery.ModuleSpec(fullname, cast("importlib.abc.Loader", self))
 
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> ModuleType:
         new = MOVED[spec.name]

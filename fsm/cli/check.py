@@ -11,7 +11,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from fsm.cli.flags import int_flag
-from fsm.core.records import MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
+from fsm.core.limits import MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 
 if TYPE_CHECKING:  # the checker is imported when the command runs, not by every command's parser
     from fsm.checker.search import Move, Report

@@ -1,10 +1,10 @@
 """Step an agent one transition at a time, like pdb steps a program: breakpoints, subagents, skip.
 
-``agentfsm debug [PROMPT]`` (or ``python -m fsm.cli.debugger``) runs it. :class:`Debugger` is a thin ``cmd.Cmd``
-shell over the Python API (``Agent.step()``, ``skip()``, ``send()``, ``history``, ``children``): everything it
-shows is reachable from pdb too. Before each prompt it shows where the agent is: the depth, id, state and turn
-of the agent whose transition comes next (a running subagent, else the root) and what that transition will
-do (``fsm.view.describe_next``).
+``agentfsm debug [PROMPT]`` (:mod:`fsm.cli.debug`, or ``python -m fsm.cli.debugger``) runs it. :class:`Debugger` is
+a thin ``cmd.Cmd`` shell over the Python API (``Agent.step()``, ``skip()``, ``send()``, ``history``,
+``children``): everything it shows is reachable from pdb too. Before each prompt it shows where the agent is: the
+depth, id, state and turn of the agent whose transition comes next (a running subagent, else the root) and what
+that transition will do (``fsm.view.describe_next``).
 
 Moving: ``step`` makes one transition, stepping *into* a running subagent. ``next`` makes one transition at
 the current depth and then runs every transition of a deeper agent that follows, so at depth 0 a
@@ -24,15 +24,12 @@ restored transitions first, then a ``--- forked here ---`` line.
 
 from __future__ import annotations
 
-import argparse
 import cmd
-import importlib.util
 import inspect
 import sys
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from fsm.cli.breakpoints import Breakpoint, BreakpointError
 from fsm.cli.diagram import format_for
@@ -43,13 +40,13 @@ from fsm.core.records import Transition
 from fsm.errors import AgentfsmError, ConfigError
 from fsm.view import debugtext
 from fsm.view.debugtext import location
-from fsm.view.diagram import CHILD, INSTALL_HINT, mermaid, render, write_atomic
+from fsm.view.diagram import CHILD, mermaid, render, write_atomic
 from fsm.view.nextstep import describe_next
 
 if TYPE_CHECKING:
     from fsm.cli.run_session import Session
 
-__all__ = ["HELP", "SECTIONS", "Debugger", "command", "configure", "help_text"]
+__all__ = ["HELP", "SECTIONS", "Debugger", "help_text"]
 
 SECTIONS = (
     (
@@ -469,78 +466,6 @@ def help_text(shell: type[cmd.Cmd]) -> str:
 
 HELP = help_text(Debugger)
 """What ``help`` prints: made from the commands' docstrings, in :data:`SECTIONS`' order."""
-
-
-# -- the `agentfsm debug` command ------------------------------------------------------------------------
-
-
-def configure(parser: argparse.ArgumentParser) -> None:
-    """Add the ``debug`` command's arguments (the shared agent flags, PROMPT, --watch) to *parser*."""
-    from fsm.cli.flags import add_agent_flags, add_time_travel_flags
-
-    parser.description = "Step an agent one transition at a time (type help at the (afsm) prompt)."
-    parser.add_argument("prompt", nargs="?", help="queue this prompt; the first step sends it")
-    parser.add_argument(
-        "--watch",
-        metavar="FILE",
-        help="rewrite FILE with the highlighted diagram after "
-        "every step: SVG/PNG by suffix (needs pygraphviz), mermaid otherwise",
-    )
-    parser.add_argument(
-        "--demo",
-        action="store_true",
-        help="offline: debug the first `agentfsm demo` prompt, "
-        "a scripted model delegating to a subagent over a sample project in a temporary directory "
-        "(not journalled)",
-    )
-    parser.add_argument("--no-session", action="store_true", help="do not journal the steps")
-    add_agent_flags(parser)
-    add_time_travel_flags(parser)
-
-
-def _demo_agent(root: Path) -> Agent:
-    """The first demo prompt, queued on an agent whose scripted model delegates to a subagent, over *root*."""
-    from fsm.cli import demo
-    from fsm.core.subagents import load_definitions
-    from fsm.testing import ScriptedModel
-
-    demo.write_sample(root)
-    agent = Agent(ScriptedModel(demo.SCRIPTS[0]()), str(root), agents=load_definitions(root, home=root))
-    agent.send(demo.PROMPTS[0])
-    return agent
-
-
-def _check(*, watch: Path | None, demo: bool, prompt: str | None, fork: str | None) -> None:
-    """Refuse what ``debug`` cannot do: watch an SVG or PNG without pygraphviz, play the demo with a prompt or a
-    session of its own, or queue an empty prompt."""
-    if watch is not None and format_for(watch) != "mermaid" and importlib.util.find_spec("pygraphviz") is None:
-        raise ConfigError(f"--watch {watch}: {INSTALL_HINT} (or watch a .mmd file)")
-    if demo and (prompt or fork):
-        raise ConfigError(f"--demo plays its own prompt: drop {'PROMPT' if prompt else '--session'}, or drop --demo")
-    if prompt is not None and not prompt.strip():
-        raise ConfigError("the prompt is empty; give a non-empty PROMPT, or none")
-
-
-def command(args: argparse.Namespace, *, model: Any = None) -> int:
-    """Run ``agentfsm debug``: 0 when the user quits.
-
-    Raises:
-        ConfigError: a bad flag or prompt (the CLI prints it in one line and exits 2).
-    """
-    from fsm.cli.options import RunOptions
-    from fsm.cli.run_session import recorded_model, session_for
-
-    watch = Path(args.watch) if args.watch else None
-    _check(watch=watch, demo=args.demo, prompt=args.prompt, fork=args.session)
-    if args.demo:
-        with tempfile.TemporaryDirectory(prefix="agentfsm-debug-") as scratch:  # gone when the debugger ends
-            return Debugger(_demo_agent(Path(scratch)), watch=watch).run()  # not journalled
-    options = RunOptions.from_args(args)
-    agent = options.build_agent(model or recorded_model(options.session))
-    with session_for(options.session, agent, limits=options.agent.limits_given()) as (agent, session):
-        if args.prompt:
-            agent.send(args.prompt)
-        return Debugger(agent, watch=watch, session=session).run()
 
 
 def main(argv: list[str] | None = None) -> int:

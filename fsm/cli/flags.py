@@ -13,12 +13,12 @@ import argparse
 import uuid
 from collections.abc import Callable
 
-from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
+from fsm.core.limits import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.model.aliases import ALIASES, EFFORTS, THINKING
-from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT
+from fsm.model.defaults import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT
 from fsm.policy.modes import ALIASES as MODE_ALIASES
 from fsm.policy.modes import MODES
-from fsm.policy.settings import SOURCES
+from fsm.policy.sources import SOURCES
 
 __all__ = [
     "DB_HELP",
@@ -105,6 +105,18 @@ def version() -> str:
         return "unknown"
 
 
+class _Version(argparse.Action):
+    """``--version``: print ``VERSION (agentfsm)`` and exit; the installed version is looked up only then (reading
+    the package metadata costs every other command a few milliseconds)."""
+
+    def __init__(self, option_strings: list[str], dest: str = argparse.SUPPRESS, help: str | None = None) -> None:
+        super().__init__(option_strings, dest=dest, default=argparse.SUPPRESS, nargs=0, help=help)
+
+    def __call__(self, parser: argparse.ArgumentParser, *_: object) -> None:
+        print(f"{version()} (agentfsm)")
+        parser.exit()
+
+
 def add_top_level_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``-p/--print [PROMPT]`` and ``-v/--version``."""
     parser.add_argument(
@@ -117,9 +129,7 @@ def add_top_level_flags(parser: argparse.ArgumentParser) -> None:
         metavar="PROMPT",
         help="run PROMPT headless and print the result; '-' or no value reads it from stdin",
     )
-    parser.add_argument(
-        "-v", "--version", action="version", version=f"{version()} (agentfsm)", help="print the version and exit"
-    )
+    parser.add_argument("-v", "--version", action=_Version, help="print the version and exit")
 
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:

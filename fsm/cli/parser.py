@@ -20,7 +20,7 @@ from fsm.cli.flags import add_agent_flags, add_output_flags, add_session_flags, 
 __all__ = ["PLUGINS", "build_parser", "parse_args"]
 
 PLUGINS = {
-    "debug": "fsm.cli.debugger",
+    "debug": "fsm.cli.debug",
     "diagram": "fsm.cli.diagram",
     "sessions": "fsm.cli.sessions",
     "replay": "fsm.cli.replay",

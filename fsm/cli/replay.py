@@ -11,9 +11,7 @@ import tempfile
 from typing import TextIO
 
 from fsm.cli.flags import add_db_flags
-from fsm.cli.resolve import journal_path
 from fsm.errors import ConfigError
-from fsm.session.journal import Journal
 
 __all__ = ["command", "configure"]
 
@@ -32,7 +30,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``agentfsm replay``: 0 when the replay matches the recording, 1 when it diverges."""
-    from fsm.session.replay import replay  # here: every command builds the parser that imports this module
+    from fsm.cli.resolve import journal_path  # here: every command builds the parser that imports this module
+    from fsm.session.journal import Journal
+    from fsm.session.replay import replay
 
     out = out or sys.stdout
     path = journal_path(getattr(args, "session_db", None), getattr(args, "cwd", None))

@@ -13,14 +13,14 @@ import json
 import sys
 import time
 from pathlib import Path
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 from fsm.cli.flags import add_db_flags
-from fsm.cli.resolve import journal_path
-from fsm.core.lines import clip, visible
-from fsm.core.records import Transition, converter
 from fsm.errors import ConfigError, JournalError
-from fsm.session.journal import Journal, SessionInfo
+
+if TYPE_CHECKING:  # the journal and the core load when the command runs: every command's parser imports this module
+    from fsm.core.records import Transition
+    from fsm.session.journal import Journal, SessionInfo
 
 __all__ = ["command", "configure", "export_jsonl", "render_list", "render_show"]
 
@@ -45,6 +45,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``sessions list|show|export``; 0 on success (errors are raised for the CLI to print)."""
+    from fsm.cli.resolve import journal_path
+    from fsm.session.journal import Journal
+
     out = out or sys.stdout
     path = journal_path(getattr(args, "session_db", None), getattr(args, "cwd", None))
     if not path.exists():
@@ -72,6 +75,8 @@ def _outcome(info: SessionInfo) -> str:
 
 def render_list(sessions: list[SessionInfo], path: Path) -> str:
     """The ``sessions list`` table, oldest first."""
+    from fsm.core.lines import clip, visible
+
     if not sessions:
         return f"No sessions in {path} yet.\n"
     w = max(len(s.id) for s in sessions)
@@ -89,6 +94,8 @@ def render_list(sessions: list[SessionInfo], path: Path) -> str:
 
 def render_show(journal: Journal, session_id: str, *, full: bool = False) -> str:
     """One session as a readable transcript: one entry per transition, ``[seq]`` first, subagents indented."""
+    from fsm.core.lines import visible
+
     info = journal.find(session_id)
     turns = "1 turn" if info.turns == 1 else f"{info.turns} turns"
     lines = [
@@ -161,6 +168,8 @@ def _entries(record: Transition, calls: dict[str, str]) -> list[str]:
 def export_jsonl(journal: Journal, session_id: str, out: TextIO) -> None:
     """Write the session as JSON lines: a ``session`` header, then each ``transition`` in full (a fork's
     origin up to ``forked_at`` included, so the export stands alone)."""
+    from fsm.core.records import converter
+
     info = journal.find(session_id)
     if info.damage:
         raise JournalError(info.damage)

@@ -12,10 +12,7 @@ import sys
 from pathlib import Path
 from typing import TextIO
 
-from fsm.cli import resolve
-from fsm.core.lines import visible
 from fsm.errors import ConfigError
-from fsm.policy.trust import claude_trusted, listed, revoke, trust
 
 __all__ = ["ask_trust", "command", "configure"]
 
@@ -32,6 +29,10 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 def command(args: argparse.Namespace) -> int:
     """Run ``agentfsm trust``; 0, or 2 for bad use (one line)."""
+    from fsm.cli import resolve  # here: every command's parser imports this module
+    from fsm.core.lines import visible
+    from fsm.policy.trust import claude_trusted, listed, revoke, trust
+
     record = resolve.trust_record()
     if args.list:
         if args.directory is not None:
@@ -58,6 +59,10 @@ def command(args: argparse.Namespace) -> int:
 def ask_trust(root: Path, *, stdin: TextIO | None = None, out: TextIO | None = None) -> bool:
     """Ask whether to trust *root* (as Claude Code asks in a new folder); a yes is recorded (for the home directory,
     it holds for this session only). Returns the answer."""
+    from fsm.cli import resolve
+    from fsm.core.lines import visible
+    from fsm.policy.trust import trust
+
     read, write = stdin or sys.stdin, out or sys.stdout
     print(
         f"{QUESTION}\n  {visible(str(root.resolve()))}\n"

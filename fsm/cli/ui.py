@@ -13,9 +13,7 @@ import sys
 import webbrowser
 
 from fsm.cli.flags import add_db_flags
-from fsm.cli.resolve import journal_path
 from fsm.errors import ConfigError
-from fsm.session.journal import Journal
 
 __all__ = ["DEFAULT_PORT", "INSTALL_HINT", "command", "configure"]
 
@@ -68,6 +66,9 @@ def _listen(host: str, port: int) -> socket.socket:
 
 def command(args: argparse.Namespace) -> int:
     """Serve the web view until Ctrl-C; 0 when stopped."""
+    from fsm.cli.resolve import journal_path  # here: every command's parser imports this module
+    from fsm.session.journal import Journal
+
     try:
         from fsm.ui.server import create_app, run
     except ImportError as exc:

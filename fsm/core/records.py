@@ -9,6 +9,7 @@ from __future__ import annotations
 from attrs import Factory, define, field, frozen
 from cattrs.preconf.json import make_converter
 
+from fsm.core.limits import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.vocabulary import OUTCOMES, Outcome, State, Trigger
 from fsm.model.reply import Block, Message, Reply, Usage
 from fsm.policy.chain import Denial
@@ -25,17 +26,6 @@ __all__ = [
     "converter",
     "tool_result_block",
 ]
-
-MAX_PARALLEL = 8
-"""Ceiling of subagents one agent may run at once (``max_parallel``); the default is 4."""
-MAX_TURNS = 30
-"""Default and ceiling of model calls per agent per run."""
-
-DEFAULT_MAX_TOKENS = 8000
-"""The ``max_tokens`` of each model call unless an agent is given its own."""
-
-MAX_MODEL_CALLS = 200
-"""Default budget of model calls per run of the root agent, its subagents included."""
 
 
 def tool_result_block(call: Block, output: ToolOutput) -> Block:

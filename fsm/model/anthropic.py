@@ -45,6 +45,7 @@ from typing import Any
 
 from fsm.errors import ModelError
 from fsm.model.aliases import RequestOptions
+from fsm.model.defaults import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT
 from fsm.model.notices import ApiRetry, ModelFallback, OnNotice
 from fsm.model.pricing import warm
 from fsm.model.protocol import OnEvent
@@ -61,12 +62,6 @@ __all__ = [
     "with_cache_breakpoint",
 ]
 
-DEFAULT_MODEL = "claude-sonnet-4-5"
-"""Used when neither ``--model``, ``MODEL_ID`` nor ``ANTHROPIC_MODEL`` names one."""
-DEFAULT_TIMEOUT = 600.0
-"""Seconds one request may take (the SDK's default)."""
-DEFAULT_MAX_RETRIES = 2
-"""Retries of a transient failure (the SDK's default): three attempts in all."""
 RETRY_AFTER_CAP = 60.0
 """The longest wait a ``retry-after`` header can impose before a retry, in seconds."""
 QUIET_WAIT = 2.0

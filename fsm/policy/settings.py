@@ -42,6 +42,7 @@ from fsm.errors import ConfigError
 from fsm.policy.hooks import EVENTS
 from fsm.policy.modes import MODES, resolve_mode
 from fsm.policy.rules import Rule, RuleError, parse_rule
+from fsm.policy.sources import SOURCES, UNTRUSTED_SOURCES
 
 __all__ = [
     "AUTO_COMPACT_WINDOW",
@@ -61,10 +62,6 @@ __all__ = [
     "restricted",
 ]
 
-SOURCES = ("user", "project", "local")
-"""The settings files, lowest precedence first."""
-UNTRUSTED_SOURCES = ("project", "local")
-"""The files a repository supplies: read only to restrict while the workspace is untrusted."""
 DEFAULT_HOOK_TIMEOUT = 60.0
 
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from fsm.cli import debug as debug_command
 from fsm.cli import debugger as debugger_module
 from fsm.cli import main
 from fsm.cli.debugger import HELP, SECTIONS, Debugger, help_text
@@ -478,13 +479,13 @@ class TestFailures:
 class TestCommand:
     def args(self, *argv: str) -> argparse.Namespace:
         parser = argparse.ArgumentParser()
-        debugger_module.configure(parser)
+        debug_command.configure(parser)
         return parser.parse_args(argv)
 
     def test_debug_prompt_with_a_model(self, tmp_path, monkeypatch, capsys):
         """agentfsm debug PROMPT queues the prompt and runs the debugger on stdin until quit."""
         monkeypatch.setattr(sys, "stdin", io.StringIO("c\nq\n"))
-        code = debugger_module.command(
+        code = debug_command.command(
             self.args("--cwd", str(tmp_path), "hello"), model=ScriptedModel([text_reply("hi there")])
         )
         out = capsys.readouterr().out
@@ -500,9 +501,9 @@ class TestCommand:
 
     def test_svg_watch_without_pygraphviz(self, tmp_path, monkeypatch, capsys):
         """--watch FILE.svg without pygraphviz says the pip command before anything starts."""
-        real = debugger_module.importlib.util.find_spec
+        real = debug_command.importlib.util.find_spec
         monkeypatch.setattr(
-            debugger_module.importlib.util,
+            debug_command.importlib.util,
             "find_spec",
             lambda name, *a: None if name == "pygraphviz" else real(name, *a),
         )
@@ -516,7 +517,7 @@ class TestCommand:
     def test_demo_steps_into_a_subagent_offline(self, monkeypatch, capsys):
         """agentfsm debug --demo needs no key: next twice reaches the spawn, step enters the subagent."""
         monkeypatch.setattr(sys, "stdin", io.StringIO("n\nn\ns\nw\nc\nq\n"))
-        assert debugger_module.command(self.args("--demo")) == 0
+        assert debug_command.command(self.args("--demo")) == 0
         out = capsys.readouterr().out
         assert re.search(r"^> depth 1  agent [\w-]+\.1  idle  turn 0/30  next: send the prompt$", out, re.M)
         assert "The agent is idle: the run ended with outcome end_turn." in out
@@ -529,7 +530,7 @@ class TestCommand:
     def test_errors_are_raised_for_the_cli_to_print(self):
         """command() raises a ConfigError and prints nothing itself; python -m fsm.cli.debugger is agentfsm debug."""
         with pytest.raises(ConfigError) as caught:
-            debugger_module.command(self.args("  "), model=ScriptedModel([]))
+            debug_command.command(self.args("  "), model=ScriptedModel([]))
         assert str(caught.value) == "the prompt is empty; give a non-empty PROMPT, or none"
         assert debugger_module.main(["--demo", "hi"]) == 2
 
