@@ -21,6 +21,23 @@ from tests.e2e.fake_server import FakeAnthropic
 NEVER = ("claude_agent_sdk", "starlette", "uvicorn", "pygraphviz", "fsm.ui", "fsm.checker", "fsm.session.replay")
 """Never imported by --help or a headless run: the Agent SDK (tests only), the web view, diagrams, the checker."""
 SDK = ("anthropic", "genai_prices", "httpx2", "yaml", "jsonschema", "tree_sitter", "pydantic")
+CORE = (
+    "fsm.core.agent",
+    "fsm.core.records",
+    "fsm.model.anthropic",
+    "fsm.model.reply",
+    "fsm.policy.chain",
+    "fsm.policy.judge",
+    "fsm.policy.settings",
+    "fsm.session",
+    "fsm.cli.resolve",
+    "fsm.cli.debugger",
+    "tools.bash",
+    "tools.toolsets",
+    "importlib.metadata",
+)
+"""Never imported to print help: the driver and its records, the model client, the policy's judge and settings, the
+journal, the options' resolution, the debugger, the tools' handlers, the package metadata (read for --version)."""
 
 
 def imported(stderr: str) -> set[str]:
@@ -44,6 +61,17 @@ class TestImports:
         modules = imported(run.stderr)
         assert "fsm.cli.app" in modules  # the report is there
         assert among(modules, NEVER + SDK) == []
+
+    @pytest.mark.parametrize("argv", [["--help"], ["sessions", "--help"], ["check", "--help"], ["debug", "--help"]])
+    def test_help_imports_none_of_the_core(self, tmp_path: Path, argv: list[str]) -> None:
+        """Help, the top level's or a subcommand's, is printed from the flags' declarations: the parser imports
+        neither the Agent, its records, the model client, the policy's judge, the journal nor the tools' handlers
+        (package re-exports load on first use; each plug-in imports its work when it runs)."""
+        run = run_agentfsm(tmp_path, base_env(PYTHONPROFILEIMPORTTIME="1"), *argv)
+        assert run.code == 0 and run.stdout.startswith("usage: agentfsm")
+        modules = imported(run.stderr)
+        assert {"fsm.cli.parser", "fsm.cli.flags"} <= modules  # the report is there
+        assert among(modules, CORE) == []
 
     def test_a_headless_run_never_imports_the_sdk(self, fake: FakeAnthropic, project: Path) -> None:
         """``agentfsm -p`` (journalled, text) sends its request without the anthropic SDK (fsm.model.wire) and
