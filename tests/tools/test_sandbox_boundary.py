@@ -774,7 +774,7 @@ class TestAsAnUnprivilegedUser:
         lib = root.parent / "lib"  # the tools and their pure-Python dependencies, where nobody can read them
         if not lib.exists():
             shutil.copytree(Path(__file__).resolve().parents[2] / "tools", lib / "tools")
-            for name in ("attr", "attrs", "pathspec", "pyseccomp"):
+            for name in ("attr", "attrs", "lazy_loader", "pathspec", "pyseccomp"):
                 spec = importlib.util.find_spec(name)
                 assert spec is not None and spec.origin is not None
                 source = Path(spec.origin)
