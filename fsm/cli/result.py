@@ -81,6 +81,9 @@ of our outcomes; None: Claude Code's result has no ``terminal_reason`` for that 
 ABORTED = ("aborted_streaming", "aborted_tools")
 """Claude Code's terminal_reasons of a turn the Agent SDK interrupted: in a model call, or in a tool call."""
 
+_ABORTED_NOTE = "the turn was interrupted by its host (an interrupt request)"
+"""The error an interrupted turn's result lists, as Claude Code's error results list one (nothing went wrong)."""
+
 JOURNAL_ERROR = "journal_error"
 """The terminal_reason of a run that stopped because its session journal could not be written."""
 
@@ -297,7 +300,7 @@ def summarize(
         stop_reason=None if ending.signal or ending.aborted else _stop_reason(outcome, records),
         model_usage=_model_usage(records, default=getattr(agent.model, "model", None) or "unknown"),
         permission_denials=permission_denials(records),
-        errors=[problem] if problem else [],
+        errors=[problem] if problem else ([_ABORTED_NOTE] if outcome in ABORTED else []),
         max_output_tokens=agent.max_tokens,
         signal=ending.signal,
         resumed=ending.resumed,

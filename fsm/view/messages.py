@@ -198,7 +198,18 @@ class ClaudeStream:
         model = self._agent.model if self._agent is not None else None
         status = getattr(model, "last_error_status", None) if record.depth == 0 else None
         category = "invalid_request" if record.outcome == "context_window" else error_category(status)
-        zero = {"input_tokens": 0, "output_tokens": 0, "cache_creation_input_tokens": 0, "cache_read_input_tokens": 0}
+        zero = {  # Claude Code's synthetic usage, key for key: no request was answered, so every count is 0
+            "input_tokens": 0,
+            "output_tokens": 0,
+            "cache_creation_input_tokens": 0,
+            "cache_read_input_tokens": 0,
+            "server_tool_use": {"web_search_requests": 0, "web_fetch_requests": 0},
+            "service_tier": None,
+            "cache_creation": {"ephemeral_1h_input_tokens": 0, "ephemeral_5m_input_tokens": 0},
+            "inference_geo": None,
+            "iterations": None,
+            "speed": None,
+        }
         message = {
             "id": str(uuid.uuid4()),
             "container": None,
