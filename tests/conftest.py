@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import signal
 from collections.abc import Iterator
@@ -55,6 +56,17 @@ def _forget_taken_credentials(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(tools.secrets, "_taken", {})
     monkeypatch.setattr(tools.secrets, "_withheld", set())
     monkeypatch.setattr(tools.secrets, "_untrusted", set())
+
+
+@pytest.fixture(autouse=True)
+def _logger_levels() -> Iterator[None]:
+    """Each test leaves our loggers' levels as it found them: ``main(["-d", ...])`` in-process sets them to DEBUG,
+    and a later test's captured DEBUG records (a file name that is not UTF-8, say) would reach xdist's report."""
+    names = ("fsm", "tools", "anthropic", "httpx2")
+    levels = {name: logging.getLogger(name).level for name in names}
+    yield
+    for name, level in levels.items():
+        logging.getLogger(name).setLevel(level)
 
 
 @pytest.fixture(autouse=True, scope="session")
