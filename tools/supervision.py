@@ -1,7 +1,8 @@
 """How the bash tool starts a command under this process's supervisor: :func:`supervised`.
 
 :func:`supervised` hands the command to the supervisor (``tools/supervisor.py``): one small helper process per
-agentfsm process, started lazily on the first call and again if it died, which forks a *call reaper* for each
+agentfsm process, started on the first call (or ahead of it, in the background, by :func:`prestart`: a headless
+run whose agent may call bash does so) and again if it died, which forks a *call reaper* for each
 command instead of starting an interpreter (a call costs a fork and an exec, not a Python start-up). The call
 reaper is a child subreaper that kills everything the command leaves (``setsid`` daemons and double forks
 included) and reports on a pipe; the supervisor exits when this process does, even by SIGKILL (its socket reaches
@@ -28,7 +29,7 @@ from tools.running import Running
 if TYPE_CHECKING:
     import socket  # imported on the first call (json too): a command that runs no bash pays for neither
 
-__all__ = ["AVAILABLE", "SupervisorFailed", "shutdown", "supervised"]
+__all__ = ["AVAILABLE", "SupervisorFailed", "prestart", "shutdown", "supervised"]
 
 AVAILABLE = sys.platform == "linux"
 """Whether commands can run under the supervisor (it needs Linux's ``PR_SET_CHILD_SUBREAPER``)."""
@@ -110,6 +111,12 @@ class _Supervisor:
             self._sock, self._owner = ours, os.getpid()
             return ours
 
+    def prestart(self) -> None:
+        """Start the supervisor now, if it is not running, without waiting for it to be ready (the first call
+        does: its call reaper says so on the socket). A failure is left for that call to meet and report."""
+        with contextlib.suppress(SupervisorFailed):
+            self._ready()
+
     def shutdown(self) -> None:
         """Close the supervisor's socket and wait (up to 2 s) until it has exited, with every call it ran."""
         with self._lock:
@@ -127,6 +134,17 @@ class _Supervisor:
 
 
 _supervisor = _Supervisor()
+
+
+def prestart() -> threading.Thread | None:
+    """Start this process's supervisor in the background (a thread starts it: the caller does not wait), so the
+    first bash call does not pay for the interpreter's start-up; the thread, or None where there is no supervisor
+    (not Linux). Cheap when unused: the supervisor sits in ``select`` until a call, and exits with this process."""
+    if not AVAILABLE:
+        return None
+    thread = threading.Thread(target=_supervisor.prestart, name="agentfsm-supervisor-start", daemon=True)
+    thread.start()
+    return thread
 
 
 def shutdown() -> None:

@@ -58,6 +58,7 @@ def run(options: RunOptions, agent: Agent, session: Session | None, channel: Cha
             listener(record)
         agent.subscribe(listener)
     status = 0
+    _prestart_bash(agent)
     prompts = channel.prompts() if channel is not None else _prompts(options, agent, session_id)
     for prompt in prompts:
         if options.output.replay_user and prompt is not None:
@@ -74,6 +75,15 @@ def run(options: RunOptions, agent: Agent, session: Session | None, channel: Cha
         if result.outcome in ABORTED:
             rearm()  # the SDK's interrupt used the one interruption signals_interrupt allows; allow the next
     return status
+
+
+def _prestart_bash(agent: Agent) -> None:
+    """Start the bash supervisor in the background when *agent* (or a subagent of it) may run bash outside the
+    sandbox, so the first call does not wait for the helper's start-up (``tools.supervision.prestart``)."""
+    if agent.workspace.sandbox is None and any(tool.name in ("bash", "task") for tool in agent.tools):
+        from tools.supervision import prestart
+
+        prestart()
 
 
 def run_headless(

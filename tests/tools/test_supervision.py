@@ -174,3 +174,25 @@ class TestSupervisor:
             proc.kill()
             proc.wait()
         assert _gone(supervisor) and _gone(waiting)
+
+
+class TestPrestart:
+    def test_the_first_call_runs_under_the_prestarted_supervisor(self, workspace: Workspace) -> None:
+        """prestart() starts the supervisor without a call; the first call then runs under it, not a new one."""
+        tools.supervision.shutdown()
+        thread = tools.supervision.prestart()
+        assert thread is not None
+        thread.join(timeout=10)
+        supervisor = _supervisor_pid()
+        assert not _gone(supervisor, within=0)
+        _, its_parent = _bash(workspace, LINEAGE).text.split()
+        assert int(its_parent) == supervisor == _supervisor_pid()
+
+    def test_prestart_while_it_runs_changes_nothing(self, workspace: Workspace) -> None:
+        """A prestart() when the supervisor is already up keeps that one."""
+        _bash(workspace, "true")
+        supervisor = _supervisor_pid()
+        thread = tools.supervision.prestart()
+        assert thread is not None
+        thread.join(timeout=10)
+        assert _supervisor_pid() == supervisor and _bash(workspace, "echo on") == ToolOutput("on")

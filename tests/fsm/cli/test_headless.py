@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import signal
+import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -231,3 +233,33 @@ class TestRun:
             f"nothing to finish: session {agent.agent_id} is not in the middle of a run; give a prompt to go on "
             f"(agentfsm -p PROMPT --resume {agent.agent_id})"
         )
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="the bash supervisor needs Linux (PR_SET_CHILD_SUBREAPER)")
+class TestPrestartBash:
+    @staticmethod
+    def _started_by(agent: Agent, tmp_path: Path) -> bool:
+        """Whether a headless run of *agent* (a one-reply script: it never calls bash) left a live supervisor."""
+        import tools.supervision
+
+        tools.supervision.shutdown()
+        assert headless.run(_options(tmp_path, "q"), agent, None) == 0
+        for thread in threading.enumerate():
+            if thread.name == "agentfsm-supervisor-start":  # it starts in the background
+                thread.join(timeout=10)
+        proc = tools.supervision._supervisor._proc
+        return proc is not None and proc.poll() is None
+
+    def test_an_agent_with_bash_starts_the_supervisor_before_any_call(self, tmp_path: Path) -> None:
+        """The supervisor is running after a run that never called bash, when the agent could have."""
+        assert self._started_by(_agent(tmp_path, text_reply("ok")), tmp_path)
+
+    def test_not_without_bash_nor_in_the_sandbox(self, tmp_path: Path) -> None:
+        """Neither an agent without bash nor a sandboxed one (its calls run under bubblewrap) starts it."""
+        from fsm.core.options import AgentOptions
+        from tools.sandbox import Sandbox
+
+        no_bash = AgentOptions(tools=("read_file", "glob"))
+        assert not self._started_by(Agent(ScriptedModel([text_reply("ok")]), str(tmp_path), options=no_bash), tmp_path)
+        boxed = AgentOptions(sandbox=Sandbox())
+        assert not self._started_by(Agent(ScriptedModel([text_reply("ok")]), str(tmp_path), options=boxed), tmp_path)
