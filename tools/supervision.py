@@ -53,7 +53,10 @@ class _Supervisor:
         os.register_at_fork(after_in_child=self._forget)
 
     def _forget(self) -> None:
-        """In a forked child: the supervisor is the parent's; close our copy of its socket."""
+        """In a forked child: the supervisor is the parent's; close our copy of its socket. The lock is new: a thread
+        of the parent (starting the supervisor in the background, say) may have held it, and only the forking
+        thread lives on here."""
+        self._lock = threading.Lock()
         if self._sock is not None:
             with contextlib.suppress(OSError):
                 self._sock.close()

@@ -196,3 +196,23 @@ class TestPrestart:
         assert thread is not None
         thread.join(timeout=10)
         assert _supervisor_pid() == supervisor and _bash(workspace, "echo on") == ToolOutput("on")
+
+    def test_a_fork_while_the_supervisor_starts_can_still_call(self, workspace: Workspace) -> None:
+        """A child forked while another thread holds the supervisor's lock (starting it) runs bash all the same."""
+        tools.supervision.shutdown()
+        lock = tools.supervision._supervisor._lock
+        with lock:  # as a prestart() thread does while it starts the supervisor
+            pid = os.fork()
+            if pid == 0:
+                code = 1
+                try:
+                    code = 0 if _bash(workspace, "echo child") == ToolOutput("child") else 1
+                finally:
+                    os._exit(code)
+        deadline = time.monotonic() + 20
+        while (done := os.waitpid(pid, os.WNOHANG))[0] == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        if done[0] == 0:
+            os.kill(pid, signal.SIGKILL)
+            os.waitpid(pid, 0)
+        assert done[0] == pid and os.waitstatus_to_exitcode(done[1]) == 0
