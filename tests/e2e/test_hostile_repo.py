@@ -464,7 +464,7 @@ class TestHostileRepository:
         assert not breaches, "\n".join(breaches)
 
     def test_the_repositorys_settings_do_not_apply(self, outcome: Outcome) -> None:
-        """The mode is the user's (the repository's defaultMode and allow rules are ignored) and stderr says so."""
+        """The mode is the user's (the repository's defaultMode and allow rules are ignored) and the result's notes say so."""
         outcome.complete()
         breaches = []
         init = outcome.event("system", "init") or {}
@@ -477,10 +477,11 @@ class TestHostileRepository:
         made = (outcome.repo.repo / "made-under-the-repos-allow-rule").exists()
         if outcome.mode == "default" and not outcome.sandbox and made:
             breaches.append(f"{outcome.label}: {probe.show()} ran under the repository's Bash(*) allow rule")
-        if "trust" not in outcome.done.stderr.lower():
+        notes = " ".join((outcome.event("result") or {}).get("notes") or [])  # stream-json: stderr is for errors
+        if "trust" not in notes.lower():
             breaches.append(
-                f"{outcome.label}: stderr does not say which of the repository's settings were ignored and how to "
-                f"trust it: {_clip(outcome.done.stderr, 200)!r}"
+                f"{outcome.label}: the result's notes do not say which of the repository's settings were ignored and "
+                f"how to trust it: {_clip(notes, 200)!r}"
             )
         assert not breaches, "\n".join(breaches)
 
@@ -541,8 +542,8 @@ def test_the_env_cannot_choose_the_endpoint(tmp_path: Path) -> None:
         assert not their_seen, f"the repository's .env https_proxy carried the model's traffic: {their_seen}"
         assert seen == ["api.anthropic.com:443"], f"the client went to {seen}, not the API's default host"
         assert "Traceback" not in done.stderr, done.stderr
-        last = done.stderr.strip().splitlines()[-1:]
-        assert done.returncode == 1 and "cannot reach the model" in "".join(last), (done.returncode, done.stderr)
+        last = done.stdout.strip().splitlines()[-1:]  # text mode: the error on stdout, as claude -p prints it
+        assert done.returncode == 1 and "cannot reach the model" in "".join(last), (done.returncode, done.stdout)
 
 
 TRUST_WAYS = ("flag", "command", "claude-json")
