@@ -464,7 +464,8 @@ class TestHostileRepository:
         assert not breaches, "\n".join(breaches)
 
     def test_the_repositorys_settings_do_not_apply(self, outcome: Outcome) -> None:
-        """The mode is the user's (the repository's defaultMode and allow rules are ignored) and the result's notes say so."""
+        """The mode is the user's (the repository's defaultMode and allow rules are ignored), as the result's notes
+        say."""
         outcome.complete()
         breaches = []
         init = outcome.event("system", "init") or {}
