@@ -23,7 +23,6 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from tools.processes import start_ticks
 from tools.running import Running
 
 if TYPE_CHECKING:
@@ -47,46 +46,56 @@ class _Supervisor:
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
+        self._taking = threading.Lock()
+        """Held while a caller reads the next call reaper's announcement (then :attr:`_lock`, for the socket)."""
         self._proc: subprocess.Popen[bytes] | None = None
         self._sock: socket.socket | None = None
         self._owner = 0
         os.register_at_fork(after_in_child=self._forget)
 
     def _forget(self) -> None:
-        """In a forked child: the supervisor is the parent's; close our copy of its socket. The lock is new: a thread
-        of the parent (starting the supervisor in the background, say) may have held it, and only the forking
-        thread lives on here."""
-        self._lock = threading.Lock()
+        """In a forked child: the supervisor is the parent's; close our copy of its socket. The locks are new: a
+        thread of the parent (starting the supervisor in the background, or waiting for a call reaper) may have held
+        them, and only the forking thread lives on here."""
         if self._sock is not None:
             with contextlib.suppress(OSError):
                 self._sock.close()
         self._proc = self._sock = None
+        self._lock, self._taking = threading.Lock(), threading.Lock()
 
     def take(self) -> tuple[socket.socket, str]:
-        """The next call reaper, ready: the socket it listens on and its name, ``PID START_TICKS``. Until it is
-        sent a request (or a cancel), the next caller waits.
+        """The next call reaper, ready: its channel (the socket only it listens on) and its name, ``PID
+        START_TICKS``. One caller at a time reads the supervisor's socket; the others wait their turn.
 
         Raises:
             SupervisorFailed: the supervisor cannot be started, or it died twice in a row.
         """
+        import socket
+
         attempt = 0
-        while True:
-            sock = self._ready()
-            try:
-                said = sock.recv(256)
-            except OSError as exc:
-                said, problem = b"", str(exc)
-            else:
-                problem = "it exited"
-            word, _, name = said.decode().partition(" ")
-            if word == "ready" and _alive(name):
-                return sock, name
-            if word == "ready":  # killed while it waited: the supervisor announces another one
-                continue
-            self._discard(sock)
-            attempt += 1
-            if attempt == 2:
-                raise SupervisorFailed(f"the bash supervisor failed: {problem}")
+        with self._taking:
+            while True:
+                sock = self._ready()
+                fds: list[int] = []
+                try:
+                    said, fds, _, _ = socket.recv_fds(sock, 256, 1, socket.MSG_CMSG_CLOEXEC)
+                except OSError as exc:
+                    said, problem = b"", str(exc)
+                else:
+                    problem = "it exited"
+                word, _, name = said.decode().partition(" ")
+                if word == "ready" and len(fds) == 1:
+                    channel = socket.socket(fileno=fds[0])
+                    if _listening(channel):
+                        return channel, name
+                    channel.close()  # killed while it waited: the supervisor announces another one
+                    continue
+                for fd in fds:
+                    os.close(fd)
+                self._discard(sock)
+                attempt += 1
+                if attempt == 2:
+                    raise SupervisorFailed(f"the bash supervisor failed: {problem}")
 
     def _ready(self) -> socket.socket:
         with self._lock:
@@ -156,21 +165,22 @@ def shutdown() -> None:
     _supervisor.shutdown()
 
 
-def _alive(name: str) -> bool:
-    """Whether the call reaper named ``PID START_TICKS`` still exists (not one killed after it said it was
-    ready, nor another process that got its pid since)."""
-    pid, _, ticks = name.partition(" ")
-    return pid.isdigit() and ticks.isdigit() and start_ticks(int(pid)) == int(ticks)
+def _listening(channel: socket.socket) -> bool:
+    """Whether the call reaper at the other end of *channel* still waits for its call: it never writes there, so
+    anything to read (EOF) means it was killed after it said it was ready (a zombie's channel is closed too)."""
+    poller = select.poll()
+    poller.register(channel, select.POLLIN | select.POLLRDHUP)
+    return not poller.poll(0)
 
 
 class _Supervised:
     """A command handed to a call reaper of the supervisor; its status pipe says how it ended."""
 
-    def __init__(self, sock: socket.socket, name: str, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
+    def __init__(self, channel: socket.socket, name: str, argv: list[str], cwd: Path, env: dict[str, str]) -> None:
         pid, ticks = name.split()
         self.pid, self.start_ticks = int(pid), int(ticks)
         self.returncode: int | None = None
-        self._sock, self._name = sock, name
+        self._channel = channel
         import json
 
         self._request = json.dumps({"for": name, "argv": argv, "cwd": str(cwd), "env": env}).encode()
@@ -193,12 +203,13 @@ class _Supervised:
                     written += os.write(body, self._request[written:])
                 os.lseek(body, 0, os.SEEK_SET)
                 self._sent = True  # from here on the call reaper is taken, whatever happens
-                socket.send_fds(self._sock, [b"run"], [*self._theirs, body])
+                socket.send_fds(self._channel, [b"run"], [*self._theirs, body])
             finally:
                 os.close(body)
-        except OSError as exc:
-            raise SupervisorFailed(f"cannot hand the command to the bash supervisor: {exc}") from None
+        except OSError as exc:  # its call reaper was killed after it was journalled: nothing ran
+            raise SupervisorFailed(f"cannot hand the command to its call reaper: {exc}") from None
         finally:
+            self._channel.close()
             self._close_theirs()
 
     def _close_theirs(self) -> None:
@@ -238,9 +249,8 @@ class _Supervised:
         """Nothing: the call reaper killed everything below it before it said how the command ended."""
 
     def stop(self) -> None:
-        if not self._sent:  # never asked to run: free the call reaper for the next call
-            with contextlib.suppress(OSError):
-                self._sock.send(b"cancel")
+        if not self._sent:  # never asked to run: free the call reaper for the next call (EOF on its channel)
+            self._channel.close()
             self._close_theirs()
             self._done, self._sent = True, True
         if self._hold_w >= 0:
@@ -267,10 +277,9 @@ def supervised(argv: list[str], *, cwd: Path, env: dict[str, str]) -> Running:
     Raises:
         SupervisorFailed: the supervisor cannot be started.
     """
-    sock, name = _supervisor.take()
+    channel, name = _supervisor.take()
     try:
-        return _Supervised(sock, name, argv, cwd, env)
+        return _Supervised(channel, name, argv, cwd, env)
     except BaseException:
-        with contextlib.suppress(OSError):
-            sock.send(b"cancel")
+        channel.close()  # EOF: the call reaper stands down
         raise

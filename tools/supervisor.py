@@ -12,11 +12,14 @@ cheap), forked ahead of the call it will run, which
   (``PR_SET_CHILD_SUBREAPER``): everything the command orphans — ``cmd &``, ``setsid cmd &``, a double fork, a
   daemon that clears its environment — is re-parented to it;
 - says ``ready PID START_TICKS`` on the unix socket SOCKET_FD (``SOCK_SEQPACKET``), so agentfsm can journal the
-  call under its name before the command exists, then waits for the call: a ``run`` message with four descriptors,
-  OUT (the command's stdout and stderr), HOLD (the read end of a pipe agentfsm holds open), STATUS (the write end
-  of another) and a file holding the JSON request ``{"for": "PID START_TICKS", "argv": [...], "cwd": "...",
-  "env": {...}}`` (a request for another name is refused: ``refused`` on STATUS); ``cancel`` instead means "do
-  not run it";
+  call under its name before the command exists, and sends with it one end of a socket pair of its own, its
+  *channel*: the call comes on the channel, never on the shared socket, so it reaches the call reaper that was
+  journalled or none (a call reaper killed before its call is seen on the channel, which hangs up; on a shared
+  socket its request would reach the next call reaper). Then it waits for the call: a ``run`` message with four
+  descriptors, OUT (the command's stdout and stderr), HOLD (the read end of a pipe agentfsm holds open), STATUS
+  (the write end of another) and a file holding the JSON request ``{"for": "PID START_TICKS", "argv": [...],
+  "cwd": "...", "env": {...}}`` (a request for another name is refused: ``refused`` on STATUS); anything else,
+  or the channel closed, means "do not run it";
 - tells the supervisor it took a call (the next call reaper is forked when a call ends, or soon after this one
   began), ``posix_spawn``s the command in its session, and when the command exits SIGKILLs everything still
   below, round after round, then writes ``exit WAITSTATUS`` on STATUS and exits. EOF on HOLD (agentfsm closed it:
@@ -24,8 +27,9 @@ cheap), forked ahead of the call it will run, which
   once (writing ``stopped``). So ``exit``/``stopped`` comes once nothing of the call is left but the call reaper.
 
 The supervisor itself is a child subreaper too: a process whose call reaper was killed (by the command, say) is
-re-parented to it and killed. It exits when the socket reaches EOF (agentfsm exited or died: the waiting call reaper
-sees it and says ``q``); each call reaper has ``PR_SET_PDEATHSIG`` so it then stops its call. Linux only.
+re-parented to it and killed. It exits when the socket reaches EOF (agentfsm exited or died; agentfsm never writes
+on it, so it is readable only then); each call reaper has ``PR_SET_PDEATHSIG`` so it then stops its call. Linux
+only.
 """
 
 from __future__ import annotations
@@ -155,20 +159,23 @@ def _call(sock: socket.socket, taken: int, supervisor: int) -> int:
             return 1
         with open("/proc/self/stat", "rb") as stat:
             me = f"{os.getpid()} {stat.read().rsplit(b')', 1)[1].split()[19].decode()}"
+        channel, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         try:
-            sock.send(f"ready {me}".encode())
+            socket.send_fds(sock, [f"ready {me}".encode()], [theirs.fileno()])
         except OSError:  # agentfsm is gone
             os.write(taken, b"q")
             return 1
-        data, fds, _, _ = socket.recv_fds(sock, _MAX_MESSAGE, 4)
-        os.write(taken, b"t" if data else b"q")  # the supervisor readies the next one, or exits at EOF
+        theirs.close()  # agentfsm's now: when it closes it (or dies), we read EOF
         sock.close()
+        data, fds, _, _ = socket.recv_fds(channel, _MAX_MESSAGE, 4, socket.MSG_CMSG_CLOEXEC)
+        os.write(taken, b"t")  # the supervisor readies the next one
+        channel.close()
         os.close(taken)
         if data != b"run" or len(fds) != 4:  # a cancel
+            for fd in fds:
+                os.close(fd)
             return 1
         out, hold, status, body = fds
-        for fd in fds:
-            os.set_inheritable(fd, False)
         with open(body, "rb") as request_file:
             request = json.loads(request_file.read())
         if request.get("for") != me:  # journalled under another call reaper's name (that one was killed)
@@ -232,6 +239,17 @@ def _ready(sock: socket.socket, taken: int) -> int:
     return pid
 
 
+def _recv_nothing_waiting(sock: socket.socket) -> bool:
+    """Read what agentfsm sent on *sock* (it sends nothing: its calls go on the call reapers' channels); False at
+    EOF."""
+    try:
+        return bool(sock.recv(_MAX_MESSAGE, socket.MSG_DONTWAIT))
+    except BlockingIOError:
+        return True
+    except OSError:
+        return False
+
+
 def main(argv: list[str]) -> int:
     parent, sock = int(argv[1]), socket.socket(fileno=int(argv[2]))
     os.set_inheritable(sock.fileno(), False)
@@ -251,7 +269,9 @@ def main(argv: list[str]) -> int:
     while True:
         # The next call reaper is forked once a call has ended (or soon after a call began, should another come
         # meanwhile): forked at the start of a call, it would compete with the command for the CPU.
-        ready, _, _ = select.select([taken_r, wake_r], [], [], None if waiting else _NEXT_SECONDS)
+        ready, _, _ = select.select([taken_r, wake_r, sock.fileno()], [], [], None if waiting else _NEXT_SECONDS)
+        if sock.fileno() in ready and not _recv_nothing_waiting(sock):
+            return 0  # EOF: agentfsm is gone; the call reapers stop their calls (their parent-death signal)
         if taken_r in ready:
             said = os.read(taken_r, 512)
             if b"q" in said:

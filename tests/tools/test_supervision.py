@@ -143,6 +143,34 @@ class TestSupervisor:
         assert results == {1: ToolOutput("1"), 2: ToolOutput("2")}
         assert time.monotonic() - started < 1.9
 
+    def test_many_threads_after_a_waiting_reaper_was_killed(self, workspace: Workspace) -> None:
+        """8 threads × 10 calls, started while a call reaper killed as it waited is still a zombie (its supervisor
+        stopped, so its announcement is stale): every call runs under its own call reaper and gets its own output,
+        none is handed to a call reaper journalled under another's name."""
+        _bash(workspace, "true")
+        supervisor = _supervisor_pid()
+        waiting = _waiting_reaper(supervisor)
+        results: dict[tuple[int, int], ToolOutput] = {}
+
+        def calls(n: int) -> None:
+            for i in range(10):
+                results[n, i] = _bash(workspace, f"echo {n}.{i}")
+
+        threads = [threading.Thread(target=calls, args=(n,), daemon=True) for n in range(8)]
+        os.kill(supervisor, signal.SIGSTOP)
+        try:
+            os.kill(waiting, signal.SIGKILL)
+            assert _gone(waiting)  # a zombie: its stopped parent cannot reap it
+            for thread in threads:
+                thread.start()
+            time.sleep(0.2)  # one thread reads the dead reaper's announcement meanwhile
+        finally:
+            os.kill(supervisor, signal.SIGCONT)
+        for thread in threads:
+            thread.join(timeout=60)
+        assert results == {(n, i): ToolOutput(f"{n}.{i}") for n in range(8) for i in range(10)}
+        assert _supervisor_pid() == supervisor
+
     def test_the_leader_is_recorded_with_its_start_time(self, workspace: Workspace) -> None:
         """The process a listener hears of leads the command's process group, and its start time is recorded."""
         heard: list[ToolProcess] = []
