@@ -13,6 +13,7 @@ not UTF-8 (in an OS error, say) reaches them as ``\\xNN``, never as a lone surro
 from __future__ import annotations
 
 import logging
+import traceback
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
@@ -131,5 +132,6 @@ def run_tool(tools: Iterable[Tool], name: str, workspace: Workspace, tool_input:
     except OutsideWorkspaceError as exc:
         return ToolOutput(shown_path(f"Error: {exc}"), is_error=True)
     except Exception as exc:  # a handler bug or I/O failure must reach the model, not kill the agent
-        log.debug("tool %s raised", name, exc_info=True)
+        if log.isEnabledFor(logging.DEBUG):  # escaped: a name that is not UTF-8 must not break a log's encoder
+            log.debug("tool %s raised:\n%s", name, shown_path("".join(traceback.format_exception(exc)).rstrip()))
         return ToolOutput(shown_path(redact(f"Error: {name}: {type(exc).__name__}: {exc}")), is_error=True)

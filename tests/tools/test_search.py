@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from pathlib import Path
@@ -231,3 +232,17 @@ class TestNamesThatAreNotUtf8:
         broken = tools.base.Tool("broken", "", {"type": "object", "properties": {}}, fail)
         out = run_tool([broken], "broken", workspace, {})
         assert out.text == "Error: broken: OSError: cannot open gone\\xfe"
+
+    def test_the_debug_log_of_such_an_error_encodes(
+        self, workspace: Workspace, caplog: pytest.LogCaptureFixture
+    ) -> None:
+        """The traceback logged at DEBUG names the file escaped too: a lone surrogate in a log record breaks a
+        UTF-8 log file (and pytest-xdist's report of the test)."""
+
+        def fail(_: Workspace, **__: object) -> ToolOutput:
+            raise OSError(f"cannot open {os.fsdecode(b'gone' + bytes([0xFE]))}")
+
+        caplog.set_level(logging.DEBUG, logger="tools")
+        run_tool([tools.base.Tool("broken", "", {"type": "object", "properties": {}}, fail)], "broken", workspace, {})
+        assert "cannot open gone\\xfe" in caplog.text
+        caplog.text.encode("utf-8")
