@@ -239,9 +239,9 @@ def _ready(sock: socket.socket, taken: int) -> int:
     return pid
 
 
-def _recv_nothing_waiting(sock: socket.socket) -> bool:
-    """Read what agentfsm sent on *sock* (it sends nothing: its calls go on the call reapers' channels); False at
-    EOF."""
+def _still_open(sock: socket.socket) -> bool:
+    """Whether agentfsm still holds its end of *sock*, which is readable only at EOF (agentfsm sends nothing there:
+    its calls go on the call reapers' channels)."""
     try:
         return bool(sock.recv(_MAX_MESSAGE, socket.MSG_DONTWAIT))
     except BlockingIOError:
@@ -270,7 +270,7 @@ def main(argv: list[str]) -> int:
         # The next call reaper is forked once a call has ended (or soon after a call began, should another come
         # meanwhile): forked at the start of a call, it would compete with the command for the CPU.
         ready, _, _ = select.select([taken_r, wake_r, sock.fileno()], [], [], None if waiting else _NEXT_SECONDS)
-        if sock.fileno() in ready and not _recv_nothing_waiting(sock):
+        if sock.fileno() in ready and not _still_open(sock):
             return 0  # EOF: agentfsm is gone; the call reapers stop their calls (their parent-death signal)
         if taken_r in ready:
             said = os.read(taken_r, 512)
