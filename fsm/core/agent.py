@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Unpack
 import attrs
 from transitions import EventData
 
-from fsm.core.compacting import Request, compact_instructions, is_compact_prompt, refused_window
+from fsm.core.compacting import Plan, Request, compact_instructions, is_compact_prompt, refused_window
 from fsm.core.compacting import plan as compaction_plan
 from fsm.core.guards import Facts
 from fsm.core.guards import by_hand as _by_hand
@@ -225,6 +225,8 @@ class Agent:
         self._window: int | None = None
         """The window the model last said it has ("prompt is too long: N tokens > M maximum"), in the compactor's
         count (M scaled by its estimate of the refused request over N), if the model said so."""
+        self._notes: tuple[str, ...] = ()
+        """What the PreCompact hooks said, for the record of the compaction under way."""
         self._cancelled = False
         """Set when the parent interrupted this subagent: a step still running in a thread is dropped."""
         self._in_thread = False
@@ -557,14 +559,26 @@ class Agent:
 
     def _step_compacting(self) -> Transition:
         data, compactor = self.data, self._compactor
+        self._notes = ()
         if compactor is None:
             return self._compaction_failed("no compactor: this agent cannot shorten its history", called=False)
+        block, extra, notes = self._hooks.pre_compact(
+            self._event(
+                "PreCompact",
+                trigger="manual" if data.manual_compaction else "auto",
+                custom_instructions=data.compaction_instructions,
+            )
+        )
+        if block is not None:
+            return self._compaction_blocked(block.reason, tuple(notes))
+        self._notes = tuple(notes)
         plan = compaction_plan(compactor, self._request(), manual=data.manual_compaction, limit=self._limit() or 0)
         replaced = len(data.messages)
+        instructions = "\n\n".join(t for t in (data.compaction_instructions, extra) if t) or None
         if not plan.summary:
             info = Compaction("auto", plan.pre_tokens, plan.cheap_tokens, plan.cleared, plan.persisted, replaced)
             return self._compacted("compacted", tuple(plan.messages), info)
-        system, request = compactor.summary_request(plan.messages, instructions=data.compaction_instructions)
+        system, request = compactor.summary_request(plan.messages, instructions=instructions)
         if self._listeners.progress:
             self._listeners.tell("model_call", data.agent_id, self._depth)
         try:
@@ -664,6 +678,18 @@ class Agent:
                 return None
         return f"compacting: the next request is about {tokens:,} tokens, the limit {limit:,}"
 
+    def compaction_plan(self) -> Plan | None:
+        """What compacting now would do (the debugger shows it before the step); None without a compactor."""
+        if self._compactor is None:
+            return None
+        return compaction_plan(
+            self._compactor, self._request(), manual=self.data.manual_compaction, limit=self._limit() or 0
+        )
+
+    def context_full_reason(self) -> str | None:
+        """Why the next step in ``awaiting_model`` goes to ``compacting`` instead of calling the model, or None."""
+        return self._context_full() if self.state == "awaiting_model" else None
+
     def _context_exceeded(self, error: str) -> Transition:
         """The model refused the request as too long: compact and call again, if the table allows; else the run
         ends with ``context_window``."""
@@ -690,7 +716,11 @@ class Agent:
         """``compacted`` or ``summarized`` (a summary call made), or ``budget_spent`` when that spent the budget."""
         called = reply is not None
         self._measured = None
+        context, notes = self._hooks.fire(self._event("SessionStart", source="compact"))
+        if context:
+            history = (*history, {"role": "user", "content": context})
         fields: dict[str, Any] = {"history": history, "compaction": info, "reply": reply, "model_called": called}
+        fields["notes"] = (*self._notes, *notes)
         with self._tree_lock:
             facts = self._after(trigger, after_call=called, turn=False, cost=cost)
             row = first_row(trigger, self.state, facts)
@@ -698,6 +728,18 @@ class Agent:
                 return self._fire("budget_spent", outcome=_budget_spent(facts), cost_usd=cost, **fields)
             outcome: Outcome | None = "end_turn" if row["dest"] == "idle" else None
             return self._fire(trigger, outcome=outcome, cost_usd=cost, **fields)
+
+    def _compaction_blocked(self, reason: str, notes: tuple[str, ...]) -> Transition:
+        """``compaction_blocked``: a PreCompact hook said no; /compact ends, a run goes on uncompacted (Claude
+        Code's "continuing uncompacted"), unless its budget is spent."""
+        error = f"compaction blocked by a PreCompact hook: {reason}"
+        with self._tree_lock:
+            facts = self._after("compaction_blocked")
+            row = first_row("compaction_blocked", self.state, facts)
+            if row is None:
+                return self._fire("budget_spent", outcome=_budget_spent(facts), error=error, notes=notes)
+            outcome: Outcome | None = "end_turn" if row["dest"] == "idle" else None
+            return self._fire("compaction_blocked", outcome=outcome, error=error, notes=(*notes, error))
 
     def _compaction_failed(
         self, why: str, *, called: bool, reply: Reply | None = None, cost: float | None = None
@@ -709,6 +751,7 @@ class Agent:
             facts = self._after("compaction_failed", after_call=called, turn=False, cost=cost)
             row = first_row("compaction_failed", self.state, facts)
             fields: dict[str, Any] = {"reply": reply, "model_called": called, "cost_usd": cost, "error": error}
+            fields["notes"] = self._notes
             if row is None:
                 return self._fire("budget_spent", outcome=_budget_spent(facts), **fields)
             if row["dest"] == "stopping":

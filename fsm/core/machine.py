@@ -165,8 +165,9 @@ TRANSITIONS: list[Row] = [
     {
         "trigger": "compaction_blocked",
         "source": "compacting",
-        "dest": "stopping",
-        "doc": "a PreCompact hook blocked the automatic compaction the call needs: the run ends (context_window)",
+        "dest": "awaiting_model",
+        "unless": ["out_of_model_calls", "out_of_budget_usd"],
+        "doc": "a PreCompact hook blocked the automatic compaction: the call goes ahead uncompacted",
     },
     {
         "trigger": "compacted",

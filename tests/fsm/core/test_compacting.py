@@ -3,14 +3,16 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from fsm import Agent, ModelError
+from fsm import Agent, Hooks, ModelError
 from fsm.core.compacting import compact_instructions, is_compact_prompt, refused_window
 from fsm.core.guards import MAX_COMPACTIONS, MAX_FAILED_COMPACTIONS
+from fsm.policy.hooks import Deny
 from fsm.testing import Request, ScriptedModel, text_reply, tool_reply, tool_use
 from tests.fsm.core.compaction_double import CLEARED, CharCompactor
 
@@ -24,9 +26,7 @@ def big_read(tmp_path: Path) -> dict[str, Any]:
 
 
 def too_long(sent: int = 5000, maximum: int = 4000) -> ModelError:
-    return ModelError(
-        f"prompt is too long: {sent} tokens > {maximum} maximum", status_code=400, kind="context_window"
-    )
+    return ModelError(f"prompt is too long: {sent} tokens > {maximum} maximum", status_code=400, kind="context_window")
 
 
 def answering(*, summary: Any, work: Any) -> ScriptedModel:
@@ -108,9 +108,8 @@ class TestProactive:
     def test_the_budget_of_calls_stops_after_the_summary(self, tmp_path):
         """With the budget spent by the summary call, the run stops (budget_spent) instead of calling again."""
         script = [big_read(tmp_path), big_read(tmp_path), text_reply("a summary"), text_reply("done")]
-        agent = Agent(
-            ScriptedModel(script), str(tmp_path), compactor=CharCompactor(threshold=1500, keep_last=5), max_model_calls=3
-        )
+        compactor = CharCompactor(threshold=1500, keep_last=5)
+        agent = Agent(ScriptedModel(script), str(tmp_path), compactor=compactor, max_model_calls=3)
         agent.run("go")
         assert agent.outcome == "max_model_calls" and agent.run_calls == 3
         assert ("compacting", "budget_spent", "stopping") in edges(agent)
@@ -208,9 +207,7 @@ class TestByHand:
 
     def test_a_subagent_prompt_is_no_command(self, tmp_path):
         """Only the root's prompt can be /compact: a task prompt of '/compact' is sent to the child as text."""
-        model = ScriptedModel(
-            [tool_reply(tool_use("task", {"prompt": "/compact"})), text_reply("c"), text_reply("p")]
-        )
+        model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "/compact"})), text_reply("c"), text_reply("p")])
         agent = Agent(model, str(tmp_path), compactor=CharCompactor(threshold=None))
         agent.run("go")
         assert "compact_requested" not in [r.trigger for r in agent.history]
@@ -240,3 +237,65 @@ def test_interrupting_a_compaction_leaves_the_agent_idle(tmp_path, state):
         agent.run("go")
     assert (agent.state, agent.outcome, edges(agent)[-1][:2]) == ("idle", "interrupted", (state, "interrupted"))
     assert agent.run_calls == 3
+
+
+class TestHooks:
+    def test_a_precompact_block_goes_on_uncompacted(self, tmp_path):
+        """A PreCompact Deny blocks the automatic compaction: the call goes ahead on the history as it was."""
+        hooks = Hooks()
+        seen: list[tuple[str | None, str | None]] = []
+
+        def block(event):
+            seen.append((event.trigger, event.custom_instructions))
+            return Deny("keep everything")
+
+        hooks.on("PreCompact", block)
+        model = ScriptedModel([big_read(tmp_path), big_read(tmp_path), text_reply("done")])
+        agent = Agent(model, str(tmp_path), compactor=CharCompactor(threshold=1500, keep_last=5), hooks=hooks)
+        assert agent.run("go") == "done"
+        assert ("compacting", "compaction_blocked", "awaiting_model") in edges(agent)
+        assert not summary_calls(model) and seen[0] == ("auto", None)
+        assert BIG in str(model.requests[-1].messages)
+
+    def test_a_blocked_compact_leaves_the_history(self, tmp_path):
+        """/compact blocked by a PreCompact hook ends its turn with the history unchanged."""
+        hooks = Hooks()
+        hooks.on("PreCompact", lambda event: Deny("no") if event.trigger == "manual" else None)
+        agent = Agent(ScriptedModel([text_reply("hi")]), str(tmp_path), compactor=CharCompactor(None), hooks=hooks)
+        agent.run("hello")
+        before = list(agent.messages)
+        agent.run("/compact")
+        assert (edges(agent)[-1], agent.messages) == (("compacting", "compaction_blocked", "idle"), before)
+
+    def test_precompact_text_joins_the_instructions_and_sessionstart_the_history(self, tmp_path):
+        """A PreCompact hook's text is added to /compact's instructions; SessionStart (compact) adds context."""
+        hooks = Hooks()
+        hooks.on("PreCompact", lambda event: "keep the file names")
+        hooks.on("SessionStart", lambda event: f"context after {event.source}")
+        compactor = CharCompactor(threshold=None)
+        model = ScriptedModel([text_reply("hi"), text_reply("summary"), text_reply("ok")])
+        agent = Agent(model, str(tmp_path), compactor=compactor, hooks=hooks)
+        agent.run("hello")
+        agent.run("/compact be brief")
+        assert compactor.instructions == ["be brief\n\nkeep the file names"]
+        assert agent.messages[-1] == {"role": "user", "content": "context after compact"}
+
+    def test_a_command_hook_blocks_with_exit_2(self, tmp_path):
+        """A PreCompact command hook that exits 2 blocks; it reads trigger and custom_instructions on stdin."""
+        from fsm.policy.command_hooks import CommandHook
+        from fsm.policy.settings import HookCommand
+
+        log = tmp_path / "input.json"
+        spec = HookCommand("PreCompact", f"cat > {log}; echo no >&2; exit 2", "manual", 10.0, "test")
+        hooks = Hooks()
+        hooks.on("PreCompact", CommandHook(spec, project=tmp_path))
+        agent = Agent(ScriptedModel([text_reply("hi")]), str(tmp_path), compactor=CharCompactor(None), hooks=hooks)
+        agent.run("hello")
+        agent.run("/compact keep it")
+        assert edges(agent)[-1] == ("compacting", "compaction_blocked", "idle")
+        sent = json.loads(log.read_text())
+        assert (sent["hook_event_name"], sent["trigger"], sent["custom_instructions"]) == (
+            "PreCompact",
+            "manual",
+            "keep it",
+        )
