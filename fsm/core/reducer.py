@@ -24,6 +24,7 @@ from typing import Any, Protocol
 
 from attrs import define
 
+from fsm.core.guards import MAX_FAILED_COMPACTIONS
 from fsm.core.records import AgentState, Compaction, tool_result_block
 from fsm.core.vocabulary import Outcome, State, Trigger
 from fsm.model.reply import Message, Reply
@@ -128,7 +129,10 @@ Counts = tuple[int, int, bool]
 def compaction_counts(trigger: str, source: str, counts: Counts) -> Counts:
     """The compaction counters after *trigger* fired from *source* (the checker asks this very function): a
     compaction starting counts one more since the last reply, a reply from the model resets that count, a failed
-    compaction counts one more failure in a row and a good one ends the row; a new run starts at zero."""
+    compaction counts one more failure in a row (up to ``MAX_FAILED_COMPACTIONS``: a Stop hook that makes the run go
+    on does not end the row) and a good one ends the row; a new run starts at zero. A Stop hook's forced turn does
+    not reset the count of compactions (only a reply does): else a compaction that fails, a Stop hook that forces a
+    turn and the compaction that turn starts would loop without a model call (``agentfsm check`` finds it)."""
     compactions, failed, manual = counts
     if trigger == "prompt":
         return 0, 0, False
@@ -138,8 +142,8 @@ def compaction_counts(trigger: str, source: str, counts: Counts) -> Counts:
         return compactions + 1, failed, False
     if trigger in ("compacted", "summarized"):
         return compactions, 0, manual
-    if trigger == "compaction_failed":
-        return compactions, failed + 1, manual
+    if trigger == "compaction_failed":  # counted up to the limit: past it the guard's answer is the same
+        return compactions, min(failed + 1, MAX_FAILED_COMPACTIONS), manual
     if source == "awaiting_model" and trigger not in ("model_failed", "interrupted"):
         return 0, failed, manual  # a reply came
     return counts
