@@ -41,7 +41,7 @@ from typing import Any, ClassVar, Unpack
 import attrs
 from transitions import EventData
 
-from fsm.core.compacting import Plan, Request, compact_instructions, is_compact_prompt, refused_window
+from fsm.core.compacting import Compactor, Plan, Request, compact_instructions, is_compact_prompt, refused_window
 from fsm.core.compacting import plan as compaction_plan
 from fsm.core.guards import Facts
 from fsm.core.guards import by_hand as _by_hand
@@ -113,6 +113,21 @@ _DESCRIBE_NEXT_MOVED = (
     "Agent.describe_next() is deprecated: the words are the view's now; use fsm.view.describe_next(agent), "
     "or agent.next_step() for the structured answer"
 )
+
+
+def _compactor(options: AgentOptions, model: Model, workspace: Workspace) -> Compactor | None:
+    """The passes of ``fsm.compaction`` for *model*'s window when *options* set ``compaction``; else None."""
+    if options.compaction is None:
+        return None
+    from fsm.compaction import PassesCompactor  # only an agent that compacts needs it
+
+    name = getattr(model, "model", None)
+    return PassesCompactor.for_model(
+        name if isinstance(name, str) else "",
+        max_output=options.max_tokens,
+        workspace=workspace.root,
+        settings=options.compaction,
+    )
 
 
 def _fresh_state(options: AgentOptions, parent: Agent | None) -> AgentState:
@@ -218,7 +233,7 @@ class Agent:
         base = options.system or (parent_system if depth == 0 else child_system)(workspace)
         self.system = compose(base, options.context)
         """What every model call sends as the system prompt."""
-        self._compactor = options.compactor
+        self._compactor = options.compactor if options.compactor is not None else _compactor(options, model, workspace)
         self._measured: tuple[int, int] | None = None
         """The last reply's input tokens and how many messages they covered (None: none since the history
         changed): what the compactor counts the next request from."""

@@ -117,9 +117,10 @@ class Step:
 
 
 def made_summary_call(change: Change) -> bool:
-    """Whether the transition followed a summary call of a compaction: it counts toward the run's budgets (calls
-    and USD), not toward the agent's turns."""
-    return change.source == "compacting" and change.model_called
+    """Whether the transition followed a model call that counts toward the run's budgets (calls and USD) but not
+    toward the agent's turns: a compaction's summary call, or a request the model refused as too long (the agent
+    compacts and asks again; Claude Code's turns do not count it either)."""
+    return (change.source == "compacting" and change.model_called) or change.trigger == "context_exceeded"
 
 
 Counts = tuple[int, int, bool]
@@ -151,9 +152,10 @@ def compaction_counts(trigger: str, source: str, counts: Counts) -> Counts:
 
 def made_model_call(change: Change) -> bool:
     """Whether the transition followed a call to the model (one turn spent): every edge out of ``awaiting_model``
-    does, whatever the call did, except ``context_full`` (the agent compacts first) and an ``interrupted`` that
-    came before the call was made."""
-    if change.source != "awaiting_model" or change.trigger == "context_full":
+    does, whatever the call did, except ``context_full`` (the agent compacts first, no call made),
+    ``context_exceeded`` (a call refused as too long: :func:`made_summary_call`) and an ``interrupted`` that came
+    before the call was made."""
+    if change.source != "awaiting_model" or change.trigger in ("context_full", "context_exceeded"):
         return False
     return change.trigger != "interrupted" or change.model_called
 

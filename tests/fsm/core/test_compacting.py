@@ -134,7 +134,7 @@ class TestReactive:
         agent = Agent(model, str(tmp_path), compactor=CharCompactor(threshold=None))
         assert agent.run("go") == "done"
         assert ("awaiting_model", "context_exceeded", "compacting") in edges(agent)
-        assert agent.turn == 3  # the refused call counts
+        assert (agent.turn, agent.run_calls) == (2, 4)  # the refused call and the summary count, but no turn
 
     def test_the_refused_window_bounds_later_requests(self, tmp_path):
         """Once the model named its window, the agent compacts before any request would pass nine tenths of it."""
