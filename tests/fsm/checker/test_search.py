@@ -265,21 +265,21 @@ class TestCommand:
     @pytest.mark.slow
     def test_the_defaults_are_proved_in_seconds(self, capsys):
         """`agentfsm check` at the defaults (max_turns 30, three calls per reply, budget 200, four subagents at
-        once) proves all six properties and prints the figures; the worst case is the budget, where the table
-        alone allows 30 + 30 * 30 * 3; exit 0."""
+        once) proves all the properties and prints the figures; the worst case is the budget, where the table
+        alone allows 5 * (30 + 30 * 30 * 3); exit 0."""
         assert main(["check"]) == 0
         out = capsys.readouterr().out
         assert out.startswith(
             "bounds: max_turns 30, tools per reply 3, max_model_calls 200, max_parallel 4, a USD "
-            "budget (spent or not at any guard); search: reduced (budget per agent, persistent "
+            "budget (spent or not at any guard), compaction; search: reduced (budget per agent, persistent "
             "sets)\n"
         )
-        assert "configurations: 45,391  edges: 147,778  time: " in out
-        assert "worst case: 200 model calls per run (without the budget the table allows 2,730)" in out
+        assert "configurations: 83,795  edges: 427,266  time: " in out
+        assert "worst case: 200 model calls per run (without the budget the table allows 13,650)" in out
         assert out.endswith(
             "proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call starts "
-            "with the USD budget spent; no deadlock; idle reachable from every configuration; every "
-            "run terminates\n"
+            "with the USD budget spent; at most 2 compactions per model call; no deadlock; idle reachable "
+            "from every configuration; every run terminates\n"
         )
 
     @pytest.mark.slow
@@ -298,6 +298,7 @@ class TestCommand:
                     "10",
                     "--no-reduction",
                     "--inductive",
+                    "--no-compaction",
                 ]
             )
             == 0
