@@ -85,18 +85,21 @@ class ReplayReport:
 
 
 def recorded_model(records: list[Transition]) -> ScriptedModel:
-    """A model serving the recorded replies, raising the recorded model errors and Ctrl-Cs, in order."""
+    """A model serving the recorded replies (compactions' summary calls included), raising the recorded model errors
+    (a request refused as too long as such) and Ctrl-Cs, in order."""
     script: list[Reply | BaseException] = []
     for record in records:
         if record.source == "compacting" and record.trigger != "interrupted":  # a summary call, if one was made
             if record.model_called:
                 script.append(record.reply if record.reply is not None else ModelError(record.error or "model error"))
             continue
-        if record.source not in ("awaiting_model", "compacting"):
-            continue
+        if record.source not in ("awaiting_model", "compacting") or record.trigger == "context_full":
+            continue  # context_full: the agent went to compact before calling
         if record.trigger == "interrupted":
             if record.model_called and record.error != PARENT_INTERRUPTED:  # not one a replay can repeat
                 script.append(KeyboardInterrupt())
+        elif record.reply is None and (record.trigger == "context_exceeded" or record.outcome == "context_window"):
+            script.append(ModelError(record.error or "prompt is too long", status_code=400, kind="context_window"))
         else:
             script.append(record.reply if record.reply is not None else ModelError(record.error or "model error"))
     return ScriptedModel(script)
