@@ -415,9 +415,13 @@ class RunOptions:
 
     def compactor(self) -> PassesCompactor:
         """How the root agent (and its subagents) compact: the model's window, the thresholds the flags, settings
-        and environment set, large tool results kept beside the workspace's journal (never in the workspace)."""
+        and environment set, large tool results kept beside the workspace's journal (never in the workspace: when
+        that is inside it, large results stay in the conversation)."""
         workdir = self.agent.workdir
-        store = ResultStore(default_path(workdir).parent / "tool-results", workspace=workdir)
+        try:
+            store: ResultStore | None = ResultStore(default_path(workdir).parent / "tool-results", workspace=workdir)
+        except ConfigError:  # the state directory is inside the workspace (HOME is the workspace): keep none
+            store = None
         return PassesCompactor.for_model(
             self.model.model_id,
             max_output=self.agent.max_tokens,

@@ -693,6 +693,10 @@ class Agent:
                 return None
         return f"compacting: the next request is about {tokens:,} tokens, the limit {limit:,}"
 
+    def context_tokens(self) -> int | None:
+        """The tokens this agent's next request would hold, as its compactor counts them (None without one)."""
+        return None if self._compactor is None else self._compactor.tokens(self._request())
+
     def compaction_plan(self) -> Plan | None:
         """What compacting now would do (the debugger shows it before the step); None without a compactor."""
         if self._compactor is None:

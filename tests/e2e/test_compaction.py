@@ -9,6 +9,7 @@ tool_result); the journal keeps every message, and stream-json tells each compac
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -126,3 +127,24 @@ def test_a_session_ended_by_the_window_goes_on_with_continue(fake, project: Path
     fake.script = fake.script[:2] + [_answering(iter([_plain(text_reply("went on"))]))] * 5
     again = agentfsm("-p", "go on", "--continue", "--output-format", "json")
     assert (again.code, again.json()["result"]) == (0, "went on"), again.stderr
+
+
+def test_compact_as_a_prompt_is_a_turn_of_its_own(fake, project: Path, agentfsm):
+    """``-p "/compact keep names" --continue`` compacts the session with one summary call and no tools: num_turns 0,
+    a manual compact_boundary, the result's context_tokens; the next prompt sees the summary."""
+    fake.script = [
+        _plain(text_reply("hello")),
+        _plain(text_reply("Summary: they said hi.")),
+        _plain(text_reply("again")),
+    ]
+    assert agentfsm("-p", "hi").code == 0
+    run = agentfsm("-p", "/compact keep names", "--continue", "--output-format", "stream-json", "--verbose")
+    lines = run.json_lines()
+    boundary = next(line for line in lines if line.get("subtype") == "compact_boundary")
+    result = lines[-1]
+    assert (run.code, result["num_turns"], result["subtype"]) == (0, 0, "success")
+    assert boundary["compact_metadata"]["trigger"] == "manual" and result["context_tokens"] > 0
+    summary_request = fake.messages_requests[1].body
+    assert not summary_request.get("tools") and "keep names" in json.dumps(summary_request["messages"])
+    assert agentfsm("-p", "and now?", "--continue").stdout.strip() == "again"
+    assert "Summary: they said hi." in json.dumps(fake.messages_requests[2].body["messages"])
