@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 from pathlib import Path
 from typing import Any
@@ -20,9 +21,14 @@ BIG = "x" * 4000
 """A tool output of about 1,000 tokens."""
 
 
+_files = itertools.count(1)
+
+
 def big_read(tmp_path: Path) -> dict[str, Any]:
-    (tmp_path / "big.txt").write_text(BIG)
-    return tool_reply(tool_use("read_file", {"path": "big.txt"}))
+    """A read of a new file of BIG (a file read again unchanged is answered with a short note)."""
+    name = f"big{next(_files)}.txt"
+    (tmp_path / name).write_text(BIG)
+    return tool_reply(tool_use("read_file", {"path": name}))
 
 
 def too_long(sent: int = 5000, maximum: int = 4000) -> ModelError:
@@ -87,7 +93,7 @@ class TestProactive:
 
     def test_the_cheap_pass_is_enough_without_a_summary_call(self, tmp_path):
         """When clearing old tool results brings the request under the threshold no summary call is made."""
-        script = [big_read(tmp_path)] * 3 + [text_reply("done")]
+        script = [big_read(tmp_path) for _ in range(3)] + [text_reply("done")]
         model = ScriptedModel(script)
         agent = Agent(model, str(tmp_path), compactor=CharCompactor(threshold=2500, keep_last=1))
         assert agent.run("read") == "done"
@@ -216,10 +222,9 @@ class TestByHand:
 class TestSubagents:
     def test_a_subagent_compacts_its_own_history(self, tmp_path):
         """A child over the threshold compacts its own messages; the parent's stay as they were."""
-        (tmp_path / "big.txt").write_text(BIG)
-        read = tool_reply(tool_use("read_file", {"path": "big.txt"}))
         task = tool_reply(tool_use("task", {"prompt": "read it"}))
-        model = ScriptedModel([task, read, read, text_reply("child summary"), text_reply("child done")])
+        reads = [big_read(tmp_path), big_read(tmp_path)]
+        model = ScriptedModel([task, *reads, text_reply("child summary"), text_reply("child done")])
         model.script.append(text_reply("parent done"))
         agent = Agent(model, str(tmp_path), compactor=CharCompactor(threshold=1500, keep_last=5))
         assert agent.run("delegate") == "parent done"

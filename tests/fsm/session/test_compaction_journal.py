@@ -3,6 +3,7 @@ travel and replay across a compaction, and the repair of a session that ended wi
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -19,12 +20,17 @@ BIG = "x" * 4000
 def _workspace(tmp_path: Path) -> Path:
     ws = tmp_path / "ws"
     ws.mkdir()
-    (ws / "big.txt").write_text(BIG)
+    for n in range(3):
+        (ws / f"big{n}.txt").write_text(BIG)
     return ws
 
 
+_reads = itertools.count()
+
+
 def _read() -> dict[str, Any]:
-    return tool_reply(tool_use("read_file", {"path": "big.txt"}))
+    """A read of another of the big files (one read again unchanged is answered with a short note)."""
+    return tool_reply(tool_use("read_file", {"path": f"big{next(_reads) % 3}.txt"}))
 
 
 def _compacted_session(tmp_path: Path) -> tuple[Path, str, Agent]:
