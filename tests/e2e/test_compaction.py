@@ -110,7 +110,7 @@ def test_a_long_session_compacts_prompt_after_prompt(fake, project: Path, agentf
 
 
 def test_a_session_ended_by_the_window_goes_on_with_continue(fake, project: Path, agentfsm):
-    """A run whose every request is refused ends with one line (exit 1, context_window) after at most two
+    """A run whose every request is refused ends with one line (exit 1, outcome context_window) after at most two
     compactions; `--continue` later goes on from the session."""
     (project / "big0.txt").write_text(BIG)
     work = iter([_plain(tool_reply(tool_use("read_file", {"path": "big0.txt"}))), _plain(text_reply("read"))])
@@ -119,9 +119,9 @@ def test_a_session_ended_by_the_window_goes_on_with_continue(fake, project: Path
     assert (first.code, first.json()["result"]) == (0, "read"), first.stderr
     fake.window = 100  # nothing fits: every request is refused, the summary calls' too
     failed = agentfsm("-p", "and again", "--continue", "--output-format", "json")
-    assert (failed.code, failed.json()["subtype"]) == (1, "error_during_execution")
-    assert "prompt is too long" in failed.stderr and "Traceback" not in failed.stderr
-    assert len(failed.stderr.strip().splitlines()) == 1, failed.stderr
+    ended = failed.json()
+    assert (failed.code, ended["is_error"], ended["outcome"]) == (1, True, "context_window")
+    assert "prompt is too long" in ended["result"] and "\n" not in ended["result"]  # one line (json: quiet stderr)
     assert 2 <= len(fake.refused) <= 5  # the calls and the summary calls, two compactions at most
     fake.window = WINDOW
     fake.script = fake.script[:2] + [_answering(iter([_plain(text_reply("went on"))]))] * 5

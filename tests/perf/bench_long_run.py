@@ -33,16 +33,23 @@ def tokens(request: Request) -> int:
     return len(json.dumps([request.system, request.messages, request.tools])) // 4
 
 
+FILES = 400
+"""Distinct files, read in turn: a file read again unchanged is answered with a short note, not its text."""
+
+
 def work(prompts: int) -> Iterator[dict[str, Any]]:
+    n = 0
     for p in range(prompts):
         for t in range(29):
             if t % 7 == 3:
                 yield tool_reply(tool_use("task", {"prompt": f"read the files ({p}.{t})"}))
-                for f in range(3):
-                    yield tool_reply(tool_use("read_file", {"path": f"big{f}.txt"}))
+                for _ in range(3):
+                    n += 1
+                    yield tool_reply(tool_use("read_file", {"path": f"big{n % FILES}.txt"}))
                 yield text_reply("read")
             else:
-                yield tool_reply(tool_use("read_file", {"path": f"big{t % 3}.txt"}))
+                n += 1
+                yield tool_reply(tool_use("read_file", {"path": f"big{n % FILES}.txt"}))
         yield text_reply(f"prompt {p} done")
 
 
@@ -66,8 +73,8 @@ def model(prompts: int, *, window: int | None) -> ScriptedModel:
 
 def run(prompts: int, name: str, *, threshold: int | None, window: int | None, compacts: bool) -> str:
     root = Path(tempfile.mkdtemp(prefix="bench-compaction-"))
-    for f in range(3):
-        (root / f"big{f}.txt").write_text(BIG)
+    for f in range(FILES):
+        (root / f"big{f}.txt").write_text(f"file {f}\n{BIG}")
     fake = model(prompts, window=window)
     settings = CompactSettings(threshold=threshold) if threshold else CompactSettings(disabled=True)
     compactor = PassesCompactor.for_model("claude-sonnet-4-5", max_output=8000, workspace=root, settings=settings)
