@@ -26,6 +26,11 @@ with persistent sets, which proves the checker's properties at the defaults in s
    classes (:func:`classes`), and a move that takes a call in a class where it is spent is the violation
    :data:`~fsm.checker.space.USD_OVERDRAWN`. It reads nothing another agent writes, so 2. and 3. stand.
 
+5. *Failed compactions in a row* are not tracked either: wherever ``out_of_compaction_tries`` is asked, it may hold
+   or not (:func:`_outcomes` judges both), so the nodes keep them at zero (:func:`_untracked`). That
+   over-approximates every run (the count only decides whether a failed compaction ends the run), and nothing
+   else reads it. The compactions since the last reply are tracked: they bound the compactions per call.
+
 With the reduced graph acyclic (checked: termination), the standard arguments (the first move of the chosen
 agent in any run commutes to the front; a run without one commutes with it) give: a violation -- of an agent's
 turns or depth, or a call taken with none free, which other agents' moves do not undo -- reachable in the
@@ -40,14 +45,15 @@ from __future__ import annotations
 
 from fsm.checker.space import (
     CACHE,
-    CHOICES,
     OVERDRAWN,
+    SUMMARY_CHOICES,
     USD_OVERDRAWN,
     Bounds,
     Config,
     Move,
     Node,
     busy,
+    choices,
     effect,
     interrupts_of,
     made_call,
@@ -59,7 +65,8 @@ from fsm.checker.space import (
     triggers_for,
     usd_facts,
 )
-from fsm.core.guards import GUARD_FUNCTIONS, Facts
+from fsm.core.guards import GUARD_FUNCTIONS, MAX_FAILED_COMPACTIONS, Facts
+from fsm.core.reducer import Counts, compaction_counts
 
 __all__ = ["FREE", "FREE_USD_SPENT", "SPENT", "SPENT_USD_SPENT", "Option", "classes", "persistent_moves"]
 
@@ -86,13 +93,15 @@ Option = tuple[str, Move, Config, frozenset[str]]
 """A move of the modular system: ``(choice, transitions, next configuration, the budget classes it occurs in)``."""
 
 
-def _vectors(turn: int, depth: int, children: int, klass: str, b: Bounds) -> tuple[tuple[bool, ...], ...]:
+def _vectors(
+    turn: int, depth: int, children: int, counts: Counts, klass: str, b: Bounds
+) -> tuple[tuple[bool, ...], ...]:
     """The verdicts of every guard (sorted by name) on every Facts of budget class *klass*, in one order, the
     agent's own fields given: ``others_awaiting`` up to the agents that may await a call beside it (none beside
     the root alone, cap beside the root with subagents, cap - 1 beside a subagent), and every ``run_calls``
     with ``free`` (``max_model_calls - run_calls - others_awaiting``) >= 1 (:data:`FREE`) or = 0 (:data:`SPENT`),
     and the USD budget spent or not as the class says."""
-    key = ("vectors", turn, depth, children, klass, b)
+    key = ("vectors", turn, depth, children, counts, klass, b)
     found = CACHE.get(key)
     if found is None:
         functions = [GUARD_FUNCTIONS[name] for name in sorted(GUARD_FUNCTIONS)]
@@ -117,6 +126,9 @@ def _vectors(turn: int, depth: int, children: int, klass: str, b: Bounds) -> tup
                 max_model_calls=b.max_model_calls,
                 max_budget_usd=budget_usd,
                 run_cost_usd=cost_usd,
+                compactions=counts[0],
+                failed_compactions=counts[1],
+                manual=counts[2],
             )
             for run_calls, others in cells
         ]
@@ -127,23 +139,33 @@ def _vectors(turn: int, depth: int, children: int, klass: str, b: Bounds) -> tup
 def _outcomes(node: Node, tries: tuple[str, ...], depth: int, klass: str, b: Bounds) -> frozenset[tuple[str, str]]:
     """``(trigger, dest)`` the driver may take trying *tries* from *node*'s state when its guards see budget
     class *klass*: for each Facts of the class, the first trigger with a row whose guards pass (judged after
-    the call the trigger follows, if any)."""
-    state, turn, _, _, children = node
-    key = ("outcomes", state, tries, turn, depth, len(children), klass, b)
+    the trigger's own change: the call it follows, if any, and the compaction counts)."""
+    state, turn, _, _, children, counts = node
+    key = ("outcomes", state, tries, turn, depth, len(children), counts, klass, b)
     found = CACHE.get(key)
     if found is None:
         names = sorted(GUARD_FUNCTIONS)
+        per_trigger = []
+        for trigger in tries:
+            compactions, _, manual = compaction_counts(trigger, state, counts)
+            # the failures in a row are not tracked (5.): a guard may see them at the limit or not
+            vectors = [
+                _vectors(
+                    turn + made_call(trigger, state, False), depth, len(children), (compactions, f, manual), klass, b
+                )
+                for f in (0, MAX_FAILED_COMPACTIONS)
+            ]
+            per_trigger.append((trigger, vectors[0] + vectors[1]))
         seen = set()
-        before, after = (_vectors(t, depth, len(children), klass, b) for t in (turn, turn + 1))
-        for vectors in set(zip(before, after, strict=True)):
-            verdicts = [dict(zip(names, vector, strict=True)) for vector in vectors]
+        columns = [vectors for _, vectors in per_trigger]
+        for verdicts in set(zip(*columns, strict=True)):  # each distinct combination of the triggers' verdicts
             seen.add(
                 next(
                     (
                         (trigger, to)
-                        for trigger in tries
+                        for (trigger, _), vector in zip(per_trigger, verdicts, strict=True)
+                        for verdict in [dict(zip(names, vector, strict=True))]
                         for to, ifs, nots in rows(trigger, state)
-                        for verdict in [verdicts[made_call(trigger, state, False)]]
                         if all(verdict[g] for g in ifs) and not any(verdict[g] for g in nots)
                     ),
                     None,
@@ -157,22 +179,28 @@ def _canonical(node: Node, depth: int, b: Bounds) -> Node:
     """A subagent's node with its pending calls all ``tool`` when, at its depth and turn, the table does the
     same with a ``task`` call as with a ``tool`` call in both budget classes (nothing else reads the kinds), so
     the two nodes have the same runs; else *node*."""
-    state, turn, pending, inbox, children = node
+    state, turn, pending, inbox, children, counts = node
     if not depth or state != "executing_tools" or children or "task" not in pending:
         return node
-    probe = (state, turn, ("task",), inbox, ())
+    probe = (state, turn, ("task",), inbox, (), counts)
     same = all(
         _outcomes(probe, triggers_for(probe, "run", b), depth, klass, b)
         == _outcomes(probe, ("tool_ran",), depth, klass, b)
         for klass in classes(b)
     )
-    return (state, turn, ("tool",) * len(pending), inbox, children) if same else node
+    return (state, turn, ("tool",) * len(pending), inbox, children, counts) if same else node
 
 
 _Local = tuple[str, tuple[int, str, str, str], Node, int | None, frozenset[str]]
 """One move of an agent, seen from its node: ``(choice, transition, its node after, the violation it is when it
 took a call with none free (:data:`OVERDRAWN`) or with the USD budget spent (:data:`USD_OVERDRAWN`), or None,
 the budget classes it occurs in)``."""
+
+
+def _untracked(node: Node) -> Node:
+    """*node* with its failed compactions in a row at zero: the reduced search does not track them (5.)."""
+    counts = node[5]
+    return node if not counts[1] else (*node[:5], (counts[0], 0, counts[2]))
 
 
 def _local(node: Node, depth: int, b: Bounds) -> tuple[_Local, ...]:
@@ -188,7 +216,7 @@ def _local(node: Node, depth: int, b: Bounds) -> tuple[_Local, ...]:
     wanted: list[tuple[str, tuple[str, ...], tuple[tuple[str, ...], ...], int]] = [
         (f"return {i}", ("subagent_returned",), ((),), i) for i, kid in enumerate(node[4]) if not busy(kid)
     ]
-    for choice in CHOICES[node[0]]:
+    for choice in choices(node[0], depth, b):
         if choice != "interrupt":
             replies = reply_kinds(b.tools_per_reply) if choice == "tools" else ((),)
             wanted.append((choice, triggers_for(node, choice, b), replies, 0))
@@ -198,12 +226,12 @@ def _local(node: Node, depth: int, b: Bounds) -> tuple[_Local, ...]:
         for klass in (FREE,) if fixed else classes(b):
             for trigger, dest in _outcomes(node, tries, depth, klass, b):
                 state, turn = node[0], node[1] + made_call(trigger, node[0], False)
-                call = takes_a_call(trigger, state, dest)
+                call = takes_a_call(trigger, state, dest, label in SUMMARY_CHOICES)
                 overdrawn = (
                     OVERDRAWN if call and _none_free(klass) else USD_OVERDRAWN if call and _usd_spent(klass) else None
                 )
                 for kinds in replies:
-                    new = _canonical(effect(node, trigger, dest, turn, kinds, child), depth, b)
+                    new = _canonical(_untracked(effect(node, trigger, dest, turn, kinds, child)), depth, b)
                     name = f"tools {'+'.join(kinds)}" if kinds else label
                     step = (depth, state, trigger, dest)
                     names.setdefault((step, new, overdrawn), name)
@@ -230,10 +258,10 @@ def _ctrl_c(config: Config, b: Bounds) -> list[Option]:
     root, budget = config
     plain = all(
         not ifs and not nots
-        for state in ("awaiting_model", "executing_tools", "stopping")
+        for state in ("awaiting_model", "compacting", "executing_tools", "stopping")
         for _, ifs, nots in rows("interrupted", state)
     )
-    key = ("ctrl-c", root[:2], root[3], tuple(kid[0] for kid in root[4]) if plain else root[4], budget, b)
+    key = ("ctrl-c", root[:2], root[3], root[5], tuple(kid[0] for kid in root[4]) if plain else root[4], budget, b)
     found = CACHE.get(key)
     if found is None:
         every = frozenset(classes(b))

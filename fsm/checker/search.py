@@ -5,10 +5,11 @@ The configurations and the exact system's moves are :mod:`fsm.checker.space` (re
 ``GUARDS``, restating no edge); the default, reduced search and why it is sound, :mod:`fsm.checker.reduced`.
 :func:`check` proves for the bounds given: depth <= 1; turns <= max_turns for every agent; run total <=
 max_model_calls; with ``budget_usd``, no model call starts where the USD budget is spent (whatever the replies
-cost: see :mod:`fsm.checker.space`); no deadlock (every busy configuration has a move besides Ctrl-C); idle
-reachable from every configuration; every run terminates (the graph is acyclic). :func:`check_inductive` checks,
-over every well-formed configuration of the exact system within the bounds, reachable or not, that the
-invariant :func:`invariant` is kept by every move.
+cost: see :mod:`fsm.checker.space`); at most ``MAX_COMPACTIONS`` (2) compactions per model call, so no loop of
+compactions (a summary call counts toward the budget, not the turns); no deadlock (every busy configuration has a
+move besides Ctrl-C); idle reachable from every configuration; every run terminates (the graph is acyclic).
+:func:`check_inductive` checks, over every well-formed configuration of the exact system within the bounds,
+reachable or not, that the invariant :func:`invariant` is kept by every move.
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from fsm.checker.reduced import FREE, persistent_moves
 from fsm.checker.space import (
     CHOICES,
     EFFECTS,
+    HOLDING,
     KINDS,
     OVERDRAWN,
     PLENTY,
     USD_OVERDRAWN,
+    ZERO,
     Bounds,
     Config,
     Edge,
@@ -35,12 +38,13 @@ from fsm.checker.space import (
     Node,
     awaiting,
     busy,
+    calls_of,
     clear_cache,
     initial,
-    made_call,
     moves,
     usd_views,
 )
+from fsm.core.guards import MAX_COMPACTIONS, MAX_FAILED_COMPACTIONS
 
 __all__ = [
     "CHOICES",
@@ -80,6 +84,11 @@ def violation(config: Config, b: Bounds) -> str | None:
             return f"depth {depth} > 1"
         if node[1] > b.max_turns:
             return f"an agent at depth {depth} made {node[1]} model calls > max_turns {b.max_turns}"
+        if node[5][0] > MAX_COMPACTIONS:
+            return (
+                f"an agent at depth {depth} compacted {node[5][0]} times for one model call > {MAX_COMPACTIONS}: "
+                "a loop of compactions"
+            )
     if budget < 0 and b.reduced:
         return (
             f"a model call taken with none of the run's budget free: the run can exceed max_model_calls "
@@ -216,7 +225,8 @@ def _check(b: Bounds, *, reduce: bool = True) -> Report:
     for config in reversed(order):
         longest[config] = max(
             (
-                sum(made_call(t, s, t == "interrupted") for _, s, t, _ in made) + longest[after]
+                sum(calls_of(t, s, t in ("interrupted", "summarized", "compaction_failed")) for _, s, t, _ in made)
+                + longest[after]
                 for i, (made, after) in enumerate(graph[config])
                 if (config, i) not in found.free_only
             ),
@@ -261,8 +271,12 @@ def invariant(config: Config, b: Bounds) -> bool:
     if budget < granted:
         return False
     for node, depth in _agents(root):
-        state, turn, pending, inbox, children = node
-        if state == "awaiting_model" and turn >= b.max_turns:
+        state, turn, pending, inbox, children, counts = node
+        if state in HOLDING and turn >= b.max_turns:
+            return False
+        if (counts[2] and state != "compacting") or (state == "idle" and counts != ZERO):
+            return False
+        if counts[0] > MAX_COMPACTIONS:
             return False
         if state != "executing_tools" and (pending or children):
             return False
@@ -278,17 +292,21 @@ def invariant(config: Config, b: Bounds) -> bool:
 def _nodes(b: Bounds, *, child: bool) -> Iterator[Node]:
     pendings = [k for n in range(b.tools_per_reply + 1) for k in itertools.product(KINDS, repeat=n)]
     kids = [] if child else list(_nodes(b, child=True))
+    counts = [(c, f, False) for c in range(MAX_COMPACTIONS + 1) for f in range(MAX_FAILED_COMPACTIONS + 1)]
     for turn in range(b.max_turns + 1):
-        yield ("idle", turn, (), False, ())
+        yield ("idle", turn, (), False, (), ZERO)
         if not child or turn == 0:
-            yield ("idle", turn, (), True, ())
-        yield ("awaiting_model", turn, (), False, ())
-        yield ("stopping", turn, (), False, ())
-        for pending in pendings:
-            tasks = next((i for i, k in enumerate(pending) if k != "task"), len(pending))
-            for count in range(min(tasks, b.max_parallel) + 1 if kids else 1):
-                for children in itertools.product(kids, repeat=count):
-                    yield ("executing_tools", turn, pending, False, children)
+            yield ("idle", turn, (), True, (), ZERO)
+        for count in counts:
+            yield ("awaiting_model", turn, (), False, (), count)
+            yield ("stopping", turn, (), False, (), count)
+            for manual in (False, True) if b.compaction and not child else (False,) if b.compaction else ():
+                yield ("compacting", turn, (), False, (), (*count[:2], manual))
+            for pending in pendings:
+                tasks = next((i for i, k in enumerate(pending) if k != "task"), len(pending))
+                for n in range(min(tasks, b.max_parallel) + 1 if kids else 1):
+                    for children in itertools.product(kids, repeat=n):
+                        yield ("executing_tools", turn, pending, False, children, count)
 
 
 def check_inductive(b: Bounds) -> tuple[int, str | None, float]:
@@ -305,6 +323,7 @@ def check_inductive(b: Bounds) -> tuple[int, str | None, float]:
         b.exact_budget,
         reduce=False,
         budget_usd=b.budget_usd,
+        compaction=b.compaction,
     )
     clear_cache()
     budgets = [PLENTY, *range(b.cap + 1)] if b.full() == PLENTY else list(range(b.max_model_calls + 1))

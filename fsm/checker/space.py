@@ -47,17 +47,19 @@ from attrs import frozen
 from fsm.core.guards import GUARD_FUNCTIONS, Facts
 from fsm.core.machine import TRANSITIONS, conditions, sources, unless
 from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS
-from fsm.core.reducer import Step, made_model_call
+from fsm.core.reducer import Counts, Step, compaction_counts, made_model_call, made_summary_call
 from fsm.core.vocabulary import State, Trigger
 
 __all__ = [
     "CACHE",
     "CHOICES",
     "EFFECTS",
+    "HOLDING",
     "KINDS",
     "OVERDRAWN",
     "PLENTY",
     "USD_OVERDRAWN",
+    "ZERO",
     "Bounds",
     "Config",
     "Edge",
@@ -65,6 +67,8 @@ __all__ = [
     "Node",
     "awaiting",
     "busy",
+    "calls_of",
+    "choices",
     "clear_cache",
     "effect",
     "initial",
@@ -81,8 +85,13 @@ __all__ = [
     "usd_views",
 ]
 
-Node = tuple[str, int, tuple[str, ...], bool, tuple[Any, ...]]
-"""``(state, turn, pending kinds, inbox, children)`` of one agent; children are Nodes too."""
+Node = tuple[str, int, tuple[str, ...], bool, tuple[Any, ...], Counts]
+"""``(state, turn, pending kinds, inbox, children, compaction counts)`` of one agent; children are Nodes too. The
+counts are :func:`~fsm.core.reducer.compaction_counts`' ``(compactions since the last reply, failed compactions in
+a row, by hand)``, kept at zero where nothing reads them (in ``idle``; ``by hand`` outside ``compacting``)."""
+ZERO: Counts = (0, 0, False)
+HOLDING = ("awaiting_model", "compacting")
+"""The states in which an agent holds a granted model call (the next call, or a compaction's summary call)."""
 Config = tuple[Node, int]
 """The root's node and the run's remaining budget (:data:`PLENTY`: more than ``cap``)."""
 Move = tuple[tuple[int, str, str, str], ...]
@@ -99,12 +108,21 @@ USD_OVERDRAWN = -(1 << 40)
 KINDS = ("tool", "task")
 
 CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
-    "idle": {"prompt": ("prompt", "budget_spent"), "interrupt": ()},
+    "idle": {"prompt": ("prompt", "budget_spent"), "compact": ("compact_requested",), "interrupt": ()},
     "awaiting_model": {
         "final": ("replied_final",),
         "tools": ("replied_with_tools",),
         "pause": ("paused", "turn_limit", "budget_spent"),
         "error": ("model_failed",),
+        "full": ("context_full",),
+        "too long": ("context_exceeded", "model_failed"),
+        "interrupt": ("interrupted",),
+    },
+    "compacting": {
+        "cheap": ("compacted", "budget_spent"),
+        "summary": ("summarized", "budget_spent"),
+        "fail": ("compaction_failed", "budget_spent"),
+        "block": ("compaction_blocked", "budget_spent"),
         "interrupt": ("interrupted",),
     },
     "executing_tools": {"run": (), "interrupt": ("interrupted",)},
@@ -112,7 +130,25 @@ CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 """Per state, what may happen in a step, and the triggers the driver tries for it in order. ``tools`` stands
 for every reply of 1..K calls of each kind; in ``executing_tools`` what ``run`` tries depends on the data
-(:func:`triggers_for`). An interrupt also stops every busy agent above the one it hits."""
+(:func:`triggers_for`). An interrupt also stops every busy agent above the one it hits. ``compact`` (``/compact``)
+is the root's only. In ``awaiting_model`` the request may be over the threshold (``full``: the driver compacts
+first when the table lets it, else it calls the model, which the other choices cover) or the model may refuse it
+as too long (``too long``); in ``compacting`` the cheap passes suffice, or one summary call is made
+(:data:`SUMMARY_CHOICES`: it counts toward the budget), or it fails, or a PreCompact hook blocks."""
+SUMMARY_CHOICES = frozenset({"summary", "fail"})
+COMPACTION_CHOICES = frozenset({"compact", "full", "too long"})
+"""The choices that lead into ``compacting``; ``Bounds(compaction=False)`` leaves them out."""
+
+
+def choices(state: str, depth: int, b: Bounds) -> list[str]:
+    """What may happen in a step of an agent at *depth* in *state*, as :data:`CHOICES` names it: ``compact`` only
+    at the root, none of :data:`COMPACTION_CHOICES` without ``b.compaction``."""
+    return [
+        c for c in CHOICES[state] if not (c == "compact" and depth) and (b.compaction or c not in COMPACTION_CHOICES)
+    ]
+
+
+"""The choices in ``compacting`` that make a summary call (a failed compaction is taken to have made one)."""
 
 EFFECTS: dict[str, str] = {
     "prompt": "inbox taken; turn 0; the root's prompt resets the budget",
@@ -122,6 +158,12 @@ EFFECTS: dict[str, str] = {
     "subagent_returned": "first pending call answered; the child leaves the tree",
     "subagent_spawned": "a child joins the tree: idle, turn 0, prompt queued",
     "interrupted": "no pending calls; no children",
+    "compact_requested": "inbox taken; turn 0; the root's /compact resets the budget; one compaction, by hand",
+    "context_full": "one more compaction since the last reply",
+    "context_exceeded": "one more compaction since the last reply",
+    "compacted": "the failures in a row end",
+    "summarized": "the failures in a row end",
+    "compaction_failed": "one more failure in a row",
 }
 """What each trigger does besides the model call it may follow (:func:`effect` is the code; this, the words)."""
 
@@ -142,6 +184,9 @@ class Bounds:
     every interleaving of the exact system."""
     budget_usd: bool = True
     """The run has a USD budget, which any guard may see spent (the module's docstring); False: it has none."""
+    compaction: bool = True
+    """The agents compact (:data:`COMPACTION_CHOICES` may happen); False: they have no compactor, so only a model
+    error ends a run over the window (the exact system's tests at larger bounds)."""
 
     @property
     def reduced(self) -> bool:
@@ -166,7 +211,7 @@ class Bounds:
 
 def initial(b: Bounds) -> Config:
     """A run's start: the root idle with its prompt queued."""
-    return ("idle", 0, (), True, ()), b.full()
+    return ("idle", 0, (), True, (), ZERO), b.full()
 
 
 # -- one step ------------------------------------------------------------------------------------------------
@@ -188,6 +233,16 @@ def made_call(trigger: str, state: str, model_called: bool) -> bool:
     return made_model_call(Step(cast(Trigger, trigger), cast(State, state), model_called=model_called))
 
 
+@functools.cache
+def summary_call(trigger: str, state: str, model_called: bool) -> bool:
+    return made_summary_call(Step(cast(Trigger, trigger), cast(State, state), model_called=model_called))
+
+
+def calls_of(trigger: str, state: str, model_called: bool) -> bool:
+    """Whether the transition followed a model call of any kind (a turn's, or a compaction's summary call)."""
+    return made_call(trigger, state, model_called) or summary_call(trigger, state, model_called)
+
+
 CACHE: dict[tuple[Any, ...], Any] = {}
 """Guard verdicts and outcomes by facts and bounds; cleared when an exploration starts (tests swap guards)."""
 
@@ -196,6 +251,7 @@ def clear_cache() -> None:
     CACHE.clear()
     rows.cache_clear()
     made_call.cache_clear()
+    summary_call.cache_clear()
 
 
 def _passes(ifs: tuple[str, ...], nots: tuple[str, ...], facts: Facts) -> bool:
@@ -206,9 +262,10 @@ def _passes(ifs: tuple[str, ...], nots: tuple[str, ...], facts: Facts) -> bool:
 
 
 def awaiting(node: Node) -> int:
-    count = int(node[0] == "awaiting_model")
+    """The agents of *node*'s tree that hold a granted call (in ``awaiting_model`` or ``compacting``)."""
+    count = int(node[0] in HOLDING)
     for child in node[4]:
-        count += awaiting(child) if child[4] else child[0] == "awaiting_model"
+        count += awaiting(child) if child[4] else child[0] in HOLDING
     return count
 
 
@@ -223,10 +280,10 @@ def usd_facts(spent: bool, b: Bounds) -> tuple[float | None, float]:
     return (1.0, 1.0 if spent else 0.0) if b.budget_usd else (None, 0.0)
 
 
-def takes_a_call(trigger: str, source: str, dest: str) -> bool:
-    """Whether the transition takes a model call: it enters ``awaiting_model`` (a call granted), or stays there
-    after a call (the call spent, another granted)."""
-    return dest == "awaiting_model" and (source != "awaiting_model" or made_call(trigger, source, False))
+def takes_a_call(trigger: str, source: str, dest: str, model_called: bool = False) -> bool:
+    """Whether the transition takes a model call: it enters ``awaiting_model`` or ``compacting`` (a call granted),
+    or moves between them after a call (the call spent, another granted); without a call the grant moves along."""
+    return dest in HOLDING and (source not in HOLDING or calls_of(trigger, source, model_called))
 
 
 def _spend(budget: int, b: Bounds) -> list[int]:
@@ -236,7 +293,7 @@ def _spend(budget: int, b: Bounds) -> list[int]:
 
 
 def triggers_for(node: Node, choice: str, b: Bounds) -> tuple[str, ...]:
-    state, _, pending, _, children = node
+    state, _, pending, _, children = node[:5]
     if state == "executing_tools" and choice == "run":
         if children:  # the parent's own move: a spawn, when the next call may start (returns are ``return i``)
             started = len(children)
@@ -259,7 +316,7 @@ def replace_node(root: Node, path: tuple[int, ...], new: Node | None) -> Node:
         del kids[index]
     else:
         kids[index] = replace_node(kids[index], path[1:], new)
-    return (*root[:4], tuple(kids))
+    return (*root[:4], tuple(kids), root[5])
 
 
 def node_at(root: Node, path: tuple[int, ...]) -> Node:
@@ -271,8 +328,9 @@ def node_at(root: Node, path: tuple[int, ...]) -> Node:
 def effect(node: Node, trigger: str, dest: str, turn: int, kinds: tuple[str, ...], child: int) -> Node:
     """*node* after *trigger* took it to *dest* (*turn*: after the call it may follow; *kinds*: a
     ``replied_with_tools`` reply's calls; *child*: the index of the subagent ``subagent_returned`` returns)."""
-    state, _, pending, inbox, children = node
-    if trigger == "prompt" or (trigger == "budget_spent" and state == "idle"):
+    state, _, pending, inbox, children, counts = node
+    counts = compaction_counts(trigger, state, counts)
+    if trigger in ("prompt", "compact_requested") or (trigger == "budget_spent" and state == "idle"):
         inbox, turn = False, 0
     elif trigger == "tool_ran":
         pending = pending[1:]
@@ -284,8 +342,13 @@ def effect(node: Node, trigger: str, dest: str, turn: int, kinds: tuple[str, ...
     elif trigger == "replied_with_tools":
         pending = kinds
     elif trigger == "subagent_spawned":
-        children = (*children, ("idle", 0, (), True, ()))
-    return dest, turn, pending, inbox, children
+        children = (*children, ("idle", 0, (), True, (), ZERO))
+    # what nothing reads is kept at zero: every count in idle (a prompt resets them), by hand outside compacting
+    if dest == "idle":
+        counts = ZERO
+    elif dest != "compacting":
+        counts = (counts[0], counts[1], False)
+    return dest, turn, pending, inbox, children, counts
 
 
 def _fire(
@@ -306,23 +369,25 @@ def _fire(
     here (Ctrl-C), and the budget is left as it is."""
     root, budget = config
     node = node_at(root, path)
-    state, turn, _, _, children = node
+    state, turn, _, _, children, counts = node
+    counts = compaction_counts(trigger, state, counts)
     depth = len(path)
-    call = made_call(trigger, state, model_called)
-    if call:
+    if made_call(trigger, state, model_called):
         turn += 1
-    budgets = _spend(budget, b) if call and not b.reduced else [budget]
-    if trigger == "prompt" and not path:
+    spends = calls_of(trigger, state, model_called)
+    budgets = _spend(budget, b) if spends and not b.reduced else [budget]
+    starts = trigger in ("prompt", "compact_requested") and not path
+    if starts:
         budgets = [b.full()]
     out: dict[tuple[Config, tuple[int, str, str, str], tuple[str, ...]], None] = {}
-    fixed = trigger == "prompt" and not path
+    fixed = starts
     views = usd_views(b, fixed=fixed) if usd is None else (usd and b.budget_usd and not fixed,)
     for left, spent in itertools.product(budgets, views):
-        others = awaiting(root) - (state == "awaiting_model")
+        others = awaiting(root) - (state in HOLDING)
         run_calls = b.max_model_calls - (left if left != PLENTY else b.cap + 1)
         dest = None
         for to, ifs, nots in rows(trigger, state):
-            key = (turn, depth, len(children), run_calls, others, spent, ifs, nots, b)
+            key = (turn, depth, len(children), run_calls, others, spent, counts, ifs, nots, b)
             verdict = CACHE.get(key)
             if verdict is None:
                 budget_usd, cost_usd = usd_facts(spent, b)
@@ -337,6 +402,9 @@ def _fire(
                     max_model_calls=b.max_model_calls,
                     max_budget_usd=budget_usd,
                     run_cost_usd=cost_usd,
+                    compactions=counts[0],
+                    failed_compactions=counts[1],
+                    manual=counts[2],
                 )
                 verdict = CACHE[key] = _passes(ifs, nots, facts)
             if verdict:
@@ -344,7 +412,7 @@ def _fire(
                 break
         if dest is None:
             continue
-        after = USD_OVERDRAWN if spent and takes_a_call(trigger, state, dest) else left
+        after = USD_OVERDRAWN if spent and takes_a_call(trigger, state, dest, model_called) else left
         for kinds in replies:
             new = effect(node, trigger, dest, turn, kinds, child)
             out[((replace_node(root, path, new), after), (depth, state, trigger, dest), kinds)] = None
@@ -381,15 +449,16 @@ def _moves_of(
     budget: so each view of it (*usd*, or both) picks its own."""
     node = node_at(config[0], path)
     prefix = "".join(f"@{i} " for i in path)
-    for choice in CHOICES[node[0]]:
+    for choice in choices(node[0], len(path), b):
         if choice == "interrupt":
             yield from interrupts_of(config, path, b)
             continue
         replies = reply_kinds(b.tools_per_reply) if choice == "tools" else ((),)
         found: dict[tuple[str, Move, Config], None] = {}
+        called = choice in SUMMARY_CHOICES
         for view in usd_views(b) if usd is None else (usd,):
             for trigger in triggers_for(node, choice, b):
-                done = _fire(config, path, trigger, b, replies=replies, usd=view)
+                done = _fire(config, path, trigger, b, replies=replies, usd=view, model_called=called)
                 if done:
                     for after, made, kinds in done:
                         found[prefix + (f"tools {'+'.join(kinds)}" if kinds else choice), (made,), after] = None
@@ -399,9 +468,9 @@ def _moves_of(
 
 def interrupts_of(config: Config, path: tuple[int, ...], b: Bounds) -> Iterator[tuple[str, Move, Config]]:
     node = node_at(config[0], path)
-    if not path or node[0] == "awaiting_model":
+    if not path or node[0] in HOLDING:
         prefix = "".join(f"@{i} " for i in path)
-        for label, steps, after in _interrupt(config, path, b, during_call=node[0] == "awaiting_model"):
+        for label, steps, after in _interrupt(config, path, b, during_call=node[0] in HOLDING):
             yield prefix + label, steps, after
 
 

@@ -11,6 +11,7 @@ import sys
 from typing import TYPE_CHECKING, TextIO
 
 from fsm.cli.flags import int_flag
+from fsm.core.guards import MAX_COMPACTIONS
 from fsm.core.limits import MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 
 if TYPE_CHECKING:  # the checker is imported when the command runs, not by every command's parser
@@ -25,7 +26,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "Explore every configuration of one run that the table allows (breadth-first) and prove "
         "depth <= 1, turns <= max_turns per agent, run total <= max_model_calls, no model call "
         "started with the USD budget spent (whatever the replies cost), no deadlock, "
-        "idle reachable from everywhere, and termination; or print a shortest counterexample. "
+        "idle reachable from everywhere, termination, and at most 2 compactions per model call "
+        "(so no loop of compactions); or print a shortest counterexample. "
         "By default the search is reduced (the budget judged per agent as 'a call free' or "
         "'none free', subagents' independent moves explored in one order: seconds at the "
         "defaults); --no-reduction explores every interleaving of the exact system (small "
@@ -65,6 +67,11 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="leave out the USD budget (--max-budget-usd): check runs that have none",
     )
     parser.add_argument(
+        "--no-compaction",
+        action="store_true",
+        help="leave out compaction (agents without a compactor): check the rest of the table alone",
+    )
+    parser.add_argument(
         "--no-reduction",
         action="store_true",
         help="explore every interleaving of the exact system (the product of the subagents' "
@@ -88,7 +95,8 @@ def render(report: Report) -> str:
     lines = [
         f"bounds: max_turns {b.max_turns}, tools per reply {b.tools_per_reply}, max_model_calls "
         f"{b.max_model_calls}, max_parallel {b.max_parallel}, "
-        f"{'a USD budget (spent or not at any guard)' if b.budget_usd else 'no USD budget'}; search: "
+        f"{'a USD budget (spent or not at any guard)' if b.budget_usd else 'no USD budget'}"
+        f"{', compaction' if b.compaction else ', no compaction'}; search: "
         + ("reduced (budget per agent, persistent sets)" if b.reduced else "every interleaving"),
         f"configurations: {report.configurations:,}  edges: {report.edges:,}  time: {report.seconds:.1f} s",
     ]
@@ -100,7 +108,8 @@ def render(report: Report) -> str:
         usd = "; no model call starts with the USD budget spent" if b.budget_usd else ""
         lines.append(
             f"proved: depth <= 1; turns <= {b.max_turns} for every agent; run total <= {b.max_model_calls}"
-            f"{usd}; no deadlock; idle reachable from every configuration; every run terminates"
+            f"{usd}{f'; at most {MAX_COMPACTIONS} compactions per model call' if b.compaction else ''}; no deadlock; "
+            "idle reachable from every configuration; every run terminates"
         )
     else:
         lines.append(f"VIOLATION: {report.problem}")
@@ -127,6 +136,7 @@ def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
         args.max_parallel,
         reduce=not args.no_reduction,
         budget_usd=not args.no_budget_usd,
+        compaction=not args.no_compaction,
     )
     report = check(bounds)
     out.write(render(report))

@@ -30,6 +30,7 @@ from fsm.cli import resolve, structured
 from fsm.cli.hook_events import HookEventRelay
 from fsm.cli.inputs import EMPTY_PROMPT, NO_PROMPT, read_prompt, stream_stdin
 from fsm.cli.structured import instructions
+from fsm.compaction import PassesCompactor, ResultStore
 from fsm.compaction.window import CompactSettings
 from fsm.core.context import context_text
 from fsm.core.lines import visible
@@ -45,6 +46,7 @@ from fsm.policy import command_hooks
 from fsm.policy.chain import Approver, default_hooks, deny_unattended
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
+from fsm.session.journal import default_path
 from tools import Workspace
 from tools.sandbox import Sandbox
 from tools.secrets import distrust, take_secrets
@@ -409,7 +411,25 @@ class RunOptions:
                 f"--max-budget-usd needs the price of model {name!r}, and genai-prices has none; "
                 "use a model it prices, or drop --max-budget-usd"
             )
-        return Agent(chosen, str(self.agent.workdir), options=options)
+        return Agent(chosen, str(self.agent.workdir), options=attrs.evolve(options, compactor=self.compactor()))
+
+    def compactor(self) -> PassesCompactor:
+        """How the root agent (and its subagents) compact: the model's window, the thresholds the flags, settings
+        and environment set, large tool results kept beside the workspace's journal (never in the workspace: when
+        that is inside it, large results stay in the conversation)."""
+        workdir = self.agent.workdir
+        try:
+            store: ResultStore | None = ResultStore(default_path(workdir).parent / "tool-results", workspace=workdir)
+        except ConfigError:  # the state directory is inside the workspace (HOME is the workspace): keep none
+            store = None
+        return PassesCompactor.for_model(
+            self.model.model_id,
+            max_output=self.agent.max_tokens,
+            workspace=workdir,
+            store=store,
+            settings=self.agent.compaction,
+            betas=tuple(self.model.request.betas or ()),
+        )
 
 
 def _resuming(flags: dict[str, Any]) -> bool:

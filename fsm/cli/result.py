@@ -20,7 +20,7 @@ import attrs
 from attrs import Factory, frozen
 
 from fsm.core.records import MAX_MODEL_CALLS, MAX_TURNS, Transition
-from fsm.core.reducer import made_model_call
+from fsm.core.reducer import made_model_call, made_summary_call
 from fsm.errors import JournalError
 from fsm.model.pricing import budget_spent, price_of
 from fsm.model.reply import Usage
@@ -134,6 +134,8 @@ class RunResult:
     """Where a signal's interruption found the root: ``aborted_tools`` in a tool call, else ``aborted_streaming``."""
     api_error_status: int | None = None
     """The HTTP status of the model call that failed the run (``model_error``, ``context_window``), when one came."""
+    context_tokens: int | None = None
+    """The tokens the root's next request would hold (``Agent.context_tokens``); None without a compactor."""
 
     @property
     def is_error(self) -> bool:
@@ -207,6 +209,8 @@ class RunResult:
         if not success:
             data["result"] = self.result
         data.update(model_calls=self.model_calls, subagents=self.subagents, transitions=self.transitions)
+        if self.context_tokens is not None:
+            data["context_tokens"] = self.context_tokens
         if self.resumed is not None:
             data["resumed"] = dict(self.resumed)
         if self.signal is not None:
@@ -274,6 +278,7 @@ def summarize(
     outcome = ending.outcome(agent, records)
     text = str(ending.journal_error) if ending.journal_error is not None else result_text(agent)
     calls = [r for r in records if made_model_call(r)]
+    summaries = [r for r in records if made_summary_call(r)]
     problem = error_line(
         outcome,
         text,
@@ -291,7 +296,7 @@ def summarize(
         result=text,
         session_id=session_id or agent.agent_id,
         num_turns=sum(r.depth == 0 for r in calls),
-        model_calls=len(calls),
+        model_calls=len(calls) + len(summaries),
         subagents=sum(r.trigger == "subagent_spawned" for r in records),
         usage=sum((r.reply.usage for r in records if r.reply is not None), Usage()),
         duration_ms=duration_ms,
@@ -306,6 +311,7 @@ def summarize(
         resumed=ending.resumed,
         interrupted_in=aborted_in(records) if ending.signal else None,
         api_error_status=getattr(agent.model, "last_error_status", None) if outcome in _ERRORS else None,
+        context_tokens=agent.context_tokens(),
     )
 
 

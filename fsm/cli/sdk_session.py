@@ -155,7 +155,8 @@ def _serve(channel: Channel, agent: Agent) -> None:
 
 
 def context_usage(agent: Agent) -> dict[str, Any]:
-    """``get_context_usage``: the tokens of the root's last model request (what its context held then)."""
+    """``get_context_usage``: the tokens of the root's next request as its compactor counts them (else those of its
+    last request), and whether automatic compaction is on."""
     from fsm.model.pricing import price_of
 
     model = getattr(agent.model, "model", None) or "unknown"
@@ -166,6 +167,9 @@ def context_usage(agent: Agent) -> dict[str, Any]:
         total = usage.input_tokens + usage.cache_read_input_tokens + usage.cache_creation_input_tokens
     price = price_of(model, usage) if usage is not None else None
     window = price.context_window if price is not None and price.context_window else _CONTEXT_WINDOW
+    estimate = agent.context_tokens()  # the next request, as the compactor counts it: what compaction acts on
+    if estimate is not None:
+        total = estimate
     return {
         "categories": [{"name": "Messages", "tokens": total, "color": "default"}],
         "totalTokens": total,
@@ -173,7 +177,7 @@ def context_usage(agent: Agent) -> dict[str, Any]:
         "rawMaxTokens": window,
         "percentage": round(100 * total / window, 2),
         "model": model,
-        "isAutoCompactEnabled": False,
+        "isAutoCompactEnabled": getattr(agent.opts.compactor, "threshold", None) is not None,
         "memoryFiles": [],
         "mcpTools": [],
         "agents": [{"agentType": name, "source": d.source} for name, d in agent.opts.agents.items()],

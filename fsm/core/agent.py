@@ -41,20 +41,25 @@ from typing import Any, ClassVar, Unpack
 import attrs
 from transitions import EventData
 
+from fsm.core.compacting import Compactor, Plan, Request, compact_instructions, is_compact_prompt, refused_window
+from fsm.core.compacting import plan as compaction_plan
 from fsm.core.guards import Facts
+from fsm.core.guards import by_hand as _by_hand
 from fsm.core.guards import can_spawn as _can_spawn
 from fsm.core.guards import out_of_budget_usd as _out_of_budget_usd
+from fsm.core.guards import out_of_compaction_tries as _out_of_compaction_tries
+from fsm.core.guards import out_of_compactions as _out_of_compactions
 from fsm.core.guards import out_of_model_calls as _out_of_model_calls
 from fsm.core.guards import out_of_turns as _out_of_turns
 from fsm.core.invariants import check_tree
 from fsm.core.listeners import Listener, Listeners, ProcessListener
-from fsm.core.machine import STATES, build_machine
+from fsm.core.machine import STATES, build_machine, first_row
 from fsm.core.nextstep import NextStep, next_step
 from fsm.core.options import AgentOptions, OptionKeywords
 from fsm.core.progress import ProgressListener
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
-from fsm.core.records import AgentState, Transition, tool_result_block
-from fsm.core.reducer import PARENT_INTERRUPTED, Step, child_state, reduce, reply_order
+from fsm.core.records import AgentState, Compaction, Transition, tool_result_block
+from fsm.core.reducer import PARENT_INTERRUPTED, Step, child_state, compaction_counts, reduce, reply_order
 from fsm.core.result import CANNOT_DELEGATE, INTERRUPTED, INTERRUPTED_MARKER, subagent_result, task_refused
 from fsm.core.scheduler import Abandoned, plan, run_children
 from fsm.core.scheduler import deepest_busy as _deepest_busy
@@ -95,6 +100,10 @@ def _limit_reached(facts: Facts) -> Outcome | None:
     return "max_turns" if _out_of_turns(facts) else _budget_spent(facts)
 
 
+_HOLDING: tuple[State, ...] = ("awaiting_model", "compacting")
+"""The states in which an agent holds a granted model call (the next call, or a compaction's summary call)."""
+_TOO_MANY_FAILURES = "the conversation no longer fits the context window: {n} compactions in a row failed ({why})"
+
 _FINAL_OUTCOMES: dict[str, Outcome] = {
     "max_tokens": "max_tokens",
     "refusal": "refusal",
@@ -104,6 +113,21 @@ _DESCRIBE_NEXT_MOVED = (
     "Agent.describe_next() is deprecated: the words are the view's now; use fsm.view.describe_next(agent), "
     "or agent.next_step() for the structured answer"
 )
+
+
+def _compactor(options: AgentOptions, model: Model, workspace: Workspace) -> Compactor | None:
+    """The passes of ``fsm.compaction`` for *model*'s window when *options* set ``compaction``; else None."""
+    if options.compaction is None:
+        return None
+    from fsm.compaction import PassesCompactor  # only an agent that compacts needs it
+
+    name = getattr(model, "model", None)
+    return PassesCompactor.for_model(
+        name if isinstance(name, str) else "",
+        max_output=options.max_tokens,
+        workspace=workspace.root,
+        settings=options.compaction,
+    )
 
 
 def _fresh_state(options: AgentOptions, parent: Agent | None) -> AgentState:
@@ -209,6 +233,15 @@ class Agent:
         base = options.system or (parent_system if depth == 0 else child_system)(workspace)
         self.system = compose(base, options.context)
         """What every model call sends as the system prompt."""
+        self._compactor = options.compactor if options.compactor is not None else _compactor(options, model, workspace)
+        self._measured: tuple[int, int] | None = None
+        """The last reply's input tokens and how many messages they covered (None: none since the history
+        changed): what the compactor counts the next request from."""
+        self._window: int | None = None
+        """The window the model last said it has ("prompt is too long: N tokens > M maximum"), in the compactor's
+        count (M scaled by its estimate of the refused request over N), if the model said so."""
+        self._notes: tuple[str, ...] = ()
+        """What the PreCompact hooks said, for the record of the compaction under way."""
         self._cancelled = False
         """Set when the parent interrupted this subagent: a step still running in a thread is dropped."""
         self._in_thread = False
@@ -387,7 +420,7 @@ class Agent:
                 outcome="interrupted",
                 error=error,
                 release_all=True,
-                model_called=model_called and self.state == "awaiting_model",
+                model_called=model_called and self.state in _HOLDING,
             )
 
     def set_limits(
@@ -462,6 +495,15 @@ class Agent:
             else [{"type": "text", "text": prompt}, {"type": "text", "text": extra}]
         )
         appended = ({"role": "user", "content": content},)
+        if self._parent is None and is_compact_prompt(prompt):  # a turn of its own: the history is compacted
+            options = self._options
+            return self._fire(
+                "compact_requested",
+                instructions=compact_instructions(prompt),
+                notes=tuple(notes),
+                run_limits=(options.max_turns, options.max_model_calls),
+                max_budget_usd=options.max_budget_usd,
+            )
         if self._parent is None:  # the root's prompt starts a new run: new limits, fresh budgets
             options = self._options
             return self._fire(
@@ -478,6 +520,9 @@ class Agent:
             return self._fire("prompt", appended=appended, notes=tuple(notes))
 
     def _step_awaiting_model(self) -> Transition:
+        full = self._context_full()
+        if full is not None:
+            return self._fire("context_full", notes=(full,))
         listeners = self._listeners
         progress = listeners.progress
         if progress:  # before the call: what a listener raises here is no model failure
@@ -496,8 +541,9 @@ class Agent:
                     system=self.system, messages=self.data.messages, tools=self._schemas, max_tokens=self._max_tokens
                 )
         except ModelError as exc:
-            outcome: Outcome = "context_window" if exc.kind == "context_window" else "model_error"
-            return self._fire("model_failed", error=str(exc), outcome=outcome)
+            if exc.kind == "context_window":
+                return self._context_exceeded(str(exc))
+            return self._fire("model_failed", error=str(exc), outcome="model_error")
         except Exception as exc:  # whatever the model raised, the call was made: it counts, the run stops cleanly
             return self._fire(
                 "model_failed", error=f"the model call raised {type(exc).__name__}: {exc}", outcome="model_error"
@@ -505,6 +551,9 @@ class Agent:
         except KeyboardInterrupt:
             self.interrupt(model_called=True)
             raise
+        usage = reply.usage
+        sent = usage.input_tokens + usage.cache_creation_input_tokens + usage.cache_read_input_tokens
+        self._measured = (sent, len(self.data.messages)) if sent else None
         reply, renamed = reply.with_unique_ids(self._tool_use_ids())
         appended: tuple[Message, ...] = (
             ({"role": "assistant", "content": list(reply.content)},) if reply.content else ()
@@ -522,6 +571,46 @@ class Agent:
                 return self._fire("paused", reply=reply, appended=appended, cost_usd=cost)
         outcome = _FINAL_OUTCOMES.get(reply.stop_reason or "", "end_turn")
         return self._fire("replied_final", reply=reply, appended=appended, outcome=outcome, cost_usd=cost)
+
+    def _step_compacting(self) -> Transition:
+        data, compactor = self.data, self._compactor
+        self._notes = ()
+        if compactor is None:
+            return self._compaction_failed("no compactor: this agent cannot shorten its history", called=False)
+        block, extra, notes = self._hooks.pre_compact(
+            self._event(
+                "PreCompact",
+                trigger="manual" if data.manual_compaction else "auto",
+                custom_instructions=data.compaction_instructions,
+            )
+        )
+        if block is not None:
+            return self._compaction_blocked(block.reason, tuple(notes))
+        self._notes = tuple(notes)
+        plan = compaction_plan(compactor, self._request(), manual=data.manual_compaction, limit=self._limit() or 0)
+        replaced = len(data.messages)
+        instructions = "\n\n".join(t for t in (data.compaction_instructions, extra) if t) or None
+        if not plan.summary:
+            info = Compaction("auto", plan.pre_tokens, plan.cheap_tokens, plan.cleared, plan.persisted, replaced)
+            return self._compacted("compacted", tuple(plan.messages), info)
+        system, request = compactor.summary_request(plan.messages, instructions=instructions)
+        if self._listeners.progress:
+            self._listeners.tell("model_call", data.agent_id, self._depth)
+        try:
+            reply = self.model.create(system=system, messages=request, tools=[], max_tokens=self._max_tokens)
+        except KeyboardInterrupt:
+            self.interrupt(model_called=True)
+            raise
+        except Exception as exc:  # the summary call was made: it counts; the compaction failed
+            return self._compaction_failed(f"the summary call failed: {exc}", called=True)
+        cost = self._price(reply) if self._root.data.max_budget_usd is not None else None
+        summary = reply.text.strip()
+        if not summary:
+            return self._compaction_failed("the summary call returned no text", called=True, reply=reply, cost=cost)
+        history = tuple(compactor.summarized(summary, plan.messages))
+        post = compactor.tokens(Request(self.system, history, self._schemas))
+        info = Compaction(plan.trigger, plan.pre_tokens, post, plan.cleared, plan.persisted, replaced)
+        return self._compacted("summarized", history, info, reply=reply, cost=cost)
 
     def _step_executing_tools(self) -> Transition:
         action, target = plan(self.data, self.children, self._delegates)
@@ -556,6 +645,138 @@ class Agent:
                     return self._fire("stopped", notes=tuple(notes), outcome=limit)
                 return self._fire("continue_forced", appended=({"role": "user", "content": more},), notes=tuple(notes))
         return self._fire("stopped", notes=tuple(notes), outcome=data.outcome)
+
+    # -- compaction: when it starts, how it ends ---------------------------------------------------------
+
+    def _request(self) -> Request:
+        """The next model call's request, as the compactor measures it."""
+        measured = self._measured
+        last, counted = measured if measured is not None else (None, 0)
+        return Request(self.system, self.data.messages, self._schemas, last, counted)
+
+    def _limit(self) -> int | None:
+        """The tokens a request must stay under: the compactor's threshold, or (once the model refused a request
+        as too long) nine tenths of the window it named, whichever is smaller; None: no limit is known."""
+        threshold = self._compactor.threshold if self._compactor is not None else None
+        known = None if self._window is None else self._window - self._window // 10
+        limits = [n for n in (threshold, known) if n is not None]
+        return min(limits) if limits else None
+
+    def _after(
+        self, trigger: Trigger, *, after_call: bool = False, turn: bool = True, cost: float | None = None
+    ) -> Facts:
+        """The facts the table's guards will judge once *trigger* has been reduced (*after_call*: a call made,
+        counted as a turn unless not *turn*)."""
+        data = self.data
+        facts = self.facts(after_call=after_call, cost_usd=cost)
+        before = (data.compactions, data.failed_compactions, data.manual_compaction)
+        counts = compaction_counts(trigger, data.state, before)
+        return attrs.evolve(
+            facts,
+            turn=facts.turn if turn else data.turn,
+            compactions=counts[0],
+            failed_compactions=counts[1],
+            manual=counts[2],
+        )
+
+    def _context_full(self) -> str | None:
+        """Why the next request must be compacted first (a note), or None: it is under the limit, there is no
+        compactor, or the table allows no more compactions before this call."""
+        limit = self._limit()
+        if self._compactor is None or limit is None:
+            return None
+        tokens = self._compactor.tokens(self._request())
+        if tokens < limit:
+            return None
+        with self._tree_lock:
+            if first_row("context_full", self.state, self._after("context_full")) is None:
+                return None
+        return f"compacting: the next request is about {tokens:,} tokens, the limit {limit:,}"
+
+    def context_tokens(self) -> int | None:
+        """The tokens this agent's next request would hold, as its compactor counts them (None without one)."""
+        return None if self._compactor is None else self._compactor.tokens(self._request())
+
+    def compaction_plan(self) -> Plan | None:
+        """What compacting now would do (the debugger shows it before the step); None without a compactor."""
+        if self._compactor is None:
+            return None
+        return compaction_plan(
+            self._compactor, self._request(), manual=self.data.manual_compaction, limit=self._limit() or 0
+        )
+
+    def context_full_reason(self) -> str | None:
+        """Why the next step in ``awaiting_model`` goes to ``compacting`` instead of calling the model, or None."""
+        return self._context_full() if self.state == "awaiting_model" else None
+
+    def _context_exceeded(self, error: str) -> Transition:
+        """The model refused the request as too long: compact and call again, if the table allows; else the run
+        ends with ``context_window``."""
+        refused = refused_window(error)
+        if refused is not None and refused[0] > 0 and self._compactor is not None:
+            # the window in the compactor's own count: its estimate of this request, scaled as the API counted it
+            estimate = self._compactor.tokens(self._request())
+            self._window = max(1, refused[1] * estimate // refused[0])
+        with self._tree_lock:
+            facts = self._after("context_exceeded", after_call=True)
+            if self._compactor is not None and first_row("context_exceeded", self.state, facts) is not None:
+                return self._fire("context_exceeded", error=error)
+            return self._fire("model_failed", error=error, outcome="context_window")
+
+    def _compacted(
+        self,
+        trigger: Trigger,
+        history: tuple[Message, ...],
+        info: Compaction,
+        *,
+        reply: Reply | None = None,
+        cost: float | None = None,
+    ) -> Transition:
+        """``compacted`` or ``summarized`` (a summary call made), or ``budget_spent`` when that spent the budget."""
+        called = reply is not None
+        self._measured = None
+        context, notes = self._hooks.fire(self._event("SessionStart", source="compact"))
+        if context:
+            history = (*history, {"role": "user", "content": context})
+        fields: dict[str, Any] = {"history": history, "compaction": info, "reply": reply, "model_called": called}
+        fields["notes"] = (*self._notes, *notes)
+        with self._tree_lock:
+            facts = self._after(trigger, after_call=called, turn=False, cost=cost)
+            row = first_row(trigger, self.state, facts)
+            if row is None:
+                return self._fire("budget_spent", outcome=_budget_spent(facts), cost_usd=cost, **fields)
+            outcome: Outcome | None = "end_turn" if row["dest"] == "idle" else None
+            return self._fire(trigger, outcome=outcome, cost_usd=cost, **fields)
+
+    def _compaction_blocked(self, reason: str, notes: tuple[str, ...]) -> Transition:
+        """``compaction_blocked``: a PreCompact hook said no; /compact ends, a run goes on uncompacted (Claude
+        Code's "continuing uncompacted"), unless its budget is spent."""
+        error = f"compaction blocked by a PreCompact hook: {reason}"
+        with self._tree_lock:
+            facts = self._after("compaction_blocked")
+            row = first_row("compaction_blocked", self.state, facts)
+            if row is None:
+                return self._fire("budget_spent", outcome=_budget_spent(facts), error=error, notes=notes)
+            outcome: Outcome | None = "end_turn" if row["dest"] == "idle" else None
+            return self._fire("compaction_blocked", outcome=outcome, error=error, notes=(*notes, error))
+
+    def _compaction_failed(
+        self, why: str, *, called: bool, reply: Reply | None = None, cost: float | None = None
+    ) -> Transition:
+        """``compaction_failed``: the run goes on uncompacted, or ends after the third failure in a row (or a
+        /compact ends); ``budget_spent`` when the summary call spent the budget."""
+        error = f"compaction failed: {why}"
+        with self._tree_lock:
+            facts = self._after("compaction_failed", after_call=called, turn=False, cost=cost)
+            row = first_row("compaction_failed", self.state, facts)
+            fields: dict[str, Any] = {"reply": reply, "model_called": called, "cost_usd": cost, "error": error}
+            fields["notes"] = self._notes
+            if row is None:
+                return self._fire("budget_spent", outcome=_budget_spent(facts), **fields)
+            if row["dest"] == "stopping":
+                fields["error"] = _TOO_MANY_FAILURES.format(n=facts.failed_compactions, why=why)
+            outcome: Outcome | None = None if row["dest"] == "awaiting_model" else "context_window"
+            return self._fire("compaction_failed", outcome=outcome, **fields)
 
     # -- what a step in executing_tools does: a tool call, a spawn, a subagent's step or return -----------
 
@@ -747,9 +968,9 @@ class Agent:
         """What the guards know about this agent and its tree now (*after_call*: once the call now made counts,
         with its reply's price *cost_usd*)."""
         root, extra = self._root, int(after_call)
-        awaiting = int(root is not self and root.data.state == "awaiting_model")
+        awaiting = int(root is not self and root.data.state in _HOLDING)
         for child in root.children:
-            awaiting += child is not self and child.data.state == "awaiting_model"
+            awaiting += child is not self and child.data.state in _HOLDING
         budget, cost = root.data.max_budget_usd, root.data.run_cost_usd
         if after_call and budget is not None and cost is not None:
             cost = None if cost_usd is None else cost + cost_usd
@@ -764,6 +985,9 @@ class Agent:
             max_model_calls=root.data.max_model_calls,
             run_cost_usd=cost,
             max_budget_usd=budget,
+            compactions=self.data.compactions,
+            failed_compactions=self.data.failed_compactions,
+            manual=self.data.manual_compaction,
         )
 
     def _judged(self, event: EventData | None) -> Facts:
@@ -791,6 +1015,18 @@ class Agent:
     def can_spawn(self, event: EventData | None = None) -> bool:
         """Whether this agent may start a subagent now: it is the root and fewer than max_parallel run."""
         return _can_spawn(self._judged(event))
+
+    def out_of_compactions(self, event: EventData | None = None) -> bool:
+        """Whether this agent has compacted more than twice since its last reply (the one it would start counted)."""
+        return _out_of_compactions(self._judged(event))
+
+    def out_of_compaction_tries(self, event: EventData | None = None) -> bool:
+        """Whether three compactions in a row have failed."""
+        return _out_of_compaction_tries(self._judged(event))
+
+    def by_hand(self, event: EventData | None = None) -> bool:
+        """Whether the compaction under way was asked for by hand (``/compact``)."""
+        return _by_hand(self._judged(event))
 
     # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
@@ -859,6 +1095,9 @@ class Agent:
             step.max_budget_usd,
             step.cost_usd,
             step.context,
+            step.history,
+            step.compaction,
+            step.instructions,
         )
         agent: Agent | None = self
         while agent is not None:

@@ -12,7 +12,25 @@ from collections.abc import Callable
 
 from attrs import frozen
 
-__all__ = ["GUARD_FUNCTIONS", "Facts", "can_spawn", "out_of_budget_usd", "out_of_model_calls", "out_of_turns"]
+__all__ = [
+    "GUARD_FUNCTIONS",
+    "MAX_COMPACTIONS",
+    "MAX_FAILED_COMPACTIONS",
+    "Facts",
+    "by_hand",
+    "can_spawn",
+    "out_of_budget_usd",
+    "out_of_compaction_tries",
+    "out_of_compactions",
+    "out_of_model_calls",
+    "out_of_turns",
+]
+
+MAX_COMPACTIONS = 2
+"""Compactions allowed for one model call: one before it (the threshold) and one after the model refused the
+request as too long (reactive)."""
+MAX_FAILED_COMPACTIONS = 3
+"""Consecutive failed compactions that end the run with outcome ``context_window`` (Claude Code's 3)."""
 
 
 @frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much
@@ -39,6 +57,12 @@ class Facts:
     from a model without a known price). Counted when a reply comes, so calls in flight are not in it."""
     max_budget_usd: float | None = None
     """The run's budget in USD, shared by the whole tree; None: the run has none."""
+    compactions: int = 0
+    """The agent's compactions since its last reply from the model (the one under way included)."""
+    failed_compactions: int = 0
+    """The agent's consecutive failed compactions in its current run (the one just failed included)."""
+    manual: bool = False
+    """The compaction under way was asked for by hand (``/compact``), not by the window."""
 
 
 def out_of_turns(f: Facts) -> bool:
@@ -65,10 +89,29 @@ def can_spawn(f: Facts) -> bool:
     return f.depth == 0 and f.active_children < f.max_parallel
 
 
+def out_of_compactions(f: Facts) -> bool:
+    """Whether the agent has compacted more than ``MAX_COMPACTIONS`` times since its last reply: no compaction
+    may start (judged with the one it would start counted)."""
+    return f.compactions > MAX_COMPACTIONS
+
+
+def out_of_compaction_tries(f: Facts) -> bool:
+    """Whether ``MAX_FAILED_COMPACTIONS`` compactions in a row have failed: the run ends."""
+    return f.failed_compactions >= MAX_FAILED_COMPACTIONS
+
+
+def by_hand(f: Facts) -> bool:
+    """Whether the compaction under way was asked for by hand (``/compact``): it ends the turn of its own."""
+    return f.manual
+
+
 GUARD_FUNCTIONS: dict[str, Callable[[Facts], bool]] = {
     "out_of_turns": out_of_turns,
     "out_of_model_calls": out_of_model_calls,
     "out_of_budget_usd": out_of_budget_usd,
     "can_spawn": can_spawn,
+    "out_of_compactions": out_of_compactions,
+    "out_of_compaction_tries": out_of_compaction_tries,
+    "by_hand": by_hand,
 }
 """Every guard name the table may use, and the function that answers it."""

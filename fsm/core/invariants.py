@@ -36,8 +36,8 @@ def _check_one(data: AgentState, who: str, *, parent: AgentState | None) -> None
         raise fail("max_turns", f"1..{MAX_TURNS}", data.max_turns)
     if not _int(data.turn) or not 0 <= data.turn <= data.max_turns:
         raise fail("turn", f"0..{data.max_turns} (its max_turns)", data.turn)
-    if data.state == "awaiting_model" and data.turn >= data.max_turns:
-        raise fail("turn", f"below max_turns ({data.max_turns}) in awaiting_model", data.turn)
+    if data.state in ("awaiting_model", "compacting") and data.turn >= data.max_turns:
+        raise fail("turn", f"below max_turns ({data.max_turns}) in {data.state}", data.turn)
     if not _int(data.max_model_calls) or data.max_model_calls < 1:
         raise fail("max_model_calls", "an integer >= 1", data.max_model_calls)
     if data.max_budget_usd is not None and not (_number(data.max_budget_usd) and data.max_budget_usd > 0):
@@ -79,7 +79,7 @@ def check_tree(root: AgentState, children: Sequence[AgentState] = ()) -> None:
         raise ConfigError(
             f"the agent has running subagents, so its 'state' must be executing_tools (got {root.state!r})"
         )
-    awaiting = sum(a.state == "awaiting_model" for a in (root, *children))
+    awaiting = sum(a.state in ("awaiting_model", "compacting") for a in (root, *children))
     if not _int(root.run_calls) or not 0 <= root.run_calls <= root.max_model_calls - awaiting:
         raise ConfigError(
             f"the agent's 'run_calls' must be 0..{root.max_model_calls - awaiting} (its "

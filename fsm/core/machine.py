@@ -25,7 +25,7 @@ from typing import Any, NotRequired, TypedDict, cast
 
 from transitions import Event, EventData, Machine, Transition
 
-from fsm.core.guards import GUARD_FUNCTIONS
+from fsm.core.guards import GUARD_FUNCTIONS, Facts
 from fsm.core.vocabulary import GuardName, State, Trigger
 
 __all__ = [
@@ -37,6 +37,7 @@ __all__ = [
     "Row",
     "build_machine",
     "conditions",
+    "first_row",
     "outgoing",
     "sources",
     "unless",
@@ -57,6 +58,7 @@ class Row(TypedDict):
 STATE_DOCS: dict[State, str] = {
     "idle": "waiting for send(prompt)",
     "awaiting_model": "one model call per step (one turn)",
+    "compacting": "one compaction per step: cheap passes, then at most one summary call",
     "executing_tools": "one tool_use per step, or one step of the running subagent",
     "stopping": "Stop hooks run; one may force another turn",
 }
@@ -69,6 +71,13 @@ TRANSITIONS: list[Row] = [
         "dest": "awaiting_model",
         "unless": ["out_of_model_calls", "out_of_budget_usd"],
         "doc": "the queued prompt becomes a user message (the root's starts a new run and budgets)",
+    },
+    {
+        "trigger": "compact_requested",
+        "source": "idle",
+        "dest": "compacting",
+        "unless": ["out_of_model_calls", "out_of_budget_usd"],
+        "doc": "the queued prompt is /compact: a turn of its own that compacts the history (a new run)",
     },
     {
         "trigger": "budget_spent",
@@ -133,6 +142,97 @@ TRANSITIONS: list[Row] = [
         "doc": "the call raised (a ModelError after its retries, or anything else), or the reply was malformed",
     },
     {
+        "trigger": "context_full",
+        "source": "awaiting_model",
+        "dest": "compacting",
+        "unless": "out_of_compactions",
+        "doc": "the next request would pass the compaction threshold: compact first (no call made)",
+    },
+    {
+        "trigger": "context_exceeded",
+        "source": "awaiting_model",
+        "dest": "compacting",
+        "unless": ["out_of_compactions", "out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
+        "doc": "the model refused the request as too long (the call counts): compact, then call again",
+    },
+    {
+        "trigger": "compaction_blocked",
+        "source": "compacting",
+        "dest": "idle",
+        "conditions": "by_hand",
+        "doc": "a PreCompact hook blocked /compact: the history stays as it was",
+    },
+    {
+        "trigger": "compaction_blocked",
+        "source": "compacting",
+        "dest": "awaiting_model",
+        "unless": ["out_of_model_calls", "out_of_budget_usd"],
+        "doc": "a PreCompact hook blocked the automatic compaction: the call goes ahead uncompacted",
+    },
+    {
+        "trigger": "compacted",
+        "source": "compacting",
+        "dest": "idle",
+        "conditions": "by_hand",
+        "doc": "/compact: the cheap passes shortened the history (no call)",
+    },
+    {
+        "trigger": "compacted",
+        "source": "compacting",
+        "dest": "awaiting_model",
+        "unless": ["out_of_model_calls", "out_of_budget_usd"],
+        "doc": "the cheap passes brought the request under the threshold (no call): the call goes ahead",
+    },
+    {
+        "trigger": "summarized",
+        "source": "compacting",
+        "dest": "idle",
+        "conditions": "by_hand",
+        "doc": "/compact: one summary call (it counts toward the budgets) replaced the history",
+    },
+    {
+        "trigger": "summarized",
+        "source": "compacting",
+        "dest": "awaiting_model",
+        "unless": ["out_of_model_calls", "out_of_budget_usd"],
+        "doc": "one summary call (it counts toward the budgets) replaced the history: the call goes ahead",
+    },
+    {
+        "trigger": "compaction_failed",
+        "source": "compacting",
+        "dest": "idle",
+        "conditions": "by_hand",
+        "doc": "/compact could not shorten the history (its summary call counts)",
+    },
+    {
+        "trigger": "compaction_failed",
+        "source": "compacting",
+        "dest": "stopping",
+        "conditions": "out_of_compaction_tries",
+        "doc": "the compaction failed, the third in a row: the run ends (context_window)",
+    },
+    {
+        "trigger": "compaction_failed",
+        "source": "compacting",
+        "dest": "awaiting_model",
+        "unless": ["out_of_compaction_tries", "out_of_model_calls", "out_of_budget_usd"],
+        "doc": "the compaction failed (its summary call counts): the call is tried as it is",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "compacting",
+        "dest": "stopping",
+        "conditions": "out_of_model_calls",
+        "doc": "compacted, but the run's budget of model calls is spent",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "compacting",
+        "dest": "stopping",
+        "conditions": "out_of_budget_usd",
+        "doc": "compacted, but the run's cost has reached its USD budget",
+    },
+    {
         "trigger": "tool_ran",
         "source": "executing_tools",
         "dest": None,
@@ -191,7 +291,7 @@ TRANSITIONS: list[Row] = [
     {"trigger": "stopped", "source": "stopping", "dest": "idle", "doc": "the run is over; its outcome is on the agent"},
     {
         "trigger": "interrupted",
-        "source": ["awaiting_model", "executing_tools", "stopping"],
+        "source": ["awaiting_model", "compacting", "executing_tools", "stopping"],
         "dest": "idle",
         "doc": "Ctrl-C: pending tool_use blocks get an interrupted error result",
     },
@@ -224,6 +324,19 @@ GUARDS: frozenset[str] = frozenset(name for row in TRANSITIONS for name in condi
 def outgoing(state: str) -> list[Row]:
     """The table rows that leave *state*, in table order."""
     return [row for row in TRANSITIONS if state in sources(row)]
+
+
+def first_row(trigger: str, state: str, facts: Facts) -> Row | None:
+    """The row *trigger* takes from *state* when the guards see *facts*: the first whose guards pass, as the
+    machine picks it; None when the table refuses the trigger there."""
+    for row in TRANSITIONS:
+        if row["trigger"] != trigger or state not in sources(row):
+            continue
+        if all(GUARD_FUNCTIONS[g](facts) for g in conditions(row)) and not any(
+            GUARD_FUNCTIONS[g](facts) for g in unless(row)
+        ):
+            return row
+    return None
 
 
 def _check_table() -> None:

@@ -12,6 +12,7 @@ from typing import Literal, Protocol
 
 from attrs import frozen
 
+from fsm.core.compacting import Plan
 from fsm.core.records import AgentState
 from fsm.core.scheduler import plan
 from fsm.model.reply import Block
@@ -22,6 +23,8 @@ NextAction = Literal[
     "wait",
     "send_prompt",
     "call_model",
+    "start_compaction",
+    "compact",
     "run_stop_hooks",
     "run_tool",
     "answer_unrunnable",
@@ -33,7 +36,8 @@ NextAction = Literal[
     "finish_interruption",
     "send_results",
 ]
-"""What a step can do: nothing yet (idle, no prompt), send the prompt, call the model, run the Stop hooks, run
+"""What a step can do: nothing yet (idle, no prompt), send the prompt, call the model, go to ``compacting`` instead
+(the request is over the limit), compact the history (``plan`` says how), run the Stop hooks, run
 a tool call, answer a call that cannot run with its error, refuse a subagent's ``task`` call, answer a ``task``
 call the agent does not offer, spawn a subagent, step a running one, return an idle one, finish an interruption
 a subagent's run ended with, or send the reply's tool results to the model."""
@@ -57,6 +61,10 @@ class NextStep:
     """Subagents running now: ``spawn``, ``return_child``."""
     results: int = 0
     """``send_results``: the tool results collected for the reply."""
+    plan: Plan | None = None
+    """``compact``: what the compaction will do (the cheap passes' result, whether a summary call follows)."""
+    reason: str | None = None
+    """``start_compaction``: why (the request's tokens and the limit)."""
 
     def __str__(self) -> str:
         """The compact form ``repr(agent)`` shows: the action, with the tool's name or the subagent's id."""
@@ -79,6 +87,8 @@ class Asked(Protocol):
     def busy(self) -> bool: ...
     @property
     def children(self) -> Sequence[Asked]: ...
+    def compaction_plan(self) -> Plan | None: ...
+    def context_full_reason(self) -> str | None: ...
 
 
 _STATES: dict[str, NextAction] = {"awaiting_model": "call_model", "stopping": "run_stop_hooks"}
@@ -89,6 +99,12 @@ def next_step(agent: Asked) -> NextStep:
     data, me = agent.data, agent.agent_id
     if data.state == "idle":
         return NextStep(me, "send_prompt" if data.inbox is not None else "wait")
+    if data.state == "awaiting_model":
+        reason = agent.context_full_reason()
+        if reason is not None:
+            return NextStep(me, "start_compaction", reason=reason)
+    if data.state == "compacting":
+        return NextStep(me, "compact", plan=agent.compaction_plan())
     if data.state in _STATES:
         return NextStep(me, _STATES[data.state])
     children = agent.children

@@ -32,6 +32,7 @@ import attrs
 from attrs import field, frozen
 
 from fsm.compaction.window import CompactSettings
+from fsm.core.compacting import Compactor
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Kind, Positive
@@ -120,6 +121,9 @@ class AgentOptions:
     """Answers ``Ask`` decisions (None: ``deny_unattended``); shared with subagents."""
     agents: dict[str, AgentDefinition] = field(factory=dict, converter=_types)
     """The custom subagent types ``task`` may pick with ``subagent_type`` (``fsm.core.subagents``)."""
+    compactor: Compactor | None = field(default=None, validator=Kind(Compactor, "a Compactor or None"))
+    """How the history is measured and shortened (``fsm.core.compacting``); shared with subagents, each of which
+    compacts its own history. None: no compaction (a request over the window ends the run, ``context_window``)."""
 
     @classmethod
     def of(cls, options: AgentOptions | None, **given: Any) -> AgentOptions:
@@ -201,3 +205,4 @@ class OptionKeywords(TypedDict, total=False):
     read_dedup: bool
     permissions: Policy | None
     agents: Mapping[str, AgentDefinition] | None
+    compactor: Compactor | None

@@ -22,6 +22,7 @@ __all__ = [
     "MAX_TURNS",
     "OUTCOMES",
     "AgentState",
+    "Compaction",
     "Transition",
     "converter",
     "tool_result_block",
@@ -32,6 +33,25 @@ def tool_result_block(call: Block, output: ToolOutput) -> Block:
     """The tool_result block answering the tool_use block *call* (``is_error`` only when true)."""
     block = {"type": "tool_result", "tool_use_id": call["id"], "content": output.text}
     return {**block, "is_error": True} if output.is_error else block
+
+
+@frozen
+class Compaction:
+    """What one compaction did, on the record of the step that made it (``compacted``, ``summarized``)."""
+
+    trigger: str
+    """``auto`` (the threshold, or the model refusing the request as too long) or ``manual`` (``/compact``):
+    Claude Code's ``compact_metadata.trigger``."""
+    pre_tokens: int
+    """The estimated tokens of the request before the compaction."""
+    post_tokens: int
+    """The estimated tokens of the request after it."""
+    cleared: tuple[str, ...] = ()
+    """The tool_use ids whose old results were replaced by a short marker."""
+    persisted: tuple[str, ...] = ()
+    """The tool_use ids whose large results were saved outside the conversation, a preview left in their place."""
+    replaced: int = 0
+    """How many messages the new history replaced."""
 
 
 @frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much
@@ -77,6 +97,13 @@ class Transition:
     context: str | None = None
     """On ``tool_ran`` / ``subagent_returned``: what PostToolUse hooks added for the model, sent as a text block of
     its own after the tool results (Claude Code's ``additionalContext``), not in the tool_result."""
+    history: tuple[Message, ...] | None = None
+    """On a compaction (``compacted``, ``summarized``): the messages the model sees from then on; they replace the
+    agent's list. The journal keeps the ones they replaced in the rows that appended them."""
+    compaction: Compaction | None = None
+    """On a compaction: what it did (trigger, tokens before and after, what it cleared)."""
+    instructions: str | None = None
+    """On ``compact_requested``: the ``/compact`` prompt's instructions for the summary, if it gave any."""
 
 
 @define
@@ -137,6 +164,15 @@ class AgentState:
     """Transitions this agent has made, over its whole life: running subagents take turns by it."""
     active: list[str] = Factory(list)
     """The running subagents' ids, in the order they were spawned (each answers one pending ``task`` call)."""
+    compactions: int = 0
+    """Compactions since the agent's last reply from the model, the one under way included (guard
+    ``out_of_compactions``)."""
+    failed_compactions: int = 0
+    """Consecutive failed compactions in the current run (guard ``out_of_compaction_tries``)."""
+    manual_compaction: bool = False
+    """The compaction under way was asked for by hand (``/compact``); read only in ``compacting``."""
+    compaction_instructions: str | None = None
+    """A ``/compact`` prompt's instructions for the summary (None: none given)."""
 
 
 converter = make_converter()

@@ -24,13 +24,24 @@ from typing import Any, Protocol
 
 from attrs import define
 
-from fsm.core.records import AgentState, tool_result_block
+from fsm.core.guards import MAX_FAILED_COMPACTIONS
+from fsm.core.records import AgentState, Compaction, tool_result_block
 from fsm.core.vocabulary import Outcome, State, Trigger
 from fsm.model.reply import Message, Reply
 from fsm.policy.chain import Denial
 from tools import ToolOutput
 
-__all__ = ["PARENT_INTERRUPTED", "Change", "Step", "child_state", "made_model_call", "reduce", "reply_order"]
+__all__ = [
+    "PARENT_INTERRUPTED",
+    "Change",
+    "Step",
+    "child_state",
+    "compaction_counts",
+    "made_model_call",
+    "made_summary_call",
+    "reduce",
+    "reply_order",
+]
 
 PARENT_INTERRUPTED = "interrupted: its parent was interrupted"
 """The ``error`` of a subagent's ``interrupted`` transition when its parent's interruption ended it (its own
@@ -71,6 +82,12 @@ class Change(Protocol):
     def cost_usd(self) -> float | None: ...
     @property
     def context(self) -> str | None: ...
+    @property
+    def history(self) -> tuple[Message, ...] | None: ...
+    @property
+    def compaction(self) -> Compaction | None: ...
+    @property
+    def instructions(self) -> str | None: ...
 
 
 @define
@@ -94,12 +111,53 @@ class Step:
     max_budget_usd: float | None = None
     cost_usd: float | None = None
     context: str | None = None
+    history: tuple[Message, ...] | None = None
+    compaction: Compaction | None = None
+    instructions: str | None = None
+
+
+def made_summary_call(change: Change) -> bool:
+    """Whether the transition followed a model call that counts toward the run's budgets (calls and USD) but not
+    toward the agent's turns: a compaction's summary call, or a request the model refused as too long (the agent
+    compacts and asks again; Claude Code's turns do not count it either)."""
+    return (change.source == "compacting" and change.model_called) or change.trigger == "context_exceeded"
+
+
+Counts = tuple[int, int, bool]
+"""``(compactions, failed_compactions, manual_compaction)`` of an agent."""
+
+
+def compaction_counts(trigger: str, source: str, counts: Counts) -> Counts:
+    """The compaction counters after *trigger* fired from *source* (the checker asks this very function): a
+    compaction starting counts one more since the last reply, a reply from the model resets that count, a failed
+    compaction counts one more failure in a row (up to ``MAX_FAILED_COMPACTIONS``: a Stop hook that makes the run go
+    on does not end the row) and a good one ends the row; a new run starts at zero. A Stop hook's forced turn does
+    not reset the count of compactions (only a reply does): else a compaction that fails, a Stop hook that forces a
+    turn and the compaction that turn starts would loop without a model call (``agentfsm check`` finds it)."""
+    compactions, failed, manual = counts
+    if trigger == "prompt":
+        return 0, 0, False
+    if trigger == "compact_requested":
+        return 1, 0, True
+    if trigger in ("context_full", "context_exceeded"):
+        return compactions + 1, failed, False
+    if trigger in ("compacted", "summarized"):
+        return compactions, 0, manual
+    if trigger == "compaction_failed":  # counted up to the limit: past it the guard's answer is the same
+        return compactions, min(failed + 1, MAX_FAILED_COMPACTIONS), manual
+    if source == "awaiting_model" and trigger not in ("model_failed", "interrupted"):
+        return 0, failed, manual  # a reply came
+    return counts
 
 
 def made_model_call(change: Change) -> bool:
     """Whether the transition followed a call to the model (one turn spent): every edge out of ``awaiting_model``
-    does, whatever the call did, except an ``interrupted`` that came before the call was made."""
-    return change.source == "awaiting_model" and (change.trigger != "interrupted" or change.model_called)
+    does, whatever the call did, except ``context_full`` (the agent compacts first, no call made),
+    ``context_exceeded`` (a call refused as too long: :func:`made_summary_call`) and an ``interrupted`` that came
+    before the call was made."""
+    if change.source != "awaiting_model" or change.trigger in ("context_full", "context_exceeded"):
+        return False
+    return change.trigger != "interrupted" or change.model_called
 
 
 def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None:
@@ -110,19 +168,25 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
     """
     run = s if run is None else run
     s.transitions += 1
-    if made_model_call(change):
-        s.turn += 1
+    turn = made_model_call(change)
+    if turn or made_summary_call(change):
+        s.turn += turn
         s.model_calls += 1
         run.run_calls += 1
         if change.reply is not None:
             s.usage += change.reply.usage
             if run.max_budget_usd is not None and run.run_cost_usd is not None:  # None: unknown, and it stays so
                 run.run_cost_usd = None if change.cost_usd is None else run.run_cost_usd + change.cost_usd
+    counts = (s.compactions, s.failed_compactions, s.manual_compaction)
+    s.compactions, s.failed_compactions, s.manual_compaction = compaction_counts(change.trigger, change.source, counts)
+    if change.history is not None:
+        s.messages = list(change.history)
     s.messages.extend(change.appended)
-    if change.reply is not None:
+    if change.reply is not None and change.source != "compacting":  # a summary is no answer of the agent's
         s.final_text = change.reply.text
     match change.trigger:
-        case "prompt":
+        case "prompt" | "compact_requested":
+            s.compaction_instructions = change.instructions
             s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced = None, 0, None, None, "", False
             if change.run_limits is not None:
                 s.max_turns, s.max_model_calls = change.run_limits
@@ -132,6 +196,8 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         case "replied_with_tools":
             assert change.reply is not None
             s.pending, s.results, s.unrunnable = list(change.reply.tool_uses), [], change.reply.unrunnable
+        case "compacted" | "summarized" | "compaction_failed" | "compaction_blocked":
+            s.outcome, s.error = change.outcome, None if change.outcome is None else change.error
         case "budget_spent" if change.source == "idle":
             s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced = None, 0, change.outcome, None, "", False
         case "replied_final" | "turn_limit" | "model_failed" | "budget_spent":

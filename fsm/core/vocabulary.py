@@ -25,17 +25,24 @@ __all__ = [
     "Trigger",
 ]
 
-State = Literal["idle", "awaiting_model", "executing_tools", "stopping"]
-"""Where an agent is: the machine's four states."""
+State = Literal["idle", "awaiting_model", "compacting", "executing_tools", "stopping"]
+"""Where an agent is: the machine's five states."""
 
 Trigger = Literal[
     "prompt",
+    "compact_requested",
     "budget_spent",
     "replied_with_tools",
     "replied_final",
     "paused",
     "turn_limit",
     "model_failed",
+    "context_full",
+    "context_exceeded",
+    "compacted",
+    "summarized",
+    "compaction_failed",
+    "compaction_blocked",
     "tool_ran",
     "subagent_spawned",
     "subagent_returned",
@@ -46,7 +53,15 @@ Trigger = Literal[
 ]
 """The events the driver fires: each names one or more rows of the table."""
 
-GuardName = Literal["out_of_turns", "out_of_model_calls", "out_of_budget_usd", "can_spawn"]
+GuardName = Literal[
+    "out_of_turns",
+    "out_of_model_calls",
+    "out_of_budget_usd",
+    "can_spawn",
+    "out_of_compactions",
+    "out_of_compaction_tries",
+    "by_hand",
+]
 """The yes/no questions the table's rows ask (``conditions`` / ``unless``), answered by :mod:`fsm.core.guards`."""
 
 Outcome = Literal[

@@ -15,7 +15,9 @@ event ``tool_name``, ``tool_input``, ``tool_use_id``, ``tool_response``, ``durat
   is added to the prompt.
 - exit 2: block. stderr goes to the model: a PreToolUse call is denied with it; for Stop/SubagentStop the
   agent goes on with it; for PostToolUse the model reads it as the hook's blocking error, in a context block
-  after the tool results (the tool_result itself is left alone).
+  after the tool results (the tool_result itself is left alone). A PreCompact hook blocks the compaction.
+  (PreCompact and SessionStart: exit 0's plain stdout is added to the summary's instructions, or to the new
+  history; their matcher selects ``trigger`` / ``source``.)
 - any other exit: a non-blocking error, shown as a notice.
 
 A command that outlives its ``timeout`` is killed with its process group and raises :class:`HookTimeout`
@@ -95,12 +97,15 @@ class CommandHook:
             and not self.matches(str(event.tool_call.get("name")))
         ):
             return None
+        subject = {"PreCompact": event.trigger, "SessionStart": event.source}.get(event.name)
+        if subject is not None and self._matcher is not None and not self._matcher.fullmatch(subject):
+            return None
         code, stdout, stderr = self._observed(event, json.dumps(hook_input(event)))
         if code == 0:
             return answer(event.name, stdout, self.spec.command)
         if code == 2:
             text = stderr.strip() or f"blocked by hook {self.spec.command}"
-            if event.name == "PreToolUse":
+            if event.name in ("PreToolUse", "PreCompact"):
                 return Deny(text)
             if event.name == "PostToolUse":
                 return BlockingError(text, self.spec.command)
@@ -160,7 +165,7 @@ def answer(event: str, stdout: str, command: str) -> Decision:
     except json.JSONDecodeError:
         data = None
     if not isinstance(data, dict):
-        return text if event == "UserPromptSubmit" and text else None
+        return text if event in ("UserPromptSubmit", "PreCompact", "SessionStart") and text else None
     # a lone surrogate ("\ud800") is valid JSON but no UTF-8 text: the journal could not store it; make it "?"
     data = json.loads(json.dumps(data, ensure_ascii=False).encode("utf-8", "replace"))
     found = data.get("hookSpecificOutput")
@@ -183,7 +188,9 @@ def answer(event: str, stdout: str, command: str) -> Decision:
     elif data.get("decision") == "block" and event in ("Stop", "SubagentStop", "PostToolUse"):
         said = reason or f"blocked by hook {command}"
         return BlockingError(said, command) if event == "PostToolUse" else said
-    if isinstance(context, str) and context.strip() and event in ("UserPromptSubmit", "PostToolUse"):
+    if data.get("decision") == "block" and event == "PreCompact":
+        return Deny(reason or f"blocked by hook {command}")
+    if isinstance(context, str) and context.strip() and event in ("UserPromptSubmit", "PostToolUse", "SessionStart"):
         return context
     message = data.get("systemMessage")
     return Notice(f"hook {command}: {message}") if isinstance(message, str) and message else None

@@ -19,7 +19,9 @@ left out for ``SubagentStart`` (and ``SessionStart``/``SessionEnd``) as Claude C
 - ``Stop``: ``stop_hook_active``, ``last_assistant_message`` (the text of the last reply), ``background_tasks`` and
   ``session_crons`` (empty: we have neither);
 - ``SubagentStop``: the same, and ``agent_transcript_path`` (the subagent's own transcript);
-- ``SubagentStart``: nothing more (the subagent's ``agent_id`` and ``agent_type`` are the common fields).
+- ``SubagentStart``: nothing more (the subagent's ``agent_id`` and ``agent_type`` are the common fields);
+- ``PreCompact``: ``trigger`` (``auto``/``manual``) and ``custom_instructions`` (``""`` when none);
+- ``SessionStart``: ``source`` (``compact`` after a compaction).
 """
 
 from __future__ import annotations
@@ -71,6 +73,10 @@ def hook_input(event: HookEvent) -> dict[str, Any]:
         data["tool_use_id"] = call.get("id")
         if name == "PostToolUse":
             data["duration_ms"] = event.duration_ms if event.duration_ms is not None else 0
+    if name == "PreCompact":
+        data.update(trigger=event.trigger, custom_instructions=event.custom_instructions or "")
+    if name == "SessionStart":
+        data["source"] = event.source
     if name in ("Stop", "SubagentStop"):
         data["stop_hook_active"] = event.stop_hook_active
         if name == "SubagentStop":

@@ -1,4 +1,4 @@
-"""Hooks: callbacks the agent runs at six points of a run, and the decisions they may return.
+"""Hooks: callbacks the agent runs at eight points of a run, and the decisions they may return.
 
 Every callback registered for an event runs, in registration order; none is skipped. A
 :class:`Notice` is kept (the console prints it as ``[HOOK] …``). What the answers mean, per event:
@@ -16,6 +16,11 @@ Every callback registered for an event runs, in registration order; none is skip
   hook's ``additionalContext``: a text block ``<system-reminder>PostToolUse:Bash hook additional context: …``
   after the tool results of the same user message; the tool_result itself is left as the tool made it.
 - ``SubagentStart``: notices only.
+- ``PreCompact`` (:meth:`Hooks.pre_compact`; ``trigger`` ``auto`` or ``manual``, ``custom_instructions``): a
+  ``Deny`` blocks the compaction (Claude Code: exit 2, or ``decision: "block"``); strings, joined, are added to
+  the summary's instructions (Claude Code: exit 0's stdout).
+- ``SessionStart`` (``source``: ``compact`` after a compaction): the strings, joined, are added to the new
+  history as context.
 
 Outside ``PreToolUse`` a callback that raises does not break the run: its error becomes a notice.
 
@@ -60,7 +65,16 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-HookEventName = Literal["UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop"]
+HookEventName = Literal[
+    "UserPromptSubmit",
+    "PreToolUse",
+    "PostToolUse",
+    "Stop",
+    "SubagentStart",
+    "SubagentStop",
+    "PreCompact",
+    "SessionStart",
+]
 """The points of a run where hooks are called, in Claude Code's names."""
 EVENTS: tuple[HookEventName, ...] = get_args(HookEventName)
 
@@ -165,6 +179,12 @@ class HookEvent:
     """In a subagent: its type (``general-purpose`` or a custom agent's name)."""
     duration_ms: int | None = None
     """PostToolUse: how long the call took (a ``task`` call: its subagent's whole run)."""
+    trigger: str | None = None
+    """PreCompact: ``auto`` (the window) or ``manual`` (``/compact``)."""
+    custom_instructions: str | None = None
+    """PreCompact: the ``/compact`` prompt's instructions (None: none)."""
+    source: str | None = None
+    """SessionStart: ``startup``, ``resume`` or ``compact``."""
 
 
 Decision = Deny | Ask | Allow | Notice | str | None
@@ -241,6 +261,27 @@ class Hooks:
             return callback(event)
         with self._lock:
             return callback(event)
+
+    def pre_compact(self, event: HookEvent) -> tuple[Deny | None, str | None, list[str]]:
+        """Run every PreCompact callback: the first ``Deny`` (the compaction is blocked), the strings joined
+        (instructions added to the summary's), and the notices."""
+        notes: list[str] = []
+        texts: list[str] = []
+        block: Deny | None = None
+        for callback, name, thread_safe in self._callbacks["PreCompact"]:
+            try:
+                result = self._call(callback, thread_safe, event)
+            except Exception as exc:  # Claude Code: a failing hook is shown, and the compaction goes on
+                log.debug("hook %r raised", callback, exc_info=True)
+                notes.append(f"PreCompact hook {name} failed: {exc}")
+                continue
+            if isinstance(result, Deny) and block is None:
+                block = result
+            elif isinstance(result, Notice):
+                notes.append(result.text)
+            elif isinstance(result, str) and result.strip():
+                texts.append(result)
+        return block, ("\n\n".join(texts) if texts else None), notes
 
     def pre_tool_use(self, event: HookEvent) -> PreToolVerdict:
         """Run every PreToolUse callback; the strictest decision wins (a raise or a string is a Deny)."""

@@ -23,6 +23,7 @@ from typing import Any
 from attrs import frozen
 
 from fsm.core.agent import Agent
+from fsm.core.compacting import COMPACT_COMMAND
 from fsm.core.lines import describe
 from fsm.core.records import Transition
 from fsm.core.reducer import PARENT_INTERRUPTED
@@ -84,14 +85,21 @@ class ReplayReport:
 
 
 def recorded_model(records: list[Transition]) -> ScriptedModel:
-    """A model serving the recorded replies, raising the recorded model errors and Ctrl-Cs, in order."""
+    """A model serving the recorded replies (compactions' summary calls included), raising the recorded model errors
+    (a request refused as too long as such) and Ctrl-Cs, in order."""
     script: list[Reply | BaseException] = []
     for record in records:
-        if record.source != "awaiting_model":
+        if record.source == "compacting" and record.trigger != "interrupted":  # a summary call, if one was made
+            if record.model_called:
+                script.append(record.reply if record.reply is not None else ModelError(record.error or "model error"))
             continue
+        if record.source not in ("awaiting_model", "compacting") or record.trigger == "context_full":
+            continue  # context_full: the agent went to compact before calling
         if record.trigger == "interrupted":
             if record.model_called and record.error != PARENT_INTERRUPTED:  # not one a replay can repeat
                 script.append(KeyboardInterrupt())
+        elif record.reply is None and (record.trigger == "context_exceeded" or record.outcome == "context_window"):
+            script.append(ModelError(record.error or "prompt is too long", status_code=400, kind="context_window"))
         else:
             script.append(record.reply if record.reply is not None else ModelError(record.error or "model error"))
     return ScriptedModel(script)
@@ -163,6 +171,8 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
         if expected.trigger == "interrupted" and (not expected.model_called or expected.error == PARENT_INTERRUPTED):
             return report(index, interrupted=expected.seq)
         idle = not agent.busy
+        if expected.trigger == "compact_requested" and expected.agent == agent.agent_id and idle:
+            agent.send(f"{COMPACT_COMMAND} {expected.instructions or ''}")
         if expected.trigger == "prompt" and expected.agent == agent.agent_id and idle:
             if expected.run_limits is not None:
                 agent.set_limits(*expected.run_limits, max_budget_usd=expected.max_budget_usd)

@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fsm.core.progress import Progress
-from fsm.core.records import Transition
+from fsm.core.records import Compaction, Transition
 from fsm.model.notices import ApiRetry, Notice, error_category
 from fsm.model.reply import Message
 from fsm.policy.rules import claude_name
@@ -40,7 +40,7 @@ from fsm.view.stream import CONTENT_CUT, event_of
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
-__all__ = ["CLAUDE_CODE_VERSION", "ClaudeStream", "usage_of"]
+__all__ = ["CLAUDE_CODE_VERSION", "ClaudeStream", "compact_boundary", "usage_of"]
 
 CLAUDE_CODE_VERSION = "2.1.197"
 """The Claude Code release whose stream-json and result shapes we match (recorded from its CLI)."""
@@ -59,6 +59,22 @@ def usage_of(record: Transition) -> dict[str, int]:
         "output_tokens": u.output_tokens,
         "cache_creation_input_tokens": u.cache_creation_input_tokens,
         "cache_read_input_tokens": u.cache_read_input_tokens,
+    }
+
+
+def compact_boundary(compaction: Compaction, *, session_id: str) -> dict[str, Any]:
+    """Claude Code's ``system``/``compact_boundary`` message for a compaction of the root agent (as ``claude -p``
+    2.1.197 writes it: ``compact_metadata`` holds ``trigger``, ``pre_tokens`` and ``post_tokens``)."""
+    return {
+        "type": "system",
+        "subtype": "compact_boundary",
+        "session_id": session_id,
+        "uuid": str(uuid.uuid4()),
+        "compact_metadata": {
+            "trigger": compaction.trigger,
+            "pre_tokens": compaction.pre_tokens,
+            "post_tokens": compaction.post_tokens,
+        },
     }
 
 
@@ -170,6 +186,8 @@ class ClaudeStream:
             self.write(self._synthetic(record))
         if record.trigger == "subagent_returned" and record.child:
             self._task_of.pop(record.child, None)
+        if record.compaction is not None and record.depth == 0:
+            self.write(compact_boundary(record.compaction, session_id=self.session_id))
         if self.transitions:
             self.write(event_of(record, cut=self.cut))
 

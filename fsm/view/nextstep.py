@@ -33,10 +33,32 @@ def describe_next(agent: Agent) -> str:
     return describe(agent.next_step())
 
 
+def _compaction(step: NextStep) -> str:
+    """What a compaction will drop, from its plan."""
+    plan = step.plan
+    if plan is None:
+        return "compact the history (no compactor: it will fail)"
+    words = f"compact the history ({plan.trigger}, {plan.pre_tokens:,} tokens)"
+    dropped = []
+    if plan.cleared:
+        dropped.append(f"clear {len(plan.cleared)} old tool result(s)")
+    if plan.persisted:
+        dropped.append(f"persist {len(plan.persisted)} large tool result(s)")
+    if plan.summary:
+        dropped.append(f"one summary call replacing {len(plan.messages)} message(s)")
+    else:
+        dropped.append(f"{plan.cheap_tokens:,} tokens after, under {plan.limit:,}: no summary call")
+    return f"{words}: {'; '.join(dropped)}"
+
+
 def describe(step: NextStep) -> str:
     """*step* in words."""
     if step.action in _FIXED:
         return _FIXED[step.action]
+    if step.action == "start_compaction":
+        return f"compact first ({step.reason})" if step.reason else "compact first"
+    if step.action == "compact":
+        return _compaction(step)
     if step.action == "step_child" and step.then is not None:
         return f"step subagent {step.child} ({describe(step.then)})"
     if step.action == "return_child":

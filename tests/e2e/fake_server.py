@@ -123,6 +123,11 @@ class FakeAnthropic:
     requests: list[Recorded] = field(factory=list)
     latency: float = 0.0
     """Seconds each request waits before it is answered."""
+    window: int | None = None
+    """The context window of the fake's model, in :func:`count_tokens`: a request over it gets Anthropic's 400
+    ``prompt is too long: N tokens > M maximum`` and takes no item of the script."""
+    refused: list[int] = field(factory=list)
+    """The indexes (in ``messages_requests``) of the requests refused as too long."""
     _server: ThreadingHTTPServer | None = None
     _thread: threading.Thread | None = None
     _lock: threading.Lock = field(factory=threading.Lock)
@@ -235,6 +240,11 @@ class FakeAnthropic:
             index = len(self.messages_requests) - 1
             if not path.startswith("/v1/messages"):
                 return _error(Status(404, f"the fake server serves /v1/messages only, not {path}"))
+            tokens = count_tokens(body)
+            if self.window is not None and tokens > self.window:
+                self.refused.append(index)
+                return _error(Status(400, f"prompt is too long: {tokens} tokens > {self.window} maximum"))
+            index -= len(self.refused)
             if index >= len(self.script):
                 return _error(
                     Status(400, f"fake server: request #{index + 1} but the script holds {len(self.script)} replies")
@@ -267,6 +277,8 @@ class FakeAnthropic:
             "cache_read_input_tokens": 0,
             **reply.get("usage", {}),
         }
+        if self.window is not None:  # a model with a window counts what it was sent
+            usage["input_tokens"] = count_tokens(body)
         return {
             "id": f"msg_fake_{next(self._ids):04d}",
             "type": "message",
@@ -277,6 +289,12 @@ class FakeAnthropic:
             "stop_sequence": None,
             "usage": usage,
         }
+
+
+def count_tokens(body: dict[str, Any]) -> int:
+    """The fake's token count of a request: a quarter of the characters of its system prompt, messages and tools as
+    JSON (what it reports as ``usage.input_tokens`` when it has a ``window``)."""
+    return len(json.dumps([body.get("system"), body.get("messages"), body.get("tools")])) // 4
 
 
 def _error(status: Status) -> tuple[int, dict[str, Any], dict[str, str]]:

@@ -399,7 +399,8 @@ class TestControl:
         assert (project / "two.txt").exists()
 
     def test_other_requests(self, fake: FakeAnthropic, project: Path) -> None:
-        """``get_mcp_status`` lists no servers; ``get_context_usage`` counts the last request; ``set_model`` sends
+        """``get_mcp_status`` lists no servers; ``get_context_usage`` counts the next request (the last one's 10
+        tokens, plus the reply since) with automatic compaction on; ``set_model`` sends
         the next request with the new model; a request we do not serve (``rewind_files``) is an error response in
         Claude Code's words."""
         fake.script = [text_reply("one"), text_reply("two")]
@@ -419,7 +420,7 @@ class TestControl:
 
         status, usage, _ = _run(program)
         assert status == {"mcpServers": []}
-        assert usage["totalTokens"] == 10 and usage["maxTokens"] > 0
+        assert 10 < usage["totalTokens"] < 100 and usage["maxTokens"] > 0 and usage["isAutoCompactEnabled"]
         assert fake.messages_requests[1].body["model"] == "claude-haiku-4-5"
 
     def test_max_turns_50_is_accepted_and_the_cap_holds(self, fake: FakeAnthropic, project: Path) -> None:

@@ -40,6 +40,7 @@ RESULT_KEYS = [
     "model_calls",
     "subagents",
     "transitions",
+    "context_tokens",
 ]
 
 CLAUDE_INIT_KEYS = [  # system/init of the real claude -p 2.1.197 on the loopback fake, less memory_paths
@@ -148,8 +149,10 @@ class TestDelegation:
         assert isinstance(result["duration_ms"], int) and result["duration_ms"] >= result["duration_api_ms"] >= 0
         assert result["total_cost_usd"] > 0
         assert result["modelUsage"]["claude-sonnet-4-5"]["costUSD"] == result["total_cost_usd"]
+        assert result["context_tokens"] > 0  # the next request, as compaction counts it
         for key in ("session_id", "duration_ms", "duration_api_ms", "uuid", "total_cost_usd", "modelUsage"):
             del result[key]
+        del result["context_tokens"]
         assert result == {
             "type": "result",
             "subtype": "success",

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import pytest
 
+from fsm.checker import reduced
 from fsm.checker import search as checker
 from fsm.checker import space as configs
 from fsm.checker.search import Bounds, check, check_inductive
 from fsm.cli.app import main
-from fsm.core import guards, machine
+from fsm.core import guards, machine, reducer
 
 
 @pytest.fixture
@@ -37,7 +38,8 @@ def table(monkeypatch):
 
 def _successful_calls_only(change) -> bool:
     """made_model_call mutated: a turn counted only when the call succeeded (not on model_failed)."""
-    return change.source == "awaiting_model" and change.trigger not in ("model_failed", "interrupted")
+    failed = ("model_failed", "interrupted", "context_full", "context_exceeded")
+    return change.source == "awaiting_model" and change.trigger not in failed
 
 
 MUTANTS = {
@@ -83,7 +85,12 @@ def kind(problem: str | None) -> str | None:
 
 def local_states(graph) -> set:
     """Every agent's own state the search reached: the root's node without its subagents, each subagent's node."""
-    return {(root[:4], len(root[4])) for root, _ in graph} | {kid for root, _ in graph for kid in root[4]}
+    return {(root[:4], root[5], len(root[4])) for root, _ in graph} | {kid for root, _ in graph for kid in root[4]}
+
+
+NO_COMPACTION = {"compaction": False}
+"""The exact system's every interleaving grows with each subagent's states: its larger tests leave compaction out
+(:class:`TestCompaction` checks it at small bounds)."""
 
 
 class TestReduction:
@@ -94,7 +101,10 @@ class TestReduction:
         budget agree: all proved, or all find the same property broken."""
         if mutant:
             MUTANTS[mutant](table, monkeypatch)
-        reports = [check(Bounds(turns, k, budget, 2, **kw)) for kw in ({}, {"reduce": False}, {"exact_budget": True})]
+        reports = [
+            check(Bounds(turns, k, budget, 2, **kw, **NO_COMPACTION))
+            for kw in ({}, {"reduce": False}, {"exact_budget": True})
+        ]
         assert [r.proved for r in reports] == [mutant is None] * 3
         assert len({kind(r.problem) for r in reports}) == 1, [r.problem for r in reports]
         assert reports[0].configurations < reports[1].configurations
@@ -110,7 +120,8 @@ class TestReduction:
         reduced, full = checker._search(b), checker._search(b, reduce=False)
         assert local_states(reduced.graph) == local_states(full.graph)
         assert len(reduced.graph) * 3 < len(full.graph)
-        assert checker._check(b).unbudgeted == checker._check(b, reduce=False).unbudgeted == turns + turns * turns * k
+        unbudgeted = 5 * (turns + turns * turns * k)
+        assert checker._check(b).unbudgeted == checker._check(b, reduce=False).unbudgeted == unbudgeted
 
     def test_a_call_taken_with_none_free_is_the_budget_violation(self, table):
         """Without the budget guard on tools_done, the reduced search shows the call taken with the budget spent."""
@@ -136,16 +147,17 @@ class TestCheck:
         ("turns", "k", "budget"), [(1, 1, 3), (2, 2, 5), pytest.param(3, 2, 10, marks=pytest.mark.slow), (4, 1, 200)]
     )
     def test_the_table_is_proved(self, turns, k, budget):
-        """All six properties hold, and the longest run without the budget is T + T*T*K calls."""
-        for b in (Bounds(turns, k, budget), Bounds(turns, k, budget, reduce=False)):
+        """All the properties hold, and the longest run without the budget is 5 * (T + T*T*K) calls."""
+        for b in (Bounds(turns, k, budget), Bounds(turns, k, budget, reduce=False, **NO_COMPACTION)):
             report = check(b)
             assert report.proved, report.problem
-            assert report.unbudgeted == turns + turns * turns * k
+            calls = turns + turns * turns * k
+            assert report.unbudgeted == (5 * calls if b.compaction else calls)  # two refusals, two summaries
             assert report.worst_case == min(budget, report.unbudgeted)
 
     def test_exact_budget_agrees(self):
         """With the budget tracked exactly, the worst case is the budget when the table allows more."""
-        report = check(Bounds(3, 2, 7, exact_budget=True))
+        report = check(Bounds(3, 2, 7, exact_budget=True, **NO_COMPACTION))
         assert report.proved and report.worst_case == 7
 
     @pytest.mark.slow
@@ -253,21 +265,21 @@ class TestCommand:
     @pytest.mark.slow
     def test_the_defaults_are_proved_in_seconds(self, capsys):
         """`agentfsm check` at the defaults (max_turns 30, three calls per reply, budget 200, four subagents at
-        once) proves all six properties and prints the figures; the worst case is the budget, where the table
-        alone allows 30 + 30 * 30 * 3; exit 0."""
+        once) proves all the properties and prints the figures; the worst case is the budget, where the table
+        alone allows 5 * (30 + 30 * 30 * 3); exit 0."""
         assert main(["check"]) == 0
         out = capsys.readouterr().out
         assert out.startswith(
             "bounds: max_turns 30, tools per reply 3, max_model_calls 200, max_parallel 4, a USD "
-            "budget (spent or not at any guard); search: reduced (budget per agent, persistent "
+            "budget (spent or not at any guard), compaction; search: reduced (budget per agent, persistent "
             "sets)\n"
         )
-        assert "configurations: 45,391  edges: 147,778  time: " in out
-        assert "worst case: 200 model calls per run (without the budget the table allows 2,730)" in out
+        assert "configurations: 83,795  edges: 427,266  time: " in out
+        assert "worst case: 200 model calls per run (without the budget the table allows 13,650)" in out
         assert out.endswith(
             "proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call starts "
-            "with the USD budget spent; no deadlock; idle reachable from every configuration; every "
-            "run terminates\n"
+            "with the USD budget spent; at most 2 compactions per model call; no deadlock; idle reachable "
+            "from every configuration; every run terminates\n"
         )
 
     @pytest.mark.slow
@@ -286,6 +298,7 @@ class TestCommand:
                     "10",
                     "--no-reduction",
                     "--inductive",
+                    "--no-compaction",
                 ]
             )
             == 0
@@ -354,3 +367,82 @@ class TestCommand:
             "VIOLATION: a model call started with the run's USD budget spent: the run can spend past max_budget_usd\n"
         ) in out
         assert "depth 0: executing_tools --tools_done--> awaiting_model\n  (a run of the reduced search" in out
+
+
+def _edit_row(monkeypatch, trigger: str, dest: str, **changes) -> None:
+    """Change the row of *trigger* into *dest*."""
+    rows = [{**r, **changes} if r["trigger"] == trigger and r["dest"] == dest else r for r in machine.TRANSITIONS]
+    monkeypatch.setattr(machine, "TRANSITIONS", rows)
+    monkeypatch.setattr(configs, "TRANSITIONS", rows)
+
+
+def _forced_turn_resets(trigger, source, counts):
+    """compaction_counts mutated: a Stop hook's forced turn starts a new count of compactions."""
+    if trigger == "continue_forced":
+        return 0, counts[1], counts[2]
+    return reducer.compaction_counts(trigger, source, counts)
+
+
+COMPACTION_MUTANTS = {
+    "the reactive bound removed": (
+        lambda table, mp: table(
+            "context_exceeded",
+            "awaiting_model",
+            unless=["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
+        ),
+        "compacted 3 times for one model call > 2: a loop of compactions",
+    ),
+    "the bound before the call removed": (
+        lambda table, mp: table("context_full", "awaiting_model", unless=None),
+        "compacted 3 times for one model call > 2: a loop of compactions",
+    ),
+    "the summary call ungranted": (
+        lambda table, mp: _edit_row(mp, "summarized", "awaiting_model", unless=["out_of_budget_usd"]),
+        "budget",
+    ),
+    "a forced turn resets the count": (
+        lambda table, mp: [
+            mp.setattr(configs, "compaction_counts", _forced_turn_resets),
+            mp.setattr(reduced, "compaction_counts", _forced_turn_resets),
+        ],
+        "a run that never terminates (a cycle of configurations)",
+    ),
+}
+"""Compaction's bounds, each broken, and what the checker then says."""
+
+
+class TestCompaction:
+    @pytest.mark.parametrize("kw", [{}, {"reduce": False}, {"exact_budget": True}])
+    def test_the_table_with_compaction_is_proved(self, kw):
+        """With compaction, every search proves the properties; two refused requests and two summary calls may come
+        before each call."""
+        report = check(Bounds(2, 1, 3, **kw))
+        assert report.proved, report.problem
+        assert report.unbudgeted == (3 if kw.get("exact_budget") else 5 * (2 + 2 * 2 * 1))
+
+    @pytest.mark.parametrize("mutant", list(COMPACTION_MUTANTS))
+    def test_each_compaction_bound_is_needed(self, table, monkeypatch, mutant):
+        """Without each bound, the reduced search and every interleaving give a counterexample."""
+        edit, expected = COMPACTION_MUTANTS[mutant]
+        edit(table, monkeypatch)
+        for b in (Bounds(2, 1, 3), Bounds(2, 1, 3, reduce=False)):
+            report = check(b)
+            assert not report.proved
+            assert kind(report.problem) == "budget" if expected == "budget" else expected in report.problem
+
+    def test_the_reactive_loop_is_shown(self, table, capsys):
+        """With the reactive bound removed, `agentfsm check` prints the loop: refused, compacted, refused, ..."""
+        COMPACTION_MUTANTS["the reactive bound removed"][0](table, None)
+        assert main(["check", "--max-turns", "4", "--tools-per-reply", "1"]) == 1
+        out = capsys.readouterr().out
+        assert "VIOLATION: an agent at depth 0 compacted 3 times for one model call > 2: a loop of compactions" in out
+        steps = [line for line in out.splitlines() if line.startswith("  ") and "depth 0" in line]
+        assert "awaiting_model --context_exceeded--> compacting" in steps[-1]
+        assert not any("replied" in line for line in steps[-6:])  # no reply between the compactions
+
+    def test_without_compaction(self, capsys):
+        """--no-compaction checks agents without a compactor: no compacting state is reached."""
+        graph, _, _ = checker.explore(Bounds(2, 1, 3, compaction=False))
+        assert not any(root[0] == "compacting" or any(k[0] == "compacting" for k in root[4]) for root, _ in graph)
+        assert main(["check", "--max-turns", "2", "--no-compaction"]) == 0
+        assert "compactions per model call" not in capsys.readouterr().out

@@ -907,7 +907,8 @@ class TestStartingDataIsChecked:
             ({"max_model_calls": 0}, "the agent's 'max_model_calls' must be an integer >= 1 (got 0)"),
             (
                 {"state": "flying"},
-                "the agent's 'state' must be one of idle, awaiting_model, executing_tools, stopping (got 'flying')",
+                "the agent's 'state' must be one of idle, awaiting_model, compacting, executing_tools, stopping "
+                "(got 'flying')",
             ),
         ],
     )

@@ -17,9 +17,9 @@ from fsm.testing import ScriptedModel
 
 
 class TestTable:
-    def test_states_are_the_designed_four(self):
-        """The machine has exactly idle, awaiting_model, executing_tools and stopping."""
-        assert STATES == ["idle", "awaiting_model", "executing_tools", "stopping"]
+    def test_states_are_the_designed_five(self):
+        """The machine has exactly idle, awaiting_model, compacting, executing_tools and stopping."""
+        assert STATES == ["idle", "awaiting_model", "compacting", "executing_tools", "stopping"]
         assert set(STATE_DOCS) == set(STATES)
 
     def test_every_row_is_documented(self):
@@ -29,13 +29,14 @@ class TestTable:
     def test_every_trigger_the_driver_fires_is_in_the_table(self):
         """The driver source names no trigger the table lacks, and uses every trigger the table has."""
         source = Path(agent_module.__file__).read_text()
-        fired = set(re.findall(r'_fire\(\s*"(\w+)"', source))
+        fired = set(re.findall(r'_(?:fire|compacted)\(\s*"(\w+)"', source))
         assert fired == TRIGGERS
 
     def test_guards_resolve_on_agent(self, tmp_path):
         """Every guard named in the table is a method of Agent."""
         agent = Agent(model=ScriptedModel(), workdir=str(tmp_path))
         names = {"out_of_turns", "out_of_model_calls", "out_of_budget_usd", "can_spawn"}
+        names |= {"out_of_compactions", "out_of_compaction_tries", "by_hand"}
         assert names == GUARDS == set(GUARD_FUNCTIONS)
         for guard in GUARDS:
             assert callable(getattr(agent, guard))
@@ -46,13 +47,24 @@ class TestTable:
             assert outgoing(state), state
 
     def test_every_edge_into_awaiting_model_is_guarded_by_both_limits(self):
-        """No row enters awaiting_model unless both limits allow another call (the root's prompt resets them)."""
+        """No row enters awaiting_model unless both limits allow another call (the root's prompt resets them; in
+        compacting no turn is spent, and the agent came there from awaiting_model with a turn left)."""
         for row in TRANSITIONS:
             if row["dest"] == "awaiting_model":
+                calls = {"out_of_model_calls", "out_of_budget_usd"}
                 expected = (
-                    {"out_of_model_calls"} if row["trigger"] == "prompt" else {"out_of_turns", "out_of_model_calls"}
+                    calls if row["trigger"] == "prompt" or row["source"] == "compacting" else {*calls, "out_of_turns"}
                 )
                 assert expected <= set(unless(row)), row["trigger"]
+
+    def test_every_edge_into_compacting_holds_a_call(self):
+        """A compaction may make one summary call: every row into compacting keeps a granted call (from
+        awaiting_model, with no call made) or takes one under the budget guards."""
+        for row in TRANSITIONS:
+            if row["dest"] == "compacting" and row["trigger"] != "context_full":
+                assert {"out_of_model_calls", "out_of_budget_usd"} <= set(unless(row)), row["trigger"]
+            if row["dest"] == "compacting":
+                assert row["trigger"] == "compact_requested" or "out_of_compactions" in unless(row), row["trigger"]
 
     def test_limit_guards_are_exclusive(self):
         """Where a trigger continues unless a limit is reached, another row leaves the same state when it is."""
@@ -61,7 +73,10 @@ class TestTable:
                 leave = [
                     r
                     for r in outgoing(row["source"])
-                    if guard in r.get("conditions", ()) or (r["trigger"] == "stopped" and row["source"] == "stopping")
+                    if guard in r.get("conditions", ())
+                    or (r["trigger"] == "stopped" and row["source"] == "stopping")
+                    # instead of compacting, the model is called: its failure (or reply) leaves awaiting_model
+                    or (r["trigger"] == "model_failed" and row["trigger"] in ("context_full", "context_exceeded"))
                 ]
                 assert leave, (row["trigger"], guard)
 
@@ -107,8 +122,8 @@ class TestBuildMachine:
 
         with pytest.raises(
             TypeError,
-            match=r"guard method\(s\) \['can_spawn', 'out_of_budget_usd', "
-            r"'out_of_model_calls', 'out_of_turns'\]",
+            match=r"guard method\(s\) \['by_hand', 'can_spawn', 'out_of_budget_usd', 'out_of_compaction_tries', "
+            r"'out_of_compactions', 'out_of_model_calls', 'out_of_turns'\]",
         ):
             build_machine(Bare())
 

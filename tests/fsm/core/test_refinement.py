@@ -52,7 +52,9 @@ class ChoiceModel:
 def node(agent: Agent) -> Node:
     data = agent.data
     kinds = tuple("task" if c["name"] == "task" else "tool" for c in data.pending)
-    return (data.state, data.turn, kinds, data.inbox is not None, tuple(node(c) for c in agent.children))
+    counts = (data.compactions, data.failed_compactions, data.manual_compaction and data.state == "compacting")
+    counts = (0, 0, False) if data.state == "idle" else counts  # as the checker keeps them (nothing reads them)
+    return (data.state, data.turn, kinds, data.inbox is not None, tuple(node(c) for c in agent.children), counts)
 
 
 def abstract(agent: Agent, b: Bounds) -> Config:
@@ -121,7 +123,8 @@ def save(agent: Agent) -> tuple[Any, list[Any]]:
 @pytest.mark.parametrize(("max_turns", "k", "budget"), [(2, 2, 3), (3, 1, 5), (2, 1, 2)])
 def test_the_agent_reaches_what_the_checker_reaches(tmp_path, max_turns, k, budget):
     """Every configuration and every move of the checker is the real agent's, and nothing else is."""
-    b = Bounds(max_turns, k, budget, exact_budget=True, budget_usd=False)  # the agent here has no USD budget
+    # the agent here has no USD budget and no compactor (tests/fsm/core/test_compacting.py drives compaction)
+    b = Bounds(max_turns, k, budget, exact_budget=True, budget_usd=False, compaction=False)
     driver = Driver(tmp_path, b)
     start = driver.fresh()
     assert abstract(start, b) == initial(b)

@@ -30,12 +30,21 @@ class TestPinnedToTheTable:
         assert set(vocabulary.GUARD_NAMES) == machine.GUARDS == set(guards.GUARD_FUNCTIONS)
 
     def test_hook_events_are_claude_codes(self):
-        """``HookEventName`` names the six events hooks fire, as Claude Code spells them."""
+        """``HookEventName`` names the eight events hooks fire, as Claude Code spells them."""
         assert vocabulary.HookEventName is hooks.HookEventName
         assert (
             hooks.EVENTS
             == get_args(hooks.HookEventName)
-            == ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop")
+            == (
+                "UserPromptSubmit",
+                "PreToolUse",
+                "PostToolUse",
+                "Stop",
+                "SubagentStart",
+                "SubagentStop",
+                "PreCompact",
+                "SessionStart",
+            )
         )
 
     def test_records_are_typed_with_it(self):

@@ -101,10 +101,11 @@ class TestMermaid:
         ) in mermaid()
 
     def test_interrupted_from_every_busy_state(self):
-        """interrupted leads to idle from awaiting_model, executing_tools and stopping."""
+        """interrupted leads to idle from awaiting_model, compacting, executing_tools and stopping."""
         drawn = parse(mermaid())
         assert sorted(s for s, d, label in drawn if label == "interrupted" and d == "idle") == [
             "awaiting_model",
+            "compacting",
             "executing_tools",
             "stopping",
         ]
@@ -142,7 +143,7 @@ class TestMermaid:
         with pytest.raises(ConfigError) as info:
             mermaid("thinking")
         assert str(info.value) == (
-            "cannot highlight 'thinking': use one of idle, awaiting_model, executing_tools, "
+            "cannot highlight 'thinking': use one of idle, awaiting_model, compacting, executing_tools, "
             "stopping, or sub_NAME for the subagent's state"
         )
 
@@ -176,7 +177,7 @@ class TestCommittedDiagrams:
             "| `paused`, `tools_done`, `continue_forced` | `unless out_of_turns or out_of_model_calls or "
             "out_of_budget_usd` |"
         ) in readme
-        assert "| `budget_spent` from `idle` | `if out_of_model_calls` |" in readme
+        assert "| `budget_spent` from `idle`, `compacting` | `if out_of_model_calls` |" in readme
 
     def test_svg_committed(self):
         """diagrams/agent.svg exists and is an SVG (its content is checked above when pygraphviz is installed)."""

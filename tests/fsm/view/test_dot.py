@@ -26,19 +26,22 @@ class TestSvg:
 
     def test_every_transition_on_exactly_one_edge(self):
         """Each transition some run takes is on one drawn edge, in its machine, and nothing else is drawn."""
-        parts = Counter(part for key in self.edges() for part in key.split("|") if "start" not in key)
+        g = diagram.graph()
+        parts = Counter(part for _, _, key in g.edges(keys=True) for part in key.split("|") if "start" not in key)
         expected = Counter(f"{s}:{label}" for s, _, label in table_edges() + table_edges(CHILD))
         assert parts == expected
 
     def test_edges_join_their_states(self):
         """An edge runs from its source to its dest, but for interrupted, the parent's spawn and its return."""
         special = {"interrupted", "subagent_spawned", "subagent_returned"}
-        ends = {(s, label): d for s, d, label in table_edges() + table_edges(CHILD)}
-        for key, (tail, head, _) in self.edges().items():
+        ends: dict[tuple[str, str], set[str]] = {}
+        for s, d, label in table_edges() + table_edges(CHILD):
+            ends.setdefault((s, label), set()).add(d)  # a trigger may lead to several states (its guards decide)
+        for tail, head, key in diagram.graph().edges(keys=True):
             for part in key.split("|"):
                 source, trigger = part.split(":") if ":" in part else (part, "")
                 if trigger and trigger not in special:
-                    assert (tail, head) == (source, ends[source, trigger]), part
+                    assert tail == source and head in ends[source, trigger], part
         edges = self.edges()
         spawn, back = edges["executing_tools:subagent_spawned"], edges["executing_tools:subagent_returned"]
         assert spawn[:2] == ("executing_tools", f"{CHILD}start")
@@ -72,7 +75,7 @@ class TestSvg:
                         for t in texts
                         if f"{word} {' or '.join(names)}" in t
                     ), row
-        assert "budget_spent from idle: if out_of_model_calls" in texts
+        assert "budget_spent from idle, compacting: if out_of_model_calls" in texts
         assert "budget_spent from awaiting_model, executing_tools: if out_of_model_calls, unless out_of_turns" in texts
         plain = diagram.svg()
         assert "out_of_turns" not in plain and "can_spawn" not in plain

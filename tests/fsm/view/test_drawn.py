@@ -25,16 +25,19 @@ class TestNeverTaken:
         )
 
     def test_today(self):
-        """Today: the subagent's spawn and return (it never spawns), the root's budget_spent from idle."""
+        """Today: the subagent's spawn and return (it never spawns) and /compact (the root's prompt only), the root's
+        budget_spent from idle."""
         assert drawn.never_taken() == {
             ("", "idle", "budget_spent"),
             (CHILD, "executing_tools", "subagent_spawned"),
             (CHILD, "executing_tools", "subagent_returned"),
+            (CHILD, "idle", "compact_requested"),
         }
         assert drawn.left_out() == [
             "the root's budget_spent from idle",
             "the subagent's subagent_returned from executing_tools",
             "the subagent's subagent_spawned from executing_tools",
+            "the subagent's compact_requested from idle",
         ]
         assert drawn.left_out("`")[0] == "the root's `budget_spent` from `idle`"
 
@@ -55,15 +58,27 @@ class TestGuards:
         assert len(listed) == len(set(listed))
 
     def test_today(self):
-        """Today's table in words; budget_spent, guarded two ways, is named with its sources."""
+        """Today's table in words; budget_spent, guarded two ways, is named with its sources (compaction's rows too)."""
+        compacting = "compaction_blocked from compacting, compacted from compacting, summarized from compacting"
         assert [(drawn.named(who), guard) for who, guard in drawn.guards()] == [
-            ("prompt", "unless out_of_model_calls or out_of_budget_usd"),
-            ("budget_spent from idle", "if out_of_model_calls"),
-            ("budget_spent from idle", "if out_of_budget_usd"),
+            (f"prompt, compact_requested, {compacting}", "unless out_of_model_calls or out_of_budget_usd"),
+            ("budget_spent from idle, compacting", "if out_of_model_calls"),
+            ("budget_spent from idle, compacting", "if out_of_budget_usd"),
             ("paused, tools_done, continue_forced", "unless out_of_turns or out_of_model_calls or out_of_budget_usd"),
             ("turn_limit", "if out_of_turns"),
             ("budget_spent from awaiting_model, executing_tools", "if out_of_model_calls, unless out_of_turns"),
             ("budget_spent from awaiting_model, executing_tools", "if out_of_budget_usd, unless out_of_turns"),
+            ("context_full", "unless out_of_compactions"),
+            (
+                "context_exceeded",
+                "unless out_of_compactions or out_of_turns or out_of_model_calls or out_of_budget_usd",
+            ),
+            (f"{compacting}, compaction_failed from compacting", "if by_hand"),
+            ("compaction_failed from compacting", "if out_of_compaction_tries"),
+            (
+                "compaction_failed from compacting",
+                "unless out_of_compaction_tries or out_of_model_calls or out_of_budget_usd",
+            ),
             ("subagent_spawned", "if can_spawn"),
         ]
         assert drawn.named([("budget_spent", ["idle"])], "`") == "`budget_spent` from `idle`"
