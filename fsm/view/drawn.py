@@ -4,7 +4,8 @@ The diagram cannot lie because it has no edges of its own: :func:`edges` reads `
 once for the parent machine and once for the subagent's, whose node ids are prefixed ``sub_`` (:data:`CHILD`).
 An internal transition (``dest: None``) is a self-loop; a row with several sources is one edge per source. It
 is also the proof's picture: :func:`never_taken` asks the model checker (``fsm.checker.search``) which rows no
-run takes at each depth (the subagent's ``subagent_spawned``, the root's ``budget_spent`` from idle), and
+run takes at each depth (the subagent's ``subagent_spawned``, the root's ``budget_spent`` from idle), by
+source, trigger and dest (the subagent's ``compacted`` to awaiting_model is taken, to idle never), and
 :func:`drawn_edges` leaves those out. :func:`guards` and :func:`left_out` say in words what the drawings list
 beside them. Both renderers, :mod:`fsm.view.diagram` (mermaid) and :mod:`fsm.view.dot` (SVG, PNG), draw this.
 """
@@ -108,40 +109,44 @@ def __getattr__(name: str) -> Bounds:
 
 
 @functools.cache
-def never_taken() -> frozenset[tuple[str, str, str]]:
-    """``(prefix, source, trigger)`` of every table edge no run takes, per machine ("" root, ``sub_`` subagent)."""
+def never_taken() -> frozenset[tuple[str, str, str, str]]:
+    """``(prefix, source, trigger, dest)`` of every table edge no run takes, per machine ("" root, ``sub_``
+    subagent); the dest tells apart a trigger's rows from one source (``compacted`` to idle or to awaiting_model)."""
     from fsm.checker.search import explore, moves
 
     bounds = __getattr__("PROOF_BOUNDS")
     graph, _, _ = explore(bounds)
     taken = {
-        (CHILD if depth else "", source, trigger)
+        (CHILD if depth else "", source, trigger, dest)
         for config in graph
         for _, made, _ in moves(config, bounds)
-        for depth, source, trigger, _ in made
+        for depth, source, trigger, dest in made
     }
-    return frozenset(
-        (prefix, e.source[len(prefix) :], e.trigger)
-        for prefix in ("", CHILD)
-        for e in edges(prefix)
-        if (prefix, e.source[len(prefix) :], e.trigger) not in taken
-    )
+    return frozenset(key for prefix in ("", CHILD) for e in edges(prefix) if (key := _key(prefix, e)) not in taken)
+
+
+def _key(prefix: str, edge: Edge) -> tuple[str, str, str, str]:
+    """``(prefix, source, trigger, dest)`` of *edge*, its states without *prefix*: as :func:`never_taken` has it."""
+    return prefix, edge.source[len(prefix) :], edge.trigger, edge.dest[len(prefix) :]
 
 
 def drawn_edges(prefix: str = "") -> list[Edge]:
     """The edges a diagram draws: :func:`edges` less those :func:`never_taken`."""
     never = never_taken()
-    return [e for e in edges(prefix) if (prefix, e.source[len(prefix) :], e.trigger) not in never]
+    return [e for e in edges(prefix) if _key(prefix, e) not in never]
 
 
 LEFT_OUT = "left out, as no run takes them (agentfsm check)"
 
 
 def left_out(code: str = "") -> list[str]:
-    """The edges :func:`never_taken`, in words: ``the root's budget_spent from idle``; names between *code* marks."""
+    """The edges :func:`never_taken`, in words: ``the root's budget_spent from idle``, and ``the subagent's compacted
+    from compacting to idle`` where the trigger has rows to other dests from that source; names between *code*."""
+    dests = Counter((e.source, e.trigger) for e in {(e.source, e.trigger, e.dest): e for e in edges()}.values())
     return [
         f"{'the subagent' if prefix else 'the root'}'s {code}{trigger}{code} from {code}{source}{code}"
-        for prefix, source, trigger in sorted(never_taken())
+        + (f" to {code}{dest}{code}" if dests[source, trigger] > 1 else "")
+        for prefix, source, trigger, dest in sorted(never_taken())
     ]
 
 
@@ -168,11 +173,11 @@ def guards() -> list[tuple[list[tuple[str, list[str] | None]], str]]:
     """Every drawn guarded row's guard with the transitions it guards, in table order: ``([("paused", None),
     ("tools_done", None), ...], "unless out_of_turns or out_of_model_calls")``. A transition is ``(trigger,
     None)``, or ``(trigger, sources)`` when the trigger's rows have different guards (``budget_spent`` from idle)."""
-    drawn = {(e.source[len(prefix) :], e.trigger) for prefix in ("", CHILD) for e in drawn_edges(prefix)}
+    drawn = {_key(prefix, e)[1:] for prefix in ("", CHILD) for e in drawn_edges(prefix)}
     froms: dict[tuple[str, str], list[str]] = {}
     for row in TRANSITIONS:
         guard = _guard(row)
-        taken = [source for source in sources(row) if (source, row["trigger"]) in drawn]
+        taken = [s for s in sources(row) if (s, row["trigger"], row["dest"] or s) in drawn]
         if guard is not None and taken:
             froms.setdefault((row["trigger"], guard), []).extend(taken)
     kinds = Counter(trigger for trigger, _ in froms)

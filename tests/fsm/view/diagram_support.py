@@ -27,14 +27,14 @@ needs_pygraphviz = pytest.mark.skipif(not HAVE_PYGRAPHVIZ, reason="pygraphviz no
 
 
 @functools.cache
-def taken() -> frozenset[tuple[str, str, str]]:
-    """(prefix, source, trigger) of every edge some run takes, asked of the checker without fsm.view."""
+def taken() -> frozenset[tuple[str, str, str, str]]:
+    """(prefix, source, trigger, dest) of every edge some run takes, asked of the checker without fsm.view."""
     b = Bounds(3, 2, 4, exact_budget=True)
     return frozenset(
-        (CHILD if depth else "", source, trigger)
+        (CHILD if depth else "", source, trigger, dest)
         for config in explore(b)[0]
         for _, made, _ in moves(config, b)
-        for depth, source, trigger, _ in made
+        for depth, source, trigger, dest in made
     )
 
 
@@ -55,7 +55,7 @@ def table_edges(prefix: str = "", *, conditions: bool = False) -> list[tuple[str
     reached = taken()
     for row in TRANSITIONS:
         for source in sources(row):
-            if (prefix, source, row["trigger"]) not in reached:
+            if (prefix, source, row["trigger"], row["dest"] or source) not in reached:
                 continue
             label = row["trigger"]
             guards = [

@@ -21,20 +21,34 @@ class TestNeverTaken:
         """never_taken() is exactly the table's edges that no move of the checker's exploration makes."""
         assert (
             drawn.never_taken()
-            == {(prefix, e.source[len(prefix) :], e.trigger) for prefix in ("", CHILD) for e in edges(prefix)} - taken()
+            == {
+                (prefix, e.source[len(prefix) :], e.trigger, e.dest[len(prefix) :])
+                for prefix in ("", CHILD)
+                for e in edges(prefix)
+            }
+            - taken()
         )
 
     def test_today(self):
-        """Today: the subagent's spawn and return (it never spawns) and /compact (the root's prompt only), the root's
-        budget_spent from idle."""
+        """Today: the subagent's spawn and return (it never spawns), /compact (the root's prompt only) and so the
+        subagent's ends of a /compact (to idle: told apart by dest), its third failed compaction in a row (too few
+        model calls at these bounds), the root's budget_spent from idle."""
         assert drawn.never_taken() == {
-            ("", "idle", "budget_spent"),
-            (CHILD, "executing_tools", "subagent_spawned"),
-            (CHILD, "executing_tools", "subagent_returned"),
-            (CHILD, "idle", "compact_requested"),
+            ("", "idle", "budget_spent", "stopping"),
+            (CHILD, "executing_tools", "subagent_spawned", "executing_tools"),
+            (CHILD, "executing_tools", "subagent_returned", "executing_tools"),
+            (CHILD, "idle", "compact_requested", "compacting"),
+            *((CHILD, "compacting", t, "idle") for t in ("compaction_blocked", "compacted", "summarized")),
+            (CHILD, "compacting", "compaction_failed", "idle"),
+            (CHILD, "compacting", "compaction_failed", "stopping"),
         }
         assert drawn.left_out() == [
             "the root's budget_spent from idle",
+            "the subagent's compacted from compacting to idle",
+            "the subagent's compaction_blocked from compacting to idle",
+            "the subagent's compaction_failed from compacting to idle",
+            "the subagent's compaction_failed from compacting to stopping",
+            "the subagent's summarized from compacting to idle",
             "the subagent's subagent_returned from executing_tools",
             "the subagent's subagent_spawned from executing_tools",
             "the subagent's compact_requested from idle",
