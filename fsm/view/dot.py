@@ -2,8 +2,9 @@
 
 :func:`graph` lays out :func:`fsm.view.drawn.drawn_edges` to stay readable where a page scales the drawing to
 its width (about 880 px on GitHub; ``tests/fsm/view/test_diagram.py`` measures the committed SVG): top to
-bottom and narrow, ``awaiting_model`` and ``stopping`` side by side, the child machine nested in the parent's
-``executing_tools`` below them, the guards listed under the drawing rather than on the edges, and
+bottom and narrow, ``idle`` and ``compacting`` side by side, ``awaiting_model`` and ``stopping`` below them, the
+child machine nested in the parent's ``executing_tools`` below those, one trigger a line on an edge's label (two
+between ``awaiting_model`` and ``stopping``), the guards listed under the drawing in wrapped lines, and
 ``interrupted`` drawn once per machine from the dotted box of its busy states. The parent's
 ``subagent_spawned`` enters the child machine's start and its ``subagent_returned`` leaves the child's ``idle``.
 """
@@ -12,6 +13,7 @@ from __future__ import annotations
 
 import html
 import re
+import textwrap
 from typing import TYPE_CHECKING, Any
 
 from fsm.core.machine import STATES
@@ -41,13 +43,16 @@ INSTALL_HINT = "SVG and PNG need pygraphviz: pip install 'agentfsm[diagrams]'"
 _FONT = "Helvetica"
 _BACK = frozenset({"stopped", "tools_done", "continue_forced"})
 """Edges that go back up the run; they do not rank the layout, so it reads top to bottom: idle, model, tools."""
-_BESIDE = ("awaiting_model", "stopping")
-"""Side by side in each machine, with executing_tools below and the child machine below that: the layout that
-keeps the drawing narrow enough to read at README width (tests/fsm/view/test_diagram.py measures it)."""
+_BESIDE = (("idle", "compacting"), ("awaiting_model", "stopping"))
+"""Rows of states side by side in each machine, with executing_tools below and the child machine below that: the
+layout that keeps the drawing narrow enough to read at README width (tests/fsm/view/test_diagram.py measures it).
+``compacting`` beside ``idle`` (not ``awaiting_model``) keeps the rows two states wide."""
 _PORTS: dict[str, dict[str, str]] = {"paused": {"tailport": "s", "headport": "s"}, "stopped": {"tailport": "n"}}
 """Where these edges leave and enter their node: clear of the labels between awaiting_model and stopping."""
 _ANCHOR = {"": "awaiting_model", CHILD: "stopping"}
 """The busy state each machine's :data:`ANY_BUSY` edge is routed from (it is drawn from the box's border)."""
+_WIDE = 90
+"""The longest line of the text under the drawing, in characters: it fits the width the drawing is kept to."""
 _GREY = "#8a8a8a"
 _LAST = "#d32f2f"
 _SPAWN = "#1f5fa8"
@@ -78,8 +83,8 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
         rankdir="TB",
         newrank="true",
         compound="true",
-        nodesep="0.35",
-        ranksep="0.5",
+        nodesep="0.2",
+        ranksep="0.4",
         fontname=_FONT,
         fontsize="14",
         labelloc="b",
@@ -116,7 +121,7 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
     def add(tail: str, head: str, group: list[Edge], **attrs: str) -> None:
         triggers = list(dict.fromkeys(e.trigger for e in group))  # ANY_BUSY's edge: one label for its sources
         labels = [t + (" (last step)" if any(marked(e) for e in group if e.trigger == t) else "") for t in triggers]
-        if len(labels) > 2:  # two to a line: a wide label between awaiting_model and stopping, not a tall one
+        if len(labels) > 2 and _flat(tail, head):  # two to a line: a wide label between nodes side by side
             attrs["label"] = "\\n".join(", ".join(labels[i : i + 2]) for i in range(0, len(labels), 2))
         else:
             attrs["label"] = "".join(f" {text}\\l" for text in labels)  # a space keeps the text off its line
@@ -156,10 +161,6 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
                 attrs["constraint"] = "false"
             if group[0].internal:
                 attrs["style"] = "dashed"
-            if prefix and group[0].source == f"{prefix}idle":  # budget_spent passes above the labels beside it
-                attrs["minlen"] = "2"
-                if group[0].dest != f"{prefix}awaiting_model":
-                    attrs["headport"] = "n"
             add(group[0].source, group[0].dest, group, **attrs)
     if highlight is not None:
         g.get_node(highlight).attr.update(fillcolor="#ffe082", color="#e65100", penwidth="3")
@@ -193,7 +194,8 @@ def _machine(target: Any, prefix: str) -> Any:
         if prefix or state != HOST:
             title = f"subagent {state}" if prefix else state
             (busy if prefix + state in _busy(prefix) else target).add_node(prefix + state, label=f"<<b>{title}</b>>")
-    target.add_subgraph([prefix + state for state in _BESIDE], name=f"{prefix}beside", rank="same")
+    for i, row in enumerate(_BESIDE):
+        target.add_subgraph([prefix + state for state in row], name=f"{prefix}beside{i}", rank="same")
     return busy
 
 
@@ -205,8 +207,20 @@ def _legend(conditions: bool) -> str:
         rows += [f"{html.escape(named(who))}: {html.escape(guard)}" for who, guard in guards()]
     rows.append(f"grey: {ANY_BUSY} (Ctrl-C) leaves every busy state; dashed: the agent stays where it is")
     rows += [html.escape(line) for line in (f"{LEFT_OUT}:", *left_out())]
+    rows = [part for row in rows for part in _wrap(row)]
     cells = "".join(f'<tr><td align="left">{row}</td></tr>' for row in rows)
     return f'<<table border="0" cellborder="0" cellspacing="0" cellpadding="2">{cells}</table>>'
+
+
+def _flat(tail: str, head: str) -> bool:
+    """The edge joins awaiting_model and stopping, side by side: a label between them has room to be wide (between
+    idle and compacting, near the top-left corner, it has not)."""
+    return {tail.removeprefix(CHILD), head.removeprefix(CHILD)} == set(_BESIDE[1])
+
+
+def _wrap(row: str) -> list[str]:
+    """*row* in lines of at most :data:`_WIDE` characters, the rest of the row indented (narrow at README width)."""
+    return textwrap.wrap(row, _WIDE, subsequent_indent="&#160;" * 4, break_on_hyphens=False) or [row]
 
 
 def _drawn(table: list[Edge]) -> list[list[Edge]]:

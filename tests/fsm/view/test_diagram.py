@@ -85,20 +85,23 @@ class TestMermaid:
         assert loops == ["  executing_tools --> executing_tools: tool_ran"]
 
     def test_edges_no_run_takes_are_left_out(self):
-        """The subagent's spawn and return and the root's budget_spent from idle are not drawn, and are named."""
+        """The subagent's spawn and return, its /compact's ends (told by dest: its compacted to awaiting_model is
+        drawn) and the root's budget_spent from idle are not drawn, and are named."""
         drawn = parse(mermaid())
         for edge in [
             ("sub_executing_tools", "sub_executing_tools", "subagent_spawned"),
             ("sub_executing_tools", "sub_executing_tools", "subagent_returned"),
+            ("sub_compacting", "sub_idle", "compacted"),
             ("idle", "stopping", "budget_spent"),
         ]:
             assert edge not in drawn
         assert ("sub_idle", "sub_stopping", "budget_spent") in drawn
+        assert ("sub_compacting", "sub_awaiting_model", "compacted") in drawn
         assert (
             "%% left out, as no run takes them (agentfsm check): the root's budget_spent from idle; the "
-            "subagent's subagent_returned from executing_tools; the subagent's subagent_spawned from "
-            "executing_tools"
+            "subagent's compacted from compacting to idle; "
         ) in mermaid()
+        assert "the subagent's subagent_spawned from executing_tools; " in mermaid()
 
     def test_interrupted_from_every_busy_state(self):
         """interrupted leads to idle from awaiting_model, compacting, executing_tools and stopping."""

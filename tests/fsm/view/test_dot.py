@@ -66,7 +66,13 @@ class TestSvg:
     def test_guards_listed_under_the_drawing(self):
         """With conditions every guard of a drawn row is written once under the drawing; edge labels hold only
         triggers, with or without."""
-        texts = [html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", diagram.svg(conditions=True))]
+        texts: list[str] = []  # a long row is wrapped: its further lines are indented with no-break spaces
+        for t in re.findall(r"<text[^>]*>([^<]*)</text>", diagram.svg(conditions=True)):
+            t = html.unescape(t)
+            if t.startswith("\xa0") and texts:
+                texts[-1] += " " + t.lstrip("\xa0")
+            else:
+                texts.append(t)
         for row in TRANSITIONS:
             for word, names in (("if", if_(row)), ("unless", unless(row))):
                 if names and row["trigger"] != "budget_spent":
