@@ -31,8 +31,8 @@ class TestNeverTaken:
 
     def test_today(self):
         """Today: the subagent's spawn and return (it never spawns), /compact (the root's prompt only) and so the
-        subagent's ends of a /compact (to idle: told apart by dest), its third failed compaction in a row (too few
-        model calls at these bounds), the root's budget_spent from idle."""
+        subagent's ends of a /compact (to idle: told apart by dest), its third failed compaction in a row (not reached
+        within these bounds), the root's budget_spent from idle."""
         assert drawn.never_taken() == {
             ("", "idle", "budget_spent", "stopping"),
             (CHILD, "executing_tools", "subagent_spawned", "executing_tools"),
