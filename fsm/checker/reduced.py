@@ -42,6 +42,7 @@ from fsm.checker.space import (
     CACHE,
     CHOICES,
     OVERDRAWN,
+    ROOT_ONLY,
     USD_OVERDRAWN,
     Bounds,
     Config,
@@ -189,7 +190,7 @@ def _local(node: Node, depth: int, b: Bounds) -> tuple[_Local, ...]:
         (f"return {i}", ("subagent_returned",), ((),), i) for i, kid in enumerate(node[4]) if not busy(kid)
     ]
     for choice in CHOICES[node[0]]:
-        if choice != "interrupt":
+        if choice != "interrupt" and not (choice == ROOT_ONLY and depth):
             replies = reply_kinds(b.tools_per_reply) if choice == "tools" else ((),)
             wanted.append((choice, triggers_for(node, choice, b), replies, 0))
     seen: dict[tuple[tuple[int, str, str, str], Node, int | None], set[str]] = {}

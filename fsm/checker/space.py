@@ -57,6 +57,7 @@ __all__ = [
     "KINDS",
     "OVERDRAWN",
     "PLENTY",
+    "ROOT_ONLY",
     "USD_OVERDRAWN",
     "Bounds",
     "Config",
@@ -97,9 +98,11 @@ USD_OVERDRAWN = -(1 << 40)
 """The budget after a call was taken where the guards saw the USD budget spent (either search): a violation."""
 
 KINDS = ("tool", "task")
+ROOT_ONLY = "blocked"
+"""The choice only the root makes: its prompt fires UserPromptSubmit, a subagent's does not."""
 
 CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
-    "idle": {"prompt": ("prompt", "budget_spent"), "interrupt": ()},
+    "idle": {"prompt": ("prompt", "budget_spent"), "blocked": ("prompt_blocked",), "interrupt": ()},
     "awaiting_model": {
         "final": ("replied_final",),
         "tools": ("replied_with_tools",),
@@ -112,11 +115,13 @@ CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 """Per state, what may happen in a step, and the triggers the driver tries for it in order. ``tools`` stands
 for every reply of 1..K calls of each kind; in ``executing_tools`` what ``run`` tries depends on the data
-(:func:`triggers_for`). An interrupt also stops every busy agent above the one it hits."""
+(:func:`triggers_for`). An interrupt also stops every busy agent above the one it hits. ``blocked`` (a
+UserPromptSubmit hook blocks the prompt) is the root's only (:data:`ROOT_ONLY`): a subagent's prompt fires none."""
 
 EFFECTS: dict[str, str] = {
     "prompt": "inbox taken; turn 0; the root's prompt resets the budget",
     "budget_spent": "from idle: inbox taken, turn 0",
+    "prompt_blocked": "inbox taken; turn 0 (the root only)",
     "replied_with_tools": "pending = the reply's calls",
     "tool_ran": "first pending call answered",
     "subagent_returned": "first pending call answered; the child leaves the tree",
@@ -272,7 +277,7 @@ def effect(node: Node, trigger: str, dest: str, turn: int, kinds: tuple[str, ...
     """*node* after *trigger* took it to *dest* (*turn*: after the call it may follow; *kinds*: a
     ``replied_with_tools`` reply's calls; *child*: the index of the subagent ``subagent_returned`` returns)."""
     state, _, pending, inbox, children = node
-    if trigger == "prompt" or (trigger == "budget_spent" and state == "idle"):
+    if trigger in ("prompt", "prompt_blocked") or (trigger == "budget_spent" and state == "idle"):
         inbox, turn = False, 0
     elif trigger == "tool_ran":
         pending = pending[1:]
@@ -384,6 +389,8 @@ def _moves_of(
     for choice in CHOICES[node[0]]:
         if choice == "interrupt":
             yield from interrupts_of(config, path, b)
+            continue
+        if choice == ROOT_ONLY and path:
             continue
         replies = reply_kinds(b.tools_per_reply) if choice == "tools" else ((),)
         found: dict[tuple[str, Move, Config], None] = {}

@@ -71,6 +71,12 @@ TRANSITIONS: list[Row] = [
         "doc": "the queued prompt becomes a user message (the root's starts a new run and budgets)",
     },
     {
+        "trigger": "prompt_blocked",
+        "source": "idle",
+        "dest": "idle",
+        "doc": "a UserPromptSubmit hook blocked the root's queued prompt: it is dropped, the model is not called",
+    },
+    {
         "trigger": "budget_spent",
         "source": "idle",
         "dest": "stopping",

@@ -77,6 +77,9 @@ class Transition:
     context: str | None = None
     """On ``tool_ran`` / ``subagent_returned``: what PostToolUse hooks added for the model, sent as a text block of
     its own after the tool results (Claude Code's ``additionalContext``), not in the tool_result."""
+    prompt: str | None = None
+    """On ``prompt_blocked``: the prompt a UserPromptSubmit hook blocked (never a message: Claude Code drops it);
+    ``error`` holds Claude Code's words for the block."""
 
 
 @define

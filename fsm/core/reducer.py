@@ -94,6 +94,7 @@ class Step:
     max_budget_usd: float | None = None
     cost_usd: float | None = None
     context: str | None = None
+    prompt: str | None = None
 
 
 def made_model_call(change: Change) -> bool:
@@ -132,6 +133,11 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         case "replied_with_tools":
             assert change.reply is not None
             s.pending, s.results, s.unrunnable = list(change.reply.tool_uses), [], change.reply.unrunnable
+        case "prompt_blocked":  # a run that ends before its first call: the prompt is dropped, its words kept
+            s.inbox, s.turn, s.outcome, s.final_text, s.stop_forced = None, 0, change.outcome, "", False
+            s.error = change.error
+            if run is s:
+                s.run_calls, s.run_cost_usd, s.run_tool_calls = 0, 0.0, 0
         case "budget_spent" if change.source == "idle":
             s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced = None, 0, change.outcome, None, "", False
         case "replied_final" | "turn_limit" | "model_failed" | "budget_spent":

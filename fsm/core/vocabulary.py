@@ -30,6 +30,7 @@ State = Literal["idle", "awaiting_model", "executing_tools", "stopping"]
 
 Trigger = Literal[
     "prompt",
+    "prompt_blocked",
     "budget_spent",
     "replied_with_tools",
     "replied_final",
@@ -59,6 +60,7 @@ Outcome = Literal[
     "max_tokens",
     "interrupted",
     "context_window",
+    "prompt_blocked",
 ]
 """How a run can end; ``AgentState.outcome`` holds one of these once the agent stops."""
 

@@ -168,6 +168,18 @@ class ClaudeStream:
                 self.write(event)
         if record.trigger == "model_failed":
             self.write(self._synthetic(record))
+        if record.trigger == "prompt_blocked":  # Claude Code's warning that a hook stopped the prompt
+            self.write(
+                {
+                    "type": "system",
+                    "subtype": "informational",
+                    "content": record.error,
+                    "level": "warning",
+                    "prevent_continuation": True,
+                    "uuid": str(uuid.uuid4()),
+                    "session_id": self.session_id,
+                }
+            )
         if record.trigger == "subagent_returned" and record.child:
             self._task_of.pop(record.child, None)
         if self.transitions:

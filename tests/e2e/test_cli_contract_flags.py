@@ -378,3 +378,30 @@ def test_replay_user_messages(agentfsm: Runner, fake: FakeAnthropic) -> None:
         2,
         "agentfsm: --replay-user-messages requires both --input-format=stream-json and --output-format=stream-json.\n",
     )
+
+
+def test_user_prompt_submit_block_ends_the_run(agentfsm: Runner, fake: FakeAnthropic) -> None:
+    """A UserPromptSubmit hook's exit 2 stops the prompt as Claude Code's does: no model call, a
+    system/informational warning, a success result of 0 turns whose text is the block, exit 0; text mode prints it."""
+    gate = {"hooks": [{"type": "command", "command": "echo 'no prompts today' >&2; exit 2"}]}
+    settings = json.dumps({"hooks": {"UserPromptSubmit": [gate]}})
+    words = (
+        "UserPromptSubmit operation blocked by hook:\n[echo 'no prompts today' >&2; exit 2]: no prompts today\n\n\n"
+        "Original prompt: hi"
+    )
+    run = agentfsm("-p", "hi", "--settings", settings, "--output-format", "stream-json", "--verbose")
+    assert (run.code, run.stderr) == (0, "")
+    lines = [m for m in run.json_lines() if m["type"] != "transition"]
+    assert [(m["type"], m["subtype"]) for m in lines] == [
+        ("system", "init"),
+        ("system", "informational"),
+        *[("result", "success")],
+    ]
+    warning, result = lines[1], lines[2]
+    assert (warning["content"], warning["level"], warning["prevent_continuation"]) == (words, "warning", True)
+    assert (result["is_error"], result["num_turns"], result["result"], result["stop_reason"]) == (False, 0, words, None)
+    assert "terminal_reason" not in result and "api_error_status" not in result
+    assert result["outcome"] == "prompt_blocked"
+    text = agentfsm("-p", "hi", "--settings", settings)
+    assert (text.code, text.stdout, text.stderr) == (0, words + "\n", "")
+    assert fake.messages_requests == []

@@ -25,16 +25,19 @@ class TestNeverTaken:
         )
 
     def test_today(self):
-        """Today: the subagent's spawn and return (it never spawns), the root's budget_spent from idle."""
+        """Today: the subagent's spawn and return (it never spawns) and its prompt_blocked (its prompt fires no
+        UserPromptSubmit), the root's budget_spent from idle."""
         assert drawn.never_taken() == {
             ("", "idle", "budget_spent"),
             (CHILD, "executing_tools", "subagent_spawned"),
             (CHILD, "executing_tools", "subagent_returned"),
+            (CHILD, "idle", "prompt_blocked"),
         }
         assert drawn.left_out() == [
             "the root's budget_spent from idle",
             "the subagent's subagent_returned from executing_tools",
             "the subagent's subagent_spawned from executing_tools",
+            "the subagent's prompt_blocked from idle",
         ]
         assert drawn.left_out("`")[0] == "the root's `budget_spent` from `idle`"
 
