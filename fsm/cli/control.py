@@ -13,7 +13,7 @@ our stream-json messages and ``control_response``s on stdout. :class:`Channel` i
 - :meth:`Channel.request` sends a request of ours (``can_use_tool``, ``hook_callback``) and waits for the answer;
   giving up on it (a timeout, an interrupted turn) sends ``control_cancel_request``;
 - a line that is not JSON, or not one of those messages, is one ``ConfigError``: the prompts stop there (the
-  turn under way finishes first), so the session stays consistent and the command exits 2 with that line.
+  turn under way finishes first), so the session stays consistent and the command exits 1 with that line.
 
 Every line goes out through the one :class:`~fsm.view.stream.StreamWriter` of the run, which serialises writes.
 """

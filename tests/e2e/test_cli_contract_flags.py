@@ -185,7 +185,7 @@ class TestSessions:
         assert run.code == 0, run.stderr
         assert _user_texts(fake.messages_requests[2].messages) == ["one", "three"]
         bad = agentfsm("-p", "x", "--resume", session, "--resume-session-at", "msg_nope")
-        assert bad.code == 2 and "has no assistant message 'msg_nope'" in bad.stderr
+        assert bad.code == 1 and "has no assistant message 'msg_nope'" in bad.stderr
 
     def test_fork_without_resume_is_a_new_session(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """--fork-session with nothing to resume runs as a new session, as Claude Code accepts it."""
@@ -233,7 +233,7 @@ class TestRunShape:
         )
         unknown = agentfsm("-p", "hi", "--agent", "nobody")
         assert (unknown.code, unknown.stderr) == (
-            2,
+            1,
             "agentfsm: --agent 'nobody' not found. Available agents: none (define one in .claude/agents/NAME.md, "
             "or with --agents JSON)\n",
         )
@@ -307,14 +307,14 @@ class TestJsonSchema:
         assert len(fake.messages_requests) == 4
 
     def test_bad_schema(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """A schema that is not JSON, or not a schema, is one line, exit 2, nothing sent."""
+        """A schema that is not JSON, or not a schema, is one line, exit 1, nothing sent."""
         run = agentfsm("-p", "who", "--json-schema", "{nope")
         assert (run.code, run.stderr) == (
-            2,
+            1,
             "agentfsm: --json-schema is not JSON (Expecting property name enclosed in double quotes at character 1)\n",
         )
         run = agentfsm("-p", "who", "--json-schema", '{"type": 5}')
-        assert run.code == 2 and run.stderr.startswith("agentfsm: --json-schema is not a valid JSON Schema: 5 is not")
+        assert run.code == 1 and run.stderr.startswith("agentfsm: --json-schema is not a valid JSON Schema: 5 is not")
         assert fake.requests == []
 
 
@@ -375,7 +375,7 @@ def test_replay_user_messages(agentfsm: Runner, fake: FakeAnthropic) -> None:
     assert plain.code == 0 and not [m for m in plain.json_lines() if m.get("isReplay")]
     refused = agentfsm("-p", "hi", "--replay-user-messages")
     assert (refused.code, refused.stderr) == (
-        2,
+        1,
         "agentfsm: --replay-user-messages requires both --input-format=stream-json and --output-format=stream-json.\n",
     )
 

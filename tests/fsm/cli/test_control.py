@@ -128,7 +128,7 @@ class TestBadLines:
         ],
     )
     def test_a_bad_line_ends_the_prompts_with_one_clear_error(self, line, message):
-        """The prompts before a bad line run; the bad line is one ConfigError (exit 2, one line); nothing after it
+        """The prompts before a bad line run; the bad line is one ConfigError (exit 1, one line); nothing after it
         is taken as a prompt, so the session holds exactly the turns before it."""
         channel, _ = _channel(_user("first"), line, _user("never"))
         channel.start()
