@@ -405,3 +405,29 @@ def test_user_prompt_submit_block_ends_the_run(agentfsm: Runner, fake: FakeAnthr
     text = agentfsm("-p", "hi", "--settings", settings)
     assert (text.code, text.stdout, text.stderr) == (0, words + "\n", "")
     assert fake.messages_requests == []
+
+
+def test_set_permission_mode_before_initialize(agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+    """A control request on the first line, with no initialize, is served (as Claude Code serves it): the mode
+    applies to the turn after it, the answer names it and a system/status line follows the answer."""
+    fake.script = [tool_reply(tool_use("write_file", {"path": "out.txt", "content": "hi"})), text_reply("done")]
+    request = {"subtype": "set_permission_mode", "mode": "acceptEdits"}
+    lines = json.dumps({"type": "control_request", "request_id": "req_1", "request": request}) + "\n"
+    lines += json.dumps({"type": "user", "message": {"role": "user", "content": "write it"}}) + "\n"
+    args = ("--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--no-transition-events")
+    run = agentfsm(*args, input=lines)
+    assert (run.code, run.stderr) == (0, ""), run.stderr
+    out = run.json_lines()
+    assert [(m["type"], m.get("subtype")) for m in out[:3]] == [
+        ("control_response", None),
+        ("system", "status"),
+        ("system", "init"),
+    ]
+    assert out[0]["response"] == {"subtype": "success", "request_id": "req_1", "response": {"mode": "acceptEdits"}}
+    assert (out[1]["status"], out[1]["permissionMode"], out[1]["session_id"]) == (
+        None,
+        "acceptEdits",
+        out[2]["session_id"],
+    )
+    assert out[2]["permissionMode"] == "acceptEdits"
+    assert (project / "out.txt").read_text() == "hi" and out[-1]["permission_denials"] == []

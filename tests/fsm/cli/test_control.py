@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from fsm.cli.control import Channel, ControlError
+from fsm.cli.control import Answer, Channel, ControlError
 from fsm.errors import ConfigError
 from fsm.view.stream import StreamWriter
 
@@ -109,6 +109,23 @@ class TestRequestsFromTheSdk:
         assert plain.first_initialize() is None
         plain.start()
         assert list(plain.prompts()) == ["only"]
+
+    def test_a_first_request_waits_for_its_handler(self):
+        """A first line that is a request, not initialize, is answered once the handlers are on (at start), as
+        Claude Code serves it from the first line; an Answer's lines follow its response."""
+        channel, out = _channel(_request("m", "set_permission_mode", mode="plan"), _user("go"))
+        assert channel.first_initialize() is None and _written(out) == []
+        status = {"type": "system", "subtype": "status", "status": None, "permissionMode": "plan"}
+        channel.on("set_permission_mode", lambda request: Answer({"mode": request["mode"]}, (status,)))
+        channel.start()
+        assert list(channel.prompts()) == ["go"]
+        assert _written(out) == [
+            {
+                "type": "control_response",
+                "response": {"subtype": "success", "request_id": "m", "response": {"mode": "plan"}},
+            },
+            status,
+        ]
 
 
 class TestBadLines:
