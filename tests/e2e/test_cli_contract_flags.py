@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from fsm.core.records import message_uuid
 from fsm.session.journal import Journal, default_path
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import Runner, base_env
@@ -186,6 +187,24 @@ class TestSessions:
         assert _user_texts(fake.messages_requests[2].messages) == ["one", "three"]
         bad = agentfsm("-p", "x", "--resume", session, "--resume-session-at", "msg_nope")
         assert bad.code == 1 and "has no assistant message 'msg_nope'" in bad.stderr
+
+    def test_resume_session_at_takes_the_line_uuid(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+        """The assistant line's uuid is its transcript line's uuid and the journal's (computed again from the
+        record); --resume-session-at takes it, as Claude Code does."""
+        fake.script = [text_reply("a1"), text_reply("a2"), text_reply("a3")]
+        first = agentfsm("-p", "one", "--output-format", "stream-json", "--verbose").json_lines()
+        session = first[-1]["session_id"]
+        line_uuid = next(m["uuid"] for m in first if m["type"] == "assistant")
+        transcript = default_path(project).parent / f"{session}.jsonl"
+        lines = [json.loads(line) for line in transcript.read_text().splitlines()]
+        assert [line["uuid"] for line in lines if line["type"] == "assistant"] == [line_uuid]
+        with Journal(default_path(project)) as journal:
+            took = next(r for r in journal.records(session) if r.reply is not None)
+            assert message_uuid(session, took, 0) == line_uuid
+        assert agentfsm("-p", "two", "--resume", session).code == 0
+        run = agentfsm("-p", "three", "--resume", session, "--resume-session-at", line_uuid)
+        assert run.code == 0, run.stderr
+        assert _user_texts(fake.messages_requests[2].messages) == ["one", "three"]
 
     def test_fork_without_resume_is_a_new_session(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """--fork-session with nothing to resume runs as a new session, as Claude Code accepts it."""
