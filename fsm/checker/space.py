@@ -58,6 +58,7 @@ __all__ = [
     "KINDS",
     "OVERDRAWN",
     "PLENTY",
+    "ROOT_ONLY",
     "USD_OVERDRAWN",
     "ZERO",
     "Bounds",
@@ -106,9 +107,17 @@ USD_OVERDRAWN = -(1 << 40)
 """The budget after a call was taken where the guards saw the USD budget spent (either search): a violation."""
 
 KINDS = ("tool", "task")
+ROOT_ONLY = frozenset({"compact", "blocked"})
+"""The choices only the root makes: ``/compact``, and a UserPromptSubmit hook blocking its prompt (a subagent's
+prompt fires no hook)."""
 
 CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
-    "idle": {"prompt": ("prompt", "budget_spent"), "compact": ("compact_requested",), "interrupt": ()},
+    "idle": {
+        "prompt": ("prompt", "budget_spent"),
+        "blocked": ("prompt_blocked",),
+        "compact": ("compact_requested",),
+        "interrupt": (),
+    },
     "awaiting_model": {
         "final": ("replied_final",),
         "tools": ("replied_with_tools",),
@@ -131,20 +140,21 @@ CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
 """Per state, what may happen in a step, and the triggers the driver tries for it in order. ``tools`` stands
 for every reply of 1..K calls of each kind; in ``executing_tools`` what ``run`` tries depends on the data
 (:func:`triggers_for`). An interrupt also stops every busy agent above the one it hits. ``compact`` (``/compact``)
-is the root's only. In ``awaiting_model`` the request may be over the threshold (``full``: the driver compacts
-first when the table lets it, else it calls the model, which the other choices cover) or the model may refuse it
-as too long (``too long``); in ``compacting`` the cheap passes suffice, or one summary call is made
-(:data:`SUMMARY_CHOICES`: it counts toward the budget), or it fails, or a PreCompact hook blocks."""
+and ``blocked`` (a UserPromptSubmit hook blocks the prompt) are the root's only (:data:`ROOT_ONLY`): a subagent's
+prompt fires no hook and is never ``/compact``. In ``awaiting_model`` the request may be over the threshold
+(``full``: the driver compacts first when the table lets it, else it calls the model, which the other choices cover)
+or the model may refuse it as too long (``too long``); in ``compacting`` the cheap passes suffice, or one summary
+call is made (:data:`SUMMARY_CHOICES`: it counts toward the budget), or it fails, or a PreCompact hook blocks."""
 SUMMARY_CHOICES = frozenset({"summary", "fail"})
 COMPACTION_CHOICES = frozenset({"compact", "full", "too long"})
 """The choices that lead into ``compacting``; ``Bounds(compaction=False)`` leaves them out."""
 
 
 def choices(state: str, depth: int, b: Bounds) -> list[str]:
-    """What may happen in a step of an agent at *depth* in *state*, as :data:`CHOICES` names it: ``compact`` only
-    at the root, none of :data:`COMPACTION_CHOICES` without ``b.compaction``."""
+    """What may happen in a step of an agent at *depth* in *state*, as :data:`CHOICES` names it: those of
+    :data:`ROOT_ONLY` only at the root, none of :data:`COMPACTION_CHOICES` without ``b.compaction``."""
     return [
-        c for c in CHOICES[state] if not (c == "compact" and depth) and (b.compaction or c not in COMPACTION_CHOICES)
+        c for c in CHOICES[state] if not (c in ROOT_ONLY and depth) and (b.compaction or c not in COMPACTION_CHOICES)
     ]
 
 
@@ -153,6 +163,7 @@ def choices(state: str, depth: int, b: Bounds) -> list[str]:
 EFFECTS: dict[str, str] = {
     "prompt": "inbox taken; turn 0; the root's prompt resets the budget",
     "budget_spent": "from idle: inbox taken, turn 0",
+    "prompt_blocked": "inbox taken; turn 0 (the root only)",
     "replied_with_tools": "pending = the reply's calls",
     "tool_ran": "first pending call answered",
     "subagent_returned": "first pending call answered; the child leaves the tree",
@@ -330,7 +341,7 @@ def effect(node: Node, trigger: str, dest: str, turn: int, kinds: tuple[str, ...
     ``replied_with_tools`` reply's calls; *child*: the index of the subagent ``subagent_returned`` returns)."""
     state, _, pending, inbox, children, counts = node
     counts = compaction_counts(trigger, state, counts)
-    if trigger in ("prompt", "compact_requested") or (trigger == "budget_spent" and state == "idle"):
+    if trigger in ("prompt", "prompt_blocked", "compact_requested") or (trigger == "budget_spent" and state == "idle"):
         inbox, turn = False, 0
     elif trigger == "tool_ran":
         pending = pending[1:]

@@ -10,8 +10,9 @@
     agentfsm debug|diagram|sessions|replay|ui|check|trust ...   plug-ins (fsm.cli.parser.PLUGINS), present when their
                                    module is
 
-Exit status: 0 success; 1 the run ended in an error outcome (or failed); 2 a usage or configuration
-error. Every error is one line on stderr, ``agentfsm: MESSAGE``, never a traceback. The parsed
+Exit status: 0 success; 1 anything else: the run ended in an error outcome (or failed), or a usage or
+configuration error, as Claude Code exits 1 for both. Every error is one line on stderr, never a traceback: the
+parser's ``error: MESSAGE`` (Claude Code's words), ours ``agentfsm: MESSAGE``. The parsed
 ``argparse.Namespace`` goes no further than this module and each plug-in's ``command(args)``: a run's flags
 become a :class:`~fsm.cli.options.RunOptions` here. ``anthropic`` is not imported here, so ``--help`` stays
 fast.
@@ -26,7 +27,7 @@ import os
 import sys
 from typing import NoReturn
 
-from fsm.cli.parser import build_parser, parse_args
+from fsm.cli.parser import USAGE_ERROR, build_parser, parse_args
 from fsm.cli.signals import signal_name, signals_interrupt
 from fsm.errors import AgentfsmError, ConfigError, JournalError, UnknownSessionError
 
@@ -201,10 +202,10 @@ def _main(args: argparse.Namespace) -> int:
     except UnknownSessionError as exc:
         hint = "" if "ambiguous" in str(exc) else "; see 'agentfsm sessions list'"
         print(f"agentfsm: {_visible(exc)}{hint}", file=sys.stderr, flush=True)
-        return 2
-    except ConfigError as exc:
+        return USAGE_ERROR
+    except ConfigError as exc:  # a bad flag value or argument: a usage error, as Claude Code's exit 1
         print(f"agentfsm: {_visible(exc)}", file=sys.stderr, flush=True)
-        return 2
+        return USAGE_ERROR
     except JournalError as exc:
         print(f"agentfsm: {_visible(exc)}{_journal_hint(exc)}", file=sys.stderr, flush=True)
         return 1

@@ -13,7 +13,7 @@ our stream-json messages and ``control_response``s on stdout. :class:`Channel` i
 - :meth:`Channel.request` sends a request of ours (``can_use_tool``, ``hook_callback``) and waits for the answer;
   giving up on it (a timeout, an interrupted turn) sends ``control_cancel_request``;
 - a line that is not JSON, or not one of those messages, is one ``ConfigError``: the prompts stop there (the
-  turn under way finishes first), so the session stays consistent and the command exits 2 with that line.
+  turn under way finishes first), so the session stays consistent and the command exits 1 with that line.
 
 Every line goes out through the one :class:`~fsm.view.stream.StreamWriter` of the run, which serialises writes.
 """
@@ -29,17 +29,27 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any, TextIO
 
-from attrs import define, field
+from attrs import define, field, frozen
 
 from fsm.cli.inputs import message_text, parse_line
 from fsm.errors import ConfigError
 from fsm.view.stream import StreamWriter
 
-__all__ = ["Channel", "ControlError", "Handler"]
+__all__ = ["Answer", "Channel", "ControlError", "Handler"]
 
-Handler = Callable[[dict[str, Any]], "dict[str, Any] | None"]
-"""Answers one control request (its ``request`` object) with the success response's body; raises to answer
-with an error response (its message)."""
+
+@frozen
+class Answer:
+    """A success response's body, and the lines streamed right after the response (as Claude Code streams its
+    ``system/status`` line after answering ``set_permission_mode``)."""
+
+    body: dict[str, Any]
+    then: tuple[dict[str, Any], ...] = ()
+
+
+Handler = Callable[[dict[str, Any]], "dict[str, Any] | Answer | None"]
+"""Answers one control request (its ``request`` object) with the success response's body (or an :class:`Answer`);
+raises to answer with an error response (its message)."""
 
 _STREAM = "--input-format stream-json"
 
@@ -71,6 +81,8 @@ class Channel:
         self._lines = itertools.count(1)
         self._cancelled: set[str] = set()
         self._closed = False
+        self._held: tuple[Any, int] | None = None
+        """The first line when it was not ``initialize``: handled by :meth:`start`, once the handlers are on."""
         self._in_turn = False
         self.interrupted = False
         """Whether the SDK's ``interrupt`` (or a permission answer's) interrupted the turn under way."""
@@ -79,7 +91,9 @@ class Channel:
 
     def first_initialize(self) -> dict[str, Any] | None:
         """Read the first line here: the ``initialize`` request (``{"request_id", "request"}``) when it is one,
-        else None (the line is then handled as any other; an empty stdin ends the prompts)."""
+        else None (the line is then handled as any other by :meth:`start`, once the handlers are registered, so a
+        request such as ``set_permission_mode`` is served from the first line, as Claude Code serves it; an empty
+        stdin ends the prompts)."""
         line = self.stdin.readline()
         while line and not line.strip():
             line = self.stdin.readline()
@@ -97,7 +111,7 @@ class Channel:
             request = data.get("request")
             if isinstance(request, dict) and request.get("subtype") == "initialize":
                 return {"request_id": str(data.get("request_id")), "request": request}
-        self._dispatch(data, number)
+        self._held = (data, number)
         return None
 
     def on(self, subtype: str, handler: Handler) -> None:
@@ -105,7 +119,11 @@ class Channel:
         self._handlers[subtype] = handler
 
     def start(self) -> None:
-        """Read the rest of stdin in a daemon thread (nothing when it has ended already)."""
+        """Handle the first line if :meth:`first_initialize` held it, then read the rest of stdin in a daemon thread
+        (nothing when it has ended already)."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            self._dispatch(*held)
         if not self._closed:
             threading.Thread(target=self._read, name="agentfsm-sdk-channel", daemon=True).start()
 
@@ -176,6 +194,11 @@ class Channel:
             body = handler(request)
         except Exception as exc:  # the handler's refusal is the error response, never a dead reader
             self.respond(request_id, error=str(exc) or type(exc).__name__)
+            return
+        if isinstance(body, Answer):
+            self.respond(request_id, body.body)
+            for line in body.then:
+                self.writer.write(line)
             return
         self.respond(request_id, body)
 

@@ -76,7 +76,7 @@ def command(args: argparse.Namespace, *, model: Any = None) -> int:
     """Run ``agentfsm debug``: 0 when the user quits.
 
     Raises:
-        ConfigError: a bad flag or prompt (the CLI prints it in one line and exits 2).
+        ConfigError: a bad flag or prompt (the CLI prints it in one line and exits 1).
     """
     from fsm.cli.debugger import Debugger
     from fsm.cli.options import RunOptions

@@ -450,8 +450,8 @@ def add_session_flags(parser: argparse.ArgumentParser) -> None:
     group.add_argument(
         "--resume-session-at",
         metavar="MESSAGE_ID",
-        help="with --resume: go on from the assistant message MESSAGE_ID (its stream-json message.id, msg_…), "
-        "in a new session forked there",
+        help="with --resume: go on from the assistant message MESSAGE_ID (the uuid of its stream-json or transcript "
+        "line, as Claude Code takes it, or its message.id, msg_…), in a new session forked there",
     )
 
 

@@ -189,7 +189,8 @@ class SessionChoice:
     """``--fork-session``: the session resumed or continued goes on in a new one, its history copied (without
     ``--resume``/``--continue`` a run starts a new session anyway: accepted, as Claude Code does)."""
     at_message: str | None = None
-    """``--resume-session-at``: the assistant message (its API id) the resumed session goes on from, forked."""
+    """``--resume-session-at``: the assistant message (its line's uuid, or its API id) the resumed session goes on
+    from, forked."""
 
     def __attrs_post_init__(self) -> None:
         self._check_going_on()

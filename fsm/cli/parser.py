@@ -1,9 +1,11 @@
 """The ``agentfsm`` parser: the subcommands, the plug-ins present, and usage errors in one line.
 
 :func:`parse_args` parses a command line and returns the ``argparse.Namespace``; a usage error is printed as one
-line, ``agentfsm: MESSAGE``, and ends with exit status 2 (``SystemExit``). Beyond argparse's own checks it names an
-unknown option (``unknown option --frob``), tells a mistyped prompt from a command, and lets a top-level flag
-given before a subcommand count when the subcommand takes it (refusing it when not).
+line on stderr, ``error: MESSAGE``, and ends with exit status 1 (``SystemExit``), as Claude Code's (commander's)
+do, in its words where argparse has the same error: ``unknown option '--frob'``, ``option '--output-format <format>'
+argument 'xml' is invalid. Allowed choices are text, json, stream-json.``, ``option '--model <model>' argument
+missing``. Beyond argparse's own checks it tells a mistyped prompt from a command, and lets a top-level flag given
+before a subcommand count when the subcommand takes it (refusing it when not).
 """
 
 from __future__ import annotations
@@ -17,7 +19,10 @@ from typing import Any, ClassVar, NoReturn
 
 from fsm.cli.flags import add_agent_flags, add_output_flags, add_session_flags, add_top_level_flags
 
-__all__ = ["PLUGINS", "build_parser", "parse_args"]
+__all__ = ["PLUGINS", "USAGE_ERROR", "build_parser", "parse_args"]
+
+USAGE_ERROR = 1
+"""The exit status of a usage error (a bad flag, value or argument), Claude Code's: every command of ours uses it."""
 
 PLUGINS = {
     "debug": "fsm.cli.debug",
@@ -32,7 +37,7 @@ PLUGINS = {
 
 
 class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line, ``agentfsm: MESSAGE``, with exit status 2."""
+    """An ArgumentParser whose errors are one line, ``error: MESSAGE``, with exit status 1 (:data:`USAGE_ERROR`)."""
 
     argv: ClassVar[list[str]] = []
     """The arguments being parsed (parse_args sets them), to tell an unknown option from a bad command."""
@@ -56,14 +61,14 @@ class _Parser(argparse.ArgumentParser):
         ]
         choice = re.match(r"^argument COMMAND: invalid choice: '(.*?)' \(choose from", message)
         if unknown and (choice or message.startswith("unrecognized arguments")):
-            message = f"unknown option {unknown[0].split('=')[0]} (agentfsm --help lists them)"
+            message = f"unknown option '{unknown[0].split('=')[0]}' (agentfsm --help lists them)"
         elif choice:
             word = choice.group(1)
             message = (
                 f"{word!r} is not a command; to run it as a prompt: agentfsm -p {shlex.quote(word)} "
                 f"(or agentfsm run {shlex.quote(word)}); commands: {', '.join(self._commands())}"
             )
-        self.exit(2, f"agentfsm: {message}\n")
+        self.exit(USAGE_ERROR, f"error: {_claude_words(message)}\n")
 
     def _commands(self) -> list[str]:
         return [
@@ -72,6 +77,28 @@ class _Parser(argparse.ArgumentParser):
             if isinstance(action, argparse._SubParsersAction)
             for name in action.choices
         ]
+
+
+_METAVARS = {"--output-format": "<format>", "--input-format": "<format>", "--permission-mode": "<mode>"}
+"""Claude Code's value names where ours differ, for its wording of a bad value."""
+
+
+def _claude_words(message: str) -> str:
+    """argparse's words for a bad or missing option value in commander's (Claude Code's); others as they are."""
+    if found := re.fullmatch(r"argument (\S+?)(?:/\S+)?: invalid choice: '(.*)' \(choose from (.*)\)", message):
+        flag, value, choices = found.groups()
+        allowed = ", ".join(c.strip().strip("'") for c in choices.split(","))
+        return f"option '{_named(flag)}' argument '{value}' is invalid. Allowed choices are {allowed}."
+    if found := re.fullmatch(r"argument (\S+?)(?:/\S+)?: expected (?:one|at least one) argument", message):
+        return f"option '{_named(found.group(1))}' argument missing"
+    return message
+
+
+def _named(flag: str) -> str:
+    """*flag* with its value's name, ``--model <model>``, as commander names an option."""
+    action = _Parser.top_options.get(flag)
+    metavar = _METAVARS.get(flag) or (f"<{action.dest.replace('_', '-')}>" if action and action.nargs is None else "")
+    return f"{flag} {metavar}".strip()
 
 
 def _add_run_flags(parser: argparse.ArgumentParser) -> None:
@@ -136,7 +163,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     """Parse *argv* with :func:`build_parser`.
 
     Raises:
-        SystemExit: ``--help`` or ``--version`` (status 0), or a usage error, printed in one line (status 2).
+        SystemExit: ``--help`` or ``--version`` (status 0), or a usage error, printed in one line (status 1).
     """
     parser = build_parser()
     argv = _prompt_to_print(argv)

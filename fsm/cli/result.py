@@ -55,10 +55,12 @@ SUBTYPES = {
     "max_tokens": "success",
     "context_window": "success",
     "interrupted": "error_during_execution",
+    "prompt_blocked": "success",  # Claude Code: a UserPromptSubmit hook's block ends the run, is_error false
 }
 """The result subtype (Claude Code's set) of each outcome of the root agent (kept as ``outcome``); ``is_error``
-is true for every outcome but ``end_turn``. A run stopped because its journal could not be written, or
-interrupted by the Agent SDK, is ``error_during_execution``."""
+is true for every outcome but ``end_turn`` and ``prompt_blocked`` (Claude Code's result of a prompt a
+UserPromptSubmit hook blocked is a success whose text says so). A run stopped because its journal could not be
+written, or interrupted by the Agent SDK, is ``error_during_execution``."""
 
 TERMINAL_REASONS: dict[str, str | None] = {
     "end_turn": "completed",
@@ -73,6 +75,7 @@ TERMINAL_REASONS: dict[str, str | None] = {
     "aborted_streaming": "aborted_streaming",
     "aborted_tools": "aborted_tools",
     "journal_error": None,  # nothing of Claude Code's: the run stopped outside its loop
+    "prompt_blocked": None,  # Claude Code's query loop never started
 }
 """Claude Code's ``terminal_reason`` (its set: ``completed``, ``max_turns``, ``prompt_too_long``, ``model_error``,
 ``aborted_streaming``, ``aborted_tools``, ``stop_hook_prevented``, ``hook_stopped``, ``blocking_limit``, …) of each
@@ -140,7 +143,7 @@ class RunResult:
     @property
     def is_error(self) -> bool:
         """Whether the run ended in anything but a final answer."""
-        return self.subtype != "success" or self.outcome != "end_turn"
+        return self.subtype != "success" or self.outcome not in _FINE
 
     @property
     def terminal_reason(self) -> str | None:
@@ -185,7 +188,9 @@ class RunResult:
         success = self.subtype == "success"
         data: dict[str, Any] = {"type": "result", "subtype": self.subtype}
         if success:  # Claude Code's two result shapes differ in key order, api_error_status and result
-            data.update(is_error=self.is_error, api_error_status=self.api_error_status)
+            data["is_error"] = self.is_error
+            if self.outcome != "prompt_blocked":  # no query loop ran: Claude Code's result has no API status
+                data["api_error_status"] = self.api_error_status
         data.update(duration_ms=self.duration_ms, duration_api_ms=self.duration_api_ms)
         if not success:
             data["is_error"] = self.is_error
@@ -326,7 +331,8 @@ def _stop_reason(outcome: str, records: Sequence[Transition]) -> str | None:
 
 def result_text(agent: Agent) -> str:
     """The root's final text, or for an error outcome with a message, the message."""
-    return agent.data.error if agent.data.error and agent.outcome in _ERRORS else agent.data.final_text
+    wordy = agent.outcome in _ERRORS or agent.outcome == "prompt_blocked"  # the block's words are the result
+    return agent.data.error if agent.data.error and wordy else agent.data.final_text
 
 
 def _model_usage(records: Sequence[Transition], *, default: str) -> dict[str, ModelUsage]:
@@ -349,6 +355,8 @@ def _model_usage(records: Sequence[Transition], *, default: str) -> dict[str, Mo
 
 _ERRORS = frozenset({"model_error", "context_window"})
 """Outcomes whose result text is the error message (when there is one)."""
+_FINE = frozenset({"end_turn", "prompt_blocked"})
+"""Outcomes that are not errors (exit 0, ``is_error`` false)."""
 
 
 def error_line(
@@ -365,7 +373,7 @@ def error_line(
 ) -> str | None:
     """The one line for stderr that says what went wrong and what to do, or None on success."""
     match outcome:
-        case "end_turn":
+        case "end_turn" | "prompt_blocked":
             return None
         case "max_turns":
             if max_turns < MAX_TURNS:

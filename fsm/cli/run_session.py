@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 
 from fsm.cli.options import RUN_LIMITS
-from fsm.core.records import Transition
+from fsm.core.records import Transition, message_uuid
 from fsm.errors import ConfigError, UnknownSessionError
 from fsm.session.journal import Journal
 from fsm.session.restore import KilledOrphan, restore_at, resume
@@ -156,19 +156,23 @@ def _going_on_from(journal: Journal, choice: SessionChoice) -> str:
 
 
 def _seq_of(journal: Journal, session_id: str, message_id: str | None) -> int | None:
-    """The seq of the transition that took the reply *message_id* (``--resume-session-at``); None: the last.
+    """The seq of the transition that took the reply *message_id* (``--resume-session-at``): Claude Code's
+    ``uuid`` of its stream-json (and transcript) assistant line, or the API's ``message.id``; None: the last.
 
     Raises:
-        ConfigError: no reply of the session has that id.
+        ConfigError: no reply of the session has that uuid or id.
     """
     if message_id is None:
         return None
     for record in journal.records(session_id):
         if record.reply is not None and record.reply.id == message_id:
             return record.seq
+        for index, message in enumerate(record.appended):
+            if message.get("role") == "assistant" and message_uuid(session_id, record, index) == message_id:
+                return record.seq
     raise ConfigError(
         f"--resume-session-at: session {session_id} has no assistant message {message_id!r} "
-        "(give the message.id of one of its stream-json assistant messages)"
+        "(give the uuid, or the message.id, of one of its stream-json assistant messages)"
     )
 
 

@@ -6,8 +6,10 @@ builds the agent (under ``--permission-prompt-tool stdio`` with :class:`~fsm.pol
 approver), answers ``initialize`` as Claude Code does, registers the handlers of the SDK's other requests and runs
 each user message as a turn of one session (:func:`fsm.cli.headless.run`).
 
-The SDK's requests and what they do: ``interrupt`` ends the turn as Ctrl-C does; ``set_permission_mode`` and
-``set_model`` apply from the next check and the next model call; ``mcp_status`` lists no servers (none run yet);
+The SDK's requests and what they do, served from the first line (before ``initialize``, or without it, too):
+``interrupt`` ends the turn as Ctrl-C does; ``set_permission_mode`` and ``set_model`` apply from the next check and
+the next model call (``set_permission_mode`` answers ``{"mode": MODE}`` and streams Claude Code's ``system/status``
+line, ``{"status": null, "permissionMode": MODE}``); ``mcp_status`` lists no servers (none run yet);
 ``get_context_usage`` counts the root's last request; ``stop_task`` names no task we run (an error response);
 any other subtype gets an error response.
 """
@@ -17,12 +19,13 @@ from __future__ import annotations
 import json
 import os
 import sys
+import uuid
 from typing import TYPE_CHECKING, Any
 
 import attrs
 
 from fsm.cli import headless
-from fsm.cli.control import Channel
+from fsm.cli.control import Answer, Channel
 from fsm.errors import ConfigError
 from fsm.policy.hooks import Ask, Deny
 from fsm.policy.modes import resolve_mode
@@ -61,7 +64,7 @@ def run(options: RunOptions) -> int:
     with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, session):
         if first is not None:
             channel.respond(first["request_id"], initialize_response(agent))
-        _serve(channel, agent)
+        _serve(channel, agent, session.id if session else agent.agent_id)
         channel.start()
         return headless.run(options, agent, session, channel)
 
@@ -117,18 +120,19 @@ def initialize_response(agent: Agent) -> dict[str, Any]:
     }
 
 
-def _serve(channel: Channel, agent: Agent) -> None:
-    """Register the handlers of the SDK's requests on *channel*, for *agent*."""
+def _serve(channel: Channel, agent: Agent, session_id: str) -> None:
+    """Register the handlers of the SDK's requests on *channel*, for *agent* of session *session_id*."""
 
     def initialize(request: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("already initialized: initialize is the first request of a session, sent once")
 
-    def set_permission_mode(request: dict[str, Any]) -> dict[str, Any]:
+    def set_permission_mode(request: dict[str, Any]) -> Answer:
         mode = resolve_mode(str(request.get("mode")))
         if mode is None:
             raise ValueError(f"unknown permission mode {request.get('mode')!r}")
         agent.permissions.set_mode(mode)
-        return {}
+        status = {"type": "system", "subtype": "status", "status": None, "permissionMode": mode}
+        return Answer({"mode": mode}, ({**status, "uuid": str(uuid.uuid4()), "session_id": session_id},))
 
     def set_model(request: dict[str, Any]) -> dict[str, Any]:
         from fsm.cli.resolve import model_id

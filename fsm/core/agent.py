@@ -70,7 +70,7 @@ from fsm.model.pricing import price_of
 from fsm.model.protocol import Model, StreamingModel
 from fsm.model.reply import Block, Message, Reply
 from fsm.policy.chain import Approver, Edited, Permit, Remember, default_hooks, deny_unattended, permit
-from fsm.policy.hooks import Ask, BlockingError, Deny, HookEvent, Hooks
+from fsm.policy.hooks import Ask, BlockingError, Deny, HookEvent, Hooks, PromptBlock, blocked_prompt_message
 from fsm.policy.judge import Policy
 from fsm.policy.rules import claude_name
 from tools import ToolOutput, Workspace, run_tool
@@ -488,7 +488,14 @@ class Agent:
         notes: list[str] = []
         if self._parent is None:  # a subagent's prompt is the task call's, not a user's: Claude Code fires none
             self._prompt_id = str(uuid.uuid4())
-            extra, notes = self._hooks.fire(self._event("UserPromptSubmit", prompt=prompt))
+            texts, notes = self._hooks.fire_each(self._event("UserPromptSubmit", prompt=prompt))
+            blocks = [text for text in texts if isinstance(text, PromptBlock)]
+            if blocks:  # Claude Code drops the prompt and ends the run: no call, nothing kept but the record
+                message = blocked_prompt_message(blocks, prompt)
+                return self._fire(
+                    "prompt_blocked", notes=tuple(notes), outcome="prompt_blocked", error=message, prompt=prompt
+                )
+            extra = "\n\n".join(texts) if texts else None
         content: Any = (
             prompt
             if not isinstance(extra, str)
@@ -1098,6 +1105,7 @@ class Agent:
             step.history,
             step.compaction,
             step.instructions,
+            step.prompt,
         )
         agent: Agent | None = self
         while agent is not None:

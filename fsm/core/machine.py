@@ -80,6 +80,12 @@ TRANSITIONS: list[Row] = [
         "doc": "the queued prompt is /compact: a turn of its own that compacts the history (a new run)",
     },
     {
+        "trigger": "prompt_blocked",
+        "source": "idle",
+        "dest": "idle",
+        "doc": "a UserPromptSubmit hook blocked the root's queued prompt: it is dropped, the model is not called",
+    },
+    {
         "trigger": "budget_spent",
         "source": "idle",
         "dest": "stopping",

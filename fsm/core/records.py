@@ -6,6 +6,8 @@ round-trips through JSON with :data:`converter` — the ground journal, resume a
 
 from __future__ import annotations
 
+import uuid
+
 from attrs import Factory, define, field, frozen
 from cattrs.preconf.json import make_converter
 
@@ -25,8 +27,20 @@ __all__ = [
     "Compaction",
     "Transition",
     "converter",
+    "message_uuid",
     "tool_result_block",
 ]
+
+
+_MESSAGES = uuid.UUID("6f1c6a2e-9d1b-4f5e-8a39-2b7c1d0e4a53")
+"""The namespace of :func:`message_uuid`'s name-based uuids."""
+
+
+def message_uuid(session_id: str, record: Transition, index: int) -> str:
+    """The ``uuid`` of message *index* of the messages *record* appended, in session *session_id*: the same in the
+    stream-json line and the transcript line that carry it, and the same whenever it is computed again from the
+    journal (a uuid5 of the session, agent and seq), so ``--resume-session-at UUID`` finds the transition."""
+    return str(uuid.uuid5(_MESSAGES, f"{session_id}/{record.agent}/{record.seq}/{index}"))
 
 
 def tool_result_block(call: Block, output: ToolOutput) -> Block:
@@ -104,6 +118,9 @@ class Transition:
     """On a compaction: what it did (trigger, tokens before and after, what it cleared)."""
     instructions: str | None = None
     """On ``compact_requested``: the ``/compact`` prompt's instructions for the summary, if it gave any."""
+    prompt: str | None = None
+    """On ``prompt_blocked``: the prompt a UserPromptSubmit hook blocked (never a message: Claude Code drops it);
+    ``error`` holds Claude Code's words for the block."""
 
 
 @define

@@ -114,6 +114,7 @@ class Step:
     history: tuple[Message, ...] | None = None
     compaction: Compaction | None = None
     instructions: str | None = None
+    prompt: str | None = None
 
 
 def made_summary_call(change: Change) -> bool:
@@ -198,6 +199,11 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             s.pending, s.results, s.unrunnable = list(change.reply.tool_uses), [], change.reply.unrunnable
         case "compacted" | "summarized" | "compaction_failed" | "compaction_blocked":
             s.outcome, s.error = change.outcome, None if change.outcome is None else change.error
+        case "prompt_blocked":  # a run that ends before its first call: the prompt is dropped, its words kept
+            s.inbox, s.turn, s.outcome, s.final_text, s.stop_forced = None, 0, change.outcome, "", False
+            s.error = change.error
+            if run is s:
+                s.run_calls, s.run_cost_usd, s.run_tool_calls = 0, 0.0, 0
         case "budget_spent" if change.source == "idle":
             s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced = None, 0, change.outcome, None, "", False
         case "replied_final" | "turn_limit" | "model_failed" | "budget_spent":

@@ -31,6 +31,7 @@ State = Literal["idle", "awaiting_model", "compacting", "executing_tools", "stop
 Trigger = Literal[
     "prompt",
     "compact_requested",
+    "prompt_blocked",
     "budget_spent",
     "replied_with_tools",
     "replied_final",
@@ -74,6 +75,7 @@ Outcome = Literal[
     "max_tokens",
     "interrupted",
     "context_window",
+    "prompt_blocked",
 ]
 """How a run can end; ``AgentState.outcome`` holds one of these once the agent stops."""
 

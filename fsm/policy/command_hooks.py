@@ -15,7 +15,9 @@ event ``tool_name``, ``tool_input``, ``tool_use_id``, ``tool_response``, ``durat
   is added to the prompt.
 - exit 2: block. stderr goes to the model: a PreToolUse call is denied with it; for Stop/SubagentStop the
   agent goes on with it; for PostToolUse the model reads it as the hook's blocking error, in a context block
-  after the tool results (the tool_result itself is left alone). A PreCompact hook blocks the compaction.
+  after the tool results (the tool_result itself is left alone). A PreCompact hook blocks the compaction. A
+  UserPromptSubmit hook's exit 2 (or its ``decision: "block"``) stops the prompt
+  (:class:`~fsm.policy.hooks.PromptBlock`).
   (PreCompact and SessionStart: exit 0's plain stdout is added to the summary's instructions, or to the new
   history; their matcher selects ``trigger`` / ``source``.)
 - any other exit: a non-blocking error, shown as a notice.
@@ -42,7 +44,7 @@ from pathlib import Path
 from typing import Any
 
 from fsm.policy.hook_input import hook_input
-from fsm.policy.hooks import Allow, Ask, BlockingError, Decision, Deny, HookEvent, Hooks, Notice
+from fsm.policy.hooks import Allow, Ask, BlockingError, Decision, Deny, HookEvent, Hooks, Notice, PromptBlock
 from fsm.policy.rules import claude_name
 from fsm.policy.settings import HookCommand, Settings
 
@@ -111,6 +113,8 @@ class CommandHook:
                 return BlockingError(text, self.spec.command)
             if event.name in ("Stop", "SubagentStop"):
                 return text
+            if event.name == "UserPromptSubmit":  # Claude Code quotes the command and its stderr, newline kept
+                return PromptBlock(f"[{self.spec.command}]: {text}\n")
             return Notice(f"hook {self.spec.command}: {text}")
         first = (stderr.strip().splitlines() or [""])[0]
         return Notice(f"hook {self.spec.command} failed (exit {code}){': ' + first if first else ''}")
@@ -185,6 +189,8 @@ def answer(event: str, stdout: str, command: str) -> Decision:
             return Ask(reason or f"hook {command} asks for approval")
         if decision == "allow":
             return Allow(reason)
+    elif data.get("decision") == "block" and event == "UserPromptSubmit":
+        return PromptBlock(reason or f"blocked by hook {command}")
     elif data.get("decision") == "block" and event in ("Stop", "SubagentStop", "PostToolUse"):
         said = reason or f"blocked by hook {command}"
         return BlockingError(said, command) if event == "PostToolUse" else said

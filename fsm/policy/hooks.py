@@ -11,7 +11,8 @@ Every callback registered for an event runs, in registration order; none is skip
 - ``Stop`` (root) and ``SubagentStop`` (a child): the non-empty strings, joined, are sent as a user message
   and the run goes on (it costs a turn).
 - ``UserPromptSubmit`` (the root's prompts; a subagent's is a task call's, as in Claude Code): the strings,
-  joined, are added to the prompt as extra context.
+  joined, are added to the prompt as extra context; a :class:`PromptBlock` stops the prompt (the model is not
+  called, the prompt is dropped, and the run ends with the block's words, as Claude Code's does).
 - ``PostToolUse``: the strings, joined, reach the model as a context block of their own, as Claude Code sends a
   hook's ``additionalContext``: a text block ``<system-reminder>PostToolUse:Bash hook additional context: …``
   after the tool results of the same user message; the tool_result itself is left as the tool made it.
@@ -37,7 +38,7 @@ from __future__ import annotations
 
 import logging
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, Literal, get_args
 
 from attrs import field, frozen
@@ -57,6 +58,8 @@ __all__ = [
     "Hooks",
     "Notice",
     "PreToolVerdict",
+    "PromptBlock",
+    "blocked_prompt_message",
     "hook_name",
     "large_output_hook",
     "log_hook",
@@ -115,6 +118,19 @@ class BlockingError(str):
         made = super().__new__(cls, text)
         made.command = command
         return made
+
+
+class PromptBlock(str):
+    """A UserPromptSubmit hook's block (exit 2, or ``"decision": "block"``): the prompt is dropped and the model is
+    not called. The text is what the hook said, as Claude Code shows it: ``[COMMAND]: STDERR`` for an exit 2, the
+    ``reason`` for a decision (:func:`blocked_prompt_message` frames it)."""
+
+
+def blocked_prompt_message(blocks: Sequence[str], prompt: str) -> str:
+    """Claude Code's words for a prompt its UserPromptSubmit hooks blocked (the result text, and its
+    ``system/informational`` event's ``content``)."""
+    said = "\n".join(blocks)
+    return f"UserPromptSubmit operation blocked by hook:\n{said}\n\nOriginal prompt: {prompt}"
 
 
 @frozen(slots=False)  # made at every step: a frozen slotted class's __init__ costs about twice as much

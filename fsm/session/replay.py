@@ -13,7 +13,8 @@ result) is the divergence. No API key is needed, so any real run becomes a regre
         assert report.divergence is None, report.describe()
 
 A Ctrl-C during a model call is replayed (the recorded model raises it); one during a tool or a Stop hook
-cannot be, so such a recording replays up to the interruption.
+cannot be, so such a recording replays up to the interruption. A prompt a UserPromptSubmit hook blocked
+(``prompt_blocked``) is blocked again with the recorded words, whatever hooks the replay has.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ from fsm.core.records import Transition
 from fsm.core.reducer import PARENT_INTERRUPTED
 from fsm.errors import MisuseError, ModelError
 from fsm.model.reply import Reply
+from fsm.policy.hooks import HookEvent, PromptBlock
 from fsm.session.journal import Journal
 from fsm.session.restore import RESUMED_NOTE
 from fsm.testing import ScriptedModel
@@ -126,6 +128,17 @@ def _difference(expected: Transition, got: Transition, *, results: bool) -> str 
     return None
 
 
+class _RecordedBlock:
+    """A UserPromptSubmit hook that blocks the one prompt the recording shows blocked, then none."""
+
+    def __init__(self) -> None:
+        self.words: str | None = None
+
+    def __call__(self, event: HookEvent) -> PromptBlock | None:
+        words, self.words = self.words, None
+        return None if words is None else PromptBlock(words)
+
+
 def _prompt_of(record: Transition) -> str:
     content = record.appended[0]["content"]
     if isinstance(content, list):
@@ -161,6 +174,8 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
     agent = Agent.restore(model, workdir, journal.initial_state(info.id), **{**info.agent_options(), **options})
     produced: list[Transition] = []
     agent.subscribe(produced.append)
+    blocked = _RecordedBlock()
+    agent.hooks.on("UserPromptSubmit", blocked)
 
     def report(matched: int, divergence: Divergence | None = None, interrupted: int | None = None) -> ReplayReport:
         return ReplayReport(info.id, workdir, len(records), matched, divergence, interrupted)
@@ -177,6 +192,9 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
             if expected.run_limits is not None:
                 agent.set_limits(*expected.run_limits, max_budget_usd=expected.max_budget_usd)
             agent.send(_prompt_of(expected))
+        if expected.trigger == "prompt_blocked" and expected.agent == agent.agent_id and idle:
+            blocked.words = expected.error
+            agent.send(expected.prompt or "(blocked)")
         start = len(produced)
         try:
             agent.step(child=_mover(agent, expected))

@@ -35,7 +35,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from fsm.core.records import Transition
+from fsm.core.records import Transition, message_uuid
 from fsm.policy.hooks import HookContext
 
 if TYPE_CHECKING:
@@ -91,8 +91,8 @@ class Transcript:
         if record.trigger == "subagent_spawned" and record.child and record.tool_call:
             self._meta(record.child, record.tool_call)
         when = record.started_at + record.duration_ms / 1000 if record.started_at else time.time()
-        for message in record.appended:
-            self._line(record.agent, record.depth, message, record, when)
+        for index, message in enumerate(record.appended):
+            self._line(record.agent, record.depth, message, record, when, index)
 
     def _path(self, agent_id: str, *, root: bool) -> Path | None:
         found = self.context.transcript_path if root else self.context.agent_transcript_path(agent_id)
@@ -112,7 +112,15 @@ class Transcript:
         }
         self._guarded(lambda: _write_private(path.with_name(f"agent-{child}.meta.json"), json.dumps(meta)))
 
-    def _line(self, agent_id: str, depth: int, message: dict[str, Any], record: Transition | None, when: float) -> None:
+    def _line(
+        self,
+        agent_id: str,
+        depth: int,
+        message: dict[str, Any],
+        record: Transition | None,
+        when: float,
+        index: int = 0,
+    ) -> None:
         role = message.get("role")
         line: dict[str, Any] = {"parentUuid": self._last.get(agent_id), "isSidechain": depth > 0}
         if role == "user":
@@ -121,7 +129,8 @@ class Transcript:
                 line["promptId"] = prompt_id
         if depth > 0:
             line["agentId"] = agent_id
-        made = str(uuid.uuid4())
+        # the stream-json line's uuid too; a history line copied into a fork's new file has no record: a fresh one
+        made = str(uuid.uuid4()) if record is None else message_uuid(self.context.session_id, record, index)
         if role == "assistant":
             line["message"] = self._assistant_message(message, record)
             line["type"] = "assistant"

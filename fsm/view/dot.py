@@ -95,7 +95,7 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
         shape="box", style="rounded,filled", fillcolor="white", fontname=_FONT, fontsize="16", margin="0.12,0.05"
     )
     g.edge_attr.update(fontname=_FONT, fontsize="14", arrowsize="0.7")
-    cluster = {"fontname": _FONT, "fontsize": "13", "fontcolor": "black", "labelloc": "b", "labeljust": "c"}
+    cluster = {"fontname": _FONT, "fontsize": "14", "fontcolor": "black", "labelloc": "b", "labeljust": "c"}
     busy = _machine(g, "")
     host = (busy if HOST in _busy("") else g).add_subgraph(
         name=f"cluster_{HOST}",
@@ -185,7 +185,7 @@ def _machine(target: Any, prefix: str) -> Any:
         labelloc="t",
         labeljust="r",
         fontname=_FONT,
-        fontsize="13",
+        fontsize="14",
         fontcolor=_GREY,
         style="rounded,dotted",
         color="#9a9a9a",

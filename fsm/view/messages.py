@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from fsm.core.progress import Progress
-from fsm.core.records import Compaction, Transition
+from fsm.core.records import Compaction, Transition, message_uuid
 from fsm.model.notices import ApiRetry, Notice, error_category
 from fsm.model.reply import Message
 from fsm.policy.rules import claude_name
@@ -178,12 +178,24 @@ class ClaudeStream:
     def __call__(self, record: Transition) -> None:
         if record.trigger == "subagent_spawned" and record.child and record.tool_call:
             self._task_of[record.child] = record.tool_call["id"]
-        for message in record.appended:
-            event = self._message_event(record, message)
+        for index, message in enumerate(record.appended):
+            event = self._message_event(record, message, index)
             if event is not None:
                 self.write(event)
         if record.trigger == "model_failed":
             self.write(self._synthetic(record))
+        if record.trigger == "prompt_blocked":  # Claude Code's warning that a hook stopped the prompt
+            self.write(
+                {
+                    "type": "system",
+                    "subtype": "informational",
+                    "content": record.error,
+                    "level": "warning",
+                    "prevent_continuation": True,
+                    "uuid": str(uuid.uuid4()),
+                    "session_id": self.session_id,
+                }
+            )
         if record.trigger == "subagent_returned" and record.child:
             self._task_of.pop(record.child, None)
         if record.compaction is not None and record.depth == 0:
@@ -191,9 +203,10 @@ class ClaudeStream:
         if self.transitions:
             self.write(event_of(record, cut=self.cut))
 
-    def _message_event(self, record: Transition, message: Message) -> dict[str, Any] | None:
+    def _message_event(self, record: Transition, message: Message, index: int) -> dict[str, Any] | None:
         parent = self.parent_tool_use_id(record.agent)
-        common = {"parent_tool_use_id": parent, "session_id": self.session_id, "uuid": str(uuid.uuid4())}
+        made = message_uuid(self.session_id, record, index)  # the transcript line's uuid too
+        common = {"parent_tool_use_id": parent, "session_id": self.session_id, "uuid": made}
         if message["role"] == "assistant":
             reply = record.reply
             api = {

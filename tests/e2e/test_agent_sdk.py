@@ -451,7 +451,7 @@ class TestControl:
         assert "You are the reviewer." in fake.messages_requests[1].system
 
     def test_sdk_mcp_server_is_refused(self, fake: FakeAnthropic, project: Path) -> None:
-        """An in-process SDK MCP server cannot be served yet: agentfsm exits 2 with one line saying so."""
+        """An in-process SDK MCP server cannot be served yet: agentfsm exits 1 with one line saying so."""
         from claude_agent_sdk import create_sdk_mcp_server
 
         lines: list[str] = []

@@ -111,11 +111,11 @@ def test_usd_budget_given_with_continue_applies_to_the_next_run(agentfsm: Runner
     [
         (
             ["--max-budget-usd", "0"],
-            "agentfsm: --max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got '0')\n",
+            "error: --max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got '0')\n",
         ),
         (
             ["--max-budget-usd", "ten"],
-            "agentfsm: --max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'ten')\n",
+            "error: --max-budget-usd must be a number of dollars > 0, e.g. 0.50 (got 'ten')\n",
         ),
         (
             ["--max-budget-usd", "1", "--model", "my-local-model"],
@@ -125,6 +125,6 @@ def test_usd_budget_given_with_continue_applies_to_the_next_run(agentfsm: Runner
     ],
 )
 def test_bad_usd_budgets_are_one_line(agentfsm: Runner, fake: FakeAnthropic, argv: list[str], line: str) -> None:
-    """A bad --max-budget-usd, or one with a model that has no known price: one line, exit 2, no request."""
+    """A bad --max-budget-usd, or one with a model that has no known price: one line, exit 1, no request."""
     run = agentfsm("-p", "hi", *argv)
-    assert (run.code, run.stderr, run.stdout, fake.messages_requests) == (2, line, "", [])
+    assert (run.code, run.stderr, run.stdout, fake.messages_requests) == (1, line, "", [])

@@ -59,14 +59,14 @@ class TestSystemPrompt:
         assert fake.messages_requests[0].system == "You review code.\n\nBe brief."
 
     def test_bad_prompt_flags(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """A missing file and two competing flags are one line each, exit 2, nothing sent."""
+        """A missing file and two competing flags are one line each, exit 1, nothing sent."""
         run = agentfsm("-p", "hi", "--system-prompt-file", "nope.txt")
         assert (run.code, run.stderr) == (
-            2,
+            1,
             "agentfsm: --system-prompt-file nope.txt: cannot read it (No such file or directory)\n",
         )
         run = agentfsm("-p", "hi", "--system-prompt", "a", "--system-prompt-file", "b")
-        assert run.code == 2 and run.stderr.count("\n") == 1 and "not allowed with argument" in run.stderr
+        assert run.code == 1 and run.stderr.count("\n") == 1 and "not allowed with argument" in run.stderr
         assert fake.requests == []
 
 
@@ -83,18 +83,18 @@ class TestSessions:
         assert [_text(m) for m in fake.messages_requests[2].messages] == ["first", "one", "second", "two", "third"]
 
     def test_session_id_names_the_new_session(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """--session-id UUID is the run's session id; reusing it, or a non-UUID, is one line and exit 2."""
+        """--session-id UUID is the run's session id; reusing it, or a non-UUID, is one line and exit 1."""
         chosen = "6f1c2d9e-4b7a-4c1e-9d3f-2a8b5e0c7f41"
         fake.script = [text_reply("ok")]
         run = agentfsm("-p", "hi", "--session-id", chosen.upper(), "--output-format", "stream-json")
         lines = run.json_lines()
         assert (run.code, lines[0]["session_id"], lines[-1]["session_id"]) == (0, chosen, chosen)
         again = agentfsm("-p", "hi", "--session-id", chosen)
-        assert again.code == 2
+        assert again.code == 1
         assert again.stderr.startswith(f"agentfsm: --session-id {chosen} is already a session in ")
         assert again.stderr.endswith(f"; go on with it with --resume {chosen}\n")
         bad = agentfsm("-p", "hi", "--session-id", "abc")
-        assert (bad.code, bad.stderr) == (2, "agentfsm: --session-id must be a UUID (got 'abc')\n")
+        assert (bad.code, bad.stderr) == (1, "error: --session-id must be a UUID (got 'abc')\n")
         assert len(fake.messages_requests) == 1
 
 
@@ -125,11 +125,11 @@ class TestStreamJsonInput:
         assert [_text(m) for m in fake.messages_requests[1].messages] == ["hi", "hello", "more"]
 
     def test_bad_lines(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """A line that is not a user message is one line on stderr and exit 2; stream-json output is required."""
+        """A line that is not a user message is one line on stderr and exit 1; stream-json output is required."""
         run = agentfsm("-p", "--input-format", "stream-json", "--output-format", "stream-json", input="nope\n")
-        assert (run.code, run.stderr) == (2, "agentfsm: --input-format stream-json: line 1 is not JSON: 'nope'\n")
+        assert (run.code, run.stderr) == (1, "agentfsm: --input-format stream-json: line 1 is not JSON: 'nope'\n")
         run = agentfsm("-p", "--input-format", "stream-json", input="{}\n")
-        assert (run.code, run.stderr) == (2, "agentfsm: --input-format stream-json needs --output-format stream-json\n")
+        assert (run.code, run.stderr) == (1, "agentfsm: --input-format stream-json needs --output-format stream-json\n")
         assert fake.requests == []
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from fsm.core.records import message_uuid
 from fsm.session.journal import Journal, default_path
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import Runner, base_env
@@ -185,7 +186,25 @@ class TestSessions:
         assert run.code == 0, run.stderr
         assert _user_texts(fake.messages_requests[2].messages) == ["one", "three"]
         bad = agentfsm("-p", "x", "--resume", session, "--resume-session-at", "msg_nope")
-        assert bad.code == 2 and "has no assistant message 'msg_nope'" in bad.stderr
+        assert bad.code == 1 and "has no assistant message 'msg_nope'" in bad.stderr
+
+    def test_resume_session_at_takes_the_line_uuid(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+        """The assistant line's uuid is its transcript line's uuid and the journal's (computed again from the
+        record); --resume-session-at takes it, as Claude Code does."""
+        fake.script = [text_reply("a1"), text_reply("a2"), text_reply("a3")]
+        first = agentfsm("-p", "one", "--output-format", "stream-json", "--verbose").json_lines()
+        session = first[-1]["session_id"]
+        line_uuid = next(m["uuid"] for m in first if m["type"] == "assistant")
+        transcript = default_path(project).parent / f"{session}.jsonl"
+        lines = [json.loads(line) for line in transcript.read_text().splitlines()]
+        assert [line["uuid"] for line in lines if line["type"] == "assistant"] == [line_uuid]
+        with Journal(default_path(project)) as journal:
+            took = next(r for r in journal.records(session) if r.reply is not None)
+            assert message_uuid(session, took, 0) == line_uuid
+        assert agentfsm("-p", "two", "--resume", session).code == 0
+        run = agentfsm("-p", "three", "--resume", session, "--resume-session-at", line_uuid)
+        assert run.code == 0, run.stderr
+        assert _user_texts(fake.messages_requests[2].messages) == ["one", "three"]
 
     def test_fork_without_resume_is_a_new_session(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """--fork-session with nothing to resume runs as a new session, as Claude Code accepts it."""
@@ -233,7 +252,7 @@ class TestRunShape:
         )
         unknown = agentfsm("-p", "hi", "--agent", "nobody")
         assert (unknown.code, unknown.stderr) == (
-            2,
+            1,
             "agentfsm: --agent 'nobody' not found. Available agents: none (define one in .claude/agents/NAME.md, "
             "or with --agents JSON)\n",
         )
@@ -307,14 +326,14 @@ class TestJsonSchema:
         assert len(fake.messages_requests) == 4
 
     def test_bad_schema(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """A schema that is not JSON, or not a schema, is one line, exit 2, nothing sent."""
+        """A schema that is not JSON, or not a schema, is one line, exit 1, nothing sent."""
         run = agentfsm("-p", "who", "--json-schema", "{nope")
         assert (run.code, run.stderr) == (
-            2,
+            1,
             "agentfsm: --json-schema is not JSON (Expecting property name enclosed in double quotes at character 1)\n",
         )
         run = agentfsm("-p", "who", "--json-schema", '{"type": 5}')
-        assert run.code == 2 and run.stderr.startswith("agentfsm: --json-schema is not a valid JSON Schema: 5 is not")
+        assert run.code == 1 and run.stderr.startswith("agentfsm: --json-schema is not a valid JSON Schema: 5 is not")
         assert fake.requests == []
 
 
@@ -375,6 +394,59 @@ def test_replay_user_messages(agentfsm: Runner, fake: FakeAnthropic) -> None:
     assert plain.code == 0 and not [m for m in plain.json_lines() if m.get("isReplay")]
     refused = agentfsm("-p", "hi", "--replay-user-messages")
     assert (refused.code, refused.stderr) == (
-        2,
+        1,
         "agentfsm: --replay-user-messages requires both --input-format=stream-json and --output-format=stream-json.\n",
     )
+
+
+def test_user_prompt_submit_block_ends_the_run(agentfsm: Runner, fake: FakeAnthropic) -> None:
+    """A UserPromptSubmit hook's exit 2 stops the prompt as Claude Code's does: no model call, a
+    system/informational warning, a success result of 0 turns whose text is the block, exit 0; text mode prints it."""
+    gate = {"hooks": [{"type": "command", "command": "echo 'no prompts today' >&2; exit 2"}]}
+    settings = json.dumps({"hooks": {"UserPromptSubmit": [gate]}})
+    words = (
+        "UserPromptSubmit operation blocked by hook:\n[echo 'no prompts today' >&2; exit 2]: no prompts today\n\n\n"
+        "Original prompt: hi"
+    )
+    run = agentfsm("-p", "hi", "--settings", settings, "--output-format", "stream-json", "--verbose")
+    assert (run.code, run.stderr) == (0, "")
+    lines = [m for m in run.json_lines() if m["type"] != "transition"]
+    assert [(m["type"], m["subtype"]) for m in lines] == [
+        ("system", "init"),
+        ("system", "informational"),
+        *[("result", "success")],
+    ]
+    warning, result = lines[1], lines[2]
+    assert (warning["content"], warning["level"], warning["prevent_continuation"]) == (words, "warning", True)
+    assert (result["is_error"], result["num_turns"], result["result"], result["stop_reason"]) == (False, 0, words, None)
+    assert "terminal_reason" not in result and "api_error_status" not in result
+    assert result["outcome"] == "prompt_blocked"
+    text = agentfsm("-p", "hi", "--settings", settings)
+    assert (text.code, text.stdout, text.stderr) == (0, words + "\n", "")
+    assert fake.messages_requests == []
+
+
+def test_set_permission_mode_before_initialize(agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+    """A control request on the first line, with no initialize, is served (as Claude Code serves it): the mode
+    applies to the turn after it, the answer names it and a system/status line follows the answer."""
+    fake.script = [tool_reply(tool_use("write_file", {"path": "out.txt", "content": "hi"})), text_reply("done")]
+    request = {"subtype": "set_permission_mode", "mode": "acceptEdits"}
+    lines = json.dumps({"type": "control_request", "request_id": "req_1", "request": request}) + "\n"
+    lines += json.dumps({"type": "user", "message": {"role": "user", "content": "write it"}}) + "\n"
+    args = ("--input-format", "stream-json", "--output-format", "stream-json", "--verbose", "--no-transition-events")
+    run = agentfsm(*args, input=lines)
+    assert (run.code, run.stderr) == (0, ""), run.stderr
+    out = run.json_lines()
+    assert [(m["type"], m.get("subtype")) for m in out[:3]] == [
+        ("control_response", None),
+        ("system", "status"),
+        ("system", "init"),
+    ]
+    assert out[0]["response"] == {"subtype": "success", "request_id": "req_1", "response": {"mode": "acceptEdits"}}
+    assert (out[1]["status"], out[1]["permissionMode"], out[1]["session_id"]) == (
+        None,
+        "acceptEdits",
+        out[2]["session_id"],
+    )
+    assert out[2]["permissionMode"] == "acceptEdits"
+    assert (project / "out.txt").read_text() == "hi" and out[-1]["permission_denials"] == []

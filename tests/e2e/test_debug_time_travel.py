@@ -110,7 +110,7 @@ def test_at_without_session_is_one_line(tmp_path):
     )
     child.expect(pexpect.EOF)
     child.close()
-    assert child.exitstatus == 2
+    assert child.exitstatus == 1
     assert child.before.strip() == "agentfsm: --at needs --session ID"
 
 
@@ -189,7 +189,7 @@ class TestSessions:
         )
         child.expect(pexpect.EOF)
         child.close()
-        assert child.exitstatus == 2
+        assert child.exitstatus == 1
         assert child.before.strip() == (
             "agentfsm: --no-session cannot be used with --session: time travel journals the fork it makes"
         )

@@ -306,7 +306,7 @@ class TestDelegation:
         """--include-partial-messages without stream-json is a usage error, one line."""
         run = agentfsm("-p", "hi", "--include-partial-messages")
         assert (run.code, run.stdout, run.stderr) == (
-            2,
+            1,
             "",
             "agentfsm: --include-partial-messages needs --output-format stream-json\n",
         )
@@ -519,30 +519,30 @@ class TestConfiguration:
         assert request.tool_names == FIVE
 
     def test_missing_api_key(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """No key anywhere: exit 2 and a line saying to set ANTHROPIC_API_KEY or try the demo."""
+        """No key anywhere: exit 1 and a line saying to set ANTHROPIC_API_KEY or try the demo."""
         run = agentfsm("-p", "hi", env=base_env(ANTHROPIC_BASE_URL=fake.url))
         assert (run.code, run.stdout, run.stderr) == (
-            2,
+            1,
             "",
             "agentfsm: No API key: set ANTHROPIC_API_KEY, or try 'agentfsm demo'\n",
         )
         assert fake.requests == []
 
     def test_bad_flag_value(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """An out-of-range --max-turns is one line and exit 2; nothing is sent."""
+        """An out-of-range --max-turns is one line and exit 1; nothing is sent."""
         run = agentfsm("-p", "hi", "--max-turns", "0")
-        assert (run.code, run.stdout, run.stderr) == (2, "", "agentfsm: --max-turns must be an integer >= 1 (got 0)\n")
+        assert (run.code, run.stdout, run.stderr) == (1, "", "error: --max-turns must be an integer >= 1 (got 0)\n")
         run = agentfsm("run", "hi", "--max-tokens", "lots")
-        assert (run.code, run.stderr) == (2, "agentfsm: --max-tokens must be an integer >= 1 (got 'lots')\n")
+        assert (run.code, run.stderr) == (1, "error: --max-tokens must be an integer >= 1 (got 'lots')\n")
         assert fake.requests == []
 
     def test_missing_cwd(self, agentfsm: Runner, fake: FakeAnthropic, tmp_path: Path) -> None:
-        """A --cwd that does not exist is one line and exit 2."""
+        """A --cwd that does not exist is one line and exit 1."""
         missing = tmp_path / "nope"
         run = agentfsm("-p", "hi", "--cwd", str(missing))
-        assert (run.code, run.stdout, run.stderr) == (2, "", f"agentfsm: --cwd {missing} is not a directory\n")
+        assert (run.code, run.stdout, run.stderr) == (1, "", f"agentfsm: --cwd {missing} is not a directory\n")
 
     def test_no_prompt_on_stdin(self, agentfsm: Runner) -> None:
         """``run`` without a prompt and with an empty stdin is a usage error."""
         run = agentfsm("run", input="")
-        assert (run.code, run.stderr) == (2, "agentfsm: the prompt is empty; give a non-empty prompt\n")
+        assert (run.code, run.stderr) == (1, "agentfsm: the prompt is empty; give a non-empty prompt\n")

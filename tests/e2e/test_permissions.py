@@ -221,11 +221,11 @@ class TestProjectSettings:
         assert (first["permissionMode"], second["permissionMode"]) == ("acceptEdits", "dontAsk")
 
     def test_malformed_settings_is_one_line(self, agentfsm: Runner, project: Path) -> None:
-        """A settings file that is not JSON: exit 2 and one line naming it."""
+        """A settings file that is not JSON: exit 1 and one line naming it."""
         (project / ".claude").mkdir()
         (project / ".claude" / "settings.json").write_text("{nope")
         run = agentfsm("-p", "hi")
-        assert run.code == 2 and run.stderr.count("\n") == 1
+        assert run.code == 1 and run.stderr.count("\n") == 1
         assert run.stderr.startswith(
             f"agentfsm: settings file {project.resolve()}/.claude/settings.json is not valid JSON: "
         )
@@ -236,7 +236,7 @@ class TestProjectSettings:
         (project / ".claude" / "settings.json").write_text('{"permissions": {"allow": ["Bash(git diff:*"]}}')
         run = agentfsm("-p", "hi")
         assert (run.code, run.stderr) == (
-            2,
+            1,
             f"agentfsm: settings {project.resolve()}/.claude/settings.json: "
             "permissions.allow: rule 'Bash(git diff:*' has no closing ')'\n",
         )

@@ -50,7 +50,7 @@ def test_continue_without_a_prompt_finishes_the_killed_run(fake, project, agentf
         info = journal.find(session)
     assert (info.state, info.outcome) == ("idle", "end_turn")
     again = agentfsm("run", "--continue")
-    assert again.code == 2 and again.stderr == (
+    assert again.code == 1 and again.stderr == (
         f"agentfsm: nothing to finish: session {session} is not in the middle of a run; give a prompt to go on "
         f"(agentfsm -p PROMPT --resume {session})\n"
     )
@@ -115,15 +115,14 @@ def test_flags_before_run_are_honoured(fake, project, agentfsm):
 def test_flags_that_do_not_apply_are_refused(agentfsm):
     """A run flag before a command that does not take it, an unknown option and a bare prompt are one line."""
     cases = {
-        ("--max-turns", "2", "diagram"): "agentfsm: --max-turns does not apply to 'diagram'; put it after a "
+        ("--max-turns", "2", "diagram"): "error: --max-turns does not apply to 'diagram'; put it after a "
         "command that takes it (agentfsm run PROMPT --max-turns …)\n",
-        ("-p", "hi", "--allowedToolz", "Read"): "agentfsm: unknown option --allowedToolz (agentfsm --help lists "
-        "them)\n",
+        ("-p", "hi", "--allowedToolz", "Read"): "error: unknown option '--allowedToolz' (agentfsm --help lists them)\n",
     }
     for argv, expected in cases.items():
         run = agentfsm(*argv)
-        assert (run.code, run.stderr) == (2, expected), argv
+        assert (run.code, run.stderr) == (1, expected), argv
     bare = agentfsm("fix the bug")
-    assert bare.code == 2 and bare.stderr.startswith(
-        "agentfsm: 'fix the bug' is not a command; to run it as a prompt: agentfsm -p 'fix the bug'"
+    assert bare.code == 1 and bare.stderr.startswith(
+        "error: 'fix the bug' is not a command; to run it as a prompt: agentfsm -p 'fix the bug'"
     )

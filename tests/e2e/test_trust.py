@@ -161,7 +161,7 @@ class TestTrusted:
 
 class TestTrustCommand:
     def test_trust_list_revoke_and_bad_use(self, project: Path, fake: FakeAnthropic, tmp_path: Path) -> None:
-        """`agentfsm trust`, `--list`, `--revoke` work on the installed command; bad use is one line, status 2."""
+        """`agentfsm trust`, `--list`, `--revoke` work on the installed command; bad use is one line, status 1."""
         state = tmp_path / "state"
         real = project.resolve()
         assert _agentfsm(project, fake, state, "trust").stdout == f"agentfsm: trusted: {real}\n"
@@ -169,7 +169,7 @@ class TestTrustCommand:
         assert _agentfsm(project, fake, state, "trust", "--revoke").stdout == f"agentfsm: no longer trusted: {real}\n"
         assert _agentfsm(project, fake, state, "trust", "--list").stdout == ""
         bad = _agentfsm(project, fake, state, "trust", "--bogus")
-        assert (bad.code, bad.stderr) == (2, "agentfsm: unknown option --bogus (agentfsm --help lists them)\n")
+        assert (bad.code, bad.stderr) == (1, "error: unknown option '--bogus' (agentfsm --help lists them)\n")
 
 
 class TestReplQuestion:

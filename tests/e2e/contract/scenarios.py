@@ -177,6 +177,10 @@ SCENARIOS: tuple[Scenario, ...] = (
     Scenario("max_turns_small_json", ("-p", "loop", "--output-format", "json", *BYPASS, "--max-turns", "1"),
              script=LOOP),
     Scenario("max_turns_not_a_number", ("-p", "hi", "--max-turns", "many"), why="a usage error"),
+    Scenario("unknown_option", ("-p", "hi", "--no-such-flag"), why="a usage error"),
+    Scenario("output_format_invalid", ("-p", "hi", "--output-format", "xml"), why="a usage error"),
+    Scenario("permission_mode_invalid", ("-p", "hi", "--permission-mode", "wild"), why="a usage error"),
+    Scenario("option_value_missing", ("-p", "hi", "--model"), why="a usage error"),
     Scenario("prompt_before_p", ("hi", "-p", *STREAM)),
     Scenario("piped_stdin_with_prompt", ("-p", "summarize", *STREAM), stdin="CONTEXT\n"),
     Scenario("stdin_only_prompt", ("-p", *STREAM), stdin="hi from stdin\n"),
@@ -209,6 +213,8 @@ SCENARIOS: tuple[Scenario, ...] = (
         "echo 'the build is green'")))),
     Scenario("hook_user_prompt_submit_blocks", ("-p", "hi", *STREAM, "--settings", _settings(UserPromptSubmit=_hook(
         "echo 'no prompts today' >&2; exit 2")))),
+    Scenario("hook_user_prompt_submit_decision_block", ("-p", "hi", *STREAM, "--settings", _settings(
+        UserPromptSubmit=_hook("printf '%s' '{\"decision\": \"block\", \"reason\": \"not today\"}'")))),
 )  # fmt: skip
 
 

@@ -274,7 +274,7 @@ class TestCommand:
             "budget (spent or not at any guard), compaction; search: reduced (budget per agent, persistent "
             "sets)\n"
         )
-        assert "configurations: 83,795  edges: 427,266  time: " in out
+        assert "configurations: 83,795  edges: 427,267  time: " in out
         assert "worst case: 200 model calls per run (without the budget the table allows 13,650)" in out
         assert out.endswith(
             "proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call starts "
@@ -305,7 +305,7 @@ class TestCommand:
         )
         out = capsys.readouterr().out
         assert "search: every interleaving\n" in out
-        assert "configurations: 13,633  edges: 70,546  time: " in out  # two subagents at once, any order
+        assert "configurations: 13,634  edges: 70,547  time: " in out  # two subagents at once, any order
         assert "worst case: 10 model calls per run (without the budget the table allows 21)" in out
         assert (
             "proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call starts with the USD "
@@ -354,7 +354,7 @@ class TestCommand:
         )
         out = capsys.readouterr().out
         assert "max_parallel 4, no USD budget; search: every interleaving\n" in out
-        assert "configurations: 12,474  edges: 60,567  time: " in out
+        assert "configurations: 12,475  edges: 60,568  time: " in out
         assert "USD" not in out.split("proved: ")[1]
 
     def test_the_usd_mutant_at_the_defaults(self, table, capsys):

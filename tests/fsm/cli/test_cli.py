@@ -55,25 +55,26 @@ class TestUsage:
     @pytest.mark.parametrize(
         ("argv", "line"),
         [
-            (["-p", "hi", "--max-turns", "0"], "agentfsm: --max-turns must be an integer >= 1 (got 0)"),
-            (["run", "hi", "--max-turns", "many"], "agentfsm: --max-turns must be an integer >= 1 (got 'many')"),
+            (["-p", "hi", "--max-turns", "0"], "error: --max-turns must be an integer >= 1 (got 0)"),
+            (["run", "hi", "--max-turns", "many"], "error: --max-turns must be an integer >= 1 (got 'many')"),
             (
                 ["-p", "hi", "--output-format", "xml"],
-                "agentfsm: argument --output-format: invalid choice: 'xml' (choose from 'text', 'json', 'stream-json')",
+                "error: option '--output-format <format>' argument 'xml' is invalid. Allowed choices are text, json, "
+                "stream-json.",
             ),
             (
                 ["frobnicate"],
-                "agentfsm: 'frobnicate' is not a command; to run it as a prompt: agentfsm -p frobnicate "
+                "error: 'frobnicate' is not a command; to run it as a prompt: agentfsm -p frobnicate "
                 "(or agentfsm run frobnicate); commands: run, demo",
             ),
             (
                 ["-p", "hi", "--allowedToolz", "Read"],
-                "agentfsm: unknown option --allowedToolz (agentfsm --help lists them)",
+                "error: unknown option '--allowedToolz' (agentfsm --help lists them)",
             ),
-            (["-p", "hi", "--frob"], "agentfsm: unknown option --frob (agentfsm --help lists them)"),
+            (["-p", "hi", "--frob"], "error: unknown option '--frob' (agentfsm --help lists them)"),
             (
                 ["--max-turns", "3", "demo"],
-                "agentfsm: --max-turns does not apply to 'demo'; put it after a command "
+                "error: --max-turns does not apply to 'demo'; put it after a command "
                 "that takes it (agentfsm run PROMPT --max-turns …)",
             ),
             (
@@ -85,11 +86,12 @@ class TestUsage:
             (["-p", "-"], "agentfsm: the prompt is empty; give a non-empty prompt"),
         ],
     )
-    def test_usage_errors_are_one_line_and_exit_2(
+    def test_usage_errors_are_one_line_and_exit_1(
         self, argv: list[str], line: str, capsys: pytest.CaptureFixture[str]
     ) -> None:
-        """Bad flags, values, a missing key or workspace, an empty prompt: one line on stderr, status 2."""
-        assert cli.main(argv) == 2
+        """Bad flags, values, a missing key or workspace, an empty prompt: one line on stderr, status 1 (Claude
+        Code's); the parser's errors start ``error:`` as Claude Code's do."""
+        assert cli.main(argv) == 1
         out, err = outputs(capsys)
         assert out == ""
         assert err.count("\n") == 1 and err.startswith(line)
@@ -109,7 +111,7 @@ class TestUsage:
         terminal = io.StringIO()
         terminal.isatty = lambda: True  # type: ignore[method-assign]
         monkeypatch.setattr(sys, "stdin", terminal)
-        assert cli.main(["-p"]) == 2
+        assert cli.main(["-p"]) == 1
         assert outputs(capsys)[1] == (
             "agentfsm: no prompt: give one (agentfsm -p PROMPT), or pipe it on stdin (echo PROMPT | agentfsm -p -)\n"
         )

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from fsm.cli.control import Channel, ControlError
+from fsm.cli.control import Answer, Channel, ControlError
 from fsm.errors import ConfigError
 from fsm.view.stream import StreamWriter
 
@@ -110,6 +110,23 @@ class TestRequestsFromTheSdk:
         plain.start()
         assert list(plain.prompts()) == ["only"]
 
+    def test_a_first_request_waits_for_its_handler(self):
+        """A first line that is a request, not initialize, is answered once the handlers are on (at start), as
+        Claude Code serves it from the first line; an Answer's lines follow its response."""
+        channel, out = _channel(_request("m", "set_permission_mode", mode="plan"), _user("go"))
+        assert channel.first_initialize() is None and _written(out) == []
+        status = {"type": "system", "subtype": "status", "status": None, "permissionMode": "plan"}
+        channel.on("set_permission_mode", lambda request: Answer({"mode": request["mode"]}, (status,)))
+        channel.start()
+        assert list(channel.prompts()) == ["go"]
+        assert _written(out) == [
+            {
+                "type": "control_response",
+                "response": {"subtype": "success", "request_id": "m", "response": {"mode": "plan"}},
+            },
+            status,
+        ]
+
 
 class TestBadLines:
     @pytest.mark.parametrize(
@@ -128,7 +145,7 @@ class TestBadLines:
         ],
     )
     def test_a_bad_line_ends_the_prompts_with_one_clear_error(self, line, message):
-        """The prompts before a bad line run; the bad line is one ConfigError (exit 2, one line); nothing after it
+        """The prompts before a bad line run; the bad line is one ConfigError (exit 1, one line); nothing after it
         is taken as a prompt, so the session holds exactly the turns before it."""
         channel, _ = _channel(_user("first"), line, _user("never"))
         channel.start()
@@ -205,6 +222,7 @@ class TestOurRequests:
         started = time.monotonic()
         with pytest.raises(ControlError, match="stdin closed before the answer came"):
             channel.request({"subtype": "hook_callback"}, 20)
+        timer.join()  # its close() may still be between os.close and marking the pipe closed: the fixture closes next
         assert time.monotonic() - started < 10
         with pytest.raises(ControlError, match="stdin is closed"):
             channel.request({"subtype": "hook_callback"}, 20)

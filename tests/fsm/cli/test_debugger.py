@@ -494,9 +494,9 @@ class TestCommand:
         assert "replied_final--> stopping (turn 1)  reply 'hi there'  outcome end_turn" in out
 
     def test_bad_flag_is_one_line(self, tmp_path, capsys):
-        """A bad --cwd is one line on stderr and exit 2."""
+        """A bad --cwd is one line on stderr and exit 1."""
         code = main(["debug", "--cwd", str(tmp_path / "nope")])
-        assert code == 2
+        assert code == 1
         assert capsys.readouterr().err == f"agentfsm: --cwd {tmp_path / 'nope'} is not a directory\n"
 
     def test_svg_watch_without_pygraphviz(self, tmp_path, monkeypatch, capsys):
@@ -508,7 +508,7 @@ class TestCommand:
             lambda name, *a: None if name == "pygraphviz" else real(name, *a),
         )
         code = main(["debug", "--watch", "live.svg", "--cwd", str(tmp_path)])
-        assert code == 2
+        assert code == 1
         assert capsys.readouterr().err == (
             "agentfsm: --watch live.svg: SVG and PNG need pygraphviz: "
             "pip install 'agentfsm[diagrams]' (or watch a .mmd file)\n"
@@ -524,7 +524,7 @@ class TestCommand:
 
     def test_demo_refuses_a_prompt(self, capsys):
         """--demo with a PROMPT is a usage error."""
-        assert main(["debug", "--demo", "hi"]) == 2
+        assert main(["debug", "--demo", "hi"]) == 1
         assert capsys.readouterr().err == "agentfsm: --demo plays its own prompt: drop PROMPT, or drop --demo\n"
 
     def test_errors_are_raised_for_the_cli_to_print(self):
@@ -532,7 +532,7 @@ class TestCommand:
         with pytest.raises(ConfigError) as caught:
             debug_command.command(self.args("  "), model=ScriptedModel([]))
         assert str(caught.value) == "the prompt is empty; give a non-empty PROMPT, or none"
-        assert debugger_module.main(["--demo", "hi"]) == 2
+        assert debugger_module.main(["--demo", "hi"]) == 1
 
 
 try:

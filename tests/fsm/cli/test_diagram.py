@@ -21,10 +21,10 @@ def run(*argv: str) -> int:
 
 
 class TestMissingPygraphviz:
-    def test_command_exits_2(self, monkeypatch, capsys, tmp_path):
-        """agentfsm diagram --format svg without pygraphviz prints the install command and exits 2."""
+    def test_command_exits_1(self, monkeypatch, capsys, tmp_path):
+        """agentfsm diagram --format svg without pygraphviz prints the install command and exits 1."""
         monkeypatch.setitem(sys.modules, "pygraphviz", None)
-        assert run("--format", "svg") == 2
+        assert run("--format", "svg") == 1
         assert capsys.readouterr().err == f"agentfsm: {INSTALL_HINT}\n"
 
 
@@ -47,15 +47,15 @@ class TestCommand:
             assert run("-o", str(tmp_path / "m.svg")) == 0
             assert (tmp_path / "m.svg").read_text() == diagram.svg()
 
-    def test_bad_highlight_exits_2(self, capsys):
-        """An unknown --highlight is one line on stderr and exit 2."""
-        assert run("--highlight", "nowhere") == 2
+    def test_bad_highlight_exits_1(self, capsys):
+        """An unknown --highlight is one line on stderr and exit 1."""
+        assert run("--highlight", "nowhere") == 1
         err = capsys.readouterr().err
         assert err.startswith("agentfsm: cannot highlight 'nowhere': ") and err.count("\n") == 1
 
     def test_png_needs_output(self, capsys):
         """PNG is not written to a terminal: --output is required."""
-        assert run("--format", "png") == 2
+        assert run("--format", "png") == 1
         assert capsys.readouterr().err == "agentfsm: --format png writes binary data: give --output FILE\n"
 
     def test_unwritable_output_exits_1(self, tmp_path, capsys):

@@ -55,7 +55,7 @@ class TestWorkdir:
 
 class TestSandboxFlag:
     def test_missing_bubblewrap_is_one_line_with_the_install_command(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """--sandbox without bwrap: a ConfigError (exit 2) saying what to install."""
+        """--sandbox without bwrap: a ConfigError (exit 1) saying what to install."""
         import tools.sandbox
         from fsm.policy.settings import Settings
 

@@ -185,7 +185,7 @@ def test_the_cli_routes_to_the_plugin(two_sessions, capsys):
     ws, _ = two_sessions
     assert main(["--cwd", str(ws), "sessions", "list"]) == 0
     assert capsys.readouterr().out.splitlines()[1].startswith("5d1c9e2a  2027-01-15 08:00      3")
-    assert main(["sessions", "show", "nope", "--cwd", str(ws)]) == 2
+    assert main(["sessions", "show", "nope", "--cwd", str(ws)]) == 1
     expected = f"agentfsm: no session 'nope' in {default_path(ws)}; see 'agentfsm sessions list'\n"
     assert capsys.readouterr().err == expected
 

@@ -65,19 +65,19 @@ class TestTrustCommand:
     @pytest.mark.parametrize(
         ("argv", "message"),
         [
-            (["trust", "--list", "x"], "agentfsm trust --list takes no folder"),
-            (["trust", "missing"], "missing is not a directory"),
-            (["trust", "--list", "--revoke"], "argument --revoke: not allowed with argument --list"),
+            (["trust", "--list", "x"], "agentfsm: agentfsm trust --list takes no folder"),
+            (["trust", "missing"], "agentfsm: missing is not a directory"),
+            (["trust", "--list", "--revoke"], "error: argument --revoke: not allowed with argument --list"),
         ],
     )
     def test_bad_use_is_one_line(self, argv: list[str], message: str, capsys: pytest.CaptureFixture[str]) -> None:
-        """Bad use exits 2 with one line on stderr, no traceback."""
-        assert cli.main(argv) == 2
-        assert capsys.readouterr().err == f"agentfsm: {message}\n"
+        """Bad use exits 1 (Claude Code's usage status) with one line on stderr, no traceback."""
+        assert cli.main(argv) == 1
+        assert capsys.readouterr().err == f"{message}\n"
 
     def test_revoking_what_is_not_recorded(self, place: Path, capsys: pytest.CaptureFixture[str]) -> None:
         """--revoke of a folder the record does not hold is one line naming the record."""
-        assert cli.main(["trust", "--revoke"]) == 2
+        assert cli.main(["trust", "--revoke"]) == 1
         assert capsys.readouterr().err == (
             f"agentfsm: {place.resolve()} is not in the trust record {trust_record()} (agentfsm trust --list)\n"
         )
@@ -113,10 +113,10 @@ class TestQuestion:
         assert sys.stdout.getvalue().startswith(QUESTION)  # type: ignore[attr-defined]
 
     def test_the_repl_does_not_ask_with_trust(self, monkeypatch: pytest.MonkeyPatch) -> None:
-        """With --trust the REPL asks nothing (and goes on: here to the missing key, status 2)."""
+        """With --trust the REPL asks nothing (and goes on: here to the missing key, status 1)."""
         monkeypatch.setattr(sys, "stdin", _tty(""))
         monkeypatch.setattr(sys, "stdout", _tty(""))
-        assert cli.main(["--trust"]) == 2
+        assert cli.main(["--trust"]) == 1
         assert QUESTION not in sys.stdout.getvalue()  # type: ignore[attr-defined]
 
 

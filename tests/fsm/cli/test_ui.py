@@ -77,7 +77,7 @@ class TestServe:
 
 class TestErrors:
     def test_port_in_use_is_one_line(self, tmp_path, capsys):
-        """A taken port is exit 2 and one line naming it."""
+        """A taken port is exit 1 and one line naming it."""
         taken = socket.socket()
         taken.bind(("127.0.0.1", 0))
         taken.listen()
@@ -86,7 +86,7 @@ class TestErrors:
             code = main(["ui", "--port", str(port), "--session-db", str(tmp_path / "j.db")])
         finally:
             taken.close()
-        assert code == 2
+        assert code == 1
         assert capsys.readouterr().err == (
             f"agentfsm: cannot listen on 127.0.0.1:{port} (Address already in use); pick another --port or --host\n"
         )
@@ -115,8 +115,8 @@ class TestErrors:
         db.close()
 
     def test_bad_port_is_a_usage_error(self, capsys):
-        assert main(["ui", "--port", "70000"]) == 2
-        assert capsys.readouterr().err == "agentfsm: --port must be 0..65535 (got 70000)\n"
+        assert main(["ui", "--port", "70000"]) == 1
+        assert capsys.readouterr().err == "error: --port must be 0..65535 (got 70000)\n"
 
     @pytest.mark.parametrize("missing", ["starlette", "uvicorn"])
     def test_missing_extra_is_a_one_line_hint(self, missing, capsys, monkeypatch):
@@ -125,5 +125,5 @@ class TestErrors:
             if name == missing or name.startswith(f"{missing}.") or name.startswith("fsm.ui"):
                 monkeypatch.delitem(sys.modules, name)
         monkeypatch.setitem(sys.modules, missing, None)  # import fails as if not installed
-        assert main(["ui", "--port", "0"]) == 2
+        assert main(["ui", "--port", "0"]) == 1
         assert capsys.readouterr().err == "agentfsm: agentfsm ui needs its extra: pip install 'agentfsm[ui]'\n"

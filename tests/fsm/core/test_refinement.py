@@ -1,11 +1,12 @@
-"""The code refines the table: the real Agent, driven through every choice the checker explores, reaches exactly
-the checker's configurations, move for move (several subagents included: a move of subagent ``i``, ``@i …`` or
-``return i``, is ``step(child=…)``, which is how threads and the debugger move one of them).
+"""The code refines the table: the real Agent, driven through every choice the checker explores, reaches exactly the
+checker's configurations, move for move (several subagents included: a move of subagent ``i``, ``@i …`` or ``return
+i``, is ``step(child=…)``, which is how threads and the debugger move one of them).
 
-For each configuration the checker reaches (breadth-first, exact budget), the real agent is rebuilt from a copy of
-its data with ``Agent.restore``, made to take each choice (a ScriptedModel-like model answers as the choice says,
-real tools run in a temp dir, a Stop hook forces a turn or not, Ctrl-C comes inside the model call or between
-steps), and the transitions it makes and the configuration it reaches are compared with the checker's.
+For each configuration the checker reaches (breadth-first, exact budget), the real agent is rebuilt from a copy of its
+data with ``Agent.restore``, made to take each choice (a ScriptedModel-like model answers as the choice says, real tools
+run in a temp dir, a Stop hook forces a turn or not, a UserPromptSubmit hook blocks the prompt or not, Ctrl-C comes
+inside the model call or between steps), and the transitions it makes and the configuration it reaches are compared with
+the checker's.
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ import pytest
 from fsm import Agent, Hooks, ModelError, Reply
 from fsm.checker.search import Bounds, Config, Node, explore, initial, moves
 from fsm.policy.chain import allow_all
+from fsm.policy.hooks import PromptBlock
 from fsm.testing import text_reply, tool_reply, tool_use
 
 
@@ -65,10 +67,11 @@ class Driver:
     def __init__(self, workdir: Path, b: Bounds) -> None:
         self.workdir, self.b = workdir, b
         self.model = ChoiceModel()
-        self.force = False
+        self.force = self.block = False
         self.hooks = Hooks()
         for event in ("Stop", "SubagentStop"):
             self.hooks.on(event, lambda e: "go on" if self.force else None)
+        self.hooks.on("UserPromptSubmit", lambda e: PromptBlock("no prompts today") if self.block else None)
 
     def fresh(self) -> Agent:
         agent = Agent(
@@ -103,7 +106,7 @@ class Driver:
             index, _, rest = choice.removeprefix("@").removeprefix("return ").partition(" ")
             child, choice = agent.children[int(index)].agent_id, rest or "return"
         mover = agent if child is None else agent.children[[c.agent_id for c in agent.children].index(child)]
-        self.force = choice == "force"
+        self.force, self.block = choice == "force", choice == "blocked"
         if choice.startswith("tools "):
             self.model.next = ("tools", tuple(choice[6:].split("+")))
         else:

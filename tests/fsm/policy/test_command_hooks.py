@@ -214,3 +214,43 @@ class TestInAgent:
         assert len(install(Hooks(), Settings(hooks=(spec,)), project=tmp_path).callbacks("PreToolUse")) == 1
         off = Settings(hooks=(spec,), disable_all_hooks=True)
         assert install(Hooks(), off, project=tmp_path).callbacks("PreToolUse") == []
+
+
+class TestPromptBlock:
+    """A UserPromptSubmit hook that blocks (exit 2, or ``decision: "block"``) stops the prompt, as Claude Code does."""
+
+    def hooks(self, command: CommandHook) -> Hooks:
+        hooks = Hooks()
+        hooks.on("UserPromptSubmit", command)
+        return hooks
+
+    def test_exit_2_drops_the_prompt_and_calls_no_model(self, tmp_path: Path) -> None:
+        """The prompt is blocked once: no call, no message, Claude Code's words as the error; the next prompt runs."""
+        body = "cat > /dev/null\ntest -f .once && exit 0\ntouch .once\necho 'no prompts today' >&2\nexit 2\n"
+        blocker = hook(tmp_path, body, event="UserPromptSubmit")
+        model = ScriptedModel([text_reply("ok")])
+        agent = Agent(model, str(tmp_path), hooks=self.hooks(blocker))
+        assert agent.run("go") == ""
+        record = agent.history[-1]
+        assert (record.source, record.trigger, record.dest, record.prompt) == ("idle", "prompt_blocked", "idle", "go")
+        assert agent.outcome == "prompt_blocked" and model.requests == [] and agent.data.messages == []
+        assert agent.data.error == (
+            f"UserPromptSubmit operation blocked by hook:\n[{blocker.spec.command}]: no prompts today\n\n\n"
+            "Original prompt: go"
+        )
+        assert agent.run("again") == "ok"
+        assert model.requests[0].messages == [{"role": "user", "content": "again"}]
+        assert (agent.outcome, agent.data.error) == ("end_turn", None)
+
+    def test_decision_block_says_its_reason(self, tmp_path: Path) -> None:
+        """``{"decision": "block", "reason": …}`` blocks with the reason alone, as Claude Code words it."""
+        blocker = hook(
+            tmp_path,
+            'cat > /dev/null\necho \'{"decision": "block", "reason": "not today"}\'\n',
+            event="UserPromptSubmit",
+        )
+        model = ScriptedModel([])
+        agent = Agent(model, str(tmp_path), hooks=self.hooks(blocker))
+        agent.run("go")
+        assert agent.data.error == "UserPromptSubmit operation blocked by hook:\nnot today\n\nOriginal prompt: go"
+        assert model.requests == [] and agent.history[-1].trigger == "prompt_blocked"

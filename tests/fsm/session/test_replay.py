@@ -11,6 +11,7 @@ import pytest
 from fsm import Agent, ConfigError, Hooks, ModelError
 from fsm.cli.replay import command, configure
 from fsm.core.records import AgentState
+from fsm.policy.hooks import PromptBlock
 from fsm.session.journal import Journal, default_path
 from fsm.session.replay import ReplayReport, recorded_model, replay
 from fsm.session.restore import resume
@@ -46,6 +47,19 @@ class TestReplay:
         assert report.ok and (report.recorded, report.matched) == (18, 18)
         assert report.describe() == f"replayed session 5d1c9e2a in {tmp_path / 'scratch'}: 18 of 18 transitions match"
         assert (tmp_path / "scratch" / "notes.txt").read_text() == "n" * 50  # the tools really ran
+
+    def test_a_blocked_prompt_replays_without_its_hook(self, tmp_path):
+        """A prompt a UserPromptSubmit hook blocked is blocked again (the recorded words), and the run goes on."""
+        hooks = Hooks()
+        hooks.on("UserPromptSubmit", lambda e: PromptBlock("[gate]: no\n") if e.prompt == "one" else None)
+        path, session = record(tmp_path, [text_reply("second")], prompts=("one", "two"), hooks=hooks)
+        with Journal(path) as journal:
+            assert [r.trigger for r in journal.records(session)][:2] == ["prompt_blocked", "prompt"]
+            assert (
+                resume(journal, session, ScriptedModel([]), workdir=str(tmp_path)).data.messages[0]["content"] == "two"
+            )
+        report = replayed(path, session, tmp_path / "scratch")
+        assert report.ok and report.matched == report.recorded == 4
 
     def test_several_prompts_and_model_errors(self, tmp_path):
         """Every recorded prompt is sent again and recorded model errors are raised again."""

@@ -32,12 +32,14 @@ class TestNeverTaken:
     def test_today(self):
         """Today: the subagent's spawn and return (it never spawns), /compact (the root's prompt only) and so the
         subagent's ends of a /compact (to idle: told apart by dest), its third failed compaction in a row (not reached
-        within these bounds), the root's budget_spent from idle."""
+        within these bounds), its prompt_blocked (its prompt fires no UserPromptSubmit), the root's budget_spent from
+        idle."""
         assert drawn.never_taken() == {
             ("", "idle", "budget_spent", "stopping"),
             (CHILD, "executing_tools", "subagent_spawned", "executing_tools"),
             (CHILD, "executing_tools", "subagent_returned", "executing_tools"),
             (CHILD, "idle", "compact_requested", "compacting"),
+            (CHILD, "idle", "prompt_blocked", "idle"),
             *((CHILD, "compacting", t, "idle") for t in ("compaction_blocked", "compacted", "summarized")),
             (CHILD, "compacting", "compaction_failed", "idle"),
             (CHILD, "compacting", "compaction_failed", "stopping"),
@@ -52,6 +54,7 @@ class TestNeverTaken:
             "the subagent's subagent_returned from executing_tools",
             "the subagent's subagent_spawned from executing_tools",
             "the subagent's compact_requested from idle",
+            "the subagent's prompt_blocked from idle",
         ]
         assert drawn.left_out("`")[0] == "the root's `budget_spent` from `idle`"
 
