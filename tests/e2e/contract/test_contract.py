@@ -60,8 +60,13 @@ def test_no_listed_difference_is_gone(comparison: Comparison) -> None:
 
 
 def test_docs_quote_the_measured_figure(comparison: Comparison) -> None:
-    """docs/cli.md states today's agreement figure, exactly as ``compare --report`` prints it, and the corpus's size."""
+    """docs/cli.md and README.md state today's agreement figure, exactly as ``compare --report`` prints it, and the
+    corpus's size."""
     text = " ".join(CLI_DOC.read_text().split())  # the sentence may be wrapped anywhere
     quoted = re.findall(r"\d+ of \d+ script-visible fields agree \(\d+ %\)", text)
     assert quoted == [comparison.figure], f"docs/cli.md says {quoted}, measured: {comparison.figure}"
     assert f"A corpus of {len(SCENARIOS)} `claude -p` command lines" in text
+    readme = " ".join((CLI_DOC.parent.parent / "README.md").read_text().split())
+    quoted = re.findall(r"\d+ of \d+ script-visible fields agree \(\d+ %\)", readme)
+    assert quoted == [comparison.figure], f"README.md says {quoted}, measured: {comparison.figure}"
+    assert f"On {len(SCENARIOS)} `claude -p` scenarios recorded" in readme
