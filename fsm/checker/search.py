@@ -292,7 +292,12 @@ def invariant(config: Config, b: Bounds) -> bool:
 def _nodes(b: Bounds, *, child: bool) -> Iterator[Node]:
     pendings = [k for n in range(b.tools_per_reply + 1) for k in itertools.product(KINDS, repeat=n)]
     kids = [] if child else list(_nodes(b, child=True))
-    counts = [(c, f, False) for c in range(MAX_COMPACTIONS + 1) for f in range(MAX_FAILED_COMPACTIONS + 1)]
+    # Without compaction every count stays zero: enumerating them would only multiply the children's product.
+    counts = (
+        [(c, f, False) for c in range(MAX_COMPACTIONS + 1) for f in range(MAX_FAILED_COMPACTIONS + 1)]
+        if b.compaction
+        else [ZERO]
+    )
     for turn in range(b.max_turns + 1):
         yield ("idle", turn, (), False, (), ZERO)
         if not child or turn == 0:

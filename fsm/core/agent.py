@@ -717,8 +717,9 @@ class Agent:
         return self._context_full() if self.state == "awaiting_model" else None
 
     def _context_exceeded(self, error: str) -> Transition:
-        """The model refused the request as too long: compact and call again, if the table allows; else the run
-        ends with ``context_window``."""
+        """The model refused the request as too long: compact and call again, if the table allows and there is a
+        reply to compact; else the run ends with ``context_window`` (as Claude Code's, a refused first prompt makes
+        one call)."""
         refused = refused_window(error)
         if refused is not None and refused[0] > 0 and self._compactor is not None:
             # the window in the compactor's own count: its estimate of this request, scaled as the API counted it
@@ -726,7 +727,9 @@ class Agent:
             self._window = max(1, refused[1] * estimate // refused[0])
         with self._tree_lock:
             facts = self._after("context_exceeded", after_call=True)
-            if self._compactor is not None and first_row("context_exceeded", self.state, facts) is not None:
+            # a history with no reply yet is the prompt alone: no pass and no summary can make it shorter
+            replied = any(m.get("role") == "assistant" for m in self.data.messages)
+            if self._compactor is not None and replied and first_row("context_exceeded", self.state, facts) is not None:
                 return self._fire("context_exceeded", error=error)
             return self._fire("model_failed", error=error, outcome="context_window")
 

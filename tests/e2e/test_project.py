@@ -91,7 +91,7 @@ class TestCustomSubagents:
         bad = project / ".claude" / "agents" / "boss.md"
         bad.write_text("---\nname: boss\ndescription: Delegates.\ntools: Read, Task\n---\nYou delegate.\n")
         run = agentfsm("-p", "go")
-        assert (run.code, run.stdout) == (2, "")
+        assert (run.code, run.stdout) == (1, "")
         assert run.stderr == (
             f"agentfsm: {bad}: tools lists Task, but a subagent cannot delegate (depth stays 1); remove it\n"
         )

@@ -3,6 +3,7 @@ agrees with the exact system; a broken table or guard gives a counterexample."""
 
 from __future__ import annotations
 
+import attrs
 import pytest
 
 from fsm.checker import reduced
@@ -161,10 +162,14 @@ class TestCheck:
         assert report.proved and report.worst_case == 7
 
     @pytest.mark.slow
-    def test_inductive(self):
-        """Every move from every configuration satisfying the invariant keeps it, reachable or not."""
-        count, problem, _ = check_inductive(Bounds(3, 2, 10))
-        assert problem is None and count > check(Bounds(3, 2, 10, reduce=False)).configurations / 2
+    @pytest.mark.parametrize(
+        "bounds", [Bounds(3, 2, 10, **NO_COMPACTION), Bounds(2, 1, 3)], ids=["plain", "compaction"]
+    )
+    def test_inductive(self, bounds):
+        """Every move from every configuration satisfying the invariant keeps it, reachable or not (with compaction
+        at smaller bounds: its counts multiply every child's states)."""
+        count, problem, _ = check_inductive(bounds)
+        assert problem is None and count > check(attrs.evolve(bounds, reduce=False)).configurations / 2
 
     def test_inductive_finds_a_broken_move(self, table):
         """Without the budget guard on tools_done, some configuration satisfying the invariant leaves it."""

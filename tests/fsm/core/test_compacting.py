@@ -154,16 +154,27 @@ class TestReactive:
         assert [r.trigger for r in agent.history].count("context_full") == 1
 
     def test_at_most_two_compactions_per_model_call(self, tmp_path):
-        """A model that refuses every request sees at most MAX_COMPACTIONS compactions before the run ends."""
-        model = answering(summary=text_reply("s"), work=too_long(5000, 10))
+        """A model that refuses every request after its first reply sees at most MAX_COMPACTIONS compactions
+        before the run ends."""
+        first = iter([text_reply("hello")])
+        model = answering(summary=text_reply("s"), work=lambda _: next(first, too_long(5000, 10)))
         agent = Agent(model, str(tmp_path), compactor=CharCompactor(threshold=None))
+        assert agent.run("hi") == "hello"
         agent.run("go")
         assert agent.outcome == "context_window"
         starts = [r for r in agent.history if r.dest == "compacting"]
         assert len(starts) == MAX_COMPACTIONS
         assert edges(agent)[-2] == ("awaiting_model", "model_failed", "stopping")
         assert len(summary_calls(model)) == MAX_COMPACTIONS  # the second before the call: the window is known
-        assert len(model.requests) - MAX_COMPACTIONS == 2
+        assert len(model.requests) - MAX_COMPACTIONS == 3  # hello, and two refused
+
+    def test_a_refused_first_prompt_is_not_compacted(self, tmp_path):
+        """With no reply yet there is nothing to compact: the refused call is the only one (Claude Code's too)."""
+        model = answering(summary=text_reply("s"), work=too_long(5000, 10))
+        agent = Agent(model, str(tmp_path), compactor=CharCompactor(threshold=None))
+        agent.run("go")
+        assert (agent.outcome, len(model.requests)) == ("context_window", 1)
+        assert "compacting" not in [r.dest for r in agent.history]
 
     def test_without_a_compactor_the_run_ends(self, tmp_path):
         """An agent that cannot compact ends the run with context_window, as before."""
