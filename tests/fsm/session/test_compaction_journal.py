@@ -98,3 +98,44 @@ class TestRepair:
             assert agent.run("go on") == "went on"
             triggers = [r.trigger for r in journal.records(session)]
             assert "context_exceeded" in triggers and "summarized" in triggers
+
+
+class TestLearnedWindow:
+    def test_the_window_a_refusal_named_is_kept_across_processes(self, tmp_path):
+        """The window the model named when it refused a request is journalled: the resumed agent knows it and
+        compacts ahead of its first request instead of being refused again."""
+        ws = _workspace(tmp_path)
+        refusals: list[int] = []
+        work: list[str] = []
+        """What the model does at each request with tools: read a big file, or end the run."""
+
+        def answer(request: Request) -> dict[str, Any]:
+            size = len(str(request.messages))
+            if size > 8000:
+                refusals.append(size)
+                raise ModelError(
+                    f"prompt is too long: {size // 4} tokens > 2000 maximum", status_code=400, kind="context_window"
+                )
+            if not request.tools:
+                return text_reply("summary")
+            return _read() if work.pop(0) == "read" else text_reply("ok")
+
+        work[:] = ["read", "read", "ok"]
+        first = Agent(ScriptedModel([answer] * 20), str(ws), compactor=CharCompactor(threshold=None))
+        journal = Journal(tmp_path / "sessions.db")
+        session = journal.start(first)
+        assert first.run("read") == "ok" and len(refusals) == 1
+        learned = first.data.context_window
+        assert learned is not None
+        journal.close()
+
+        with Journal(tmp_path / "sessions.db") as journal:
+            exceeded = [r for r in journal.records(session) if r.trigger == "context_exceeded"]
+            assert [r.window for r in exceeded] == [learned]
+            work[:] = ["read", "read", "ok"]
+            again = resume(journal, session, ScriptedModel([answer] * 20), compactor=CharCompactor(threshold=None))
+            assert again.data.context_window == learned
+            assert again.run("read more") == "ok"
+            assert len(refusals) == 1  # the resumed agent compacted ahead: no request was refused again
+            triggers = [r.trigger for r in journal.records(session)]
+            assert triggers.count("context_full") >= 1 and triggers.count("context_exceeded") == 1
