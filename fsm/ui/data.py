@@ -76,6 +76,8 @@ def event(record: Transition) -> dict[str, Any]:
         }
     if record.trigger in ("prompt", "continue_forced") and record.appended:
         data["prompt"] = _text_of(record.appended[0].get("content", ""))
+    if record.trigger == "compact_requested":  # a prompt that appends no message: its words are the record's
+        data["prompt"] = "/compact" + (f" {record.instructions}" if record.instructions else "")
     if record.tool_call is not None:  # its input is in the reply that asked for it
         data["call"] = {"id": record.tool_call.get("id"), "name": record.tool_call.get("name")}
     if record.tool_result is not None:

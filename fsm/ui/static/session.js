@@ -135,7 +135,7 @@ function addToTranscript(e) {
     containers.set(e.agent, container);
   }
   if (e.prompt !== undefined) {
-    container.append(message(e, e.trigger === "prompt" ? "user" : "user (Stop hook)", e.prompt, "user"));
+    container.append(message(e, e.trigger === "continue_forced" ? "user (Stop hook)" : "user", e.prompt, "user"));
   }
   if (e.reply && e.source !== "compacting") { // a summary call's reply shows in its compaction's box
     if (!e.reply.blocks.length) container.append(message(e, "assistant", "(empty reply)", "assistant"));
@@ -168,8 +168,9 @@ function compaction(e, container) {
   const head = el("div", "role", `compaction (${c.trigger}) at #${e.seq}`);
   const parts = [`${number(c.pre_tokens)} → ${number(c.post_tokens)} tokens`];
   if (c.summary !== null) parts.push(`a summary replaced ${number(c.replaced)} messages`);
-  if (c.cleared.length) parts.push(`${number(c.cleared.length)} old tool results cleared`);
-  if (c.persisted.length) parts.push(`${number(c.persisted.length)} large results persisted`);
+  const some = (n, what) => `${number(n)} ${what}${n === 1 ? "" : "s"}`;
+  if (c.cleared.length) parts.push(`${some(c.cleared.length, "old tool result")} cleared`);
+  if (c.persisted.length) parts.push(`${some(c.persisted.length, "large result")} persisted`);
   box.append(head, el("div", "what", parts.join(" · ")));
   if (c.summary !== null) box.append(textBlock(c.summary));
   container.append(remember(e, box));

@@ -129,8 +129,8 @@ class TestSessionPage:
             "compaction (manual) at #18",
         ]
         assert boxes.locator(".what").all_text_contents() == [
-            "2,123 → 1,128 tokens · 1 old tool results cleared",
-            "2,183 → 1,188 tokens · 1 old tool results cleared",
+            "2,123 → 1,128 tokens · 1 old tool result cleared",
+            "2,183 → 1,188 tokens · 1 old tool result cleared",
             "1,208 → 24 tokens · a summary replaced 8 messages",
         ]
         assert boxes.nth(2).locator("pre").text_content() == "THE SUMMARY of three reads"
@@ -141,6 +141,8 @@ class TestSessionPage:
         replaced = page.locator(".replaced").evaluate_all("nodes => nodes.map(n => n.dataset.seq)")
         seqs = {int(seq) for seq in replaced}
         assert {1, 2, 3, 9, 14, 15} <= seqs and max(seqs) < 18  # all before the summary; nothing after it
+        users = page.locator(".msg.user pre").all_text_contents()
+        assert users == ["read the three files", "/compact keep the file names", "go on"]
         assert page.locator('.msg.user[data-seq="19"]').get_attribute("class") == "msg user"
         assert page.locator('.result[data-seq="3"]').get_attribute("title") == (
             "replaced by the compaction at #9; the journal keeps it"

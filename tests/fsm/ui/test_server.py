@@ -242,5 +242,6 @@ def test_events_say_where_each_compaction_happened_and_what_it_replaced(tmp_path
         (18, "manual", 8, [], "THE SUMMARY of three reads"),
     ]
     assert compactions[0][1]["pre_tokens"] == 2123 and compactions[0][1]["post_tokens"] == 1128
+    assert next(e for e in events if e["trigger"] == "compact_requested")["prompt"] == "/compact keep the file names"
     results = [e["result"]["text"] for e in events if "result" in e]
     assert [text[:6] for text in results] == ["file 0", "file 1", "file 2"]
