@@ -109,7 +109,7 @@ class TestExit:
         assert script.value == "fsm.cli:entry"
         assert "entry()" in AGENTFSM.read_text()
 
-    @pytest.mark.parametrize(("argv", "code"), [(["--version"], 0), (["--max-turns", "45", "-p", "x"], 2)])
+    @pytest.mark.parametrize(("argv", "code"), [(["--version"], 0), (["--max-turns", "0", "-p", "x"], 1)])
     def test_entry_flushes_and_skips_teardown(self, tmp_path: Path, argv: list[str], code: int) -> None:
         """After main returns, entry flushes stdout and stderr and ends the process with main's status, before
         interpreter teardown (an atexit handler never runs)."""
