@@ -66,6 +66,7 @@ from fsm.core.scheduler import deepest_busy as _deepest_busy
 from fsm.core.subagents import AgentDefinition, task_problem
 from fsm.core.vocabulary import HookEventName, Outcome, State, Trigger
 from fsm.errors import ConfigError, MisuseError, ModelError
+from fsm.model.price_cache import exclude as exclude_from_price_cache
 from fsm.model.pricing import price_of
 from fsm.model.protocol import Model, StreamingModel
 from fsm.model.reply import Block, Message, Reply
@@ -227,6 +228,8 @@ class Agent:
         self._policy, self._max_tokens = policy, options.max_tokens
         self.model = model
         self.workspace = workspace
+        if _parent is None:  # prices kept inside the workspace could be forged by what runs in it
+            exclude_from_price_cache(workspace.root)
         self.data: AgentState = data
         self._schemas = [t.schema for t in self._tools]
         """The tools as every model call offers them, built once."""

@@ -15,6 +15,10 @@ A usage past the bound, a model with no rates kept, or a miss goes to the librar
 day it was made (a price may change on a date) and the installed ``genai-prices`` (the file name holds the size and
 modification time of its data module, found without importing it); a file that does not read is a miss. Nothing
 here imports ``genai_prices``: :mod:`fsm.model.pricing` asks the library and calls :func:`store`.
+
+A cache directory inside a workspace the process works in is never read or written (:func:`exclude`; the agent and
+the CLI name their workspace): a repository, or an agent writing files in it, could otherwise forge the prices a USD
+budget counts with, as the journal and the result store are kept out of the workspace for the same reason.
 """
 
 from __future__ import annotations
@@ -30,7 +34,7 @@ from typing import Any
 
 from attrs import frozen
 
-__all__ = ["KINDS", "UNKNOWN", "Entry", "cache_dir", "forget", "load", "store"]
+__all__ = ["KINDS", "UNKNOWN", "Entry", "cache_dir", "exclude", "forget", "load", "store"]
 
 KINDS = ("input_tokens", "output_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
 """The token counts a rate is kept for, in ``Usage``'s order."""
@@ -58,8 +62,30 @@ def cache_dir() -> Path:
     return (Path(configured) if os.path.isabs(configured) else Path.home() / ".cache") / "agentfsm"
 
 
+_excluded: set[Path] = set()
+"""Workspaces the cache must not lie in (:func:`exclude`)."""
+
+
+def exclude(workspace: str | os.PathLike[str]) -> None:
+    """Never read or write the cache while its directory lies inside *workspace* (what this process read from it
+    is dropped)."""
+    global _entries
+    root = Path(workspace).resolve()
+    if root not in _excluded:
+        _excluded.add(root)
+        if _inside(cache_dir(), root):
+            _entries = None
+
+
+def _inside(path: Path, root: Path) -> bool:
+    return path.resolve().is_relative_to(root)
+
+
 def _path() -> Path | None:
-    """Today's cache file for the installed genai-prices; None when it is not installed."""
+    """Today's cache file for the installed genai-prices; None when it is not installed, or the cache directory
+    lies inside an excluded workspace."""
+    if any(_inside(cache_dir(), root) for root in _excluded):
+        return None
     spec = find_spec("genai_prices")
     if spec is None or not spec.submodule_search_locations:
         return None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -96,3 +97,28 @@ class TestAnotherProcess:
             for _ in range(2)
         ]
         assert [run.stdout.split() for run in runs] == [["0.018", "200000", "True"], ["0.018", "200000", "False"]]
+
+
+class TestInsideTheWorkspace:
+    def test_a_cache_inside_the_workspace_is_never_read_nor_written(self, tmp_path, monkeypatch) -> None:
+        """When the cache directory lies inside an agent's workspace, a forged cache file there (every price zero)
+        is not read and nothing is written there: the prices come from the library."""
+        from fsm import Agent
+        from fsm.testing import ScriptedModel
+
+        monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / ".cache"))
+        monkeypatch.setattr(price_cache, "_excluded", set())
+        price_cache.forget()
+        path = price_cache._path()
+        assert path is not None
+        path.parent.mkdir(parents=True)
+        forged = {"canonical_model": "claude-sonnet-4-5", "context_window": 10, "rates": ["0"] * 4, "bound": None}
+        path.write_text(json.dumps({"claude-sonnet-4-5": forged}))
+        assert price_of("claude-sonnet-4-5", Usage(1000)).usd == 0  # read, before the workspace is known
+
+        Agent(ScriptedModel([]), str(tmp_path))
+        usage = Usage(1000, 1000)
+        assert price_of("claude-sonnet-4-5", usage) == _library_price("claude-sonnet-4-5", usage)
+        price_of("claude-haiku-4-5", usage)
+        assert json.loads(path.read_text()) == {"claude-sonnet-4-5": forged}  # nothing written
+        price_cache.forget()
