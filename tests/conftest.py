@@ -70,6 +70,20 @@ def _logger_levels() -> Iterator[None]:
 
 
 @pytest.fixture(autouse=True, scope="session")
+def cache_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
+    """What the run caches (genai-prices' answers, ``fsm.model.price_cache``) goes to one temporary XDG_CACHE_HOME
+    (subprocesses inherit it), never the real home's."""
+    home = tmp_path_factory.mktemp("cache")
+    before = os.environ.get("XDG_CACHE_HOME")
+    os.environ["XDG_CACHE_HOME"] = str(home)
+    yield home
+    if before is None:
+        os.environ.pop("XDG_CACHE_HOME", None)
+    else:
+        os.environ["XDG_CACHE_HOME"] = before
+
+
+@pytest.fixture(autouse=True, scope="session")
 def state_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Path]:
     """The journals of the whole run go to one temporary XDG_STATE_HOME (each workspace has its own journal
     there, as each test has its own workspace; subprocesses inherit it), never the real home's."""

@@ -403,7 +403,9 @@ class RunOptions:
             ConfigError: no API key (when no model is given), or a USD budget with a model that has no known price.
         """
         from fsm.core.agent import Agent
+        from fsm.model.price_cache import exclude
 
+        exclude(self.agent.workdir)  # before the first price is read: never a cache a repository could hold
         chosen = self.model.build() if model is None else model
         options = self.agent.agent_options()
         name = options.unpriced_model(chosen)

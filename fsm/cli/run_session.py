@@ -62,8 +62,11 @@ def session_for(
     choice: SessionChoice, agent: Agent, *, limits: Mapping[str, Any]
 ) -> Iterator[tuple[Agent, Session | None]]:
     """:func:`open_session`, closing the session when the block ends; meanwhile the session's transcript is
-    written and its hooks are told of it (:func:`transcribed`)."""
+    written and its hooks are told of it (:func:`transcribed`). The agent's first prompt fires the SessionStart
+    hooks, source ``resume`` for a session that goes on (resumed, continued or forked), else ``startup``."""
     agent, session = open_session(choice, agent, limits=limits)
+    going_on = session is not None and (session.resumed or session.forked_from is not None)
+    agent.start_session("resume" if going_on else "startup")
     try:
         with transcribed(agent, session):
             yield agent, session

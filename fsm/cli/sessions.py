@@ -144,7 +144,13 @@ def _entries(record: Transition, calls: dict[str, str]) -> list[str]:
         entries.append(f"user: {_text_of(record.appended[0]['content'])}")
     if t == "continue_forced":
         entries.append(f"user (Stop hook): {_text_of(record.appended[0]['content'])}")
-    if record.reply is not None:
+    if t == "compact_requested":
+        entries.append("user: /compact" + (f" {record.instructions}" if record.instructions else ""))
+    if record.compaction is not None:
+        entries.append(_compaction(record))
+    elif record.reply is not None and record.source == "compacting":
+        entries.append(f"summary call: {_text_of(list(record.reply.content)) or '(no text)'}")
+    elif record.reply is not None:
         for block in record.reply.content:
             if block["type"] == "text":
                 entries.append(f"assistant: {block['text']}")
@@ -155,6 +161,8 @@ def _entries(record: Transition, calls: dict[str, str]) -> list[str]:
             entries.append("assistant: (empty reply)")
     if t == "model_failed":
         entries.append(f"model error: {record.error}")
+    if t in ("context_exceeded", "compaction_failed", "compaction_blocked"):
+        entries.append(f"{t}: {record.error}")
     if t == "subagent_spawned":
         entries.append(f"subagent {record.child} started")
     if record.tool_result is not None and record.tool_call is not None:
@@ -163,6 +171,21 @@ def _entries(record: Transition, calls: dict[str, str]) -> list[str]:
     if t in ("stopped", "turn_limit", "interrupted") or (t == "replied_final" and record.outcome != "end_turn"):
         entries.append(f"{t}: {record.outcome or 'max_turns'}" + (f" ({record.error})" if record.error else ""))
     return entries
+
+
+def _compaction(record: Transition) -> str:
+    """Where a compaction happened and what it replaced: ``compaction (auto): 2,123 → 1,128 tokens; cleared 1 old
+    tool result (r0)``, or a summary that replaced N messages, followed by the summary."""
+    info = record.compaction
+    assert info is not None
+    what = [f"compaction ({info.trigger}): {info.pre_tokens:,} → {info.post_tokens:,} tokens"]
+    if record.reply is not None:
+        what.append(f"a summary replaced {info.replaced} messages")
+    for ids, done in ((info.cleared, "cleared"), (info.persisted, "persisted")):
+        if ids:
+            what.append(f"{done} {len(ids)} old tool result{'s' if len(ids) > 1 else ''} ({', '.join(ids)})")
+    text = "; ".join(what)
+    return text if record.reply is None else f"{text}\nsummary: {record.reply.text}"
 
 
 def export_jsonl(journal: Journal, session_id: str, out: TextIO) -> None:

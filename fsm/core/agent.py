@@ -36,7 +36,7 @@ import uuid
 import warnings
 from collections.abc import Callable, Iterable
 from types import EllipsisType
-from typing import Any, ClassVar, Unpack
+from typing import Any, ClassVar, Literal, Unpack
 
 import attrs
 from transitions import EventData
@@ -66,6 +66,7 @@ from fsm.core.scheduler import deepest_busy as _deepest_busy
 from fsm.core.subagents import AgentDefinition, task_problem
 from fsm.core.vocabulary import HookEventName, Outcome, State, Trigger
 from fsm.errors import ConfigError, MisuseError, ModelError
+from fsm.model.price_cache import exclude as exclude_from_price_cache
 from fsm.model.pricing import price_of
 from fsm.model.protocol import Model, StreamingModel
 from fsm.model.reply import Block, Message, Reply
@@ -227,6 +228,8 @@ class Agent:
         self._policy, self._max_tokens = policy, options.max_tokens
         self.model = model
         self.workspace = workspace
+        if _parent is None:  # prices kept inside the workspace could be forged by what runs in it
+            exclude_from_price_cache(workspace.root)
         self.data: AgentState = data
         self._schemas = [t.schema for t in self._tools]
         """The tools as every model call offers them, built once."""
@@ -237,9 +240,6 @@ class Agent:
         self._measured: tuple[int, int] | None = None
         """The last reply's input tokens and how many messages they covered (None: none since the history
         changed): what the compactor counts the next request from."""
-        self._window: int | None = None
-        """The window the model last said it has ("prompt is too long: N tokens > M maximum"), in the compactor's
-        count (M scaled by its estimate of the refused request over N), if the model said so."""
         self._notes: tuple[str, ...] = ()
         """What the PreCompact hooks said, for the record of the compaction under way."""
         self._cancelled = False
@@ -254,6 +254,10 @@ class Agent:
         self.history: list[Transition] = []
         """Every Transition this agent's steps produced, its subagents' included."""
         self._step_started = 0.0
+        self._session_source: Literal["startup", "resume"] | None = None
+        """On the root: the SessionStart hooks its next prompt fires first (``start_session``), if any."""
+        self._session_context: str | None = None
+        """On the root: what those hooks said, added to the next prompt's message."""
         self._prompt_id: str | None = None
         """On the root: the id of the prompt whose run this is (hooks' ``prompt_id``), new with each prompt."""
         self._ids_seen: tuple[list[Message] | None, int, Message | None, set[str]] = (None, 0, None, set())
@@ -487,8 +491,10 @@ class Agent:
         extra: str | None = None
         notes: list[str] = []
         if self._parent is None:  # a subagent's prompt is the task call's, not a user's: Claude Code fires none
+            notes = self._session_started()
             self._prompt_id = str(uuid.uuid4())
-            texts, notes = self._hooks.fire_each(self._event("UserPromptSubmit", prompt=prompt))
+            texts, more = self._hooks.fire_each(self._event("UserPromptSubmit", prompt=prompt))
+            notes += more
             blocks = [text for text in texts if isinstance(text, PromptBlock)]
             if blocks:  # Claude Code drops the prompt and ends the run: no call, nothing kept but the record
                 message = blocked_prompt_message(blocks, prompt)
@@ -496,13 +502,12 @@ class Agent:
                     "prompt_blocked", notes=tuple(notes), outcome="prompt_blocked", error=message, prompt=prompt
                 )
             extra = "\n\n".join(texts) if texts else None
-        content: Any = (
-            prompt
-            if not isinstance(extra, str)
-            else [{"type": "text", "text": prompt}, {"type": "text", "text": extra}]
-        )
+        compact = self._parent is None and is_compact_prompt(prompt)
+        context = None if compact else self._session_context  # /compact appends no message: it waits
+        texts = [t for t in (extra, context) if isinstance(t, str)]
+        content: Any = [{"type": "text", "text": t} for t in (prompt, *texts)] if texts else prompt
         appended = ({"role": "user", "content": content},)
-        if self._parent is None and is_compact_prompt(prompt):  # a turn of its own: the history is compacted
+        if compact:  # a turn of its own: the history is compacted
             options = self._options
             return self._fire(
                 "compact_requested",
@@ -512,7 +517,7 @@ class Agent:
                 max_budget_usd=options.max_budget_usd,
             )
         if self._parent is None:  # the root's prompt starts a new run: new limits, fresh budgets
-            options = self._options
+            self._session_context, options = None, self._options
             return self._fire(
                 "prompt",
                 appended=appended,
@@ -525,6 +530,32 @@ class Agent:
             if spent is not None:
                 return self._fire("budget_spent", notes=tuple(notes), outcome=spent)
             return self._fire("prompt", appended=appended, notes=tuple(notes))
+
+    def start_session(self, source: Literal["startup", "resume"]) -> None:
+        """Have this root agent fire the ``SessionStart`` hooks with *source* (``startup``: a new session;
+        ``resume``: one resumed or continued) at its next prompt, before ``UserPromptSubmit``, as Claude Code fires
+        them when a session opens; what they say reaches the model with that prompt, in a text block after it
+        (Claude Code's "SessionStart hook additional context: …").
+
+        Raises:
+            MisuseError: this is a subagent.
+        """
+        if self._parent is not None:
+            raise MisuseError("start_session() is for a root agent: a subagent's session is its parent's")
+        self._session_source = source
+
+    def _session_started(self) -> list[str]:
+        """Fire the SessionStart hooks :meth:`start_session` asked for, if any: their text waits, in
+        ``_session_context``, for the next prompt's message; their notices are returned."""
+        source, self._session_source = self._session_source, None
+        if source is None:
+            return []
+        self._prompt_id = None  # Claude Code fires them before any prompt: the input has no prompt_id
+        text, notes = self._hooks.fire(self._event("SessionStart", source=source))
+        if text:
+            said = f"<system-reminder>\nSessionStart hook additional context: {text}\n</system-reminder>"
+            self._session_context = said if self._session_context is None else f"{self._session_context}\n\n{said}"
+        return notes
 
     def _step_awaiting_model(self) -> Transition:
         full = self._context_full()
@@ -665,7 +696,8 @@ class Agent:
         """The tokens a request must stay under: the compactor's threshold, or (once the model refused a request
         as too long) nine tenths of the window it named, whichever is smaller; None: no limit is known."""
         threshold = self._compactor.threshold if self._compactor is not None else None
-        known = None if self._window is None else self._window - self._window // 10
+        window = self.data.context_window
+        known = None if window is None else window - window // 10
         limits = [n for n in (threshold, known) if n is not None]
         return min(limits) if limits else None
 
@@ -720,18 +752,18 @@ class Agent:
         """The model refused the request as too long: compact and call again, if the table allows and there is a
         reply to compact; else the run ends with ``context_window`` (as Claude Code's, a refused first prompt makes
         one call)."""
-        refused = refused_window(error)
+        refused, window = refused_window(error), None
         if refused is not None and refused[0] > 0 and self._compactor is not None:
             # the window in the compactor's own count: its estimate of this request, scaled as the API counted it
             estimate = self._compactor.tokens(self._request())
-            self._window = max(1, refused[1] * estimate // refused[0])
+            window = max(1, refused[1] * estimate // refused[0])
         with self._tree_lock:
             facts = self._after("context_exceeded", after_call=True)
             # a history with no reply yet is the prompt alone: no pass and no summary can make it shorter
             replied = any(m.get("role") == "assistant" for m in self.data.messages)
             if self._compactor is not None and replied and first_row("context_exceeded", self.state, facts) is not None:
-                return self._fire("context_exceeded", error=error)
-            return self._fire("model_failed", error=error, outcome="context_window")
+                return self._fire("context_exceeded", error=error, window=window)
+            return self._fire("model_failed", error=error, outcome="context_window", window=window)
 
     def _compacted(
         self,
@@ -936,7 +968,7 @@ class Agent:
 
     def _event(self, name: HookEventName, **fields: Any) -> HookEvent:
         data, root = self.data, self._root
-        if root._prompt_id is None:  # a resumed run that was under way: its prompt's id is not kept
+        if root._prompt_id is None and name != "SessionStart":  # a resumed run under way: its prompt's id is lost
             root._prompt_id = str(uuid.uuid4())
         return HookEvent(
             name,
@@ -1109,6 +1141,7 @@ class Agent:
             step.compaction,
             step.instructions,
             step.prompt,
+            step.window,
         )
         agent: Agent | None = self
         while agent is not None:

@@ -96,8 +96,10 @@ class AgentOptions:
     compaction: CompactSettings | None = field(
         default=None, validator=Kind(CompactSettings, "a fsm.compaction.CompactSettings or None")
     )
-    """When automatic compaction starts (``fsm.compaction.window``); None: Claude Code's defaults. Shared with
-    subagents."""
+    """Compact with ``fsm.compaction``'s passes, automatic compaction starting where these settings say
+    (``CompactSettings()``: Claude Code's thresholds for the model's window); shared with subagents. None, the
+    default: no compaction unless *compactor* is given (a request over the window ends the run, ``context_window``).
+    The CLI always compacts."""
     tools: tuple[str, ...] | None = field(default=None, converter=_names, validator=_known_tools)
     """Tool names to offer (None: ``PARENT_TOOLS``); a subagent gets these minus ``task``, and tools a bare deny
     rule of *permissions* names are not offered."""

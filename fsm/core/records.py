@@ -121,6 +121,10 @@ class Transition:
     prompt: str | None = None
     """On ``prompt_blocked``: the prompt a UserPromptSubmit hook blocked (never a message: Claude Code drops it);
     ``error`` holds Claude Code's words for the block."""
+    window: int | None = None
+    """On a request the model refused as too long ("prompt is too long: N tokens > M maximum"): the window it named,
+    in the agent's compactor's count (M scaled by the compactor's estimate of the request over N). Kept in the
+    agent's data (``AgentState.context_window``), so a resumed session does not learn it again."""
 
 
 @define
@@ -190,6 +194,9 @@ class AgentState:
     """The compaction under way was asked for by hand (``/compact``); read only in ``compacting``."""
     compaction_instructions: str | None = None
     """A ``/compact`` prompt's instructions for the summary (None: none given)."""
+    context_window: int | None = None
+    """The context window the model named when it last refused a request as too long, in the compactor's count
+    (``Transition.window``; None: it never did). Requests are compacted to stay under nine tenths of it."""
 
 
 converter = make_converter()

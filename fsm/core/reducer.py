@@ -88,6 +88,8 @@ class Change(Protocol):
     def compaction(self) -> Compaction | None: ...
     @property
     def instructions(self) -> str | None: ...
+    @property
+    def window(self) -> int | None: ...
 
 
 @define
@@ -115,6 +117,7 @@ class Step:
     compaction: Compaction | None = None
     instructions: str | None = None
     prompt: str | None = None
+    window: int | None = None
 
 
 def made_summary_call(change: Change) -> bool:
@@ -180,6 +183,8 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
                 run.run_cost_usd = None if change.cost_usd is None else run.run_cost_usd + change.cost_usd
     counts = (s.compactions, s.failed_compactions, s.manual_compaction)
     s.compactions, s.failed_compactions, s.manual_compaction = compaction_counts(change.trigger, change.source, counts)
+    if change.window is not None:
+        s.context_window = change.window
     if change.history is not None:
         s.messages = list(change.history)
     s.messages.extend(change.appended)

@@ -356,7 +356,7 @@ class AnthropicModel:
         try:
             if self._wire is None:
                 self._wire = Wire(self._credential_arguments(), timeout=self.timeout)
-                warm()  # the answer is priced (the result, a USD budget): load the table while it comes
+                warm(self.model)  # the answer is priced (the result, a USD budget): load the table while it comes
             response = self._wire.post(request)
         except httpx2.TimeoutException as exc:
             raise self._timed_out() from exc

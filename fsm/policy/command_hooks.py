@@ -125,6 +125,8 @@ class CommandHook:
             return self._run(payload, cwd=str(event.workspace.root))
         tool = event.tool_call.get("name") if event.name in _TOOL_EVENTS and event.tool_call else None
         name = f"{event.name}:{claude_name(str(tool))}" if tool else event.name
+        if event.name == "SessionStart" and event.source:  # Claude Code's "SessionStart:startup"
+            name = f"{event.name}:{event.source}"
         about = {"hook_id": str(uuid.uuid4()), "hook_name": name, "hook_event": event.name}
         self.observer("hook_started", about)
         code: int | None = None

@@ -6,7 +6,11 @@ record repeat what a row already holds, and are stored as references instead:
 - a reply's ``content`` is the assistant message the same row appended → ``"content": null``;
 - a ``tool_call`` is a tool_use block of the agent's last reply with tools → ``{"$ref": ID}``;
 - each tool_result block of the user message ``tools_done`` (or ``turn_limit``, ``interrupted``) appends
-  was made from the ``tool_ran`` row that answered it → ``{"$result": ID}``.
+  was made from the ``tool_ran`` row that answered it → ``{"$result": ID}``;
+- a compaction's ``history`` (the messages the model sees from then on) mostly repeats messages the agent's
+  earlier rows appended (the cheap passes change only the old tool results they clear): each run of messages equal
+  to the agent's messages at positions ``START`` to ``STOP - 1`` before the compaction → ``{"$msgs": [START, STOP]}``,
+  so a compaction's row holds only what it changed or wrote anew (the summary, the markers, what is given back).
 
 Fields holding their default are left out. A reference is written only when the block is exactly equal
 to what it points at, so decoding always gives back the record that was encoded.
@@ -46,6 +50,8 @@ class Codec:
     def __init__(self) -> None:
         self._calls: dict[str, dict[str, Block]] = {}
         self._answers: dict[str, dict[str, Block]] = {}
+        self._messages: dict[str, list[Block]] = {}
+        """Per agent, its messages as the rows so far made them (what a compaction's history refers to)."""
 
     def encode(self, record: Transition) -> tuple[str, str]:
         """The ``record`` and ``appended`` JSON texts of *record*'s row."""
@@ -63,6 +69,8 @@ class Codec:
         call = record.tool_call
         if call is not None and self._calls.get(record.agent, {}).get(str(call.get("id"))) == call:
             data["tool_call"] = {"$ref": call["id"]}
+        if record.history is not None:
+            data["history"] = _refer(list(record.history), self._messages.get(record.agent, []))
         self._learn(record)
         return dumps(data), dumps(appended)
 
@@ -81,6 +89,8 @@ class Codec:
         call = data.get("tool_call")
         if isinstance(call, dict) and set(call) == {"$ref"}:
             data["tool_call"] = self._calls[agent][call["$ref"]]
+        if isinstance(data.get("history"), list):
+            data["history"] = _resolve(data["history"], self._messages.get(agent, []))
         data["appended"] = appended
         record = converter.structure(data, Transition)
         self._learn(record)
@@ -88,6 +98,10 @@ class Codec:
 
     def _learn(self, record: Transition) -> None:
         agent = record.agent
+        if record.history is not None:
+            self._messages[agent] = list(record.history)
+        if record.appended:
+            self._messages.setdefault(agent, []).extend(record.appended)
         if record.reply is not None and record.reply.tool_uses:
             self._calls[agent] = {block["id"]: block for block in record.reply.tool_uses}
             self._answers[agent] = {}
@@ -122,3 +136,35 @@ def _grow(message: dict[str, Any], answers: dict[str, Block]) -> dict[str, Any]:
         return message
     blocks = [answers[b["$result"]] if isinstance(b, dict) and set(b) == {"$result"} else b for b in content]
     return {**message, "content": blocks}
+
+
+def _refer(history: list[Block], known: list[Block]) -> list[Block]:
+    """*history* with each run of messages equal to a run of *known* (in order) as ``{"$msgs": [START, STOP]}``."""
+    out: list[Block] = []
+    at = 0  # where in *known* the next message is looked for first: after the last one found
+    for i, message in enumerate(history):
+        j = next((j for j in (at, i) if j < len(known) and known[j] == message), None)
+        if j is None:
+            out.append(message)
+            continue
+        last = out[-1] if out else None
+        if isinstance(last, dict) and set(last) == {"$msgs"} and last["$msgs"][1] == j:
+            last["$msgs"][1] = j + 1
+        else:
+            out.append({"$msgs": [j, j + 1]})
+        at = j + 1
+    return out
+
+
+def _resolve(history: list[Block], known: list[Block]) -> list[Block]:
+    """The messages *history* (as :func:`_refer` wrote it, or a plain list) stands for."""
+    out: list[Block] = []
+    for item in history:
+        if isinstance(item, dict) and set(item) == {"$msgs"}:
+            start, stop = item["$msgs"]
+            if not 0 <= start < stop <= len(known):
+                raise ValueError(f"a history refers to messages {start}..{stop - 1} of {len(known)}")
+            out.extend(known[start:stop])
+        else:
+            out.append(item)
+    return out

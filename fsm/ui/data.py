@@ -14,7 +14,7 @@ from fsm.model.pricing import price_of
 from fsm.session.journal import SessionInfo
 from fsm.view.diagram import CHILD, NODES, graph
 
-__all__ = ["cost", "edge_class", "event", "node_class", "session_row", "svg"]
+__all__ = ["compaction", "cost", "edge_class", "event", "node_class", "session_row", "svg"]
 
 
 def cost(info: SessionInfo) -> float | None:
@@ -76,6 +76,8 @@ def event(record: Transition) -> dict[str, Any]:
         }
     if record.trigger in ("prompt", "continue_forced") and record.appended:
         data["prompt"] = _text_of(record.appended[0].get("content", ""))
+    if record.trigger == "compact_requested":  # a prompt that appends no message: its words are the record's
+        data["prompt"] = "/compact" + (f" {record.instructions}" if record.instructions else "")
     if record.tool_call is not None:  # its input is in the reply that asked for it
         data["call"] = {"id": record.tool_call.get("id"), "name": record.tool_call.get("name")}
     if record.tool_result is not None:
@@ -84,12 +86,31 @@ def event(record: Transition) -> dict[str, Any]:
             "is_error": record.tool_result.is_error,
             "denied_by": None if record.denial is None else record.denial.by,
         }
+    if record.compaction is not None:
+        data["compaction"] = compaction(record)
     for key in ("outcome", "error", "child"):
         if getattr(record, key) is not None:
             data[key] = getattr(record, key)
     if record.notes:
         data["notes"] = list(record.notes)
     return data
+
+
+def compaction(record: Transition) -> dict[str, Any]:
+    """Where *record*'s compaction happened and what it replaced, for the page: its trigger, the tokens before and
+    after, how many messages the new history replaced, how many old tool results it cleared and persisted (their
+    tool_use ids), and the summary the model sees from then on (None when the cheap passes were enough)."""
+    info = record.compaction
+    assert info is not None
+    return {
+        "trigger": info.trigger,
+        "pre_tokens": info.pre_tokens,
+        "post_tokens": info.post_tokens,
+        "replaced": info.replaced,
+        "cleared": list(info.cleared),
+        "persisted": list(info.persisted),
+        "summary": record.reply.text if record.reply is not None else None,
+    }
 
 
 def node_class(node: str) -> str:

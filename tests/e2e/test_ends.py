@@ -84,6 +84,23 @@ class TestImports:
         assert "fsm.model.wire" in modules and "httpx2" in modules
         assert among(modules, (*NEVER, "anthropic", "yaml", "jsonschema")) == []
 
+    def test_a_run_after_the_first_never_loads_the_price_table(
+        self, fake: FakeAnthropic, project: Path, tmp_path: Path
+    ) -> None:
+        """The first run that prices a model keeps what genai-prices said of it in the user's cache directory;
+        the next run reads the model's window and prices its answers (``--output-format json``'s cost) without
+        importing genai_prices, so neither its start nor its exit pays for the table."""
+        fake.script = [text_reply("done"), text_reply("done")]
+        env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", XDG_CACHE_HOME=str(tmp_path / "cache"))
+        runs = [
+            run_agentfsm(project, {**env, "PYTHONPROFILEIMPORTTIME": "1"}, "-p", "hi", "--output-format", "json")
+            for _ in range(2)
+        ]
+        assert [run.code for run in runs] == [0, 0]
+        assert [run.json()["total_cost_usd"] > 0 for run in runs] == [True, True]
+        assert runs[0].json()["total_cost_usd"] == runs[1].json()["total_cost_usd"]
+        assert [among(imported(run.stderr), ("genai_prices",)) != [] for run in runs] == [True, False]
+
 
 class TestExit:
     def test_the_command_is_entry(self) -> None:

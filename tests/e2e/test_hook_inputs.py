@@ -34,7 +34,7 @@ from tests.e2e.conftest import AGENTFSM, base_env
 from tests.e2e.fake_server import FakeAnthropic
 from tests.fsm.policy.conformance.record import claude_binary
 
-EVENTS = ("UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop")
+EVENTS = ("SessionStart", "UserPromptSubmit", "PreToolUse", "PostToolUse", "Stop", "SubagentStart", "SubagentStop")
 INTENDED = {"effort"}
 """Keys Claude Code's hook input has and ours has not (docs/permissions.md says why)."""
 CONTEXT = "CTX-FROM-POST"
@@ -158,6 +158,7 @@ class TestAgainstClaudeCode:
     @pytest.mark.parametrize(
         ("event", "sub"),
         [
+            ("SessionStart", False),
             ("UserPromptSubmit", False),
             ("PreToolUse", False),
             ("PostToolUse", False),
@@ -187,7 +188,8 @@ class TestAgainstClaudeCode:
         """The values a script compares agree: one prompt_id across the run, the session id, what Stop reads."""
         for scenario in (ours, theirs):
             inputs = scenario.inputs
-            assert len({e["prompt_id"] for e in inputs}) == 1
+            assert inputs[0]["hook_event_name"] == "SessionStart" and inputs[0]["source"] == "startup"
+            assert len({e.get("prompt_id") for e in inputs[1:]}) == 1 and "prompt_id" not in inputs[0]
             assert len({e["session_id"] for e in inputs}) == 1
             assert {e["transcript_path"] for e in inputs} == {inputs[0]["transcript_path"]}
             assert scenario.event("Stop")["last_assistant_message"] == "all done"
@@ -324,6 +326,64 @@ class TestTranscript:
         assert [line["message"]["content"] for line in copy][:4] == [line["message"]["content"] for line in original]
         assert copy[-1]["message"]["content"] == [{"type": "text", "text": "three"}]
         assert {line["sessionId"] for line in copy} == {forked}
+
+
+class TestSessionStart:
+    def test_startup_then_resume_each_with_its_context(self, tmp_path: Path) -> None:
+        """A new session fires SessionStart with source startup, --continue with resume (Claude Code's input: no
+        prompt_id, no permission_mode), each before UserPromptSubmit; its additionalContext follows that run's
+        prompt; --include-hook-events names the hook ``SessionStart:startup``, as Claude Code does."""
+        log, logger = tmp_path / "hooks.jsonl", tmp_path / "start.py"
+        logger.write_text(
+            "import json, sys\n"
+            "event = json.load(sys.stdin)\n"
+            f"open({str(log)!r}, 'a').write(json.dumps(event) + '\\n')\n"
+            "if event['hook_event_name'] == 'SessionStart':\n"
+            "    out = {'hookEventName': 'SessionStart', 'additionalContext': 'CTX-' + event['source']}\n"
+            "    print(json.dumps({'hookSpecificOutput': out}))\n"
+        )
+        hook = [{"hooks": [{"type": "command", "command": f"{sys.executable} {logger}"}]}]
+        settings = tmp_path / "settings.json"
+        settings.write_text(json.dumps({"hooks": {"SessionStart": hook, "UserPromptSubmit": hook}}))
+        home, project = tmp_path / "home", tmp_path / "project"
+        home.mkdir()
+        project.mkdir()
+        with FakeAnthropic(script=[text_reply("one"), text_reply("two")]) as fake:
+            env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", HOME=str(home))
+            outputs = []
+            flags = ["--settings", str(settings), "--output-format", "stream-json", "--verbose"]
+            flags.append("--include-hook-events")
+            for extra in (["-p", "first"], ["-c", "-p", "second"]):
+                done = subprocess.run(
+                    [str(AGENTFSM), *extra, *flags],
+                    cwd=project,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                    stdin=subprocess.DEVNULL,
+                )
+                assert done.returncode == 0, done.stderr
+                outputs.append([json.loads(line) for line in done.stdout.splitlines()])
+            requests = [r.body["messages"] for r in fake.messages_requests]
+        inputs = [json.loads(line) for line in log.read_text().splitlines()]
+        assert [(e["hook_event_name"], e.get("source")) for e in inputs] == [
+            ("SessionStart", "startup"),
+            ("UserPromptSubmit", None),
+            ("SessionStart", "resume"),
+            ("UserPromptSubmit", None),
+        ]
+        starts = [e for e in inputs if e["hook_event_name"] == "SessionStart"]
+        assert all(set(e) == {"session_id", "transcript_path", "cwd", "hook_event_name", "source"} for e in starts)
+        assert starts[0]["session_id"] == starts[1]["session_id"]
+        for messages, source in ((requests[0], "startup"), (requests[1], "resume")):
+            assert messages[-1]["content"][-1]["text"] == (
+                f"<system-reminder>\nSessionStart hook additional context: CTX-{source}\n</system-reminder>"
+            )
+        assert len(requests[1]) == 3  # the first run's context stays in its own prompt's message
+        for lines, source in zip(outputs, ("startup", "resume"), strict=True):
+            names = [line["hook_name"] for line in lines if line.get("subtype") == "hook_started"]
+            assert names[0] == f"SessionStart:{source}"
 
 
 class TestAgentSdk:

@@ -7,7 +7,8 @@ after round (the order rotates each round), so a load that comes and goes on a s
 each has its own HOME kept across rounds (its journal, Claude Code's ``~/.claude``), and a first round is a
 warm-up not counted. Reported: medians, and ratios of medians from this same run.
 
-- start: ``agentfsm -p hi`` (journalled, and ``--no-session``), ``claude -p hi`` (when installed:
+- start: ``agentfsm -p hi`` (journalled, ``--no-session``, and journalled with its price cache emptied before each
+  run, as runs were before ``fsm.model.price_cache``), ``claude -p hi`` (when installed:
   ``$CLAUDE_BIN``, ``/work/cc/node_modules/.bin/claude`` or on PATH; on the fake with
   ``CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC=1``), and the floor: ``python`` posting the same kind of request with
   ``http.client`` and printing the text. Columns: process start to the first request, the last response to the
@@ -135,6 +136,17 @@ def one_turn(argv: list[str], home: Path) -> Callable[[], dict[str, float]]:
     return run
 
 
+def without_cache(run: Callable[[], dict[str, float]], home: Path) -> Callable[[], dict[str, float]]:
+    """*run* with its user cache directory emptied first: what genai-prices said of the model is not kept, so the
+    run loads the price table (as every run did before ``fsm.model.price_cache``)."""
+
+    def cold() -> dict[str, float]:
+        shutil.rmtree(home / ".cache", ignore_errors=True)
+        return run()
+
+    return cold
+
+
 def plain(argv: list[str]) -> Callable[[], dict[str, float]]:
     def run() -> dict[str, float]:
         started = time.perf_counter()
@@ -182,7 +194,8 @@ def main() -> None:
     claude = claude_binary()
     print(f"load before: {os.getloadavg()[0]:.2f} (1 min), {os.cpu_count()} cores; {rounds} rounds + 1 warm-up")
     with tempfile.TemporaryDirectory(prefix="bench-ends-") as tmp:
-        homes = {name: Path(tmp) / name for name in ("floor", "journalled", "no-session", "claude", "t1", "t2")}
+        names = ("floor", "journalled", "no-session", "cold", "claude", "t1", "t2")
+        homes = {name: Path(tmp) / name for name in names}
         for home in homes.values():
             home.mkdir()
         agentfsm = [str(AGENTFSM), "-p", "hi"]
@@ -190,6 +203,7 @@ def main() -> None:
             "python http.client (floor)": one_turn([sys.executable, "-c", FLOOR, "hi"], homes["floor"]),
             "agentfsm -p": one_turn(agentfsm, homes["journalled"]),
             "agentfsm -p --no-session": one_turn([*agentfsm, "--no-session"], homes["no-session"]),
+            "agentfsm -p, no price cache": without_cache(one_turn(agentfsm, homes["cold"]), homes["cold"]),
         }
         if claude:
             start["claude -p"] = one_turn([claude, "-p", "hi"], homes["claude"])

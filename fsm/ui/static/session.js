@@ -7,6 +7,8 @@ const LIVE_SECONDS = 600; // a run not idle that moved this recently is live (a 
 const FOLD_CHARS = 600;
 const FOLD_LINES = 10;
 const ENDINGS = new Set(["stopped", "turn_limit", "interrupted"]);
+const REFUSALS = new Map([["context_exceeded", "model refused (too long)"], ["compaction_failed", "compaction failed"],
+                          ["compaction_blocked", "compaction blocked"]]);
 
 const SID = decodeURIComponent(location.pathname.split("/").pop());
 const events = [];
@@ -133,9 +135,9 @@ function addToTranscript(e) {
     containers.set(e.agent, container);
   }
   if (e.prompt !== undefined) {
-    container.append(message(e, e.trigger === "prompt" ? "user" : "user (Stop hook)", e.prompt, "user"));
+    container.append(message(e, e.trigger === "continue_forced" ? "user (Stop hook)" : "user", e.prompt, "user"));
   }
-  if (e.reply) {
+  if (e.reply && e.source !== "compacting") { // a summary call's reply shows in its compaction's box
     if (!e.reply.blocks.length) container.append(message(e, "assistant", "(empty reply)", "assistant"));
     for (const block of e.reply.blocks) {
       if (block.type === "text") container.append(message(e, "assistant", block.text, "assistant"));
@@ -144,6 +146,8 @@ function addToTranscript(e) {
     }
   }
   if (e.trigger === "model_failed") container.append(message(e, "model error", e.error || "", "error"));
+  if (REFUSALS.has(e.trigger) && e.error) container.append(message(e, REFUSALS.get(e.trigger), e.error, "error"));
+  if (e.compaction) compaction(e, container);
   if (e.trigger === "subagent_spawned") spawn(e, container);
   if (e.result && e.call) toolResult(e, container);
   const call = e.call && calls.get(e.agent + "\u0000" + e.call.id);
@@ -153,6 +157,37 @@ function addToTranscript(e) {
     const outcome = e.outcome || "max_turns";
     const text = `${e.trigger}: ${outcome}` + (e.error ? ` (${e.error})` : "");
     container.append(remember(e, el("div", `ending ${outcome === "end_turn" ? "ok" : "bad"}`, text)));
+  }
+}
+
+// A compaction: where it happened, what it replaced (the agent's transcript above it is marked, or the old tool
+// results it cleared), and the summary the model sees from then on. Nothing is removed: the journal keeps it all.
+function compaction(e, container) {
+  const c = e.compaction;
+  const box = el("div", "compaction");
+  const head = el("div", "role", `compaction (${c.trigger}) at #${e.seq}`);
+  const parts = [`${number(c.pre_tokens)} → ${number(c.post_tokens)} tokens`];
+  if (c.summary !== null) parts.push(`a summary replaced ${number(c.replaced)} messages`);
+  const some = (n, what) => `${number(n)} ${what}${n === 1 ? "" : "s"}`;
+  if (c.cleared.length) parts.push(`${some(c.cleared.length, "old tool result")} cleared`);
+  if (c.persisted.length) parts.push(`${some(c.persisted.length, "large result")} persisted`);
+  box.append(head, el("div", "what", parts.join(" · ")));
+  if (c.summary !== null) box.append(textBlock(c.summary));
+  container.append(remember(e, box));
+  const mark = (node) => {
+    if (node.classList.contains("replaced")) return;
+    node.classList.add("replaced");
+    node.title = `replaced by the compaction at #${e.seq}; the journal keeps it`;
+  };
+  if (c.summary !== null) {
+    for (const other of events) {
+      if (other.seq >= e.seq) break;
+      if (other.agent === e.agent) for (const node of items.get(other.seq) || []) mark(node);
+    }
+  }
+  for (const id of [...c.cleared, ...c.persisted]) {
+    const call = calls.get(e.agent + "\u0000" + id);
+    if (call) mark(call.result);
   }
 }
 

@@ -195,3 +195,50 @@ def test_show_renders_from_the_journal_alone(two_sessions):
     _ws, path = two_sessions
     with Journal(path) as one, Journal(path) as two:
         assert render_show(one, "5d1c") == render_show(two, "5d1c9e2a")
+
+
+class TestCompaction:
+    @pytest.fixture
+    def compacted(self, tmp_path) -> tuple[Path, str]:
+        from tests.fsm.ui.sessions import compacted_session
+
+        path = tmp_path / "j.db"
+        return path, compacted_session(path, tmp_path / "ws")
+
+    def test_show_marks_each_compaction_and_keeps_the_history(self, compacted, capsys):
+        """show keeps every message sent before a compaction and says, where each compaction happened, what it
+        replaced: the old tool results cleared, or how many messages a summary replaced, and the summary."""
+        path, session = compacted
+        code, out = run("show", session, "--session-db", str(path), "--full", capsys=capsys)
+        assert code == 0
+        for n in range(3):
+            assert f"result of read_file: file {n} xxx" in out  # every read's full result, cleared later or not
+        assert "[9] compaction (auto): 2,123 → 1,128 tokens; cleared 1 old tool result (r0)" in out
+        assert "[14] compaction (auto): 2,183 → 1,188 tokens; cleared 1 old tool result (r1)" in out
+        assert "[17] user: /compact keep the file names" in out
+        assert "[18] compaction (manual): 1,208 → 24 tokens; a summary replaced 8 messages" in out
+        assert "summary: THE SUMMARY of three reads" in out and "assistant: THE SUMMARY" not in out
+        assert out.index("[18] compaction") < out.index("user: go on") < out.index("assistant: went on")
+
+    def test_export_holds_every_message_and_each_compaction(self, compacted, capsys):
+        """export's lines hold every message ever appended and, on each compaction's line, what it did and the
+        history the model saw from then on."""
+        path, session = compacted
+        code, out = run("export", session, "--session-db", str(path), capsys=capsys)
+        rows = [json.loads(line) for line in out.splitlines()][1:]
+        appended = [m for row in rows for m in row.get("appended", [])]
+        assert code == 0 and sum("file 1 xxxx" in json.dumps(m) for m in appended) == 1
+        compactions = [
+            (row["seq"], row["compaction"]["trigger"], row["compaction"]["replaced"])
+            for row in rows
+            if row.get("compaction")
+        ]
+        assert compactions == [(9, "auto", 5), (14, "auto", 7), (18, "manual", 8)]
+        summarized = next(row for row in rows if row["trigger"] == "summarized")
+        assert summarized["history"] == [
+            {"role": "user", "content": "This session continues from a summary:\nTHE SUMMARY of three reads"}
+        ]
+        with Journal(path) as journal:
+            assert [converter.structure({k: v for k, v in row.items() if k != "type"}, Transition) for row in rows] == (
+                journal.records(session)
+            )

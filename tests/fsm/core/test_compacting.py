@@ -315,3 +315,31 @@ class TestHooks:
             "manual",
             "keep it",
         )
+
+
+class TestLibraryDefault:
+    def test_a_library_agent_compacts_when_given_compaction_settings(self, tmp_path):
+        """``Agent()`` compacts only when given ``compaction`` (or a ``compactor``): without, a refused request ends
+        the run with ``context_window``; with ``CompactSettings()``, the threshold is Claude Code's for the model's
+        window and the refusal is compacted away (as README and docs/compaction.md say)."""
+        from fsm.compaction import CompactSettings
+
+        plain = Agent(answering(summary=text_reply("s"), work=too_long()), str(tmp_path))
+        assert plain.context_tokens() is None
+        plain.run("go")
+        assert plain.outcome == "context_window"
+
+        refused: list[int] = []
+
+        def work(request: Request) -> Any:
+            if not refused:
+                refused.append(len(request.messages))
+                return too_long()
+            return text_reply("done")
+
+        agent = Agent(answering(summary=text_reply("s"), work=work), str(tmp_path), compaction=CompactSettings())
+        planned = agent.compaction_plan()
+        assert agent.context_tokens() is not None and planned is not None
+        assert planned.limit == 200_000 - 8_000 - 13_000  # the window less the reply's room less 13k
+        assert agent.run("go") == "done"
+        assert [r.trigger for r in agent.history][:3] == ["prompt", "context_exceeded", "summarized"]

@@ -4,6 +4,7 @@ travel and replay across a compaction, and the repair of a session that ended wi
 from __future__ import annotations
 
 import itertools
+import json
 from pathlib import Path
 from typing import Any
 
@@ -98,3 +99,82 @@ class TestRepair:
             assert agent.run("go on") == "went on"
             triggers = [r.trigger for r in journal.records(session)]
             assert "context_exceeded" in triggers and "summarized" in triggers
+
+
+class TestLearnedWindow:
+    def test_the_window_a_refusal_named_is_kept_across_processes(self, tmp_path):
+        """The window the model named when it refused a request is journalled: the resumed agent knows it and
+        compacts ahead of its first request instead of being refused again."""
+        ws = _workspace(tmp_path)
+        refusals: list[int] = []
+        work: list[str] = []
+        """What the model does at each request with tools: read a big file, or end the run."""
+
+        def answer(request: Request) -> dict[str, Any]:
+            size = len(str(request.messages))
+            if size > 8000:
+                refusals.append(size)
+                raise ModelError(
+                    f"prompt is too long: {size // 4} tokens > 2000 maximum", status_code=400, kind="context_window"
+                )
+            if not request.tools:
+                return text_reply("summary")
+            return _read() if work.pop(0) == "read" else text_reply("ok")
+
+        work[:] = ["read", "read", "ok"]
+        first = Agent(ScriptedModel([answer] * 20), str(ws), compactor=CharCompactor(threshold=None))
+        journal = Journal(tmp_path / "sessions.db")
+        session = journal.start(first)
+        assert first.run("read") == "ok" and len(refusals) == 1
+        learned = first.data.context_window
+        assert learned is not None
+        journal.close()
+
+        with Journal(tmp_path / "sessions.db") as journal:
+            exceeded = [r for r in journal.records(session) if r.trigger == "context_exceeded"]
+            assert [r.window for r in exceeded] == [learned]
+            work[:] = ["read", "read", "ok"]
+            again = resume(journal, session, ScriptedModel([answer] * 20), compactor=CharCompactor(threshold=None))
+            assert again.data.context_window == learned
+            assert again.run("read more") == "ok"
+            assert len(refusals) == 1  # the resumed agent compacted ahead: no request was refused again
+            triggers = [r.trigger for r in journal.records(session)]
+            assert triggers.count("context_full") >= 1 and triggers.count("context_exceeded") == 1
+
+
+class TestCompactionRow:
+    def test_the_history_refers_to_journalled_messages(self, tmp_path):
+        """A compaction's row stores the messages it kept as references to the rows that appended them: only what
+        it changed (the cleared results' markers) is written again, and the row decodes to the very history the
+        agent went on with."""
+        ws = _workspace(tmp_path)
+        for n in range(3, 6):
+            (ws / f"big{n}.txt").write_text(BIG)
+        reads = [tool_reply(tool_use("read_file", {"path": f"big{n}.txt"})) for n in range(6)]
+        agent = Agent(
+            ScriptedModel([*reads, text_reply("done")]), str(ws), compactor=CharCompactor(threshold=4000, keep_last=2)
+        )
+        journal = Journal(tmp_path / "sessions.db")
+        session = journal.start(agent)
+        agent.run("read them all")
+        journal.close()
+        with Journal(tmp_path / "sessions.db") as journal:
+            rows = journal._query(
+                "SELECT seq, record FROM transitions WHERE session_id = ? AND trigger = 'compacted'", (session,)
+            )
+            records = {r.seq: r for r in journal.records(session)}
+        assert rows
+        for seq, raw in rows:
+            history = records[seq].history
+            assert history is not None and '"$msgs"' in raw
+            assert BIG not in raw  # the big results it kept are references, not copies
+            assert len(raw) < len(json.dumps(list(history))) // 4
+        live = [r.history for r in agent.history if r.trigger == "compacted"]
+        assert [records[seq].history for seq, _ in rows] == live
+        assert journal_messages(tmp_path / "sessions.db", session) == agent.messages
+
+
+def journal_messages(path: Path, session: str) -> list[dict[str, Any]]:
+    """The root's messages as the journal rebuilds them."""
+    with Journal(path) as journal:
+        return journal.snapshot(session).root_state.messages

@@ -231,3 +231,22 @@ def parallel_session(
             time.sleep(pace)
             write(record)
             yield session, record
+
+
+def compacted_session(journal_path: Path, workdir: Path) -> str:
+    """A run whose history is compacted twice by the cheap pass (an old tool result cleared each time), then a
+    ``/compact`` that a summary replaces it all with, then one more prompt; return the session id."""
+    from tests.fsm.core.compaction_double import CharCompactor
+
+    workdir.mkdir(parents=True, exist_ok=True)
+    for n in range(3):
+        (workdir / f"big{n}.txt").write_text(f"file {n} " + "x" * 4000)
+    reads = [tool_reply(tool_use("read_file", {"path": f"big{n}.txt"}, id=f"r{n}")) for n in range(3)]
+    script = [*reads, text_reply("read all three"), text_reply("THE SUMMARY of three reads"), text_reply("went on")]
+    agent = Agent(ScriptedModel(script), str(workdir), compactor=CharCompactor(threshold=1500, keep_last=1))
+    with Journal(journal_path) as journal:
+        session = journal.start(agent)
+        agent.run("read the three files")
+        agent.run("/compact keep the file names")
+        agent.run("go on")
+    return session

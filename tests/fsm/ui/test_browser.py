@@ -112,6 +112,42 @@ class TestSessionPage:
         nested.locator("> summary").click()
         assert nested.get_attribute("open") is None  # collapsed
 
+    def test_the_whole_history_shows_across_compactions_each_marked(self, tmp_path, ui, page):
+        """Every message stays in the transcript across compactions; each compaction is a box saying where it
+        happened and what it replaced, the old tool results it cleared and (after a summary) the whole transcript
+        above it marked as replaced, the summary shown in its box, not as the agent's answer."""
+        from tests.fsm.ui.sessions import compacted_session
+
+        journal = tmp_path / "j.db"
+        session = compacted_session(journal, tmp_path / "ws")
+        page.goto(ui(journal)(f"/session/{session}"))
+        page.wait_for_selector('.tl-row[data-seq="21"]')
+        boxes = page.locator(".compaction")
+        assert boxes.locator(".role").all_text_contents() == [
+            "compaction (auto) at #9",
+            "compaction (auto) at #14",
+            "compaction (manual) at #18",
+        ]
+        assert boxes.locator(".what").all_text_contents() == [
+            "2,123 → 1,128 tokens · 1 old tool result cleared",
+            "2,183 → 1,188 tokens · 1 old tool result cleared",
+            "1,208 → 24 tokens · a summary replaced 8 messages",
+        ]
+        assert boxes.nth(2).locator("pre").text_content() == "THE SUMMARY of three reads"
+        answers = page.locator(".msg.assistant pre").all_text_contents()
+        assert answers == ["read all three", "went on"]
+        folds = page.locator(".call .result details.fold summary").all_text_contents()
+        assert [text[:6] for text in folds] == ["file 0", "file 1", "file 2"]  # every read's result is still there
+        replaced = page.locator(".replaced").evaluate_all("nodes => nodes.map(n => n.dataset.seq)")
+        seqs = {int(seq) for seq in replaced}
+        assert {1, 2, 3, 9, 14, 15} <= seqs and max(seqs) < 18  # all before the summary; nothing after it
+        users = page.locator(".msg.user pre").all_text_contents()
+        assert users == ["read the three files", "/compact keep the file names", "go on"]
+        assert page.locator('.msg.user[data-seq="19"]').get_attribute("class") == "msg user"
+        assert page.locator('.result[data-seq="3"]').get_attribute("title") == (
+            "replaced by the compaction at #9; the journal keeps it"
+        )
+
     def test_clicking_and_keys_move_the_highlight(self, tmp_path, tmp_path_factory, ui, page):
         """Selecting a transition highlights the state it led to (the child's own machine for a child's), marks
         its edge, and shows the fork command; arrow keys scrub. The page is saved as a screenshot."""

@@ -225,3 +225,23 @@ def test_event_of_a_forced_continue_holds_its_text():
         appended=({"role": "user", "content": [{"type": "text", "text": "keep going"}]},),
     )
     assert event(record)["prompt"] == "keep going"
+
+
+def test_events_say_where_each_compaction_happened_and_what_it_replaced(tmp_path):
+    """A compaction's event holds its trigger, tokens, what it replaced or cleared and the summary; every message
+    before it is still in the events (the page shows the whole history)."""
+    from tests.fsm.ui.sessions import compacted_session
+
+    path = tmp_path / "j.db"
+    session = compacted_session(path, tmp_path / "ws")
+    events = client(path).get(f"/api/sessions/{session}").json()["events"]
+    compactions = [(e["seq"], e["compaction"]) for e in events if "compaction" in e]
+    assert [(seq, c["trigger"], c["replaced"], c["cleared"], c["summary"]) for seq, c in compactions] == [
+        (9, "auto", 5, ["r0"], None),
+        (14, "auto", 7, ["r1"], None),
+        (18, "manual", 8, [], "THE SUMMARY of three reads"),
+    ]
+    assert compactions[0][1]["pre_tokens"] == 2123 and compactions[0][1]["post_tokens"] == 1128
+    assert next(e for e in events if e["trigger"] == "compact_requested")["prompt"] == "/compact keep the file names"
+    results = [e["result"]["text"] for e in events if "result" in e]
+    assert [text[:6] for text in results] == ["file 0", "file 1", "file 2"]
