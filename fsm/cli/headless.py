@@ -197,8 +197,12 @@ def _stream_messages(
         agent.watch_progress(stream.progress)  # watching makes the model stream
     if hasattr(agent.model, "on_notice"):
         agent.model.on_notice = stream.notice
+    from fsm import mcp
+
+    connections = mcp.running()
     stream.init(
         agent,
+        mcp_servers=[s.to_json() for s in connections.statuses] if connections is not None else [],
         permission_mode=agent.permissions.mode,
         agents=["general-purpose", *agent.agents],
         version=version(),

@@ -40,6 +40,8 @@ from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Positive
 from fsm.errors import ConfigError
+from fsm.mcp.config import ServerConfig
+from fsm.mcp.config import gather as gather_servers
 from fsm.model.aliases import RequestOptions
 from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from fsm.policy import command_hooks
@@ -108,6 +110,9 @@ class AgentSetup:
     """Whether an ``Ask`` is put to the person at the terminal (stdin is one); otherwise it is denied."""
     approver: Approver | None = None
     """Who answers an ``Ask`` instead (the Agent SDK's ``can_use_tool``, ``fsm.policy.sdk``); None: as above."""
+    mcp_servers: tuple[ServerConfig, ...] = ()
+    """The MCP servers configured (``.mcp.json``, the settings, ``--mcp-config``; ``fsm.mcp.config``), each
+    connected when the agent is built."""
 
     def limits_given(self) -> dict[str, int | float]:
         """The run limits set on the command line, as ``Agent()`` keywords (a resumed session keeps the others)."""
@@ -291,7 +296,6 @@ class RunOptions:
                 file, an unreadable ``.env``, or no prompt.
         """
         flags: dict[str, Any] = vars(args)
-        _refuse_mcp(flags.get("mcp_config"))
         output = _output(flags) if prompt is not None else Output(verbose=bool(flags.get("verbose")))
         first = None if prompt is None else _first_prompt(prompt, output=output, resuming=_resuming(flags))
         root = resolve.workdir(flags.get("cwd"))
@@ -320,8 +324,8 @@ class RunOptions:
             append=flags.get("append_system_prompt"),
             append_file=flags.get("append_system_prompt_file"),
         )
-        if persona is not None and tools is None:
-            tools = persona.tools
+        if persona is not None and tools is None and persona.tools is not None:
+            tools = tuple(t for t in persona.tools if not t.startswith("mcp__"))
         schema = structured.load_schema(flags["json_schema"]) if flags.get("json_schema") else None
         if schema is not None:
             system = compose(
@@ -351,6 +355,19 @@ class RunOptions:
             context=context_text(files),
             agents=agents,
             ask_person=sys.stdin is not None and sys.stdin.isatty(),
+            mcp_servers=tuple(
+                gather_servers(
+                    settings_servers=settings.mcp_servers,
+                    project_file=root / ".mcp.json",
+                    trusted=trust,
+                    flags=flags.get("mcp_config") or (),
+                    strict=bool(flags.get("strict_mcp_config")),
+                    enable_all=settings.enable_all_project_mcp_servers,
+                    enabled=settings.enabled_mcpjson_servers,
+                    disabled=settings.disabled_mcpjson_servers,
+                    interactive=prompt is None,
+                )
+            ),
         )
         resolve.apply_env(settings)
         agent = attrs.evolve(agent, compaction=resolve.compaction(settings, threshold=flags.get("compact_threshold")))
@@ -412,7 +429,15 @@ class RunOptions:
                 f"--max-budget-usd needs the price of model {name!r}, and genai-prices has none; "
                 "use a model it prices, or drop --max-budget-usd"
             )
-        return Agent(chosen, str(self.agent.workdir), options=attrs.evolve(options, compactor=self.compactor()))
+        options = attrs.evolve(options, compactor=self.compactor())
+        if self.agent.mcp_servers:  # connected before the first model call, so its tools are in the first request
+            from fsm import mcp
+
+            tools, notices = mcp.connect(self.agent.mcp_servers, cwd=str(self.agent.workdir))
+            options = attrs.evolve(options, mcp_tools=tools)
+            for notice in notices:
+                print(f"agentfsm: {visible(notice)}", file=sys.stderr, flush=True)
+        return Agent(chosen, str(self.agent.workdir), options=options)
 
     def compactor(self) -> PassesCompactor:
         """How the root agent (and its subagents) compact: the model's window, the thresholds the flags, settings
@@ -449,26 +474,6 @@ def _output(flags: dict[str, Any]) -> Output:
         progress=flags.get("debug") is not None,
         permission_prompt=_permission_prompt(flags.get("permission_prompt_tool")),
     )
-
-
-def _refuse_mcp(configs: list[str] | None) -> None:
-    """``--mcp-config``: agentfsm runs no MCP servers yet, so a config naming one is refused (an SDK server,
-    ``"type": "sdk"``, needs ``mcp_message``, which lands with MCP)."""
-    for config in configs or []:
-        try:
-            text = Path(config).read_text(encoding="utf-8") if not config.lstrip().startswith("{") else config
-            servers = json.loads(text).get("mcpServers") or {}
-        except (OSError, ValueError, AttributeError):
-            raise ConfigError(f"--mcp-config: {config[:60]!r} is not a readable JSON file or JSON text") from None
-        if not isinstance(servers, dict):
-            raise ConfigError("--mcp-config: mcpServers must be an object of servers")
-        for name, server in servers.items():
-            if isinstance(server, dict) and server.get("type") == "sdk":
-                raise ConfigError(
-                    f"--mcp-config: {name!r} is an in-process SDK MCP server (type sdk); agentfsm does not serve "
-                    "mcp_message yet (MCP is a later issue): drop mcp_servers from the SDK options"
-                )
-            raise ConfigError(f"--mcp-config: {name!r}: agentfsm runs no MCP servers yet (MCP is a later issue)")
 
 
 def _permission_prompt(tool: str | None) -> bool:

@@ -144,7 +144,10 @@ def _serve(channel: Channel, agent: Agent, session_id: str) -> None:
         return {}
 
     def mcp_status(request: dict[str, Any]) -> dict[str, Any]:
-        return {"mcpServers": []}
+        from fsm import mcp
+
+        connections = mcp.running()
+        return {"mcpServers": [s.to_status_json() for s in connections.statuses] if connections else []}
 
     def stop_task(request: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"no task {request.get('task_id')!r}: agentfsm runs no background tasks")

@@ -1,0 +1,179 @@
+"""MCP servers end to end: configured as a Claude Code user configures them, connected before the first request.
+
+One run per situation, each checked for several things: a stdio server slow to start, a streamable-HTTP server
+on 127.0.0.1 (from a trusted workspace's ``.mcp.json``) and a server that never answers, all at once; an
+untrusted workspace and the default permission mode; SIGKILL of agentfsm while a server runs. The servers are
+``tests/mcp/server.py`` (the ``mcp`` package's ``MCPServer``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from fsm.testing import text_reply, tool_reply, tool_use
+from tests.e2e.conftest import AGENTFSM, Runner, base_env
+from tests.e2e.fake_server import FakeAnthropic
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+SERVER = str(Path(__file__).resolve().parents[1] / "mcp" / "server.py")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def _gone(pids: list[int], within: float = 5.0) -> bool:
+    give_up = time.monotonic() + within
+    while time.monotonic() < give_up:
+        if not any(_alive(p) for p in pids):
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def _pids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()] if path.exists() else []
+
+
+def stdio(*args: str) -> dict[str, object]:
+    return {"command": sys.executable, "args": [SERVER, *args]}
+
+
+@pytest.fixture(scope="module")
+def http_server() -> Iterator[str]:
+    """A streamable-HTTP MCP server on 127.0.0.1; its URL."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    proc = subprocess.Popen([sys.executable, SERVER, "http", str(port)], stderr=subprocess.DEVNULL)
+    try:
+        give_up = time.monotonic() + 30
+        while time.monotonic() < give_up:
+            with socket.socket() as sock:
+                if sock.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            time.sleep(0.05)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        proc.wait(timeout=10)
+
+
+def test_servers_connect_before_the_first_request(
+    agentfsm: Runner, fake: FakeAnthropic, project: Path, http_server: str
+) -> None:
+    """A slow stdio server and an HTTP server are connected, with their tools in the first request; one that never
+    answers fails within MCP_TIMEOUT; calls are answered; no server process is left after the exit."""
+    pidfile = project.parent / "pids"
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"web": {"type": "http", "url": "${WEB_URL}"}}}))
+    config = {
+        "mcpServers": {
+            "tiny": {**stdio("stdio", "--delay", "1", "--pidfile", str(pidfile)), "env": {"FOO": "${FOO:-dflt}"}},
+            "mute": stdio("silent", "--pidfile", str(pidfile)),
+        }
+    }
+    fake.script = [
+        tool_reply(
+            tool_use("mcp__tiny__add", {"a": 2, "b": 3}, id="toolu_add"),
+            tool_use("mcp__web__echo_env", {"name": "ANTHROPIC_API_KEY"}, id="toolu_env"),
+            tool_use("mcp__tiny__echo_env", {"name": "FOO"}, id="toolu_foo"),
+            tool_use("mcp__tiny__picture", {}, id="toolu_pic"),
+            tool_use("mcp__tiny__fail", {}, id="toolu_fail"),
+        ),
+        text_reply("done"),
+    ]
+    env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-ant-secret", MCP_TIMEOUT="8000", WEB_URL=http_server)
+    began = time.monotonic()
+    run = agentfsm(
+        "-p", "go", "--trust", "--output-format", "stream-json", "--verbose",
+        "--mcp-config", json.dumps(config), "--allowedTools", "mcp__tiny", "mcp__web__*",
+        env=env, timeout=60,
+    )  # fmt: skip
+    took = time.monotonic() - began
+    lines = run.json_lines()
+    init = lines[0]
+    assert init["subtype"] == "init", run.stderr
+    statuses = {s["name"]: s for s in init["mcp_servers"]}
+    assert statuses["tiny"] == {"name": "tiny", "status": "connected"}
+    assert statuses["web"] == {"name": "web", "status": "connected"}
+    assert statuses["mute"]["status"] == "failed" and "timed out after 8000ms" in statuses["mute"]["error"]
+    assert "mcp__tiny__add" in init["tools"] and "mcp__web__add" in init["tools"]
+    first = fake.messages_requests[0]
+    assert {"mcp__tiny__add", "mcp__web__add", "mcp__tiny__picture"} <= set(first.tool_names)
+    schema = next(t for t in first.body["tools"] if t["name"] == "mcp__tiny__add")["input_schema"]
+    assert set(schema["properties"]) == {"a", "b"}
+    results = {b["tool_use_id"]: b for b in fake.messages_requests[1].messages[-1]["content"]}
+    assert results["toolu_add"]["content"] == "5" and "is_error" not in results["toolu_add"]
+    assert results["toolu_env"]["content"] == "(unset)"  # the server's environment never holds the API key
+    assert results["toolu_foo"]["content"] == "dflt"
+    picture = results["toolu_pic"]["content"]
+    assert picture[0] == {"type": "text", "text": "a red dot"}
+    assert picture[1]["type"] == "image" and picture[1]["source"]["media_type"] == "image/png"
+    assert results["toolu_fail"] == {**results["toolu_fail"], "content": "it failed", "is_error": True}
+    assert lines[-1]["result"] == "done" and lines[-1]["permission_denials"] == []
+    assert took < 30
+    pids = _pids(pidfile)
+    assert len(pids) == 2 and _gone(pids, within=2.0)
+
+
+def test_untrusted_project_servers_start_nothing_and_calls_ask(
+    agentfsm: Runner, fake: FakeAnthropic, project: Path
+) -> None:
+    """An untrusted workspace's .mcp.json starts nothing (disabled, with the reason); an MCP tool asks in the
+    default mode, so a headless run denies it and lists it in permission_denials; a deny rule hides a tool."""
+    pidfile = project.parent / "pids"
+    (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": stdio("stdio", "--pidfile", str(pidfile))}}))
+    config = {"mcpServers": {"tiny": stdio("stdio")}}
+    fake.script = [tool_reply(tool_use("mcp__tiny__add", {"a": 1, "b": 1}, id="toolu_add")), text_reply("ok")]
+    run = agentfsm(
+        "-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", json.dumps(config),
+        "--disallowedTools", "mcp__tiny__big",
+    )  # fmt: skip
+    lines = run.json_lines()
+    statuses = {s["name"]: s for s in lines[0]["mcp_servers"]}
+    assert statuses["proj"]["status"] == "disabled" and "not trusted" in statuses["proj"]["error"]
+    assert statuses["tiny"]["status"] == "connected"
+    assert not pidfile.exists()
+    tools = fake.messages_requests[0].tool_names
+    assert "mcp__tiny__add" in tools and "mcp__tiny__big" not in tools
+    denial = lines[-1]["permission_denials"]
+    assert [d["tool_name"] for d in denial] == ["mcp__tiny__add"]
+    result = fake.messages_requests[1].messages[-1]["content"][0]
+    assert result["is_error"] is True
+
+
+def test_sigkill_leaves_no_server(project: Path) -> None:
+    """A stdio server dies with agentfsm even when agentfsm is SIGKILLed."""
+    pidfile = project.parent / "pids"
+    config = {"mcpServers": {"tiny": stdio("stdio", "--pidfile", str(pidfile))}}
+    with FakeAnthropic() as fake:
+        fake.latency = 30.0
+        fake.script = [text_reply("never")]
+        env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
+        proc = subprocess.Popen(
+            [str(AGENTFSM), "-p", "hi", "--mcp-config", json.dumps(config)],
+            cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        give_up = time.monotonic() + 30
+        while not fake.requests and time.monotonic() < give_up:
+            time.sleep(0.02)
+        pids = _pids(pidfile)
+        assert pids and all(_alive(p) for p in pids), proc.stderr
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.communicate(timeout=10)
+        assert _gone(pids)
