@@ -162,7 +162,7 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         action="extend",
         metavar="FILE_OR_JSON",
-        help="MCP servers from JSON files or texts ({\"mcpServers\": {...}}, as Claude Code's); repeatable",
+        help='MCP servers from JSON files or texts ({"mcpServers": {...}}, as Claude Code\'s); repeatable',
     )
     parser.add_argument(
         "--strict-mcp-config",

@@ -17,7 +17,6 @@ A record built by hand (a test, a script) is checked by the same validators, in 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
 from collections.abc import Mapping
 from pathlib import Path

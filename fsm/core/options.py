@@ -60,6 +60,10 @@ def _names(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
 
 
+def _tool_tuple(value: Iterable[Tool]) -> tuple[Tool, ...]:
+    return tuple(value)
+
+
 def _dollars(value: float | None) -> float | None:
     """A good number of dollars as a float; anything else as it is, for the check to name as it was given."""
     good = isinstance(value, int | float) and not isinstance(value, bool) and 0 < value < math.inf
@@ -102,7 +106,7 @@ class AgentOptions:
     tools: tuple[str, ...] | None = field(default=None, converter=_names, validator=_known_tools)
     """Tool names to offer (None: ``PARENT_TOOLS``); a subagent gets these minus ``task``, and tools a bare deny
     rule of *permissions* names are not offered."""
-    mcp_tools: tuple[Tool, ...] = field(default=(), converter=tuple)
+    mcp_tools: tuple[Tool, ...] = field(default=(), converter=_tool_tuple)
     """The connected MCP servers' tools (``fsm.mcp``), offered after *tools* (less those a bare deny rule of
     *permissions* names, ``mcp__server`` among them); shared with subagents, whose custom type may name them."""
     system: str | None = field(default=None, validator=Kind(str, "a string or None"))

@@ -27,7 +27,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any, Literal
 
-from attrs import field, frozen
+from attrs import evolve, field, frozen
 
 from fsm.errors import ConfigError
 
@@ -220,8 +220,6 @@ def gather(
 
 
 def _disable(server: ServerConfig, why: str) -> ServerConfig:
-    from attrs import evolve
-
     return evolve(server, disabled=why)
 
 

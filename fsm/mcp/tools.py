@@ -72,7 +72,9 @@ def mcp_tools(statuses: Iterable[ServerStatus], connections: Connections) -> tup
         for listed in status.tools:
             name = tool_name(status.name, str(listed.get("name", "")))
             if len(name) > MAX_NAME:
-                notices.append(f"MCP tool {name[:60]}… of server {status.name!r} left out: its name is over 128 characters")
+                notices.append(
+                    f"MCP tool {name[:60]}… of server {status.name!r} left out: its name is over 128 characters"
+                )
                 continue
             if name in seen:
                 notices.append(f"MCP tool {name} of server {status.name!r} left out: another tool has that name")

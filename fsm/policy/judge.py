@@ -229,7 +229,11 @@ class Policy:
         for kind, rules in (("deny", self.deny), ("ask", self.ask)):
             rule = next((r for r in rules if r.covers(name)), None)
             if rule is not None:
-                reason = f"{name} is denied by rule {_named(rule)}" if kind == "deny" else f"{name} matches ask rule {_named(rule)}"
+                reason = (
+                    f"{name} is denied by rule {_named(rule)}"
+                    if kind == "deny"
+                    else f"{name} matches ask rule {_named(rule)}"
+                )
                 return Verdict(kind, reason, _named(rule), forced=kind == "ask")
         if self.mode == "plan":
             return Verdict("deny", f"{name}: plan mode runs no MCP tool", "plan mode")

@@ -97,7 +97,9 @@ def test_servers_connect_before_the_first_request(
         ),
         text_reply("done"),
     ]
-    env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-ant-secret", MCP_TIMEOUT="8000", WEB_URL=http_server)
+    env = base_env(
+        ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-ant-secret", MCP_TIMEOUT="8000", WEB_URL=http_server
+    )
     began = time.monotonic()
     run = agentfsm(
         "-p", "go", "--trust", "--output-format", "stream-json", "--verbose",

@@ -12,8 +12,6 @@ only), ``pid()`` (its process id). ``--delay`` sleeps before serving (a server s
 its pid there.
 """
 
-
-
 import argparse
 import base64
 import os
