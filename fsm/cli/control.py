@@ -84,6 +84,7 @@ class Channel:
         self._held: tuple[Any, int] | None = None
         """The first line when it was not ``initialize``: handled by :meth:`start`, once the handlers are on."""
         self._in_turn = False
+        self._started = False
         self.interrupted = False
         """Whether the SDK's ``interrupt`` (or a permission answer's) interrupted the turn under way."""
 
@@ -120,7 +121,10 @@ class Channel:
 
     def start(self) -> None:
         """Handle the first line if :meth:`first_initialize` held it, then read the rest of stdin in a daemon thread
-        (nothing when it has ended already)."""
+        (nothing when it has ended already); a second call does nothing."""
+        if self._started:
+            return
+        self._started = True
         if self._held is not None:
             held, self._held = self._held, None
             self._dispatch(*held)

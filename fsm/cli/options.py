@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -112,6 +112,9 @@ class AgentSetup:
     mcp_servers: tuple[ServerConfig, ...] = ()
     """The MCP servers configured (``.mcp.json``, the settings, ``--mcp-config``; ``fsm.mcp.config``), each
     connected when the agent is built."""
+    mcp_sdk: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+    """How the Agent SDK's in-process servers (``"type": "sdk"``) are reached: ``mcp_message`` on its control
+    channel (``fsm.cli.sdk_session``); None: they fail."""
 
     def limits_given(self) -> dict[str, int | float]:
         """The run limits set on the command line, as ``Agent()`` keywords (a resumed session keeps the others)."""
@@ -432,7 +435,7 @@ class RunOptions:
         if self.agent.mcp_servers:  # connected before the first model call, so its tools are in the first request
             from fsm import mcp
 
-            tools, notices = mcp.connect(self.agent.mcp_servers, cwd=str(self.agent.workdir))
+            tools, notices = mcp.connect(self.agent.mcp_servers, cwd=str(self.agent.workdir), sdk=self.agent.mcp_sdk)
             options = attrs.evolve(options, mcp_tools=tools)
             for notice in notices:
                 print(f"agentfsm: {visible(notice)}", file=sys.stderr, flush=True)
@@ -481,8 +484,8 @@ def _permission_prompt(tool: str | None) -> bool:
         return False
     if tool != "stdio":
         raise ConfigError(
-            f"--permission-prompt-tool {tool}: agentfsm runs no MCP servers yet; only 'stdio' (the Agent SDK's "
-            "can_use_tool) is supported"
+            f"--permission-prompt-tool {tool}: an MCP tool cannot answer permission prompts here; only 'stdio' (the "
+            "Agent SDK's can_use_tool) is supported"
         )
     return True
 

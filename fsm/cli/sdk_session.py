@@ -61,10 +61,12 @@ def run(options: RunOptions) -> int:
         if first is not None:
             channel.respond(first["request_id"], error=str(exc))
         raise
+    if any(s.transport == "sdk" for s in options.agent.mcp_servers):
+        channel.start()  # the SDK's servers answer on the channel while the agent is built, before initialize's answer
     with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, session):
+        _serve(channel, agent, session.id if session else agent.agent_id)  # first: the reader may run already
         if first is not None:
             channel.respond(first["request_id"], initialize_response(agent))
-        _serve(channel, agent, session.id if session else agent.agent_id)
         channel.start()
         return headless.run(options, agent, session, channel)
 
@@ -80,8 +82,20 @@ def _with_initialize(options: RunOptions, request: dict[str, Any], channel: Chan
     except ValueError as exc:
         raise ConfigError(f"initialize: {exc}") from None
     approver = _approver(channel) if options.output.permission_prompt else None
-    setup = attrs.evolve(options.agent, agents={**options.agent.agents, **defined}, approver=approver)
+    setup = attrs.evolve(
+        options.agent, agents={**options.agent.agents, **defined}, approver=approver, mcp_sdk=_mcp_message(channel)
+    )
     return attrs.evolve(options, agent=setup)
+
+
+def _mcp_message(channel: Channel) -> Any:
+    """How an SDK server is reached: one ``mcp_message`` control request per JSON-RPC message, as Claude Code
+    sends them (the SDK host answers with ``{"mcp_response": ...}``)."""
+
+    def send(server: str, message: dict[str, Any]) -> dict[str, Any]:
+        return channel.request({"subtype": "mcp_message", "server_name": server, "message": message}, timeout=60)
+
+    return send
 
 
 def _approver(channel: Channel) -> Any:

@@ -17,6 +17,7 @@ from collections.abc import Iterable
 
 from fsm.mcp.client import Connections, ServerStatus
 from fsm.mcp.config import ServerConfig, connect_timeout
+from fsm.mcp.sdk import Send
 from tools import Tool
 
 __all__ = ["Connections", "ServerConfig", "ServerStatus", "close", "connect", "running"]
@@ -24,12 +25,15 @@ __all__ = ["Connections", "ServerConfig", "ServerStatus", "close", "connect", "r
 _RUNNING: list[Connections] = []
 
 
-def connect(servers: Iterable[ServerConfig], *, cwd: str) -> tuple[tuple[Tool, ...], list[str]]:
-    """Connect every server of *servers* (in parallel, bounded by ``MCP_TIMEOUT``) from *cwd*; the tools of those
-    connected, and a notice for each tool left out. The connections stay open until :func:`close`."""
+def connect(
+    servers: Iterable[ServerConfig], *, cwd: str, sdk: Send | None = None
+) -> tuple[tuple[Tool, ...], list[str]]:
+    """Connect every server of *servers* (in parallel, bounded by ``MCP_TIMEOUT``) from *cwd*, the SDK's in-process
+    ones through *sdk*; the tools of those connected, and a notice for each tool left out. The connections stay
+    open until :func:`close`."""
     from fsm.mcp.tools import mcp_tools
 
-    connections = Connections(cwd=cwd)
+    connections = Connections(cwd=cwd, sdk=sdk)
     statuses = connections.connect(servers, timeout=connect_timeout())
     _RUNNING.append(connections)
     return mcp_tools(statuses, connections)

@@ -32,6 +32,7 @@ from typing import Any, Literal
 from attrs import define, field, frozen
 
 from fsm.mcp.config import ServerConfig, tool_timeout
+from fsm.mcp.sdk import Send, sdk_transport
 
 __all__ = ["CallResult", "Connections", "ServerStatus", "Status"]
 
@@ -104,8 +105,10 @@ class _Live:
 class Connections:
     """This process's MCP sessions (one per server), on one event loop in a daemon thread."""
 
-    def __init__(self, *, cwd: str | None = None, errlog: Any = None) -> None:
+    def __init__(self, *, cwd: str | None = None, errlog: Any = None, sdk: Send | None = None) -> None:
         self._cwd = cwd
+        self._sdk = sdk
+        """How an SDK server (``"type": "sdk"``) is reached: the Agent SDK's control channel; None: it fails."""
         self._errlog = errlog
         self._live: dict[str, _Live] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -136,7 +139,7 @@ class Connections:
         began = time.monotonic()
         waits: dict[str, concurrent.futures.Future[Any]] = {}
         for config in configs:
-            if config.disabled is None and config.problem is None and config.transport != "sdk":
+            if config.disabled is None and config.problem is None and (config.transport != "sdk" or self._sdk):
                 live = _Live(config)
                 self._live[config.name] = live
                 waits[config.name] = self._submit(self._open(live))
@@ -156,7 +159,8 @@ class Connections:
         if config.problem is not None:
             return ServerStatus(config.name, "failed", error=config.problem, config=config)
         if wait is None:  # an SDK server: its host answers (fsm.cli.sdk_session)
-            return ServerStatus(config.name, "failed", error="SDK MCP servers are not served yet", config=config)
+            error = "an SDK MCP server needs the Agent SDK's control channel (--input-format stream-json)"
+            return ServerStatus(config.name, "failed", error=error, config=config)
         live = self._live.get(config.name)
         took = round(live.took if live is not None and live.took is not None else time.monotonic() - began, 3)
         if not wait.done():
@@ -218,6 +222,9 @@ class Connections:
                 live.dead = "the server closed the connection"
 
     def _transport(self, config: ServerConfig) -> Any:
+        if config.transport == "sdk":
+            assert self._sdk is not None
+            return sdk_transport(str(config.raw.get("name") or config.name), self._sdk)
         if config.transport == "stdio":
             from mcp.client.stdio import StdioServerParameters, stdio_client
 
