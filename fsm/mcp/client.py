@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import atexit
 import concurrent.futures
+import contextlib
 import logging
 import os
 import sys
@@ -29,6 +30,7 @@ from collections.abc import Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
+import attrs
 from attrs import define, field, frozen
 
 from fsm.mcp.config import ServerConfig, tool_timeout
@@ -113,8 +115,7 @@ class Connections:
         self._live: dict[str, _Live] = {}
         self._loop: asyncio.AbstractEventLoop | None = None
         self._thread: threading.Thread | None = None
-        self.statuses: list[ServerStatus] = []
-        """Every configured server's status after :meth:`connect`, in configuration order."""
+        self._statuses: list[ServerStatus] = []
 
     # -- the loop ---------------------------------------------------------------------------------------------
 
@@ -148,8 +149,72 @@ class Connections:
         statuses = []
         for config in configs:
             statuses.append(self._status(config, waits.get(config.name), began, timeout))
-        self.statuses = statuses
+        self._statuses = statuses
         return statuses
+
+    @property
+    def statuses(self) -> list[ServerStatus]:
+        """Every configured server's status now, in configuration order: as :meth:`connect` found it, or
+        ``failed`` with why when its session has ended since (the server exited)."""
+        now = []
+        for status in self._statuses:
+            live = self._live.get(status.name)
+            if status.status == "connected" and (live is None or live.dead is not None or live.client is None):
+                why = live.dead if live is not None and live.dead else "the session ended"
+                status = attrs.evolve(status, status="failed", error=why)
+            now.append(status)
+        return now
+
+    def reconnect(self, name: str, *, timeout: float) -> ServerStatus:
+        """End server *name*'s session (if any) and connect it again (``mcp_reconnect``); its new status.
+
+        Raises:
+            KeyError: no server of that name is configured.
+        """
+        index = next(i for i, s in enumerate(self._statuses) if s.name == name)
+        config = self._statuses[index].config
+        assert config is not None
+        self._stop(name)
+        status = self.connect_one(attrs.evolve(config, disabled=None), timeout=timeout)
+        self._statuses[index] = status
+        return status
+
+    def disable(self, name: str) -> ServerStatus:
+        """End server *name*'s session and report it ``disabled`` (``mcp_toggle`` off); its calls fail from now.
+
+        Raises:
+            KeyError: no server of that name is configured.
+        """
+        index = next(i for i, s in enumerate(self._statuses) if s.name == name)
+        self._stop(name)
+        status = attrs.evolve(self._statuses[index], status="disabled", error=None, tools=())
+        self._statuses[index] = status
+        return status
+
+    def connect_one(self, config: ServerConfig, *, timeout: float) -> ServerStatus:
+        """Connect one server (not kept in :attr:`statuses`); its status."""
+        if config.disabled is not None or config.problem is not None or (config.transport == "sdk" and not self._sdk):
+            return self._status(config, None, time.monotonic(), timeout)
+        live = _Live(config)
+        self._live[config.name] = live
+        wait = self._submit(self._open(live))
+        concurrent.futures.wait([wait], timeout=timeout)
+        return self._status(config, wait, live.began, timeout)
+
+    def _stop(self, name: str) -> None:
+        live = self._live.pop(name, None)
+        if live is None or self._loop is None:
+            return
+        loop = self._loop
+
+        async def stop() -> None:
+            if live.stop is not None:
+                live.stop.set()
+            if live.task is not None:
+                await asyncio.wait([live.task], timeout=_CLOSE_SECONDS)
+
+        with contextlib.suppress(Exception):
+            asyncio.run_coroutine_threadsafe(stop(), loop).result(timeout=_CLOSE_SECONDS + 1)
 
     def _status(
         self, config: ServerConfig, wait: concurrent.futures.Future[Any] | None, began: float, timeout: float

@@ -453,7 +453,8 @@ class TestControl:
     def test_sdk_mcp_servers(self, fake: FakeAnthropic, project: Path) -> None:
         """An in-process SDK MCP server (``create_sdk_mcp_server``, ``@tool``) is served over the control protocol:
         connected before the first request, its tool there as ``mcp__calc__add``, its call answered by the SDK
-        host (allowed by ``allowed_tools``); ``get_mcp_status`` reports it connected with its tool."""
+        host (allowed by ``allowed_tools``); ``get_mcp_status`` reports it connected with its tool, ``disabled`` after
+        ``toggle_mcp_server(False)`` and connected again after ``reconnect_mcp_server``."""
         from claude_agent_sdk import create_sdk_mcp_server, tool
 
         @tool("add", "Add two integers", {"a": int, "b": int})
@@ -464,13 +465,19 @@ class TestControl:
         server = create_sdk_mcp_server("calc", tools=[add])
         options = _options(fake, project, mcp_servers={"calc": server}, allowed_tools=["mcp__calc__add"])
 
-        async def program() -> tuple[Any, list[Any]]:
+        async def program() -> tuple[Any, list[Any], list[str]]:
             async with ClaudeSDKClient(options) as client:
                 status = await client.get_mcp_status()
                 await client.query("add them")
-                return status, [m async for m in client.receive_response()]
+                messages = [m async for m in client.receive_response()]
+                await client.toggle_mcp_server("calc", False)
+                toggled = [(await client.get_mcp_status())["mcpServers"][0]["status"]]
+                await client.reconnect_mcp_server("calc")
+                toggled.append((await client.get_mcp_status())["mcpServers"][0]["status"])
+                return status, messages, toggled
 
-        status, messages = _run(program)
+        status, messages, toggled = _run(program)
+        assert toggled == ["disabled", "connected"]
         assert _result(messages).result == "42"
         assert "mcp__calc__add" in fake.messages_requests[0].tool_names
         [answer] = _tool_results(fake.messages_requests[1])
