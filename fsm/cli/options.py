@@ -377,6 +377,12 @@ class RunOptions:
         refused = [] if bare else resolve.load_env(trust=env_trusted)
         if not trust:
             distrust(root)
+        if any(rule.tool == "mcp__*" for rule in agent.permissions.allow):
+            warning = "allow rule mcp__* is ignored: allow a server (mcp__server) or a tool (mcp__server__tool)"
+            if output.format == "text":
+                print(f"agentfsm: {warning}", file=sys.stderr, flush=True)
+            else:
+                notes = [*notes, warning]
         if ignored := [*settings.ignored, *([f".env ({', '.join(refused)})"] if refused else [])]:
             line = visible(resolve.untrusted_line(root, ignored))
             if output.format == "text":

@@ -211,6 +211,7 @@ class OptionKeywords(TypedDict, total=False):
     max_tokens: int
     compaction: CompactSettings | None
     tools: Iterable[str] | None
+    mcp_tools: Iterable[Tool]
     system: str | None
     context: str
     bash_timeout: float
