@@ -2,10 +2,10 @@
 
 :func:`replay` builds a fresh agent like the recorded one, serves it the recorded replies (and model errors)
 in order with a :class:`~fsm.testing.ScriptedModel`, sends the recorded prompts, runs the tools for real in
-*workdir* (but MCP tools, which answer with their recorded results), and compares each transition with the recording: the first one that moved a different agent,
-along a different edge, with a different tool call or outcome (or, with ``results=True``, a different tool
-result) is the divergence. No API key is needed, so any real run becomes a regression test
-(``agentfsm replay SESSION_ID`` is the command, in :mod:`fsm.cli.replay`)::
+*workdir* (but MCP tools, which answer with their recorded results), and compares each transition with the
+recording: the first one that moved a different agent, along a different edge, with a different tool call or
+outcome (or, with ``results=True``, a different tool result) is the divergence. No API key is needed, so any real
+run becomes a regression test (``agentfsm replay SESSION_ID`` is the command, in :mod:`fsm.cli.replay`)::
 
     def test_bugfix_session_still_replays(tmp_path):
         with Journal("tests/sessions.db") as journal:
