@@ -12,6 +12,7 @@ import json
 import os
 import signal
 import socket
+import sqlite3
 import subprocess
 import sys
 import time
@@ -78,7 +79,8 @@ def test_servers_connect_before_the_first_request(
     agentfsm: Runner, fake: FakeAnthropic, project: Path, http_server: str
 ) -> None:
     """A slow stdio server and an HTTP server are connected, with their tools in the first request; one that never
-    answers fails within MCP_TIMEOUT; calls are answered; no server process is left after the exit."""
+    answers fails within MCP_TIMEOUT; calls are answered; the journal records the statuses; no server process is
+    left after the exit."""
     pidfile = project.parent / "pids"
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"web": {"type": "http", "url": "${WEB_URL}"}}}))
     config = {
@@ -104,6 +106,7 @@ def test_servers_connect_before_the_first_request(
     run = agentfsm(
         "-p", "go", "--trust", "--output-format", "stream-json", "--verbose",
         "--mcp-config", json.dumps(config), "--allowedTools", "mcp__tiny", "mcp__web__*",
+        "--session-db", str(project.parent / "journal.db"),
         env=env, timeout=60,
     )  # fmt: skip
     took = time.monotonic() - began
@@ -128,6 +131,11 @@ def test_servers_connect_before_the_first_request(
     assert picture[1]["type"] == "image" and picture[1]["source"]["media_type"] == "image/png"
     assert results["toolu_fail"] == {**results["toolu_fail"], "content": "it failed", "is_error": True}
     assert lines[-1]["result"] == "done" and lines[-1]["permission_denials"] == []
+    with sqlite3.connect(project.parent / "journal.db") as db:
+        [(settings,)] = db.execute("SELECT settings FROM sessions").fetchall()
+    journalled = {s["name"]: s for s in json.loads(settings)["mcp_servers"]}
+    assert journalled["tiny"]["status"] == "connected" and "add" in journalled["tiny"]["tools"]
+    assert journalled["mute"]["status"] == "failed"
     assert took < 30
     pids = _pids(pidfile)
     assert len(pids) == 2 and _gone(pids, within=2.0)
@@ -144,7 +152,7 @@ def test_untrusted_project_servers_start_nothing_and_calls_ask(
     fake.script = [tool_reply(tool_use("mcp__tiny__add", {"a": 1, "b": 1}, id="toolu_add")), text_reply("ok")]
     run = agentfsm(
         "-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", json.dumps(config),
-        "--disallowedTools", "mcp__tiny__big",
+        "--disallowedTools", "mcp__tiny__big", "--allowedTools", "mcp__*",
     )  # fmt: skip
     lines = run.json_lines()
     statuses = {s["name"]: s for s in lines[0]["mcp_servers"]}
@@ -153,6 +161,7 @@ def test_untrusted_project_servers_start_nothing_and_calls_ask(
     assert not pidfile.exists()
     tools = fake.messages_requests[0].tool_names
     assert "mcp__tiny__add" in tools and "mcp__tiny__big" not in tools
+    assert "allow rule mcp__* is ignored" in " ".join(lines[-1]["notes"])
     denial = lines[-1]["permission_denials"]
     assert [d["tool_name"] for d in denial] == ["mcp__tiny__add"]
     result = fake.messages_requests[1].messages[-1]["content"][0]
