@@ -39,7 +39,7 @@ from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Positive
 from fsm.errors import ConfigError
-from fsm.mcp.config import ServerConfig
+from fsm.mcp.config import ServerConfig, claude_json_servers
 from fsm.mcp.config import gather as gather_servers
 from fsm.model.aliases import RequestOptions
 from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
@@ -341,6 +341,7 @@ class RunOptions:
         )
         if schema is not None:
             hooks.on("Stop", structured.stop_hook(schema))
+        user_servers, local_servers = claude_json_servers(Path.home(), root)
         agent = AgentSetup(
             root,
             max_turns=max_turns if max_turns is not None else (persona.max_turns if persona else None),
@@ -359,7 +360,8 @@ class RunOptions:
             ask_person=sys.stdin is not None and sys.stdin.isatty(),
             mcp_servers=tuple(
                 gather_servers(
-                    settings_servers=settings.mcp_servers,
+                    settings_servers=[*user_servers, *settings.mcp_servers],
+                    local_servers=local_servers,
                     project_file=root / ".mcp.json",
                     trusted=trust,
                     flags=flags.get("mcp_config") or (),

@@ -33,8 +33,10 @@ from fsm.errors import ConfigError
 
 __all__ = [
     "DEFAULT_CONNECT_MS",
+    "LOCAL_SUFFIX",
     "ServerConfig",
     "Transport",
+    "claude_json_servers",
     "connect_timeout",
     "expand",
     "gather",
@@ -49,6 +51,9 @@ DEFAULT_CONNECT_MS = 30_000
 """Claude Code's ``MCP_TIMEOUT`` default: how long a server may take to start and list its tools."""
 _MAX_CALL_MS = 86_400_000
 """A tool call's limit when neither ``MCP_TOOL_TIMEOUT`` nor the server's ``timeout`` sets one (a day)."""
+LOCAL_SUFFIX = " (local)"
+"""How the source of a server of Claude Code's local scope (``~/.claude.json``'s ``projects.DIR.mcpServers``)
+ends."""
 _VARIABLE = re.compile(r"\$\{([^}:]+)(?::-([^}]*))?\}")
 
 
@@ -78,8 +83,10 @@ class ServerConfig:
 
     @property
     def scope(self) -> str:
-        """Claude Code's word for the source: ``project``, ``dynamic`` (``--mcp-config``) or ``user``."""
-        return "project" if self.source == ".mcp.json" else "dynamic" if self.source == "--mcp-config" else "user"
+        """Claude Code's word for the source: ``project``, ``local``, ``dynamic`` (``--mcp-config``) or ``user``."""
+        if self.source in (".mcp.json", "--mcp-config"):
+            return "project" if self.source == ".mcp.json" else "dynamic"
+        return "local" if self.source.endswith(LOCAL_SUFFIX) else "user"
 
 
 def expand(value: str, environ: Mapping[str, str], missing: list[str]) -> str:
@@ -167,9 +174,32 @@ def read_config(text: str, *, what: str = "--mcp-config") -> object:
         raise ConfigError(f"{what}: {text[:60]!r} is not a readable JSON file or JSON text") from None
 
 
+def claude_json_servers(
+    home: Path, project: Path
+) -> tuple[list[tuple[str, object, str]], list[tuple[str, object, str]]]:
+    """The servers ``claude mcp add`` wrote to ``~/.claude.json``: its user scope (``mcpServers``) and its local
+    scope for *project* (``projects.DIR.mcpServers``), each ``(name, entry, source)``; none when it does not read."""
+    path = home / ".claude.json"
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return [], []
+    if not isinstance(data, dict):
+        return [], []
+    user = data.get("mcpServers")
+    projects = data.get("projects")
+    mine = projects.get(str(project.resolve())) if isinstance(projects, dict) else None
+    local = mine.get("mcpServers") if isinstance(mine, dict) else None
+    return (
+        [(n, e, str(path)) for n, e in user.items()] if isinstance(user, dict) else [],
+        [(n, e, f"{path}{LOCAL_SUFFIX}") for n, e in local.items()] if isinstance(local, dict) else [],
+    )
+
+
 def gather(
     *,
     settings_servers: Iterable[tuple[str, object, str]] = (),
+    local_servers: Iterable[tuple[str, object, str]] = (),
     project_file: Path | None = None,
     trusted: bool,
     flags: Iterable[str] = (),
@@ -183,7 +213,9 @@ def gather(
     """Every configured server, by name (a later source wins), in the order first configured.
 
     Args:
-        settings_servers: ``(name, entry, file)`` from the settings' ``mcpServers``.
+        settings_servers: ``(name, entry, file)`` from the settings' ``mcpServers`` and ``~/.claude.json``'s user
+            scope (:func:`claude_json_servers`).
+        local_servers: ``~/.claude.json``'s local scope for the workspace: above ``.mcp.json``, as in Claude Code.
         project_file: the workspace's ``.mcp.json`` (read when it exists).
         trusted: whether the workspace is trusted; when not, ``.mcp.json``'s servers are all ``disabled``.
         flags: the ``--mcp-config`` values, in order.
@@ -213,6 +245,8 @@ def gather(
                     else None
                 )
                 found[server.name] = server if why is None else _disable(server, why)
+        for name, entry, file in local_servers:
+            found[name] = _server(name, entry, file, os.environ if environ is None else environ)
     for text in flags:
         for server in parse_servers(read_config(text), "--mcp-config", environ=environ):
             found[server.name] = server
