@@ -51,6 +51,16 @@ def _pids(path: Path) -> list[int]:
     return [int(line) for line in path.read_text().split()] if path.exists() else []
 
 
+HOOKED = {
+    "hooks": {
+        "PreToolUse": [
+            {"matcher": "mcp__tiny__b.*", "hooks": [{"type": "command", "command": "echo no big ones >&2; exit 2"}]}
+        ]
+    }
+}
+"""A PreToolUse command hook whose matcher (a regex) selects one MCP tool, and blocks it."""
+
+
 def stdio(*args: str) -> dict[str, object]:
     return {"command": sys.executable, "args": [SERVER, *args]}
 
@@ -61,7 +71,9 @@ def http_server() -> Iterator[str]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
-    proc = subprocess.Popen([sys.executable, SERVER, "http", str(port)], stderr=subprocess.DEVNULL)
+    proc = subprocess.Popen(
+        [sys.executable, SERVER, "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
     try:
         give_up = time.monotonic() + 30
         while time.monotonic() < give_up:
@@ -79,8 +91,8 @@ def test_servers_connect_before_the_first_request(
     agentfsm: Runner, fake: FakeAnthropic, project: Path, http_server: str
 ) -> None:
     """A slow stdio server and an HTTP server are connected, with their tools in the first request; one that never
-    answers fails within MCP_TIMEOUT; calls are answered; the journal records the statuses; no server process is
-    left after the exit."""
+    answers fails within MCP_TIMEOUT; calls are answered (a PreToolUse hook's regex matcher blocks one); the journal
+    records the statuses; no server process is left after the exit."""
     pidfile = project.parent / "pids"
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"web": {"type": "http", "url": "${WEB_URL}"}}}))
     config = {
@@ -96,6 +108,7 @@ def test_servers_connect_before_the_first_request(
             tool_use("mcp__tiny__echo_env", {"name": "FOO"}, id="toolu_foo"),
             tool_use("mcp__tiny__picture", {}, id="toolu_pic"),
             tool_use("mcp__tiny__fail", {}, id="toolu_fail"),
+            tool_use("mcp__tiny__big", {"n": 10}, id="toolu_hooked"),
         ),
         text_reply("done"),
     ]
@@ -106,7 +119,7 @@ def test_servers_connect_before_the_first_request(
     run = agentfsm(
         "-p", "go", "--trust", "--output-format", "stream-json", "--verbose",
         "--mcp-config", json.dumps(config), "--allowedTools", "mcp__tiny", "mcp__web__*",
-        "--session-db", str(project.parent / "journal.db"),
+        "--session-db", str(project.parent / "journal.db"), "--settings", json.dumps(HOOKED),
         env=env, timeout=60,
     )  # fmt: skip
     took = time.monotonic() - began
@@ -130,7 +143,9 @@ def test_servers_connect_before_the_first_request(
     assert picture[0] == {"type": "text", "text": "a red dot"}
     assert picture[1]["type"] == "image" and picture[1]["source"]["media_type"] == "image/png"
     assert results["toolu_fail"] == {**results["toolu_fail"], "content": "it failed", "is_error": True}
-    assert lines[-1]["result"] == "done" and lines[-1]["permission_denials"] == []
+    assert results["toolu_hooked"]["is_error"] is True and "no big ones" in results["toolu_hooked"]["content"]
+    assert lines[-1]["result"] == "done"
+    assert [d["tool_name"] for d in lines[-1]["permission_denials"]] == ["mcp__tiny__big"]
     with sqlite3.connect(project.parent / "journal.db") as db:
         [(settings,)] = db.execute("SELECT settings FROM sessions").fetchall()
     journalled = {s["name"]: s for s in json.loads(settings)["mcp_servers"]}
@@ -168,8 +183,10 @@ def test_untrusted_project_servers_start_nothing_and_calls_ask(
     assert result["is_error"] is True
 
 
-def test_sigkill_leaves_no_server(project: Path) -> None:
-    """A stdio server dies with agentfsm even when agentfsm is SIGKILLed."""
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_a_killed_run_leaves_no_server(project: Path, sig: signal.Signals) -> None:
+    """A stdio server dies with agentfsm when agentfsm is SIGTERMed (it closes the session) or SIGKILLed (the
+    kernel kills the server)."""
     pidfile = project.parent / "pids"
     config = {"mcpServers": {"tiny": stdio("stdio", "--pidfile", str(pidfile))}}
     with FakeAnthropic() as fake:
@@ -185,6 +202,6 @@ def test_sigkill_leaves_no_server(project: Path) -> None:
             time.sleep(0.02)
         pids = _pids(pidfile)
         assert pids and all(_alive(p) for p in pids), proc.stderr
-        os.kill(proc.pid, signal.SIGKILL)
+        os.kill(proc.pid, sig)
         proc.communicate(timeout=10)
         assert _gone(pids)
