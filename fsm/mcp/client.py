@@ -26,7 +26,7 @@ import os
 import sys
 import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable
+from collections.abc import AsyncIterator, Callable, Coroutine, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -102,6 +102,8 @@ class _Live:
     """Seconds from the start to the tools listed, or to the failure."""
     dead: str | None = None
     """Why the session ended while the run went on (the server exited, the connection dropped)."""
+    unauthorized: bool = False
+    """An HTTP server answered 401: it wants OAuth (``needs-auth``)."""
 
 
 class Connections:
@@ -235,8 +237,10 @@ class Connections:
             return ServerStatus(config.name, "failed", error=error, seconds=took, config=config)
         exc = wait.exception()
         if exc is not None:
+            live = self._live.get(config.name, live)
             self._forget(config.name)
-            status: Status = "needs-auth" if _asks_auth(exc) else "failed"
+            unauthorized = live is not None and live.unauthorized
+            status: Status = "needs-auth" if unauthorized or _asks_auth(exc) else "failed"
             return ServerStatus(config.name, status, error=_describe(exc), seconds=took, config=config)
         tools, info = wait.result()
         return ServerStatus(config.name, "connected", tools=tools, server_info=info, seconds=took, config=config)
@@ -300,16 +304,27 @@ class Connections:
                 cwd=self._cwd,
             )
             return stdio_client(params, errlog=self._errlog or _devnull())
-        import httpx2
-
-        http = httpx2.AsyncClient(headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0))
         if config.transport == "sse":
             from mcp.client.sse import sse_client
 
             return sse_client(config.url, headers=dict(config.headers))
+        return self._http(config, self._live[config.name])
+
+    @contextlib.asynccontextmanager
+    async def _http(self, config: ServerConfig, live: _Live) -> AsyncIterator[Any]:
+        """A streamable-HTTP transport whose HTTP client sends the configured headers and notes a 401."""
+        import httpx2
         from mcp.client.streamable_http import streamable_http_client
 
-        return streamable_http_client(config.url, http_client=http)
+        async def seen(response: Any) -> None:
+            if response.status_code == 401:
+                live.unauthorized = True
+
+        http = httpx2.AsyncClient(
+            headers=dict(config.headers), timeout=httpx2.Timeout(30.0, read=300.0), event_hooks={"response": [seen]}
+        )
+        async with http, streamable_http_client(config.url, http_client=http) as streams:
+            yield streams
 
     # -- calling ----------------------------------------------------------------------------------------------
 
@@ -317,7 +332,7 @@ class Connections:
         """Call *tool* of *server* with *arguments* and wait for its result, at most the server's call timeout;
         a server that is gone, a timeout or a protocol error is an error result (never raised)."""
         live = self._live.get(server)
-        if live is None or live.client is None:
+        if live is None or live.client is None or live.dead is not None:
             why = live.dead if live is not None and live.dead else "it is not connected"
             return _error(f"MCP server {server!r} is unavailable: {why}")
         seconds = tool_timeout(live.config)
@@ -331,6 +346,9 @@ class Connections:
             future.cancel()
             raise
         except Exception as exc:
+            if _lost(exc):  # the server exited or hung up: every later call says so, and its status is failed
+                live.dead = "the server closed the connection"
+                return _error(f"MCP server {server!r} is unavailable: {live.dead}")
             return _error(f"MCP server {server!r} tool {tool!r} failed: {_describe(exc)}")
         blocks = tuple(b.model_dump(mode="json", by_alias=True, exclude_none=True) for b in result.content)
         return CallResult(blocks, bool(result.is_error), result.structured_content)
@@ -371,6 +389,14 @@ def _client_info() -> Any:
     from mcp_types import Implementation
 
     return Implementation(name="agentfsm", version="0.1.0")
+
+
+def _lost(exc: BaseException) -> bool:
+    """Whether *exc* says the connection to the server is gone (not that one call failed)."""
+    import anyio
+
+    closed = (anyio.ClosedResourceError, anyio.BrokenResourceError, ConnectionError, EOFError)
+    return isinstance(exc, closed) or _describe(exc) in ("Connection closed", "ClosedResourceError")
 
 
 def _asks_auth(exc: BaseException) -> bool:
