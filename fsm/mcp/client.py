@@ -62,16 +62,15 @@ class ServerStatus:
     config: ServerConfig | None = field(default=None, eq=False, repr=False)
 
     def to_json(self) -> dict[str, Any]:
-        """Claude Code's ``mcp_servers`` entry: ``{"name", "status"}``, with ``error`` when it failed."""
-        shown: dict[str, Any] = {"name": self.name, "status": self.status}
-        if self.error is not None:
-            shown["error"] = self.error
-        return shown
+        """Claude Code's ``system/init`` ``mcp_servers`` entry: ``{"name", "status"}`` (it says no more there)."""
+        return {"name": self.name, "status": self.status}
 
     def to_status_json(self) -> dict[str, Any]:
         """The Agent SDK's ``McpServerStatus`` (``mcp_status``): name, status, serverInfo, error, config, scope,
         tools."""
         shown = self.to_json()
+        if self.error is not None:
+            shown["error"] = self.error
         if self.server_info is not None:
             shown["serverInfo"] = {k: self.server_info.get(k, "") for k in ("name", "version")}
         if self.config is not None:

@@ -3,10 +3,11 @@
 A connected server's tools become :class:`tools.Tool` records whose handler calls the server through
 :class:`~fsm.mcp.client.Connections`. Names are Claude Code's: ``mcp__`` + the server's name + ``__`` + the
 tool's, each with every character outside ``[A-Za-z0-9_-]`` made ``_``; a name over 128 characters (the API's
-limit) is left out, with a notice. A result's text and image blocks become the tool_result's content (an image
-as the API's base64 image block; a resource link or embedded resource as text), ``structuredContent`` is added as
-JSON text when the content has no text, ``isError`` is kept, and the text is cut at ``MAX_MCP_OUTPUT_TOKENS``
-(default 25,000 tokens, counted as 4 characters each) with Claude Code's note naming the cap.
+limit) is left out, with a notice. A result becomes the tool_result as Claude Code makes it: its
+``structuredContent`` as compact JSON when it has some, else its blocks in order (an image as the API's base64
+image block; a resource link or embedded resource as text); ``isError`` is kept, and the text is cut at
+``MAX_MCP_OUTPUT_TOKENS`` (default 25,000 tokens, counted as 4 characters each) with Claude Code's note naming the
+cap.
 """
 
 from __future__ import annotations
@@ -102,34 +103,42 @@ def _handler(connections: Connections, server: str, tool: str) -> Any:
 
 
 def output_of(result: CallResult, *, cap_tokens: int | None = None) -> ToolOutput:
-    """*result* as a tool_result: text and image blocks, structured content, ``is_error``, the output cap."""
+    """*result* as a tool_result, as Claude Code makes it: its structured content as compact JSON when it has some,
+    else its blocks in order (text; images as the API's base64 image blocks; a resource's text), ``is_error`` kept,
+    the text cut at the output cap."""
     cap = max_output_tokens() if cap_tokens is None else cap_tokens
-    texts: list[str] = []
-    images: list[dict[str, Any]] = []
+    if result.structured is not None:
+        text = json.dumps(result.structured, ensure_ascii=False, separators=(",", ":"))
+        return ToolOutput(_capped(text, cap), is_error=result.is_error)
+    blocks: list[dict[str, Any]] = []
     for block in result.content:
         kind = block.get("type")
+        if kind == "image":
+            source = {"type": "base64", "media_type": block.get("mimeType"), "data": block.get("data")}
+            blocks.append({"type": "image", "source": source})
+            continue
         if kind == "text":
-            texts.append(str(block.get("text", "")))
-        elif kind == "image":
-            images.append(
-                {
-                    "type": "image",
-                    "source": {"type": "base64", "media_type": block.get("mimeType"), "data": block.get("data")},
-                }
-            )
+            text = str(block.get("text", ""))
         elif kind == "resource":
             resource = block.get("resource") or {}
-            texts.append(str(resource.get("text") or f"[resource {resource.get('uri', '')}]"))
+            text = str(resource.get("text") or f"[resource {resource.get('uri', '')}]")
         elif kind == "resource_link":
-            texts.append(f"[resource link {block.get('uri', '')}: {block.get('name', '')}]")
+            text = f"[resource link {block.get('uri', '')}: {block.get('name', '')}]"
         else:
-            texts.append(f"[{kind} content]")
-    if not texts and result.structured is not None:
-        texts.append(json.dumps(result.structured, ensure_ascii=False))
-    text = "\n".join(texts)
-    if len(text) > cap * 4:
-        text = text[: cap * 4] + _TRUNCATED.format(cap=cap)
-    if not images:
-        return ToolOutput(text, is_error=result.is_error)
-    blocks = ([{"type": "text", "text": text}] if text else []) + images
-    return ToolOutput(text, is_error=result.is_error, blocks=tuple(blocks))
+            text = f"[{kind} content]"
+        blocks.append({"type": "text", "text": text})
+    texts = [b["text"] for b in blocks if b["type"] == "text"]
+    joined = _capped("\n".join(texts), cap)
+    if all(b["type"] == "text" for b in blocks):
+        return ToolOutput(joined, is_error=result.is_error)
+    room = cap * 4
+    for block in blocks:  # the cap spread over the text blocks in order
+        if block["type"] == "text":
+            block["text"], room = _capped(block["text"], cap, room=room), max(room - len(block["text"]), 0)
+    return ToolOutput(joined, is_error=result.is_error, blocks=tuple(blocks))
+
+
+def _capped(text: str, cap: int, *, room: int | None = None) -> str:
+    """*text* cut at *room* characters (default: the cap's, 4 a token) with Claude Code's note naming the cap."""
+    limit = cap * 4 if room is None else room
+    return text if len(text) <= limit else text[:limit] + _TRUNCATED.format(cap=cap)

@@ -802,7 +802,12 @@ def _mcp_servers() -> dict[str, Any]:
     connections = mcp.running() if mcp is not None else None
     if connections is None:
         return {}
-    return {"mcp_servers": [{**s.to_json(), "tools": [t["name"] for t in s.tools]} for s in connections.statuses]}
+    return {
+        "mcp_servers": [
+            {**s.to_json(), **({"error": s.error} if s.error else {}), "tools": [t["name"] for t in s.tools]}
+            for s in connections.statuses
+        ]
+    }
 
 
 def _settings(sid: str, path: Path, cell: object) -> tuple[dict[str, Any], str | None]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -52,10 +53,17 @@ def test_statuses_without_starting(tmp_path: Path) -> None:
 
     connections = Connections(cwd=str(tmp_path))
     statuses = connections.connect([configs[0], evolve(configs[1], disabled="because")], timeout=1)
-    assert [s.to_json() for s in statuses] == [
-        {"name": "a", "status": "failed", "error": "Missing environment variables: NOPE"},
-        {"name": "b", "status": "disabled", "error": "because"},
+    assert [(s.name, s.status, s.error) for s in statuses] == [
+        ("a", "failed", "Missing environment variables: NOPE"),
+        ("b", "disabled", "because"),
     ]
+    assert statuses[0].to_json() == {"name": "a", "status": "failed"}  # system/init's entry
+    shown = statuses[0].to_status_json()  # mcp_status's
+    assert (shown["error"], shown["scope"], shown["config"]["command"]) == (
+        "Missing environment variables: NOPE",
+        "user",
+        "${NOPE}",
+    )
     connections.close()
 
 
@@ -78,7 +86,7 @@ def test_a_server_that_dies_gives_error_results(tmp_path: Path) -> None:
             parse_servers({"tiny": {"command": sys.executable, "args": [SERVER, "stdio"]}}, "s"), timeout=60
         )
         tools, _ = mcp_tools(statuses, connections)
-        pid = int(run_tool(tools, "mcp__tiny__pid", Workspace(str(tmp_path)), {}).text)
+        pid = int(json.loads(run_tool(tools, "mcp__tiny__pid", Workspace(str(tmp_path)), {}).text)["result"])
         os.kill(pid, signal.SIGKILL)
         give_up = time.monotonic() + 10
         while Path(f"/proc/{pid}").exists() and time.monotonic() < give_up:
@@ -88,10 +96,7 @@ def test_a_server_that_dies_gives_error_results(tmp_path: Path) -> None:
             assert output.is_error and output.text == (
                 "MCP server 'tiny' is unavailable: the server closed the connection"
             )
-        assert connections.statuses[0].to_json() == {
-            "name": "tiny",
-            "status": "failed",
-            "error": "the server closed the connection",
-        }
+        status = connections.statuses[0]
+        assert (status.status, status.error) == ("failed", "the server closed the connection")
     finally:
         connections.close()

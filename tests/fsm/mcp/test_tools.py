@@ -33,17 +33,18 @@ class TestOutput:
         assert (out.text, out.is_error, out.blocks) == ("a\nb", True, ())
 
     def test_images_become_image_blocks(self) -> None:
-        """An image is the API's base64 image block, after the text."""
+        """An image is the API's base64 image block, in the result's order."""
         image = {"type": "image", "data": "AAAA", "mimeType": "image/png"}
-        out = output_of(CallResult(({"type": "text", "text": "dot"}, image), False))
+        out = output_of(CallResult((image, {"type": "text", "text": "dot"}), False))
         assert out.blocks == (
-            {"type": "text", "text": "dot"},
             {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "AAAA"}},
+            {"type": "text", "text": "dot"},
         )
 
-    def test_structured_content_when_no_text(self) -> None:
-        """structuredContent is the text when the content has none."""
-        assert output_of(CallResult((), False, {"answer": 42})).text == '{"answer": 42}'
+    def test_structured_content_wins(self) -> None:
+        """structuredContent, when there is some, is the result, as compact JSON (Claude Code's choice)."""
+        result = CallResult(({"type": "text", "text": "42"},), False, {"answer": 42})
+        assert output_of(result).text == '{"answer":42}'
 
     def test_cap(self) -> None:
         """Output over MAX_MCP_OUTPUT_TOKENS (4 characters a token) is cut, with Claude Code's note naming the cap."""
