@@ -160,9 +160,8 @@ def _serve(channel: Channel, agent: Agent, session_id: str) -> None:
         return {}
 
     def mcp_status(request: dict[str, Any]) -> dict[str, Any]:
-        from fsm import mcp
-
-        connections = mcp.running()
+        mcp = sys.modules.get("fsm.mcp")  # imported only by a run that has MCP servers
+        connections = mcp.running() if mcp is not None else None
         return {"mcpServers": [s.to_status_json() for s in connections.statuses] if connections else []}
 
     def mcp_reconnect(request: dict[str, Any]) -> dict[str, Any]:

@@ -132,3 +132,16 @@ class TestTimeouts:
         assert tool_timeout(short, {"MCP_TOOL_TIMEOUT": "9000"}) == 9.0
         assert tool_timeout(short, {"MCP_TOOL_TIMEOUT": "5"}) == 1.0
         assert tool_timeout(short, {}) == 86_400.0
+
+
+def test_reading_the_configuration_imports_no_client() -> None:
+    """A run's options (and so a run without servers) import neither the client nor the mcp package."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, fsm.cli.options, fsm.cli.headless; "
+        "print(sorted(m for m in ('fsm.mcp.client', 'mcp', 'asyncio') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "[]"
