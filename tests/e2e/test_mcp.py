@@ -187,7 +187,8 @@ def test_untrusted_project_servers_start_nothing_and_calls_ask(
 @pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
 def test_a_killed_run_leaves_no_server(project: Path, sig: signal.Signals) -> None:
     """A stdio server dies with agentfsm when agentfsm is SIGTERMed (it closes the session) or SIGKILLed (the
-    kernel kills the server)."""
+    kernel kills the server); after a SIGKILL, --continue starts the servers again, the resumed agent calls them,
+    and none is left after it."""
     pidfile = project.parent / "pids"
     config = {"mcpServers": {"tiny": stdio("stdio", "--pidfile", str(pidfile))}}
     with FakeAnthropic() as fake:
@@ -206,3 +207,21 @@ def test_a_killed_run_leaves_no_server(project: Path, sig: signal.Signals) -> No
         os.kill(proc.pid, sig)
         proc.communicate(timeout=10)
         assert _gone(pids)
+    if sig != signal.SIGKILL:
+        return
+    with FakeAnthropic() as fake:  # --continue: the servers start again, the resumed agent calls them, and stop
+        fake.script = [
+            text_reply("finished"),  # the killed run's model call, made again
+            tool_reply(tool_use("mcp__tiny__add", {"a": 1, "b": 2}, id="toolu_again")),
+            text_reply("3"),
+        ]
+        env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test")
+        argv = ["-p", "again", "--continue", "--mcp-config", json.dumps(config), "--allowedTools", "mcp__tiny"]
+        done = subprocess.run([str(AGENTFSM), *argv], cwd=project, env=env, capture_output=True, text=True, timeout=60)
+        assert (done.returncode, done.stdout.split()) == (0, ["finished", "3"]), done.stderr
+        [answer] = [b for b in fake.messages_requests[-1].messages[-1]["content"] if b["type"] == "tool_result"]
+        assert answer["content"] == '{"result":"3"}'
+        assert "again" in json.dumps(fake.messages_requests[-1].messages)
+        assert "mcp__tiny__add" in fake.messages_requests[0].tool_names  # the resumed run's first request too
+    later = [p for p in _pids(pidfile) if p not in pids]
+    assert len(later) == 1 and _gone(later, within=2.0)
