@@ -1,6 +1,6 @@
 """MCP servers end to end: configured as a Claude Code user configures them, connected before the first request.
 
-One run per situation, each checked for several things: a stdio server slow to start, a streamable-HTTP server
+One run per situation, each checked for several things: a stdio server slow to start, streamable-HTTP and SSE servers
 on 127.0.0.1 (from a trusted workspace's ``.mcp.json``) and a server that never answers, all at once; an
 untrusted workspace and the default permission mode; SIGKILL of agentfsm while a server runs. The servers are
 ``tests/mcp/server.py`` (the ``mcp`` package's ``MCPServer``).
@@ -65,30 +65,37 @@ def stdio(*args: str) -> dict[str, object]:
     return {"command": sys.executable, "args": [SERVER, *args]}
 
 
-@pytest.fixture(scope="module")
-def http_server() -> Iterator[str]:
-    """A streamable-HTTP MCP server on 127.0.0.1; its URL."""
+def _serve(mode: str) -> tuple[subprocess.Popen[bytes], int]:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     proc = subprocess.Popen(
-        [sys.executable, SERVER, "http", str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+        [sys.executable, SERVER, mode, str(port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
     )
+    return proc, port
+
+
+@pytest.fixture(scope="module")
+def http_servers() -> Iterator[tuple[str, str]]:
+    """A streamable-HTTP MCP server and an SSE one on 127.0.0.1; their URLs."""
+    started = [_serve("http"), _serve("sse")]
     try:
         give_up = time.monotonic() + 30
-        while time.monotonic() < give_up:
-            with socket.socket() as sock:
-                if sock.connect_ex(("127.0.0.1", port)) == 0:
-                    break
-            time.sleep(0.05)
-        yield f"http://127.0.0.1:{port}/mcp"
+        for _, port in started:
+            while time.monotonic() < give_up:
+                with socket.socket() as sock:
+                    if sock.connect_ex(("127.0.0.1", port)) == 0:
+                        break
+                time.sleep(0.05)
+        yield f"http://127.0.0.1:{started[0][1]}/mcp", f"http://127.0.0.1:{started[1][1]}/sse"
     finally:
-        proc.terminate()
-        proc.wait(timeout=10)
+        for proc, _ in started:
+            proc.terminate()
+            proc.wait(timeout=10)
 
 
 def test_servers_connect_before_the_first_request(
-    agentfsm: Runner, fake: FakeAnthropic, project: Path, http_server: str
+    agentfsm: Runner, fake: FakeAnthropic, project: Path, http_servers: tuple[str, str]
 ) -> None:
     """A slow stdio server and an HTTP server are connected, with their tools in the first request; one that never
     answers fails within MCP_TIMEOUT; calls are answered (a PreToolUse hook's regex matcher blocks one); the journal
@@ -99,12 +106,14 @@ def test_servers_connect_before_the_first_request(
         "mcpServers": {
             "tiny": {**stdio("stdio", "--delay", "1", "--pidfile", str(pidfile)), "env": {"FOO": "${FOO:-dflt}"}},
             "mute": stdio("silent", "--pidfile", str(pidfile)),
+            "old": {"type": "sse", "url": http_servers[1]},
         }
     }
     fake.script = [
         tool_reply(
             tool_use("mcp__tiny__add", {"a": 2, "b": 3}, id="toolu_add"),
             tool_use("mcp__web__echo_env", {"name": "ANTHROPIC_API_KEY"}, id="toolu_env"),
+            tool_use("mcp__old__add", {"a": 20, "b": 22}, id="toolu_sse"),
             tool_use("mcp__tiny__echo_env", {"name": "FOO"}, id="toolu_foo"),
             tool_use("mcp__tiny__picture", {}, id="toolu_pic"),
             tool_use("mcp__tiny__fail", {}, id="toolu_fail"),
@@ -113,12 +122,12 @@ def test_servers_connect_before_the_first_request(
         text_reply("done"),
     ]
     env = base_env(
-        ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-ant-secret", MCP_TIMEOUT="15000", WEB_URL=http_server
+        ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-ant-secret", MCP_TIMEOUT="15000", WEB_URL=http_servers[0]
     )
     began = time.monotonic()
     run = agentfsm(
         "-p", "go", "--trust", "--output-format", "stream-json", "--verbose",
-        "--mcp-config", json.dumps(config), "--allowedTools", "mcp__tiny", "mcp__web__*",
+        "--mcp-config", json.dumps(config), "--allowedTools", "mcp__tiny", "mcp__web__*", "mcp__old",
         "--session-db", str(project.parent / "journal.db"), "--settings", json.dumps(HOOKED),
         env=env, timeout=60,
     )  # fmt: skip
@@ -129,6 +138,7 @@ def test_servers_connect_before_the_first_request(
     statuses = {s["name"]: s for s in init["mcp_servers"]}
     assert statuses["tiny"] == {"name": "tiny", "status": "connected"}
     assert statuses["web"] == {"name": "web", "status": "connected"}
+    assert statuses["old"] == {"name": "old", "status": "connected"}
     assert statuses["mute"] == {"name": "mute", "status": "failed"}  # Claude Code's init says no more
     assert "mcp__tiny__add" in init["tools"] and "mcp__web__add" in init["tools"]
     first = fake.messages_requests[0]
@@ -138,6 +148,7 @@ def test_servers_connect_before_the_first_request(
     results = {b["tool_use_id"]: b for b in fake.messages_requests[1].messages[-1]["content"]}
     # structured content as compact JSON, as Claude Code sends it
     assert results["toolu_add"]["content"] == '{"result":"5"}' and "is_error" not in results["toolu_add"]
+    assert results["toolu_sse"]["content"] == '{"result":"42"}'
     assert results["toolu_env"]["content"] == '{"result":"(unset)"}'  # the server's environment has no API key
     assert results["toolu_foo"]["content"] == '{"result":"dflt"}'
     picture = results["toolu_pic"]["content"]

@@ -3,7 +3,8 @@
 ::
 
     python tests/mcp/server.py stdio [--delay SECONDS] [--pidfile PATH]
-    python tests/mcp/server.py http PORT [--delay SECONDS]
+    python tests/mcp/server.py http PORT [--delay SECONDS]    # streamable HTTP, at /mcp
+    python tests/mcp/server.py sse PORT                       # the older SSE transport, at /sse
     python tests/mcp/server.py silent          # a stdio "server" that reads and never answers
 
 Tools: ``add(a, b)`` (text), ``echo_env(name)`` (a variable of its environment, or ``(unset)``), ``fail()``
@@ -71,7 +72,7 @@ def build() -> Any:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("mode", choices=("stdio", "http", "silent"))
+    parser.add_argument("mode", choices=("stdio", "http", "sse", "silent"))
     parser.add_argument("port", nargs="?", type=int, default=0)
     parser.add_argument("--delay", type=float, default=0.0)
     parser.add_argument("--pidfile")
@@ -88,6 +89,8 @@ def main() -> None:
     server = build()
     if args.mode == "stdio":
         server.run()
+    elif args.mode == "sse":
+        server.run("sse", host="127.0.0.1", port=args.port)
     else:
         server.run("streamable-http", host="127.0.0.1", port=args.port)
 
