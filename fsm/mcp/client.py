@@ -232,7 +232,7 @@ class Connections:
         if not wait.done():
             wait.cancel()
             self._forget(config.name)
-            error = f"Connection timed out after {round(timeout * 1000)}ms"
+            error = f'MCP server "{config.name}" connection timed out after {round(timeout * 1000)}ms'
             return ServerStatus(config.name, "failed", error=error, seconds=took, config=config)
         exc = wait.exception()
         if exc is not None:
@@ -338,13 +338,15 @@ class Connections:
         future = self._submit(live.client.call_tool(tool, arguments, read_timeout_seconds=seconds))
         try:
             result = future.result(timeout=seconds + 1)
-        except concurrent.futures.TimeoutError:
+        except (concurrent.futures.TimeoutError, TimeoutError):
             future.cancel()
-            return _error(f"MCP server {server!r} tool {tool!r} timed out after {round(seconds * 1000)}ms")
+            return _error(f'MCP server "{server}" tool "{tool}" timed out after {int(seconds)}s')  # Claude Code's
         except KeyboardInterrupt:
             future.cancel()
             raise
         except Exception as exc:
+            if _describe(exc).endswith("timed out"):  # the mcp package's read timeout: the call's bound
+                return _error(f'MCP server "{server}" tool "{tool}" timed out after {int(seconds)}s')
             if _lost(exc):  # the server exited or hung up: every later call says so, and its status is failed
                 live.dead = "the server closed the connection"
                 return _error(f"MCP server {server!r} is unavailable: {live.dead}")

@@ -162,7 +162,10 @@ def test_servers_connect_before_the_first_request(
         [(settings,)] = db.execute("SELECT settings FROM sessions").fetchall()
     journalled = {s["name"]: s for s in json.loads(settings)["mcp_servers"]}
     assert journalled["tiny"]["status"] == "connected" and "add" in journalled["tiny"]["tools"]
-    assert journalled["mute"]["status"] == "failed" and "timed out after 15000ms" in journalled["mute"]["error"]
+    assert (
+        journalled["mute"]["status"] == "failed"
+        and journalled["mute"]["error"] == 'MCP server "mute" connection timed out after 15000ms'
+    )
     assert took < 30
     pids = _pids(pidfile)
     assert len(pids) == 2 and _gone(pids, within=2.0)

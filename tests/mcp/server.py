@@ -8,8 +8,8 @@
     python tests/mcp/server.py silent          # a stdio "server" that reads and never answers
 
 Tools: ``add(a, b)`` (text), ``echo_env(name)`` (a variable of its environment, or ``(unset)``), ``fail()``
-(an error result), ``big(n)`` (n characters), ``picture()`` (an image and a text), ``data()`` (structured content
-only), ``pid()`` (its process id). ``--delay`` sleeps before serving (a server slow to start); ``--pidfile`` writes
+(an error result), ``big(n)`` (n characters), ``sleep(seconds)``, ``picture()`` (an image and a text), ``data()``
+(structured content only), ``pid()`` (its process id). ``--delay`` sleeps before serving (a server slow to start); ``--pidfile`` writes
 its pid there.
 """
 
@@ -61,6 +61,12 @@ def build() -> Any:
     def data() -> CallToolResult:
         """Structured content only."""
         return CallToolResult(content=[], structured_content={"answer": 42})
+
+    @server.tool()
+    def sleep(seconds: float) -> str:
+        """Sleep, then say so."""
+        time.sleep(seconds)
+        return "slept"
 
     @server.tool()
     def pid() -> str:

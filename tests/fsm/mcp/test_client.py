@@ -79,13 +79,15 @@ def test_oauth_server_needs_auth(asks_auth: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_server_that_dies_gives_error_results(tmp_path: Path) -> None:
-    """After its server exits, a tool's call is an error result and the server is reported failed."""
+    """A call past the server's timeout is an error result in Claude Code's words; after its server exits, a
+    tool's call is an error result and the server is reported failed."""
     connections = Connections(cwd=str(tmp_path))
     try:
-        statuses = connections.connect(
-            parse_servers({"tiny": {"command": sys.executable, "args": [SERVER, "stdio"]}}, "s"), timeout=60
-        )
+        config = {"tiny": {"command": sys.executable, "args": [SERVER, "stdio"], "timeout": 1000}}
+        statuses = connections.connect(parse_servers(config, "s"), timeout=60)
         tools, _ = mcp_tools(statuses, connections)
+        slow = run_tool(tools, "mcp__tiny__sleep", Workspace(str(tmp_path)), {"seconds": 5})
+        assert slow.is_error and slow.text == 'MCP server "tiny" tool "sleep" timed out after 1s'
         pid = int(json.loads(run_tool(tools, "mcp__tiny__pid", Workspace(str(tmp_path)), {}).text)["result"])
         os.kill(pid, signal.SIGKILL)
         give_up = time.monotonic() + 10
