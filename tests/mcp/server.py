@@ -9,8 +9,8 @@
 
 Tools: ``add(a, b)`` (text), ``echo_env(name)`` (a variable of its environment, or ``(unset)``), ``fail()``
 (an error result), ``big(n)`` (n characters), ``sleep(seconds)``, ``picture()`` (an image and a text), ``data()``
-(structured content only), ``pid()`` (its process id). ``--delay`` sleeps before serving (a server slow to start); ``--pidfile`` writes
-its pid there.
+(structured content only), ``pid()`` (its process id). ``--delay`` sleeps before serving (a server slow to start);
+``--pidfile`` writes its pid there.
 """
 
 import argparse
