@@ -79,13 +79,20 @@ def test_oauth_server_needs_auth(asks_auth: str, tmp_path: Path) -> None:
 
 @pytest.mark.slow
 def test_a_server_that_dies_gives_error_results(tmp_path: Path) -> None:
-    """A call past the server's timeout is an error result in Claude Code's words; after its server exits, a
-    tool's call is an error result and the server is reported failed."""
+    """Disabled, a server's calls are error results, and reconnected they work again; a call past the server's
+    timeout is an error result in Claude Code's words; after its server exits, a tool's call is an error result
+    and the server is reported failed."""
     connections = Connections(cwd=str(tmp_path))
     try:
         config = {"tiny": {"command": sys.executable, "args": [SERVER, "stdio"], "timeout": 1000}}
         statuses = connections.connect(parse_servers(config, "s"), timeout=60)
         tools, _ = mcp_tools(statuses, connections)
+        connections.disable("tiny")  # mcp_toggle off: its calls fail; mcp_reconnect: they work again
+        off = run_tool(tools, "mcp__tiny__add", Workspace(str(tmp_path)), {"a": 1, "b": 2})
+        assert off.is_error and off.text == "MCP server 'tiny' is unavailable: it is not connected"
+        assert connections.statuses[0].status == "disabled"
+        assert connections.reconnect("tiny", timeout=60).status == "connected"
+        assert run_tool(tools, "mcp__tiny__add", Workspace(str(tmp_path)), {"a": 1, "b": 2}).text == '{"result":"3"}'
         slow = run_tool(tools, "mcp__tiny__sleep", Workspace(str(tmp_path)), {"seconds": 5})
         assert slow.is_error and slow.text == 'MCP server "tiny" tool "sleep" timed out after 1s'
         pid = int(json.loads(run_tool(tools, "mcp__tiny__pid", Workspace(str(tmp_path)), {}).text)["result"])
