@@ -34,8 +34,11 @@ class ToolOutput:
     """What a tool call produced."""
 
     text: str
-    """Exactly what the model receives as the tool_result content."""
+    """Exactly what the model receives as the tool_result content (unless *blocks* holds more)."""
     is_error: bool = False
+    blocks: tuple[Mapping[str, Any], ...] = ()
+    """The content as the API's text and image blocks, when it holds more than text (an MCP tool's image); the
+    tool_result's content is then these blocks, *text* their text."""
 
 
 @frozen
@@ -49,6 +52,9 @@ class Tool:
     """None for tools whose handler lives elsewhere (``task``: spawning is the machine's business)."""
     path_param: str | None = None
     """The input key that names a file path, for the permission hook's workspace check."""
+    checked: bool = True
+    """Whether :func:`run_tool` checks the input against the schema first (an MCP tool's server checks its own:
+    its schema may use what :func:`check_input` does not know)."""
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -99,11 +105,11 @@ def check_input(schema: Mapping[str, Any], tool_input: object) -> str | None:
     missing = [k for k in schema.get("required", []) if k not in tool_input]
     if missing:
         return f"missing required parameter {', '.join(repr(k) for k in missing)}"
-    unknown = [k for k in tool_input if k not in props]
+    unknown = [] if schema.get("additionalProperties") is True else [k for k in tool_input if k not in props]
     if unknown:
         return f"unknown parameter {', '.join(repr(k) for k in unknown)} (expected {', '.join(props)})"
     for key, value in tool_input.items():
-        spec = props[key]
+        spec = props.get(key, {})
         expected = spec.get("type")
         wrong_bool = isinstance(value, bool) and expected in ("integer", "number")
         if expected in _JSON_TYPES and (wrong_bool or not isinstance(value, _JSON_TYPES[expected])):
@@ -122,16 +128,23 @@ def run_tool(tools: Iterable[Tool], name: str, workspace: Workspace, tool_input:
     if chosen is None or chosen.handler is None:
         available = ", ".join(found) or "none"
         return ToolOutput(f"Error: unknown tool {name!r} (available: {available})", is_error=True)
-    problem = check_input(chosen.input_schema, tool_input)
+    problem = check_input(chosen.input_schema if chosen.checked else {"additionalProperties": True}, tool_input)
     if problem:
         return ToolOutput(f"Error: {name}: {problem}", is_error=True)
     assert isinstance(tool_input, dict)
     try:
         output = chosen.handler(workspace, **tool_input)
-        return ToolOutput(shown_path(redact(output.text)), is_error=output.is_error)
+        return ToolOutput(shown_path(redact(output.text)), is_error=output.is_error, blocks=_redacted(output.blocks))
     except OutsideWorkspaceError as exc:
         return ToolOutput(shown_path(f"Error: {exc}"), is_error=True)
     except Exception as exc:  # a handler bug or I/O failure must reach the model, not kill the agent
         if log.isEnabledFor(logging.DEBUG):  # escaped: a name that is not UTF-8 must not break a log's encoder
             log.debug("tool %s raised:\n%s", name, shown_path("".join(traceback.format_exception(exc)).rstrip()))
         return ToolOutput(shown_path(redact(f"Error: {name}: {type(exc).__name__}: {exc}")), is_error=True)
+
+
+def _redacted(blocks: tuple[Mapping[str, Any], ...]) -> tuple[Mapping[str, Any], ...]:
+    """*blocks* with each text block's text passed through :func:`redact` (images as they are)."""
+    return tuple(
+        {**b, "text": shown_path(redact(str(b.get("text", ""))))} if b.get("type") == "text" else b for b in blocks
+    )

@@ -194,9 +194,20 @@ def _flush_and_exit(status: int) -> NoReturn:
     os._exit(status)
 
 
+def _close_mcp() -> None:
+    """End this run's MCP sessions (their servers' processes killed), if it had any: before the exit, which
+    skips ``atexit``."""
+    mcp = sys.modules.get("fsm.mcp")
+    if mcp is not None:
+        mcp.close()
+
+
 def _main(args: argparse.Namespace) -> int:
     try:
-        status = _dispatch(args)
+        try:
+            status = _dispatch(args)
+        finally:
+            _close_mcp()
         sys.stdout.flush()  # here, so a reader that has left is met below and not at exit
         return status
     except UnknownSessionError as exc:

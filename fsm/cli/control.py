@@ -74,6 +74,7 @@ class Channel:
         self.stdin = stdin
         self.writer = writer
         self._handlers: dict[str, Handler] = {}
+        self._threaded: set[str] = set()
         self._inbox: queue.Queue[str | ConfigError | None] = queue.Queue()
         self._waiting: dict[str, _Waiting] = {}
         self._lock = threading.Lock()
@@ -84,6 +85,7 @@ class Channel:
         self._held: tuple[Any, int] | None = None
         """The first line when it was not ``initialize``: handled by :meth:`start`, once the handlers are on."""
         self._in_turn = False
+        self._started = False
         self.interrupted = False
         """Whether the SDK's ``interrupt`` (or a permission answer's) interrupted the turn under way."""
 
@@ -114,13 +116,19 @@ class Channel:
         self._held = (data, number)
         return None
 
-    def on(self, subtype: str, handler: Handler) -> None:
-        """Answer the SDK's control requests of *subtype* with *handler* (called in the reader thread)."""
+    def on(self, subtype: str, handler: Handler, *, threaded: bool = False) -> None:
+        """Answer the SDK's control requests of *subtype* with *handler* (called in the reader thread; with
+        *threaded*, in a thread of its own, for a handler that waits for answers on this channel)."""
         self._handlers[subtype] = handler
+        if threaded:
+            self._threaded.add(subtype)
 
     def start(self) -> None:
         """Handle the first line if :meth:`first_initialize` held it, then read the rest of stdin in a daemon thread
-        (nothing when it has ended already)."""
+        (nothing when it has ended already); a second call does nothing."""
+        if self._started:
+            return
+        self._started = True
         if self._held is not None:
             held, self._held = self._held, None
             self._dispatch(*held)
@@ -190,6 +198,12 @@ class Channel:
         if handler is None or not isinstance(request, dict):
             self.respond(request_id, error=f"Unsupported control request subtype: {subtype}")  # Claude Code's words
             return
+        if subtype in self._threaded:  # it waits on the channel itself (an SDK MCP server's answers): not here
+            threading.Thread(target=self._handle, args=(request_id, request, handler), daemon=True).start()
+            return
+        self._handle(request_id, request, handler)
+
+    def _handle(self, request_id: str, request: dict[str, Any], handler: Handler) -> None:
         try:
             body = handler(request)
         except Exception as exc:  # the handler's refusal is the error response, never a dead reader

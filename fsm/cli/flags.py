@@ -134,6 +134,7 @@ def add_top_level_flags(parser: argparse.ArgumentParser) -> None:
 
 def add_output_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``--output-format``, ``--input-format``, ``--permission-prompt-tool``, ``--mcp-config``,
+    ``--strict-mcp-config``,
     ``--no-transition-events`` and ``--include-partial-messages``."""
     parser.add_argument(
         "--output-format",
@@ -161,7 +162,13 @@ def add_output_flags(parser: argparse.ArgumentParser) -> None:
         nargs="+",
         action="extend",
         metavar="FILE_OR_JSON",
-        help="MCP servers: not supported yet; a config naming any server is refused with one line",
+        help='MCP servers from JSON files or texts ({"mcpServers": {...}}, as Claude Code\'s); repeatable',
+    )
+    parser.add_argument(
+        "--strict-mcp-config",
+        action="store_true",
+        default=False,
+        help="use only the MCP servers of --mcp-config, none from .mcp.json or the settings",
     )
     parser.add_argument(
         "--replay-user-messages",

@@ -197,8 +197,11 @@ def _stream_messages(
         agent.watch_progress(stream.progress)  # watching makes the model stream
     if hasattr(agent.model, "on_notice"):
         agent.model.on_notice = stream.notice
+    mcp = sys.modules.get("fsm.mcp")  # imported only by a run that has MCP servers
+    connections = mcp.running() if mcp is not None else None
     stream.init(
         agent,
+        mcp_servers=[s.to_json() for s in connections.statuses] if connections is not None else [],
         permission_mode=agent.permissions.mode,
         agents=["general-purpose", *agent.agents],
         version=version(),

@@ -17,9 +17,8 @@ A record built by hand (a test, a script) is checked by the same validators, in 
 from __future__ import annotations
 
 import argparse
-import json
 import sys
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -40,6 +39,8 @@ from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Positive
 from fsm.errors import ConfigError
+from fsm.mcp.config import ServerConfig, claude_json_servers
+from fsm.mcp.config import gather as gather_servers
 from fsm.model.aliases import RequestOptions
 from fsm.model.anthropic import DEFAULT_MAX_RETRIES, DEFAULT_TIMEOUT
 from fsm.policy import command_hooks
@@ -108,6 +109,12 @@ class AgentSetup:
     """Whether an ``Ask`` is put to the person at the terminal (stdin is one); otherwise it is denied."""
     approver: Approver | None = None
     """Who answers an ``Ask`` instead (the Agent SDK's ``can_use_tool``, ``fsm.policy.sdk``); None: as above."""
+    mcp_servers: tuple[ServerConfig, ...] = ()
+    """The MCP servers configured (``.mcp.json``, the settings, ``--mcp-config``; ``fsm.mcp.config``), each
+    connected when the agent is built."""
+    mcp_sdk: Callable[[str, dict[str, Any]], dict[str, Any]] | None = None
+    """How the Agent SDK's in-process servers (``"type": "sdk"``) are reached: ``mcp_message`` on its control
+    channel (``fsm.cli.sdk_session``); None: they fail."""
 
     def limits_given(self) -> dict[str, int | float]:
         """The run limits set on the command line, as ``Agent()`` keywords (a resumed session keeps the others)."""
@@ -291,7 +298,6 @@ class RunOptions:
                 file, an unreadable ``.env``, or no prompt.
         """
         flags: dict[str, Any] = vars(args)
-        _refuse_mcp(flags.get("mcp_config"))
         output = _output(flags) if prompt is not None else Output(verbose=bool(flags.get("verbose")))
         first = None if prompt is None else _first_prompt(prompt, output=output, resuming=_resuming(flags))
         root = resolve.workdir(flags.get("cwd"))
@@ -320,8 +326,8 @@ class RunOptions:
             append=flags.get("append_system_prompt"),
             append_file=flags.get("append_system_prompt_file"),
         )
-        if persona is not None and tools is None:
-            tools = persona.tools
+        if persona is not None and tools is None and persona.tools is not None:
+            tools = tuple(t for t in persona.tools if not t.startswith("mcp__"))
         schema = structured.load_schema(flags["json_schema"]) if flags.get("json_schema") else None
         if schema is not None:
             system = compose(
@@ -335,6 +341,7 @@ class RunOptions:
         )
         if schema is not None:
             hooks.on("Stop", structured.stop_hook(schema))
+        user_servers, local_servers = claude_json_servers(Path.home(), root)
         agent = AgentSetup(
             root,
             max_turns=max_turns if max_turns is not None else (persona.max_turns if persona else None),
@@ -351,6 +358,20 @@ class RunOptions:
             context=context_text(files),
             agents=agents,
             ask_person=sys.stdin is not None and sys.stdin.isatty(),
+            mcp_servers=tuple(
+                gather_servers(
+                    settings_servers=[*user_servers, *settings.mcp_servers],
+                    local_servers=local_servers,
+                    project_file=root / ".mcp.json",
+                    trusted=trust,
+                    flags=flags.get("mcp_config") or (),
+                    strict=bool(flags.get("strict_mcp_config")),
+                    enable_all=settings.enable_all_project_mcp_servers,
+                    enabled=settings.enabled_mcpjson_servers,
+                    disabled=settings.disabled_mcpjson_servers,
+                    interactive=prompt is None,
+                )
+            ),
         )
         resolve.apply_env(settings)
         agent = attrs.evolve(agent, compaction=resolve.compaction(settings, threshold=flags.get("compact_threshold")))
@@ -358,6 +379,12 @@ class RunOptions:
         refused = [] if bare else resolve.load_env(trust=env_trusted)
         if not trust:
             distrust(root)
+        if any(rule.tool == "mcp__*" for rule in agent.permissions.allow):
+            warning = "allow rule mcp__* is ignored: allow a server (mcp__server) or a tool (mcp__server__tool)"
+            if output.format == "text":
+                print(f"agentfsm: {warning}", file=sys.stderr, flush=True)
+            else:
+                notes = [*notes, warning]
         if ignored := [*settings.ignored, *([f".env ({', '.join(refused)})"] if refused else [])]:
             line = visible(resolve.untrusted_line(root, ignored))
             if output.format == "text":
@@ -414,7 +441,15 @@ class RunOptions:
                 f"--max-budget-usd needs the price of model {name!r}, and genai-prices has none; "
                 "use a model it prices, or drop --max-budget-usd"
             )
-        return Agent(chosen, str(self.agent.workdir), options=attrs.evolve(options, compactor=self.compactor()))
+        options = attrs.evolve(options, compactor=self.compactor())
+        if self.agent.mcp_servers:  # connected before the first model call, so its tools are in the first request
+            from fsm import mcp
+
+            tools, notices = mcp.connect(self.agent.mcp_servers, cwd=str(self.agent.workdir), sdk=self.agent.mcp_sdk)
+            options = attrs.evolve(options, mcp_tools=tools)
+            for notice in notices:
+                print(f"agentfsm: {visible(notice)}", file=sys.stderr, flush=True)
+        return Agent(chosen, str(self.agent.workdir), options=options)
 
     def compactor(self) -> PassesCompactor:
         """How the root agent (and its subagents) compact: the model's window, the thresholds the flags, settings
@@ -453,34 +488,14 @@ def _output(flags: dict[str, Any]) -> Output:
     )
 
 
-def _refuse_mcp(configs: list[str] | None) -> None:
-    """``--mcp-config``: agentfsm runs no MCP servers yet, so a config naming one is refused (an SDK server,
-    ``"type": "sdk"``, needs ``mcp_message``, which lands with MCP)."""
-    for config in configs or []:
-        try:
-            text = Path(config).read_text(encoding="utf-8") if not config.lstrip().startswith("{") else config
-            servers = json.loads(text).get("mcpServers") or {}
-        except (OSError, ValueError, AttributeError):
-            raise ConfigError(f"--mcp-config: {config[:60]!r} is not a readable JSON file or JSON text") from None
-        if not isinstance(servers, dict):
-            raise ConfigError("--mcp-config: mcpServers must be an object of servers")
-        for name, server in servers.items():
-            if isinstance(server, dict) and server.get("type") == "sdk":
-                raise ConfigError(
-                    f"--mcp-config: {name!r} is an in-process SDK MCP server (type sdk); agentfsm does not serve "
-                    "mcp_message yet (MCP is a later issue): drop mcp_servers from the SDK options"
-                )
-            raise ConfigError(f"--mcp-config: {name!r}: agentfsm runs no MCP servers yet (MCP is a later issue)")
-
-
 def _permission_prompt(tool: str | None) -> bool:
     """``--permission-prompt-tool``: ``stdio`` (the Agent SDK's control protocol) or none; an MCP tool is refused."""
     if tool is None:
         return False
     if tool != "stdio":
         raise ConfigError(
-            f"--permission-prompt-tool {tool}: agentfsm runs no MCP servers yet; only 'stdio' (the Agent SDK's "
-            "can_use_tool) is supported"
+            f"--permission-prompt-tool {tool}: an MCP tool cannot answer permission prompts here; only 'stdio' (the "
+            "Agent SDK's can_use_tool) is supported"
         )
     return True
 

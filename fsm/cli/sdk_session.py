@@ -9,7 +9,9 @@ each user message as a turn of one session (:func:`fsm.cli.headless.run`).
 The SDK's requests and what they do, served from the first line (before ``initialize``, or without it, too):
 ``interrupt`` ends the turn as Ctrl-C does; ``set_permission_mode`` and ``set_model`` apply from the next check and
 the next model call (``set_permission_mode`` answers ``{"mode": MODE}`` and streams Claude Code's ``system/status``
-line, ``{"status": null, "permissionMode": MODE}``); ``mcp_status`` lists no servers (none run yet);
+line, ``{"status": null, "permissionMode": MODE}``); ``mcp_status`` lists every MCP server with its status,
+tools and config; ``mcp_reconnect`` connects one again, ``mcp_toggle`` ends one (``enabled: false``: its calls fail
+from then) or connects it again;
 ``get_context_usage`` counts the root's last request; ``stop_task`` names no task we run (an error response);
 any other subtype gets an error response.
 """
@@ -61,10 +63,12 @@ def run(options: RunOptions) -> int:
         if first is not None:
             channel.respond(first["request_id"], error=str(exc))
         raise
+    if any(s.transport == "sdk" for s in options.agent.mcp_servers):
+        channel.start()  # the SDK's servers answer on the channel while the agent is built, before initialize's answer
     with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, session):
+        _serve(channel, agent, session.id if session else agent.agent_id)  # first: the reader may run already
         if first is not None:
             channel.respond(first["request_id"], initialize_response(agent))
-        _serve(channel, agent, session.id if session else agent.agent_id)
         channel.start()
         return headless.run(options, agent, session, channel)
 
@@ -80,8 +84,20 @@ def _with_initialize(options: RunOptions, request: dict[str, Any], channel: Chan
     except ValueError as exc:
         raise ConfigError(f"initialize: {exc}") from None
     approver = _approver(channel) if options.output.permission_prompt else None
-    setup = attrs.evolve(options.agent, agents={**options.agent.agents, **defined}, approver=approver)
+    setup = attrs.evolve(
+        options.agent, agents={**options.agent.agents, **defined}, approver=approver, mcp_sdk=_mcp_message(channel)
+    )
     return attrs.evolve(options, agent=setup)
+
+
+def _mcp_message(channel: Channel) -> Any:
+    """How an SDK server is reached: one ``mcp_message`` control request per JSON-RPC message, as Claude Code
+    sends them (the SDK host answers with ``{"mcp_response": ...}``)."""
+
+    def send(server: str, message: dict[str, Any]) -> dict[str, Any]:
+        return channel.request({"subtype": "mcp_message", "server_name": server, "message": message}, timeout=60)
+
+    return send
 
 
 def _approver(channel: Channel) -> Any:
@@ -144,7 +160,36 @@ def _serve(channel: Channel, agent: Agent, session_id: str) -> None:
         return {}
 
     def mcp_status(request: dict[str, Any]) -> dict[str, Any]:
-        return {"mcpServers": []}
+        mcp = sys.modules.get("fsm.mcp")  # imported only by a run that has MCP servers
+        connections = mcp.running() if mcp is not None else None
+        return {"mcpServers": [s.to_status_json() for s in connections.statuses] if connections else []}
+
+    def mcp_reconnect(request: dict[str, Any]) -> dict[str, Any]:
+        from fsm import mcp
+        from fsm.mcp.config import connect_timeout
+
+        name = str(request.get("serverName"))
+        connections = mcp.running()
+        if connections is None or name not in {s.name for s in connections.statuses}:
+            raise ValueError(f"Server not found: {name}")
+        status = connections.reconnect(name, timeout=connect_timeout())
+        if status.status != "connected":
+            raise ValueError(f"Failed to reconnect to {name}: {status.error}")
+        return {}
+
+    def mcp_toggle(request: dict[str, Any]) -> dict[str, Any]:
+        from fsm import mcp
+        from fsm.mcp.config import connect_timeout
+
+        name = str(request.get("serverName"))
+        connections = mcp.running()
+        if connections is None or name not in {s.name for s in connections.statuses}:
+            raise ValueError(f"Server not found: {name}")
+        if request.get("enabled"):
+            connections.reconnect(name, timeout=connect_timeout())
+        else:
+            connections.disable(name)
+        return {}
 
     def stop_task(request: dict[str, Any]) -> dict[str, Any]:
         raise ValueError(f"no task {request.get('task_id')!r}: agentfsm runs no background tasks")
@@ -154,6 +199,8 @@ def _serve(channel: Channel, agent: Agent, session_id: str) -> None:
     channel.on("set_permission_mode", set_permission_mode)
     channel.on("set_model", set_model)
     channel.on("mcp_status", mcp_status)
+    channel.on("mcp_reconnect", mcp_reconnect, threaded=True)
+    channel.on("mcp_toggle", mcp_toggle, threaded=True)
     channel.on("get_context_usage", lambda request: context_usage(agent))
     channel.on("stop_task", stop_task)
 

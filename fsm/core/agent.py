@@ -1197,7 +1197,7 @@ class Agent:
             hooks=self._hooks,
             approver=self._approver,
             permissions=self._policy,
-            tools=tuple(t.name for t in self._tools),
+            tools=tuple(t.name for t in self._tools if not t.name.startswith("mcp__")),
             max_parallel=self.data.max_parallel,
         )
 

@@ -41,6 +41,7 @@ from fsm.model.pricing import unpriced
 from fsm.policy.chain import Approver
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
+from fsm.policy.rules import mcp_covers
 from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, PARENT_TOOLS, REGISTRY, Tool, toolset
 from tools.sandbox import Sandbox
 from tools.task import task_tool
@@ -57,6 +58,10 @@ def _known_tools(instance: object, attribute: attrs.Attribute[Any], value: tuple
 
 def _names(value: Iterable[str] | None) -> tuple[str, ...] | None:
     return None if value is None else tuple(value)
+
+
+def _tool_tuple(value: Iterable[Tool]) -> tuple[Tool, ...]:
+    return tuple(value)
 
 
 def _dollars(value: float | None) -> float | None:
@@ -103,6 +108,9 @@ class AgentOptions:
     tools: tuple[str, ...] | None = field(default=None, converter=_names, validator=_known_tools)
     """Tool names to offer (None: ``PARENT_TOOLS``); a subagent gets these minus ``task``, and tools a bare deny
     rule of *permissions* names are not offered."""
+    mcp_tools: tuple[Tool, ...] = field(default=(), converter=_tool_tuple)
+    """The connected MCP servers' tools (``fsm.mcp``), offered after *tools* (less those a bare deny rule of
+    *permissions* names, ``mcp__server`` among them); shared with subagents, whose custom type may name them."""
     system: str | None = field(default=None, validator=Kind(str, "a string or None"))
     """The system prompt (None: ours for the agent's depth); *context* is added after it."""
     context: str = field(default="", validator=Kind(str, "a string", optional=False))
@@ -163,7 +171,8 @@ class AgentOptions:
         hidden = policy.hidden_tools()
         offered = [n for n in names if n not in hidden and not (depth > 0 and n == "task")]
         types = [(d.name, d.description) for d in self.agents.values()]
-        return tuple(task_tool(types) if t.name == "task" else t for t in toolset(offered))
+        mcp = tuple(t for t in self.mcp_tools if not policy.hides(t.name))
+        return (*(task_tool(types) if t.name == "task" else t for t in toolset(offered)), *mcp)
 
     def for_subagent(
         self,
@@ -180,7 +189,11 @@ class AgentOptions:
         changes: dict[str, Any] = {"max_turns": max_turns, "max_model_calls": max_model_calls}
         changes.update(system=None, max_budget_usd=None, max_parallel=None)
         if definition is not None:
-            changes.update(system=system(definition.prompt), tools=definition.tools or BASE_TOOL_NAMES)
+            named = definition.tools or BASE_TOOL_NAMES
+            builtin = tuple(n for n in named if not n.startswith("mcp__"))
+            wanted = [n for n in named if n.startswith("mcp__")]
+            mcp = tuple(t for t in self.mcp_tools if any(mcp_covers(n, t.name) for n in wanted))
+            changes.update(system=system(definition.prompt), tools=builtin, mcp_tools=mcp)
             changes["max_turns"] = definition.max_turns or max_turns
         return attrs.evolve(self, **changes)
 
@@ -200,6 +213,7 @@ class OptionKeywords(TypedDict, total=False):
     max_tokens: int
     compaction: CompactSettings | None
     tools: Iterable[str] | None
+    mcp_tools: Iterable[Tool]
     system: str | None
     context: str
     bash_timeout: float

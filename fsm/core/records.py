@@ -7,8 +7,10 @@ round-trips through JSON with :data:`converter` — the ground journal, resume a
 from __future__ import annotations
 
 import uuid
+from typing import Any
 
 from attrs import Factory, define, field, frozen
+from cattrs.gen import make_dict_unstructure_fn, override
 from cattrs.preconf.json import make_converter
 
 from fsm.core.limits import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
@@ -45,7 +47,8 @@ def message_uuid(session_id: str, record: Transition, index: int) -> str:
 
 def tool_result_block(call: Block, output: ToolOutput) -> Block:
     """The tool_result block answering the tool_use block *call* (``is_error`` only when true)."""
-    block = {"type": "tool_result", "tool_use_id": call["id"], "content": output.text}
+    content: Any = [dict(b) for b in output.blocks] if output.blocks else output.text
+    block = {"type": "tool_result", "tool_use_id": call["id"], "content": content}
     return {**block, "is_error": True} if output.is_error else block
 
 
@@ -201,3 +204,8 @@ class AgentState:
 
 converter = make_converter()
 """Turns every record here into JSON-ready data and back."""
+converter.register_unstructure_hook(
+    ToolOutput,
+    make_dict_unstructure_fn(ToolOutput, converter, blocks=override(omit_if_default=True)),
+)
+"""A tool result without blocks (every tool's but an MCP image's) is journalled as it always was."""

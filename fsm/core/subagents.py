@@ -76,6 +76,9 @@ def _tools(source: str, value: object) -> tuple[str, ...] | None:
         raise ConfigError(f"{source}: tools must be a comma list or a list of tool names (got {value!r})")
     ours = []
     for name in (n.strip() for n in names if n.strip()):
+        if name.startswith("mcp__"):  # an MCP server's tool (or all of a server's): offered when it is connected
+            ours.append(name)
+            continue
         tool = TOOL_NAMES.get(name)
         if tool == "task":
             raise ConfigError(

@@ -136,6 +136,10 @@ class Policy:
         """Allow what *rule* matches for the rest of the session."""
         self.session.append(rule)
 
+    def hides(self, tool: str) -> bool:
+        """Whether a bare deny rule takes MCP tool *tool* away (``mcp__s``, ``mcp__s__*``, ``mcp__*``, the name)."""
+        return any(r.specifier is None and r.tool.startswith("mcp__") and r.covers(tool) for r in self.deny)
+
     def hidden_tools(self) -> set[str]:
         """Tools a bare deny rule (``Task``, ``Bash``) takes away: the model is never offered them."""
         return {r.tool for r in self.deny if r.specifier is None and r.known} | (
@@ -219,7 +223,30 @@ class Policy:
             "ask", f"{shown} ({'an edit ' if edit else 'a read '}{where})", suggestions=(suggestion,), outside=outside
         )
 
+    def _mcp(self, name: str) -> Verdict:
+        """An MCP tool's call: deny and ask rules, then the mode (``plan`` denies, ``bypassPermissions`` allows),
+        then allow rules; anything left asks, as in Claude Code's ``default`` mode."""
+        for kind, rules in (("deny", self.deny), ("ask", self.ask)):
+            rule = next((r for r in rules if r.covers(name)), None)
+            if rule is not None:
+                reason = (
+                    f"{name} is denied by rule {_named(rule)}"
+                    if kind == "deny"
+                    else f"{name} matches ask rule {_named(rule)}"
+                )
+                return Verdict(kind, reason, _named(rule), forced=kind == "ask")
+        if self.mode == "plan":
+            return Verdict("deny", f"{name}: plan mode runs no MCP tool", "plan mode")
+        if self.mode == "bypassPermissions":
+            return Verdict("allow", rule="bypassPermissions mode")
+        allowed = next((r for r in self._allow_rules() if r.covers(name) and not r.tool.startswith("mcp__*")), None)
+        if allowed is not None:
+            return Verdict("allow", rule=_named(allowed))
+        return Verdict("ask", f"{name} is an MCP tool: it asks unless a rule allows it", suggestions=(name,))
+
     def _tool(self, name: str, tool_input: dict[str, Any]) -> Verdict:
+        if name.startswith("mcp__"):
+            return self._mcp(name)
         pattern = tool_input.get("pattern") if name == "glob" else None
         for kind, rules in (("deny", self.deny), ("ask", self.ask)):
             for rule in rules:

@@ -29,7 +29,16 @@ from attrs import field, frozen
 
 from fsm.errors import ConfigError
 
-__all__ = ["CLAUDE_NAMES", "TOOL_NAMES", "Rule", "RuleError", "claude_name", "parse_rule", "split_rules"]
+__all__ = [
+    "CLAUDE_NAMES",
+    "TOOL_NAMES",
+    "Rule",
+    "RuleError",
+    "claude_name",
+    "mcp_covers",
+    "parse_rule",
+    "split_rules",
+]
 
 TOOL_NAMES = {
     "Bash": "bash",
@@ -58,12 +67,24 @@ CLAUDE_NAMES = {
 """Our tool names as Claude Code spells them (hook input, suggested rules)."""
 
 _COVERS = {"edit_file": ("edit_file", "write_file")}
-_RULE = re.compile(r"^(?P<tool>[A-Za-z_][A-Za-z0-9_\-]*)(?:\((?P<spec>.*)\))?$", re.DOTALL)
+_RULE = re.compile(r"^(?P<tool>[A-Za-z_][A-Za-z0-9_\-]*\*?)(?:\((?P<spec>.*)\))?$", re.DOTALL)
 _PATH_TOOLS = frozenset({"read_file", "write_file", "edit_file"})
 
 
 class RuleError(ConfigError):
     """A permission rule that cannot be parsed; the message names the rule and what is wrong."""
+
+
+def mcp_covers(rule: str, tool: str) -> bool:
+    """Whether the MCP rule name *rule* (``mcp__s``, ``mcp__s__*``, ``mcp__s__t``, ``mcp__*``) covers *tool*, as
+    Claude Code matches them: a server-level rule covers each tool of that server."""
+    if not tool.startswith("mcp__"):
+        return False
+    server, _, name = rule.removeprefix("mcp__").partition("__")
+    if server == "*":
+        return not name
+    tool_server, _, tool_name = tool.removeprefix("mcp__").partition("__")
+    return server == tool_server and (name in ("", "*") or name == tool_name)
 
 
 def claude_name(tool: str) -> str:
@@ -92,7 +113,10 @@ class Rule:
         return self.tool in CLAUDE_NAMES
 
     def covers(self, tool: str) -> bool:
-        """Whether the rule is about calls of *tool* (``Edit`` covers ``write_file`` too)."""
+        """Whether the rule is about calls of *tool* (``Edit`` covers ``write_file`` too; ``mcp__s`` and
+        ``mcp__s__*`` cover every tool of MCP server ``s``, ``mcp__*`` every MCP tool)."""
+        if self.tool.startswith("mcp__"):
+            return mcp_covers(self.tool, tool)
         return tool in _COVERS.get(self.tool, (self.tool,))
 
     @property
@@ -180,6 +204,8 @@ def parse_rule(text: str, *, source: str = "session", base: Path | None = None) 
         )
         raise RuleError(f"rule {text!r} {problem}")
     name, spec = match["tool"], match["spec"]
+    if name.endswith("*") and not name.startswith("mcp__"):
+        raise RuleError(f"rule {text!r}: only an MCP rule ends its name with '*' (mcp__server__*)")
     tool = TOOL_NAMES.get(name, name)
     if spec is not None:
         if spec.count("(") != spec.count(")"):

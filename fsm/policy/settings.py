@@ -11,7 +11,9 @@ Keys read: ``permissions.allow|ask|deny|defaultMode|additionalDirectories``, ``h
 ``sandbox.enabled|network|autoAllowBashIfSandboxed``, ``sandbox.network.allowUnixSockets|allowAllUnixSockets``
 (``network`` may be Claude Code's object or our true/false) and
 ``sandbox.limits.memoryMiB|processes|fileSizeMiB|tmpSizeMiB`` (each from the highest layer that sets it),
-``autoCompactWindow`` and ``autoCompactEnabled`` (compaction, ``fsm.compaction.window``). Any
+``autoCompactWindow`` and ``autoCompactEnabled`` (compaction, ``fsm.compaction.window``), ``mcpServers``,
+``enableAllProjectMcpServers``, ``enabledMcpjsonServers`` and ``disabledMcpjsonServers`` (MCP, ``fsm.mcp.config``,
+which reads the server entries). Any
 other key is ignored and named in :attr:`Settings.notes`. A file that is not JSON, or a key of the wrong shape,
 raises :class:`SettingsError` naming the file, the key and the value.
 
@@ -144,6 +146,15 @@ class Settings:
     """``autoCompactWindow``: the context window automatic compaction works to, 100,000..1,000,000 tokens."""
     auto_compact_enabled: bool | None = None
     """``autoCompactEnabled``: false turns automatic compaction off (None: no layer says; it is on)."""
+    mcp_servers: tuple[tuple[str, Any, str], ...] = ()
+    """``mcpServers``: ``(name, entry, file)`` for each MCP server configured (``fsm.mcp.config`` reads the entry);
+    a higher layer's server of a name replaces a lower one's."""
+    enable_all_project_mcp_servers: bool = False
+    """``enableAllProjectMcpServers``: every ``.mcp.json`` server is approved."""
+    enabled_mcpjson_servers: tuple[str, ...] = ()
+    """``enabledMcpjsonServers``: the ``.mcp.json`` servers approved."""
+    disabled_mcpjson_servers: tuple[str, ...] = ()
+    """``disabledMcpjsonServers``: the ``.mcp.json`` servers refused."""
     files: tuple[str, ...] = ()
     """The settings files (and texts) read, lowest precedence first."""
     notes: tuple[str, ...] = ()
@@ -378,6 +389,32 @@ def _parse_enabled(value: object, origin: Origin, notes: list[str]) -> bool:
     return value
 
 
+def _parse_mcp_servers(value: object, origin: Origin, notes: list[str]) -> tuple[tuple[str, Any, str], ...]:
+    if not isinstance(value, dict) or not all(isinstance(v, dict) for v in value.values()):
+        raise SettingsError(f"mcpServers must be an object of server objects (got {_show(value)})")
+    return tuple((name, entry, origin.name) for name, entry in value.items())
+
+
+def _merge_mcp_servers(lower: tuple[tuple[str, Any, str], ...], higher: tuple[tuple[str, Any, str], ...]) -> Any:
+    replaced = {name for name, _, _ in higher}
+    return tuple(s for s in lower if s[0] not in replaced) + higher
+
+
+def _parse_names(key: str) -> Callable[[object, Origin, list[str]], tuple[str, ...]]:
+    def parse(value: object, origin: Origin, notes: list[str]) -> tuple[str, ...]:
+        if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+            raise SettingsError(f"{key} must be a list of server names (got {_show(value)})")
+        return tuple(value)
+
+    return parse
+
+
+def _parse_enable_all(value: object, origin: Origin, notes: list[str]) -> bool:
+    if not isinstance(value, bool):
+        raise SettingsError(f"enableAllProjectMcpServers must be true or false (got {_show(value)})")
+    return value
+
+
 KEYS: dict[str, SettingsKey] = {
     "permissions": SettingsKey("permissions", _parse_permissions, _merge_permissions),
     "hooks": SettingsKey("hooks", _parse_hooks, lambda lower, higher: lower + higher),
@@ -386,6 +423,14 @@ KEYS: dict[str, SettingsKey] = {
     "env": SettingsKey("env", _parse_env, lambda lower, higher: lower + higher),
     "autoCompactWindow": SettingsKey("auto_compact_window", _parse_window, _later),
     "autoCompactEnabled": SettingsKey("auto_compact_enabled", _parse_enabled, _later),
+    "mcpServers": SettingsKey("mcp_servers", _parse_mcp_servers, _merge_mcp_servers),
+    "enableAllProjectMcpServers": SettingsKey("enable_all_project_mcp_servers", _parse_enable_all, _later),
+    "enabledMcpjsonServers": SettingsKey(
+        "enabled_mcpjson_servers", _parse_names("enabledMcpjsonServers"), lambda lower, higher: lower + higher
+    ),
+    "disabledMcpjsonServers": SettingsKey(
+        "disabled_mcpjson_servers", _parse_names("disabledMcpjsonServers"), lambda lower, higher: lower + higher
+    ),
 }
 """JSON key → how it is read into a :class:`Settings` field."""
 

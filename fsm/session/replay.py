@@ -2,10 +2,10 @@
 
 :func:`replay` builds a fresh agent like the recorded one, serves it the recorded replies (and model errors)
 in order with a :class:`~fsm.testing.ScriptedModel`, sends the recorded prompts, runs the tools for real in
-*workdir*, and compares each transition with the recording: the first one that moved a different agent,
-along a different edge, with a different tool call or outcome (or, with ``results=True``, a different tool
-result) is the divergence. No API key is needed, so any real run becomes a regression test
-(``agentfsm replay SESSION_ID`` is the command, in :mod:`fsm.cli.replay`)::
+*workdir* (but MCP tools, which answer with their recorded results), and compares each transition with the
+recording: the first one that moved a different agent, along a different edge, with a different tool call or
+outcome (or, with ``results=True``, a different tool result) is the divergence. No API key is needed, so any real
+run becomes a regression test (``agentfsm replay SESSION_ID`` is the command, in :mod:`fsm.cli.replay`)::
 
     def test_bugfix_session_still_replays(tmp_path):
         with Journal("tests/sessions.db") as journal:
@@ -19,6 +19,7 @@ cannot be, so such a recording replays up to the interruption. A prompt a UserPr
 
 from __future__ import annotations
 
+from collections import deque
 from typing import Any
 
 from attrs import frozen
@@ -34,8 +35,9 @@ from fsm.policy.hooks import HookEvent, PromptBlock
 from fsm.session.journal import Journal
 from fsm.session.restore import RESUMED_NOTE
 from fsm.testing import ScriptedModel
+from tools import Tool, ToolOutput, Workspace
 
-__all__ = ["Divergence", "ReplayReport", "recorded_model", "replay"]
+__all__ = ["Divergence", "ReplayReport", "recorded_mcp_tools", "recorded_model", "replay"]
 
 
 @frozen
@@ -84,6 +86,26 @@ class ReplayReport:
             head + f"diverged at seq {d.seq} ({d.kind}) after {self.matched} matching transitions\n"
             f"  recorded: {d.recorded}\n  replayed: {d.replayed}"
         )
+
+
+def recorded_mcp_tools(records: list[Transition]) -> tuple[Tool, ...]:
+    """The MCP tools the recording called, each answering with its recorded results in order: a replay calls no
+    MCP server (it may be gone, and its answers may change), as it calls no model."""
+    answers: dict[str, deque[ToolOutput]] = {}
+    for record in records:
+        call, result = record.tool_call, record.tool_result
+        if call is not None and result is not None and call["name"].startswith("mcp__") and record.denial is None:
+            answers.setdefault(call["name"], deque()).append(result)
+
+    def recorded(queue: deque[ToolOutput]) -> Any:
+        def answer(workspace: Workspace, **arguments: Any) -> ToolOutput:
+            return queue.popleft() if queue else ToolOutput("Error: the recording holds no more results", True)
+
+        return answer
+
+    return tuple(
+        Tool(name, "(recorded)", {"type": "object"}, recorded(queue), checked=False) for name, queue in answers.items()
+    )
 
 
 def recorded_model(records: list[Transition]) -> ScriptedModel:
@@ -171,7 +193,8 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
     info = journal.find(session_id)
     records = journal.records(info.id)
     model = recorded_model(records)
-    agent = Agent.restore(model, workdir, journal.initial_state(info.id), **{**info.agent_options(), **options})
+    given = {**info.agent_options(), "mcp_tools": recorded_mcp_tools(records), **options}
+    agent = Agent.restore(model, workdir, journal.initial_state(info.id), **given)
     produced: list[Transition] = []
     agent.subscribe(produced.append)
     blocked = _RecordedBlock()

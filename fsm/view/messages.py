@@ -97,8 +97,18 @@ class ClaudeStream:
         """A subagent's id → the tool_use id of the ``task`` call it answers."""
         self._agent: Agent | None = None
 
-    def init(self, agent: Agent, *, permission_mode: str, agents: list[str], version: str, api_key_source: str) -> None:
-        """Write the ``system``/``init`` message: the session, where it runs, with which model and tools."""
+    def init(
+        self,
+        agent: Agent,
+        *,
+        permission_mode: str,
+        agents: list[str],
+        version: str,
+        api_key_source: str,
+        mcp_servers: list[dict[str, Any]] | None = None,
+    ) -> None:
+        """Write the ``system``/``init`` message: the session, where it runs, with which model, tools and MCP
+        servers (*mcp_servers*: each ``{"name", "status"}``, as connected before the first call)."""
         for child in agent.children:  # a resumed session's running subagent
             if child.data.parent_tool_use_id is not None:
                 self._task_of[child.agent_id] = child.data.parent_tool_use_id
@@ -110,7 +120,7 @@ class ClaudeStream:
                 "cwd": str(agent.workspace.root),
                 "session_id": self.session_id,
                 "tools": [claude_name(t.name) for t in agent.tools],
-                "mcp_servers": [],
+                "mcp_servers": mcp_servers or [],
                 "model": getattr(agent.model, "model", None) or self.model,
                 "permissionMode": permission_mode,
                 "slash_commands": [],

@@ -450,14 +450,37 @@ class TestControl:
         assert result.result == "the reviewer says it looks fine"
         assert "You are the reviewer." in fake.messages_requests[1].system
 
-    def test_sdk_mcp_server_is_refused(self, fake: FakeAnthropic, project: Path) -> None:
-        """An in-process SDK MCP server cannot be served yet: agentfsm exits 1 with one line saying so."""
-        from claude_agent_sdk import create_sdk_mcp_server
+    def test_sdk_mcp_servers(self, fake: FakeAnthropic, project: Path) -> None:
+        """An in-process SDK MCP server (``create_sdk_mcp_server``, ``@tool``) is served over the control protocol:
+        connected before the first request, its tool there as ``mcp__calc__add``, its call answered by the SDK
+        host (allowed by ``allowed_tools``); ``get_mcp_status`` reports it connected with its tool, ``disabled`` after
+        ``toggle_mcp_server(False)`` and connected again after ``reconnect_mcp_server``."""
+        from claude_agent_sdk import create_sdk_mcp_server, tool
 
-        lines: list[str] = []
-        options = _options(fake, project, mcp_servers={"calc": create_sdk_mcp_server("calc")}, stderr=lines.append)
-        with pytest.raises(Exception) as failed:
-            _run(lambda: _results("hi", options))
-        assert isinstance(failed.value, ProcessError) or "exit code" in str(failed.value) or lines
-        assert any("'calc' is an in-process SDK MCP server" in line for line in lines), lines
-        assert fake.requests == []
+        @tool("add", "Add two integers", {"a": int, "b": int})
+        async def add(args: dict[str, Any]) -> dict[str, Any]:
+            return {"content": [{"type": "text", "text": str(args["a"] + args["b"])}]}
+
+        fake.script = [tool_reply(tool_use("mcp__calc__add", {"a": 2, "b": 40}, id="toolu_add")), text_reply("42")]
+        server = create_sdk_mcp_server("calc", tools=[add])
+        options = _options(fake, project, mcp_servers={"calc": server}, allowed_tools=["mcp__calc__add"])
+
+        async def program() -> tuple[Any, list[Any], list[str]]:
+            async with ClaudeSDKClient(options) as client:
+                status = await client.get_mcp_status()
+                await client.query("add them")
+                messages = [m async for m in client.receive_response()]
+                await client.toggle_mcp_server("calc", False)
+                toggled = [(await client.get_mcp_status())["mcpServers"][0]["status"]]
+                await client.reconnect_mcp_server("calc")
+                toggled.append((await client.get_mcp_status())["mcpServers"][0]["status"])
+                return status, messages, toggled
+
+        status, messages, toggled = _run(program)
+        assert toggled == ["disabled", "connected"]
+        assert _result(messages).result == "42"
+        assert "mcp__calc__add" in fake.messages_requests[0].tool_names
+        [answer] = _tool_results(fake.messages_requests[1])
+        assert _result_text(answer) == "42" and not answer.get("is_error")
+        [calc] = status["mcpServers"]
+        assert (calc["name"], calc["status"], [t["name"] for t in calc["tools"]]) == ("calc", "connected", ["add"])

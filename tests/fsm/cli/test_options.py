@@ -432,19 +432,8 @@ class TestHeadlessInputs:
             (
                 ["--permission-prompt-tool", "mcp__auth__ask"],
                 "hi",
-                "--permission-prompt-tool mcp__auth__ask: agentfsm runs no MCP servers yet; only 'stdio' (the Agent "
-                "SDK's can_use_tool) is supported",
-            ),
-            (
-                ["--mcp-config", '{"mcpServers": {"calc": {"type": "sdk", "name": "calc"}}}'],
-                "hi",
-                "--mcp-config: 'calc' is an in-process SDK MCP server (type sdk); agentfsm does not serve mcp_message "
-                "yet (MCP is a later issue): drop mcp_servers from the SDK options",
-            ),
-            (
-                ["--mcp-config", '{"mcpServers": {"git": {"command": "git-mcp"}}}'],
-                "hi",
-                "--mcp-config: 'git': agentfsm runs no MCP servers yet (MCP is a later issue)",
+                "--permission-prompt-tool mcp__auth__ask: an MCP tool cannot answer permission prompts here; only "
+                "'stdio' (the Agent SDK's can_use_tool) is supported",
             ),
             (
                 ["--mcp-config", "/nope.json"],

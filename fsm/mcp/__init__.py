@@ -1,0 +1,60 @@
+"""MCP servers: the tools users already have, connected before the first model call.
+
+The package's rooms: :mod:`fsm.mcp.config` reads the servers from every source as Claude Code does,
+:mod:`fsm.mcp.client` connects them (stdio, streamable HTTP, SSE, the Agent SDK's in-process ones through
+:mod:`fsm.mcp.sdk`) on one event loop and calls their tools, :mod:`fsm.mcp.tools` makes their tools agentfsm tools
+(``mcp__server__tool``) and their results tool_results, ``fsm/mcp/launch.py`` starts a stdio server so that it dies
+with agentfsm. Reading the configuration imports nothing heavy; the client (``asyncio``) and the ``mcp`` package
+(the ``[mcp]`` extra) are imported only when a server is connected.
+
+:func:`connect` is what a run calls: it connects every server of the configuration and keeps the process's
+:class:`~fsm.mcp.client.Connections` (:func:`running`) for the output's ``system/init``, the SDK's ``mcp_status``,
+the journal and :func:`close`, which the CLI calls before it exits.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+from fsm.mcp.config import ServerConfig
+
+if TYPE_CHECKING:
+    from fsm.mcp.client import Connections, ServerStatus
+    from fsm.mcp.sdk import Send
+    from tools import Tool
+else:  # each name loads on first use (PEP 562): a run without servers never imports the client
+    import lazy_loader
+
+    __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={"client": ["Connections", "ServerStatus"]})
+
+__all__ = ["Connections", "ServerConfig", "ServerStatus", "close", "connect", "running"]
+
+_RUNNING: list[Connections] = []
+
+
+def connect(
+    servers: Iterable[ServerConfig], *, cwd: str, sdk: Send | None = None
+) -> tuple[tuple[Tool, ...], list[str]]:
+    """Connect every server of *servers* (in parallel, bounded by ``MCP_TIMEOUT``) from *cwd*, the SDK's in-process
+    ones through *sdk*; the tools of those connected, and a notice for each tool left out. The connections stay
+    open until :func:`close`."""
+    from fsm.mcp.client import Connections
+    from fsm.mcp.config import connect_timeout
+    from fsm.mcp.tools import mcp_tools
+
+    connections = Connections(cwd=cwd, sdk=sdk)
+    statuses = connections.connect(servers, timeout=connect_timeout())
+    _RUNNING.append(connections)
+    return mcp_tools(statuses, connections)
+
+
+def running() -> Connections | None:
+    """This process's connections (the latest :func:`connect`'s), or None when no server was connected."""
+    return _RUNNING[-1] if _RUNNING else None
+
+
+def close() -> None:
+    """End every MCP session this process opened (each stdio server's process group killed)."""
+    while _RUNNING:
+        _RUNNING.pop().close()
