@@ -913,9 +913,11 @@ class Agent:
 
     def _approve(self, call: Block, ask: Ask) -> bool | Deny | Remember | Edited:
         """The approver, asked one call at a time for the whole tree (subagents run at once), told which
-        subagent asks."""
+        subagent asks; a question the rules asked is not put when a rule added while it waited allows the call."""
         asking = ask if self._parent is None else attrs.evolve(ask, agent=self.agent_id)
         with self._approver_lock:
+            if ask.by_rules and self._policy.decide(call, self.workspace).behavior == "allow":
+                return True
             return self._approver(call, asking)
 
     def _post_tool_use(self, call: Block, output: ToolOutput, seconds: float) -> tuple[str | None, list[str]]:
