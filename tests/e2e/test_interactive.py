@@ -272,6 +272,8 @@ class TestDemo:
         assert (done.returncode, done.stderr) == (0, "")
         assert fake.requests == []
         out = done.stdout
+        too_wide = [line for line in out.splitlines() if len(line) > 100]
+        assert too_wide == [], "the demo's screen must fit 100 columns"
         assert out.count("\n● task(") == 3 and out.count("\n● task(test-finder: ") == 1
         assert "--subagent_spawned--> executing_tools" in out
         assert "This project uses pytest." in out
