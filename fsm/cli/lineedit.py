@@ -77,10 +77,18 @@ def plain_reader(prompt: str) -> Reader:
 
 
 def terminal_reader(
-    prompt: str, *, history: Path | None, commands: Mapping[str, str], color: bool, pastes: Pastes | None = None
+    prompt: str,
+    *,
+    history: Path | None,
+    commands: Mapping[str, str],
+    color: bool,
+    pastes: Pastes | None = None,
+    keys_in: Any = None,
+    screen_out: Any = None,
 ) -> Reader:
     """A prompt_toolkit prompt on the terminal (see the module docstring); *commands*: slash command names
-    (``/help``) and their one-line summaries, offered by Tab."""
+    (``/help``) and their one-line summaries, offered by Tab. *keys_in* and *screen_out* (prompt_toolkit's input and
+    output; default: the terminal's) let a test type into it."""
     from prompt_toolkit import PromptSession
     from prompt_toolkit.formatted_text import FormattedText
     from prompt_toolkit.history import FileHistory, InMemoryHistory
@@ -100,7 +108,8 @@ def terminal_reader(
         completer=_completer(commands),
         complete_while_typing=False,
         key_bindings=_bindings(pastes),
-        output=_output(),
+        input=keys_in,
+        output=screen_out if screen_out is not None else _output(),
         color_depth=None if color else _monochrome(),
         enable_suspend=False,
     )

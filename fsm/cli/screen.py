@@ -46,6 +46,8 @@ class Screen(io.TextIOBase):
         self._column = 0
         self._word = ""
         """The word being written, not yet on the screen (it may go on in the next write)."""
+        self._spaces = 0
+        """Spaces before that word, written with it (or dropped, when it starts a new line)."""
         self._holding = 0
         self._kept: list[str] = []
 
@@ -95,31 +97,32 @@ class Screen(io.TextIOBase):
             self.stream.write(text)
             return
         for char in text:
-            if char == "\n" or char == "\r":
+            if char in "\n\r":
                 self._flush_word(width)
+                self._spaces = 0  # no trailing spaces
                 self.stream.write(char)
                 self._column = 0
             elif char == " ":
                 self._flush_word(width)
-                if self._column >= width:  # a space at the edge: the next word starts the next line anyway
-                    self.stream.write("\n")
-                    self._column = 0
-                else:
-                    self.stream.write(" ")
-                    self._column += 1
+                self._spaces += 1
             else:
                 self._word += char
 
     def _flush_word(self, width: int | None = None) -> None:
+        """Write the word being held (and the spaces before it), on a new line if it would cross the edge."""
         if not self._word:
             return
         width = width if width is not None else self._width()
         size = _width_of(self._word)
-        if width is not None and self._column and self._column + size > width:
+        if width is not None and self._column and self._column + self._spaces + size > width:
             self.stream.write("\n")
             self._column = 0
+        else:  # at a line's start the spaces are its indent
+            self.stream.write(" " * self._spaces)
+            self._column += self._spaces
+        self._spaces = 0
         self.stream.write(self._word)
         self._column += size
-        if width is not None and self._column >= width > 0:
-            self._column %= width
+        if width is not None and self._column > width:  # the terminal broke the word: where it left off
+            self._column = (self._column - 1) % width + 1
         self._word = ""
