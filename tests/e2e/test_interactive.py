@@ -140,8 +140,9 @@ def _last_user_text(body: dict[str, Any]) -> str:
 class TestReplEditing:
     def test_paste_lines_commands_diff_and_exit(self, fake: FakeAnthropic, project: Path, tmp_path: Path) -> None:
         """A 4-line paste is one prompt shown collapsed; `\\`+Enter and Esc+Enter make one 3-line prompt; slash
-        commands call no model; an edit's question shows its diff; exit shows the session and how to resume it;
-        the prompts are in the project's history file."""
+        commands call no model (/clear starts a new session, /resume PREFIX goes back to the first); an edit's
+        question shows its diff; exit shows the session and how to resume it; the prompts are in the project's
+        history file."""
         (project / "app.py").write_text("x = 1\ny = 3\n")
         fake.script = [
             tool_reply(tool_use("edit_file", {"path": "app.py", "old_text": "x = 1", "new_text": "x = 2"})),
@@ -177,9 +178,17 @@ class TestReplEditing:
             child.send(command + "\r")
             child.expect_exact(shown)
             child.expect_exact(PROMPT)
+        child.send("/status\r")
+        child.expect(r"Session: +([0-9a-f-]{36})")
+        first = child.match.group(1)
+        child.send("/clear\r")
+        child.expect(r"\(a new conversation: session ([0-9a-f-]{36})\)")
+        assert child.match.group(1) != first
+        child.send(f"/resume {first[:8]}\r")
+        child.expect_exact(f"(resumed session {first}: 6 messages)")
         child.send("/exit\r")
         child.expect(r"Session ([0-9a-f-]{36}); resume it with: agentfsm --resume ([0-9a-f-]{36})")
-        assert child.match.group(1) == child.match.group(2)
+        assert child.match.group(1) == child.match.group(2) == first
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 0
