@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import contextlib
 import io
+import os
 import re
-import shutil
 import threading
 from collections.abc import Callable, Iterator
 from typing import TextIO
@@ -24,9 +24,10 @@ _ESCAPE = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def terminal_width(stream: TextIO) -> int | None:
-    """The width of the terminal *stream* writes to; None when it is no terminal (nothing is wrapped then)."""
+    """The width of the terminal *stream* writes to, asked of the terminal each time (a window resized, a stale
+    ``COLUMNS`` inherited); None when it is no terminal (nothing is wrapped then)."""
     try:
-        return shutil.get_terminal_size().columns if stream.isatty() else None
+        return os.get_terminal_size(stream.fileno()).columns if stream.isatty() else None
     except (OSError, ValueError):
         return None
 

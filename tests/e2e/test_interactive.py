@@ -187,7 +187,7 @@ class TestReplEditing:
         child.send(f"/resume {first[:8]}\r")
         child.expect_exact(f"(resumed session {first}: 6 messages)")
         child.send("/exit\r")
-        child.expect(r"Session ([0-9a-f-]{36}); resume it with: agentfsm --resume ([0-9a-f-]{36})")
+        child.expect(r"Session ([0-9a-f-]{36}); resume it with:\s+agentfsm --resume ([0-9a-f-]{36})")
         assert child.match.group(1) == child.match.group(2) == first
         child.expect(pexpect.EOF)
         child.close()

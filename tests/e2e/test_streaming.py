@@ -135,7 +135,7 @@ class TestReplStreams:
         try:
             child.expect_exact(PROMPT)
             child.send("what do the notes say?\r")
-            child.expect_exact("Looking ")  # the first chunk; the server holds the rest until hold is set
+            child.expect_exact("Looking")  # the first chunk (its space waits for the next word, which may wrap)
             assert "the files" not in child.buffer and len(fake.messages_requests) == 1
             hold.set()
             child.expect(r"running bash\(until \[ -e go \]")  # the spinner, while the subagent's bash call runs
