@@ -39,16 +39,20 @@ class RunKeys:
         self._lock = threading.Lock()
         self.pressed_escape = False
         """Whether the last run was interrupted by Esc."""
+        self._running = False
+        """Inside the ``with`` block: a question answered after the run ended leaves the terminal as it is."""
 
     def __enter__(self) -> RunKeys:
-        self.pressed_escape = False
+        self.pressed_escape, self._running = False, True
         if self.enabled:
             self._quiet()
         return self
 
     def __exit__(self, *exc: object) -> None:
-        if self.enabled:
-            self._restore()
+        with self._lock:
+            self._running = False
+            if self.enabled:
+                self._restore()
 
     @contextlib.contextmanager
     def _as_before(self) -> Iterator[None]:
@@ -58,10 +62,12 @@ class RunKeys:
             return
         with self._lock:
             self._restore()
-            try:
-                yield
-            finally:
-                self._quiet()
+        try:
+            yield
+        finally:
+            with self._lock:
+                if self._running:  # a subagent's question may be answered after its run was interrupted
+                    self._quiet()
 
     def paused(self, approver: Callable[..., Any]) -> Callable[..., Any]:
         """*approver*, wrapped so that while it asks the terminal echoes and reads lines as usual."""
@@ -75,6 +81,8 @@ class RunKeys:
     def _quiet(self) -> None:
         import termios
 
+        if self._thread is not None:  # quiet already
+            return
         try:
             self._saved = termios.tcgetattr(self._fd)
         except termios.error:
