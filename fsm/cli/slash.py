@@ -82,11 +82,12 @@ class Conversations(Protocol):
 
 @define
 class Tally:
-    """The tokens, cost and model calls of every agent of this REPL: a listener on the records."""
+    """The tokens, cost, model calls and API time of every agent of this REPL: a listener on the records."""
 
     usage: Usage = field(factory=Usage)
     cost: float = 0.0
     calls: int = 0
+    api_ms: float = 0.0
     unpriced: bool = False
 
     def __call__(self, record: Transition) -> None:
@@ -95,6 +96,7 @@ class Tally:
         from fsm.model.pricing import price_of
 
         self.usage, self.calls = self.usage + record.reply.usage, self.calls + 1
+        self.api_ms += record.duration_ms
         price = price_of(record.reply.model, record.reply.usage) if record.reply.model else None
         if price is None:
             self.unpriced = True
@@ -102,15 +104,16 @@ class Tally:
             self.cost += price.usd
 
     def lines(self) -> list[str]:
-        """``/cost``'s lines."""
+        """``/cost``'s lines, in Claude Code's words."""
         from fsm.model.pricing import usd
 
         u = self.usage
-        cost = usd(self.cost) + (" (a model with no known price is not counted)" if self.unpriced else "")
+        unknown = " (costs may be inaccurate due to usage of unknown models)" if self.unpriced else ""
         return [
-            f"Total cost:    {cost}",
-            f"Model calls:   {self.calls}",
-            f"Tokens:        {u.input_tokens:,} in, {u.output_tokens:,} out, "
+            f"Total cost:            {usd(self.cost)}{unknown}",
+            f"Total duration (API):  {self.api_ms / 1000:.1f}s",
+            f"Model calls:           {self.calls}",
+            f"Usage:                 {u.input_tokens:,} input, {u.output_tokens:,} output, "
             f"{u.cache_read_input_tokens:,} cache read, {u.cache_creation_input_tokens:,} cache write",
         ]
 
@@ -217,14 +220,14 @@ def _policy(agent: Agent) -> Policy:
 
 def _status(repl: Repl, args: str) -> Done:
     agent = repl.agent
-    repl.say(
-        f"Session:       {repl.session_id or agent.agent_id}",
-        f"Model:         {_model(agent)}",
-        f"Mode:          {_policy(agent).mode}",
-        f"Workspace:     {agent.workspace.root}",
-        f"Context:       {_context(agent)}",
-        *repl.tally.lines(),
-    )
+    rows = {
+        "Session:": repl.session_id or agent.agent_id,
+        "Model:": _model(agent),
+        "Mode:": _policy(agent).mode,
+        "Workspace:": agent.workspace.root,
+        "Context:": _context(agent),
+    }
+    repl.say(*(f"{label:<23}{value}" for label, value in rows.items()), *repl.tally.lines())
     return Done()
 
 

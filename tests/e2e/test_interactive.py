@@ -171,7 +171,7 @@ class TestReplEditing:
             ("/help", "/permissions"),
             ("/permissions allow Bash(ls:*)", "Allowed for this session: Bash(ls:*)"),
             ("/permissions", "Bash(ls:*) (this session)"),
-            ("/cost", "Model calls:   3"),
+            ("/cost", "Model calls:           3"),
             ("/status", "Context:"),
             ("/bogus", "Unknown command: /bogus"),
         ]:

@@ -69,14 +69,15 @@ class TestCommands:
         repl.agent.subscribe(repl.tally)
         repl.agent.run("hello")
         _, cost = _said(repl, out, "/cost")
-        assert "Model calls:   1" in cost
+        assert "Model calls:           1" in cost
         _, status = _said(repl, out, "/status")
-        assert "Session:       sess-1" in status and "Mode:          default" in status
-        assert "Model:         " in status
+        assert "Session:               sess-1" in status and "Mode:                  default" in status
+        assert "Model:                 " in status
         window = window_for("claude-sonnet-4-5", max_output=repl.agent.max_tokens)  # no compactor: the model's
         tokens = messages_tokens(repl.agent.messages)
-        assert f"Context:       {tokens:,} of {window.effective:,} tokens (0%; compaction at {window.threshold:,})" in (
-            status
+        assert (
+            f"Context:               {tokens:,} of {window.effective:,} tokens (0%; compaction at {window.threshold:,})"
+            in (status)
         )
         assert len(repl.agent.model.requests) == 1  # type: ignore[attr-defined]  # the commands called nothing
 
