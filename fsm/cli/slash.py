@@ -24,16 +24,15 @@ from typing import TYPE_CHECKING, Any, Protocol, TextIO
 
 from attrs import define, field, frozen
 
+from fsm.cli.tally import Tally
 from fsm.core.lines import visible
-from fsm.core.records import Transition
-from fsm.model.reply import Usage
 
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
     from fsm.policy.judge import Policy
     from fsm.session.journal import SessionInfo
 
-__all__ = ["COMMANDS", "Conversations", "Done", "Repl", "Tally", "dispatch", "is_command", "resume_hint"]
+__all__ = ["COMMANDS", "Conversations", "Done", "Repl", "dispatch", "is_command", "resume_hint"]
 
 COMMANDS: dict[str, str] = {
     "/help": "show the commands",
@@ -78,44 +77,6 @@ class Conversations(Protocol):
     def recent(self) -> list[SessionInfo]:
         """The project's sessions, newest first."""
         ...
-
-
-@define
-class Tally:
-    """The tokens, cost, model calls and API time of every agent of this REPL: a listener on the records."""
-
-    usage: Usage = field(factory=Usage)
-    cost: float = 0.0
-    calls: int = 0
-    api_ms: float = 0.0
-    unpriced: bool = False
-
-    def __call__(self, record: Transition) -> None:
-        if record.reply is None:
-            return
-        from fsm.model.pricing import price_of
-
-        self.usage, self.calls = self.usage + record.reply.usage, self.calls + 1
-        self.api_ms += record.duration_ms
-        price = price_of(record.reply.model, record.reply.usage) if record.reply.model else None
-        if price is None:
-            self.unpriced = True
-        else:
-            self.cost += price.usd
-
-    def lines(self) -> list[str]:
-        """``/cost``'s lines, in Claude Code's words."""
-        from fsm.model.pricing import usd
-
-        u = self.usage
-        unknown = " (costs may be inaccurate due to usage of unknown models)" if self.unpriced else ""
-        return [
-            f"Total cost:            {usd(self.cost)}{unknown}",
-            f"Total duration (API):  {self.api_ms / 1000:.1f}s",
-            f"Model calls:           {self.calls}",
-            f"Usage:                 {u.input_tokens:,} input, {u.output_tokens:,} output, "
-            f"{u.cache_read_input_tokens:,} cache read, {u.cache_creation_input_tokens:,} cache write",
-        ]
 
 
 @define

@@ -70,6 +70,7 @@ class TestCommands:
         repl.agent.run("hello")
         _, cost = _said(repl, out, "/cost")
         assert "Model calls:           1" in cost
+        assert cost.startswith("Total cost:            $0.00 (costs may be inaccurate due to usage of unknown models)")
         _, status = _said(repl, out, "/status")
         assert "Session:               sess-1" in status and "Mode:                  default" in status
         assert "Model:                 " in status
