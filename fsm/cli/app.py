@@ -51,6 +51,7 @@ def _headless(args: argparse.Namespace, prompt: str) -> int:
 
 def _repl(args: argparse.Namespace) -> int:
     """``agentfsm`` without a prompt: the REPL (a resumed run that stopped midway ends first)."""
+    from fsm.cli.conversations import JournalConversations
     from fsm.cli.options import RunOptions
     from fsm.cli.repl import repl
     from fsm.cli.run_session import session_for
@@ -62,10 +63,18 @@ def _repl(args: argparse.Namespace) -> int:
         print("agentfsm: not trusted; nothing run (agentfsm trust DIR, or --trust, trusts it)", file=sys.stderr)
         return 1
     options = RunOptions.from_args(args)
-    with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, _):
+    with (
+        session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, session),
+        contextlib.ExitStack() as opened,  # the sessions /clear and /resume open
+    ):
         if agent.busy:
             print(visible(agent.run()), flush=True)  # the REPL is a terminal: the model's text shows its escapes
-        return repl(agent)
+        return repl(
+            agent,
+            session_id=session.id if session is not None else None,
+            conversations=JournalConversations(options, session, opened),
+            verbose=bool(args.verbose),
+        )
 
 
 def _trusted_or_asked(args: argparse.Namespace) -> bool:

@@ -35,6 +35,7 @@ __all__ = [
     "ALLOW_RULES",
     "PROMPTS",
     "SAMPLE_FILES",
+    "SCREEN_WIDTH",
     "Row",
     "context_bytes",
     "demo_policy",
@@ -50,6 +51,15 @@ PROMPTS = (
     "Use a task to create a new module, then verify it from here",
 )
 """The reference course's "try it" prompts, in the order the demo plays them."""
+
+SCREEN_WIDTH = 100
+"""Every line of the demo fits this many columns (ids shortened, a long transition line wrapped)."""
+_WRAP: dict[str, Any] = {
+    "width": SCREEN_WIDTH,
+    "initial_indent": "  ",
+    "subsequent_indent": "      ",
+    "break_on_hyphens": False,
+}
 
 SAMPLE_FILES = {
     ".claude/agents/test-finder.md": """\
@@ -354,7 +364,7 @@ def demo_policy(root: Path) -> Policy:
 def play_prompt(index: int, root: Path, *, out: TextIO, printer: ConsolePrinter | None = None) -> Row:
     """Play prompt *index* of :data:`PROMPTS` in a fresh session over the project at *root*, showing it on *out*."""
     prompt = PROMPTS[index]
-    printer = printer or ConsolePrinter(out)
+    printer = printer or ConsolePrinter(out, width=SCREEN_WIDTH)
     agents = load_definitions(root, home=root)  # the sample's own subagent types, never the user's
     agent = Agent(ScriptedModel(SCRIPTS[index]()), str(root), permissions=demo_policy(root), agents=agents)
     children: list[Agent] = []
@@ -363,16 +373,25 @@ def play_prompt(index: int, root: Path, *, out: TextIO, printer: ConsolePrinter 
         if record.trigger == "subagent_spawned" and agent.children:
             children.append(agent.children[-1])
         printer(record)
-        out.write(f"  {describe(record)}\n")
+        line = describe(record, short_ids=True)
+        out.write("".join(f"{part}\n" for part in textwrap.wrap(line, **_WRAP)))
         out.flush()
 
     agent.subscribe(show)
     out.write(f"\n=== {index + 1}/{len(PROMPTS)}  > {prompt}\n")
     out.flush()
     answer = agent.run(prompt)
-    out.write(f"\n{answer}\n")
+    out.write(f"\n{_fit(answer)}\n")
     with_sub = context_bytes(agent.messages)
     return Row(prompt, agent.outcome, with_sub, with_sub + sum(context_bytes(c.messages) for c in children))
+
+
+def _fit(text: str) -> str:
+    """*text* wrapped to :data:`SCREEN_WIDTH`, line by line (a list item's next lines indented under it)."""
+    return "\n".join(
+        textwrap.fill(line, SCREEN_WIDTH, subsequent_indent="  " if line.startswith("- ") else "") or line
+        for line in text.splitlines()
+    )
 
 
 def table(rows: list[Row]) -> str:
@@ -391,7 +410,7 @@ def table(rows: list[Row]) -> str:
 def run_demo(*, keep: bool = False, out: TextIO | None = None) -> int:
     """Play the three prompts over a fresh sample project; 0 when all three ended with a final answer."""
     out = out or sys.stdout
-    printer = ConsolePrinter(out)
+    printer = ConsolePrinter(out, width=SCREEN_WIDTH)
     tmp = tempfile.mkdtemp(prefix="agentfsm-demo-") if keep else None
     with tempfile.TemporaryDirectory(prefix="agentfsm-demo-") as scratch:
         root = Path(tmp or scratch) / "inventory-project"

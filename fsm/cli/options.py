@@ -136,7 +136,7 @@ class AgentSetup:
             read_dedup=self.read_dedup,
             permissions=self.permissions,
             hooks=self.hooks,
-            approver=self.approver or (terminal_approver() if self.ask_person else deny_unattended),
+            approver=self.approver or (terminal_approver(root=self.workdir) if self.ask_person else deny_unattended),
             agents=dict(self.agents),
         )
 

@@ -1,28 +1,35 @@
 """The interactive REPL (``agentfsm`` with no arguments): one agent, many prompts, history kept.
 
-A banner, then a prompt read with readline (line editing, up-arrow history). A blank line is ignored;
-``q``, ``exit`` or Ctrl-D quit. Ctrl-C during a run interrupts that run (the agent is left idle with
-consistent messages) and returns to the prompt; Ctrl-C at the prompt clears the line. SIGTERM and SIGHUP
-interrupt a run the same way and then end the REPL (exit status 1). What a run shows comes from the
-ConsolePrinter, subscribed to the records and to the agent's progress: the model's text as it streams
-(watching progress makes an ``AnthropicModel`` stream), each tool call when it starts and when it ends, a
-subagent's lines indented under its ``task`` call, ``[HOOK] …`` notices. A spinner on stderr (on a terminal
-only) says what the run waits for: ``waiting for the model`` until its text comes, ``running bash(…)`` while a
-tool runs; it is hidden while anything is printed and while the approver asks.
+A banner, then prompts read by :mod:`fsm.cli.lineedit` (on a terminal: prompt_toolkit, with history per
+project, a paste as one prompt, several lines with Esc then Enter or ``\\`` then Enter, Tab completing slash
+commands). A blank line is ignored; ``q``, ``exit``, ``/exit`` or Ctrl-D quit, and the session id is shown with
+the command that resumes it. A line starting with ``/`` is a slash command (:mod:`fsm.cli.slash`), done here
+without a model call. Ctrl-C or Esc during a run interrupts that run (the agent is left idle with consistent
+messages) and returns to the prompt; keys typed during a run are neither echoed nor kept
+(:mod:`fsm.cli.runkeys`); Ctrl-C at the prompt clears the line. SIGTERM and SIGHUP interrupt a run the same way
+and then end the REPL (exit status 1).
+
+What a run shows comes from the ConsolePrinter, subscribed to the records and to the agent's progress, writing
+to a :class:`~fsm.cli.screen.Screen` (wrapped at word boundaries, held while a question is pending): the model's
+text as it streams, each tool call when it starts and when it ends, a subagent's lines indented under its
+``task`` call; hook notices (``[HOOK] …``) only with ``--verbose``. A spinner on stderr (on a terminal only) says
+what the run waits for, with the seconds elapsed (:mod:`fsm.cli.spinner`). Approval questions
+(:mod:`fsm.cli.approvals`) come one at a time, with the diff of an edit and the command of a bash call.
 """
 
 from __future__ import annotations
 
 import contextlib
-import itertools
-import signal
 import sys
-import threading
-import time
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TextIO
 
+from fsm.cli.lineedit import Reader, history_path, plain_reader, terminal_reader
+from fsm.cli.runkeys import RunKeys
+from fsm.cli.screen import Screen
 from fsm.cli.signals import ends_the_session, rearm
+from fsm.cli.slash import COMMANDS, Conversations, Repl, dispatch, is_command, resume_hint
+from fsm.cli.spinner import Spinner
 from fsm.core.lines import visible
 from fsm.core.scheduler import run_children
 from fsm.view.console import ConsolePrinter, use_color
@@ -30,10 +37,10 @@ from fsm.view.console import ConsolePrinter, use_color
 if TYPE_CHECKING:
     from fsm.core.agent import Agent
 
-__all__ = ["QUIT_WORDS", "Spinner", "repl", "run_prompt"]
+__all__ = ["PROMPT", "QUIT_WORDS", "Spinner", "repl", "run_prompt"]
 
 QUIT_WORDS = frozenset({"q", "exit"})
-_FRAMES = "⠋⠙⠹⠸⠼⠴⠦⠧⠇⠏"
+PROMPT = "agentfsm >> "
 _OUTCOME_LINES = {
     "max_turns": "[stopped: the turn limit was reached without a final answer]",
     "max_model_calls": "[stopped: the run's budget of model calls is spent]",
@@ -46,98 +53,16 @@ _OUTCOME_LINES = {
 }
 
 
-class Spinner:
-    """A status line on *stream* that turns while a label is shown; nothing unless *enabled*.
-
-    ``with spinner:`` runs its thread for a block (a run); inside, :meth:`show` sets the label (and restarts its
-    clock) and :meth:`hide` erases the line until the next ``show``. Every write takes one lock, so a line the
-    printer writes is never drawn over.
-    """
-
-    def __init__(self, stream: TextIO, *, enabled: bool) -> None:
-        self.stream, self.enabled = stream, enabled
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        self._lock = threading.Lock()
-        self._shown: str | None = None
-        """The label being drawn, or None while hidden."""
-        self._since = time.monotonic()
-        self._drawn = False
-        self._pauses = 0
-        """While above 0 (the approver asks), nothing is drawn."""
-
-    def show(self, label: str) -> None:
-        """Draw *label* with the seconds since it was shown, until :meth:`hide`."""
-        with self._lock:
-            self._shown, self._since = label, time.monotonic()
-
-    def hide(self) -> None:
-        """Erase the line (if drawn) and draw nothing until the next :meth:`show`."""
-        with self._lock:
-            self._shown = None
-            self._erase()
-
-    def paused(self, approver: Callable[..., Any]) -> Callable[..., Any]:
-        """*approver*, wrapped so the spinner is hidden and silent while it asks."""
-
-        def ask(*args: Any, **kwargs: Any) -> Any:
-            with self._lock:
-                self._pauses += 1
-                self._shown = None
-                self._erase()
-            try:
-                return approver(*args, **kwargs)
-            finally:
-                with self._lock:
-                    self._pauses -= 1
-
-        return ask
-
-    def _erase(self) -> None:
-        if self._drawn:
-            self.stream.write("\r\033[K")
-            self.stream.flush()
-            self._drawn = False
-
-    def _spin(self) -> None:
-        # Ctrl-C must reach the main thread: a SIGINT delivered here would leave it blocked in the model call.
-        if hasattr(signal, "pthread_sigmask"):
-            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
-        for frame in itertools.cycle(_FRAMES):
-            with self._lock:
-                if self._shown is not None and not self._pauses:
-                    self.stream.write(f"\r{frame} {self._shown} ({time.monotonic() - self._since:.0f}s)")
-                    self.stream.flush()
-                    self._drawn = True
-            if self._stop.wait(0.1):
-                break
-        with self._lock:
-            self._erase()
-
-    def __enter__(self) -> Spinner:
-        if self.enabled:
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._spin, daemon=True)
-            self._thread.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.hide()
-        if self._thread is not None:
-            self._stop.set()
-            self._thread.join()
-            self._thread = None
-
-
-def run_prompt(agent: Agent, prompt: str, *, spinner: Spinner) -> None:
-    """Send *prompt* and step *agent* to idle, the spinner's thread running meanwhile (the printer shows it).
+def run_prompt(agent: Agent, prompt: str, *, spinner: Spinner, keys: RunKeys | None = None) -> None:
+    """Send *prompt* and step *agent* to idle, the spinner's thread running meanwhile (the printer shows it) and
+    the keyboard quiet (*keys*: Esc interrupts).
 
     Raises:
         KeyboardInterrupt: after the agent was left idle with outcome ``interrupted``.
     """
     agent.send(prompt)
     try:
-        with spinner:
+        with spinner, keys or contextlib.nullcontext():
             while True:
                 if len(agent.children) > 1:
                     run_children(agent)  # the subagents at once, their lines interleaved
@@ -152,57 +77,105 @@ def run_prompt(agent: Agent, prompt: str, *, spinner: Spinner) -> None:
         raise
 
 
-def _prompt_text(color: bool) -> str:
-    # \001 and \002 tell readline the colour codes take no room, so line editing keeps its place.
-    return "\001\033[36m\002agentfsm >> \001\033[0m\002" if color else "agentfsm >> "
-
-
 def _banner(agent: Agent) -> str:
     model = getattr(agent.model, "model", type(agent.model).__name__)
     return (
         f"agentfsm: a coding agent as a state machine. Model {model}, workspace {agent.workspace.root}.\n"
-        "Type a request. Blank lines are ignored; q, exit or Ctrl-D quits; Ctrl-C stops a run."
+        "Type a request; /help lists the commands. Blank lines are ignored; q, exit or Ctrl-D quits; Esc or Ctrl-C "
+        "stops a run."
     )
 
 
-def repl(agent: Agent, *, stdout: TextIO | None = None, stderr: TextIO | None = None) -> int:
-    """Read prompts from the terminal and run each on *agent* until the user quits; returns 0."""
+def _reader(agent: Agent, out: TextIO) -> Reader:
+    """prompt_toolkit when both ends are a terminal, else one line of stdin at a time."""
+    if sys.stdin.isatty() and out.isatty():
+        return terminal_reader(
+            PROMPT, history=history_path(agent.workspace.root), commands=COMMANDS, color=use_color(out)
+        )
+    return plain_reader(PROMPT)
+
+
+def repl(
+    agent: Agent,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+    session_id: str | None = None,
+    conversations: Conversations | None = None,
+    verbose: bool = False,
+    expand: Callable[[str, str], str | None] | None = None,
+) -> int:
+    """Read prompts from the terminal and run each on *agent* until the user quits; returns 0.
+
+    Args:
+        session_id: the journal session *agent* writes to (shown by ``/status`` and on exit).
+        conversations: the journal's side of ``/clear`` and ``/resume`` (None: those commands say they cannot).
+        verbose: show the hooks' notices (``[HOOK] …``).
+        expand: the seam for skills and custom commands (see :class:`~fsm.cli.slash.Repl`).
+    """
     out, err = stdout or sys.stdout, stderr or sys.stderr
-    with contextlib.suppress(ImportError):  # readline is missing on some platforms; input() still works
-        import readline  # noqa: F401  (importing it gives input() line editing and history)
+    screen = Screen(out)
     spinner = Spinner(err, enabled=err.isatty())
-    printer = ConsolePrinter(out, text=True, status=spinner)
-    agent.subscribe(printer)
-    agent.watch_progress(printer.progress)
-    agent.approver = spinner.paused(agent.approver)  # subagents take it from the root when they are spawned
-    prompt = _prompt_text(use_color(out) and sys.stdin.isatty())
-    print(_banner(agent), file=out, flush=True)
+    keys = RunKeys(sys.stdin, enabled=sys.stdin.isatty())
+    printer = ConsolePrinter(screen, text=True, status=spinner, notes=verbose)  # type: ignore[arg-type]
+    state = Repl(agent, screen, session_id, conversations=conversations, expand=expand)  # type: ignore[arg-type]
+
+    def attach(new: Agent) -> None:
+        new.subscribe(printer)
+        new.subscribe(state.tally)
+        new.watch_progress(printer.progress)
+        approver = new.approver
+
+        def held(*args: Any, **kwargs: Any) -> Any:
+            with screen.held():  # what other agents print waits until the question is answered
+                return approver(*args, **kwargs)
+
+        new.approver = keys.paused(spinner.paused(held))  # subagents take it from the root when they are spawned
+
+    attach(agent)
+    state.on_switch = attach
+    read = _reader(agent, out)
+    print(_banner(agent), file=screen, flush=True)
     while True:
         try:
-            line = input(prompt)
+            line = read()
         except EOFError:
-            print(file=out, flush=True)
-            return 0
+            print(file=screen, flush=True)
+            return _goodbye(state)
         except KeyboardInterrupt as exc:
             if ends_the_session(exc):  # SIGTERM or SIGHUP: leave (the CLI prints the line and exits 1)
                 raise
             rearm()
-            print("\n(q, exit or Ctrl-D quits)", file=out, flush=True)
+            print("\n(q, exit or Ctrl-D quits)", file=screen, flush=True)
             continue
         text = line.strip()
         if not text:
             continue
         if text.lower() in QUIT_WORDS:
-            return 0
+            return _goodbye(state)
+        if is_command(text):
+            done = dispatch(state, text)
+            if done.quit:
+                return _goodbye(state)
+            if done.prompt is None:
+                continue
+            text = done.prompt
         try:
-            run_prompt(agent, text, spinner=spinner)
+            run_prompt(state.agent, text, spinner=spinner, keys=keys)
         except KeyboardInterrupt as exc:
-            print("\n[interrupted]", file=out, flush=True)
+            print("\n[interrupted]", file=screen, flush=True)
             if ends_the_session(exc):
                 raise
             rearm()
             continue
-        _print_reply(agent, out)
+        _print_reply(state.agent, screen)  # type: ignore[arg-type]
+
+
+def _goodbye(state: Repl) -> int:
+    """The session id and the command that resumes it (when the session is journalled); 0."""
+    if state.session_id is not None and state.agent.messages:
+        state.say(f"Session {state.session_id}; resume it with: {resume_hint(state.session_id)}")
+    return 0
 
 
 def _print_reply(agent: Agent, out: TextIO) -> None:

@@ -6,7 +6,9 @@ is shown :func:`~fsm.core.lines.visible`.
 
 from __future__ import annotations
 
+import os
 import sys
+from pathlib import Path
 from typing import Any, TextIO
 
 from fsm.core.lines import visible
@@ -21,18 +23,22 @@ def print_retry(line: str) -> None:
     print(f"agentfsm: {visible(line)}", file=sys.stderr, flush=True)
 
 
-def terminal_approver(*, stdin: TextIO | None = None, stderr: TextIO | None = None) -> Approver:
-    """An approver that asks ``Allow? [y/N/a]`` on the terminal: ``y``/``yes`` allow this call, ``a``/``always``
-    allow it and add the offered rules for the rest of the session (printing them); anything else, or EOF,
-    denies.
+def terminal_approver(
+    *, stdin: TextIO | None = None, stderr: TextIO | None = None, root: Path | None = None, color: bool | None = None
+) -> Approver:
+    """An approver that asks ``Allow? [y/N/a]`` on the terminal, after the question
+    :func:`~fsm.cli.approvals.question` words (the diff of an edit, the command of a bash call, relative to the
+    workspace *root*): ``y``/``yes`` allow this call, ``a``/``always`` allow it and add the offered rules for the
+    rest of the session (printing them); anything else, or EOF, denies. Subagents running at once ask one at a
+    time (the agent holds one lock for the tree).
     """
 
     def approve(tool_call: dict[str, Any], ask: Ask) -> bool | Remember:
+        from fsm.cli.approvals import question
+
         out, inp = stderr or sys.stderr, stdin or sys.stdin
-        offer = f" (a: allow {', '.join(ask.suggestions)} for this session)" if ask.suggestions else ""
-        who = f"subagent {ask.agent}: " if ask.agent else ""  # subagents running at once ask one at a time
-        question = visible(f"{who}{tool_call.get('name')} needs approval: {ask.reason}{offer}")
-        out.write(f"\n[Permission] {question}\nAllow? [y/N/a] ")
+        painted = out.isatty() and not os.environ.get("NO_COLOR") if color is None else color
+        out.write(f"\n{question(tool_call, ask, root=root, color=painted)}\nAllow? [y/N/a] ")
         out.flush()
         answer = inp.readline()
         if not answer.endswith("\n"):

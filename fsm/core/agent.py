@@ -73,7 +73,7 @@ from fsm.model.reply import Block, Message, Reply
 from fsm.policy.chain import Approver, Edited, Permit, Remember, default_hooks, deny_unattended, permit
 from fsm.policy.hooks import Ask, BlockingError, Deny, HookEvent, Hooks, PromptBlock, blocked_prompt_message
 from fsm.policy.judge import Policy
-from fsm.policy.rules import claude_name
+from fsm.policy.rules import claude_name, parse_rule
 from tools import ToolOutput, Workspace, run_tool
 from tools.reads import ReadMemory
 from tools.task import GENERAL_PURPOSE
@@ -945,10 +945,18 @@ class Agent:
 
     def _approve(self, call: Block, ask: Ask) -> bool | Deny | Remember | Edited:
         """The approver, asked one call at a time for the whole tree (subagents run at once), told which
-        subagent asks."""
+        subagent asks. Rules it remembers are added before the next question is taken up, and a question the rules
+        asked is not put when a rule added while it waited allows the call (``a`` covers the queued questions)."""
         asking = ask if self._parent is None else attrs.evolve(ask, agent=self.agent_id)
         with self._approver_lock:
-            return self._approver(call, asking)
+            if ask.by_rules and self._policy.decide(call, self.workspace).behavior == "allow":
+                return True
+            answer = self._approver(call, asking)
+            if isinstance(answer, Remember):
+                for text in answer.rules:
+                    self._policy.remember(parse_rule(text, source="session", base=self.workspace.root))
+                return True
+            return answer
 
     def _post_tool_use(self, call: Block, output: ToolOutput, seconds: float) -> tuple[str | None, list[str]]:
         """Run the PostToolUse hooks (the call took *seconds*); return what they say for the model, as the

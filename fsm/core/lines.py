@@ -21,7 +21,7 @@ import re
 
 from fsm.core.records import Transition
 
-__all__ = ["clip", "describe", "short", "visible"]
+__all__ = ["clip", "describe", "short", "short_id", "visible"]
 
 _CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\ud800-\udfff]")
 """C0 controls but tab and newline, DEL, C1 controls, and lone surrogates (which no terminal encoding takes)."""
@@ -62,10 +62,23 @@ def _cut(line: str, width: int) -> str:
     return line if len(line) <= width else line[: width - 1] + "…"
 
 
-def describe(record: Transition) -> str:
-    """``#SEQ depth D AGENT: SOURCE --TRIGGER--> DEST (turn N)``, then what the step did, two spaces apart."""
+def short_id(agent_id: str) -> str:
+    """An agent's id as a screen shows it: the session's first 8 characters, then the subagent's number
+    (``68fb2f59.1`` for ``68fb2f59-7f74-470f-9fea-da2aa3dc3618.1``); an id of 8 characters or fewer stays whole."""
+    root, dot, rest = agent_id.partition(".")
+    return root[:8] + dot + rest
+
+
+def describe(record: Transition, *, short_ids: bool = False) -> str:
+    """``#SEQ depth D AGENT: SOURCE --TRIGGER--> DEST (turn N)``, then what the step did, two spaces apart.
+
+    Args:
+        short_ids: agents' ids as :func:`short_id` shows them (a screen meant to be read; the journal, the debugger
+            and ``-v`` keep them whole).
+    """
+    name = short_id if short_ids else str
     head = (
-        f"#{record.seq} depth {record.depth} {record.agent}: {record.source} --{record.trigger}--> "
+        f"#{record.seq} depth {record.depth} {name(record.agent)}: {record.source} --{record.trigger}--> "
         f"{record.dest} (turn {record.turn})"
     )
     parts = []
@@ -78,7 +91,7 @@ def describe(record: Transition) -> str:
     if record.tool_call is not None:
         if record.trigger == "subagent_spawned":
             prompt = record.tool_call["input"].get("prompt", "") if isinstance(record.tool_call["input"], dict) else ""
-            parts.append(f"child {record.child} {short(prompt, 50)}")
+            parts.append(f"child {name(str(record.child))} {short(prompt, 50)}")
         else:
             parts.append(f"{record.tool_call['name']} {short(record.tool_call['input'], 50)}")
     if record.tool_result is not None:

@@ -180,7 +180,7 @@ def _question(verdict: Verdict, decision: Allow | Ask | None, by: str | None) ->
         return Ask(f"{reason} (hook {by})", verdict.suggestions if verdict.behavior == "ask" else ())
     if verdict.behavior != "ask" or (isinstance(decision, Allow) and not verdict.forced):
         return None
-    return Ask(verdict.reason, verdict.suggestions)
+    return Ask(verdict.reason, verdict.suggestions, by_rules=True)
 
 
 def _denial(call: dict[str, Any], reason: str, by: str) -> Denial:

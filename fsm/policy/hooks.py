@@ -105,6 +105,9 @@ class Ask:
     """Allow rules that would let such calls run without asking (offered by ``a`` at the REPL's question)."""
     agent: str | None = None
     """The subagent asking (its id), set by the agent before the approver sees it; None for the root agent."""
+    by_rules: bool = False
+    """Only the rules and the mode ask (no hook did): a rule remembered while the question waited for the
+    approver (``a`` to the same question from a subagent running at once) answers it."""
 
 
 class BlockingError(str):

@@ -73,6 +73,8 @@ class ConsolePrinter:
         color: dim the hook lines (default: when *stream* is a terminal and ``NO_COLOR`` is unset).
         text: also print the root agent's text (the REPL does; the demo and ``-v`` print the answer themselves).
         status: hidden before each write; shown while the model is called or a tool runs.
+        notes: print the hooks' notices (``[HOOK] …``); the REPL shows them only with ``--verbose``.
+        width: the columns a line may take (the demo's 100); an end line shows less of its result to fit.
     """
 
     def __init__(
@@ -82,11 +84,15 @@ class ConsolePrinter:
         color: bool | None = None,
         text: bool = False,
         status: Status | None = None,
+        notes: bool = True,
+        width: int | None = None,
     ) -> None:
         self.stream = stream or sys.stdout
         self.color = use_color(self.stream) if color is None else color
         self.text = text
         self.status = status
+        self.notes = notes
+        self.width = width
         self.several = False
         """Whether the root's last reply started several subagents (so lines name theirs)."""
         self._started: set[str] = set()
@@ -129,8 +135,9 @@ class ConsolePrinter:
         if str(call.get("id")) not in self._started:  # no progress told of its start: the start line comes now
             self._start(depth, agent, call)
         self._started.discard(str(call.get("id")))
-        who = self._who(child) if child else ""
-        self._line(f"{self._indent(depth, agent)}  ⎿  {who}{clip(result, RESULT_WIDTH) or '(empty)'}")
+        prefix = f"{self._indent(depth, agent)}  ⎿  {self._who(child) if child else ''}"
+        room = RESULT_WIDTH if self.width is None else min(RESULT_WIDTH, self.width - len(prefix))
+        self._line(f"{prefix}{clip(result, room) or '(empty)'}")
 
     # -- the two listeners ------------------------------------------------------------------------------
 
@@ -159,7 +166,7 @@ class ConsolePrinter:
         if record.reply is not None and record.depth == 0 and self.text:
             self._reply_text(record.reply.text)
         indent = self._indent(record.depth, record.agent)
-        for note in record.notes:
+        for note in record.notes if self.notes else ():
             self._line(indent + self._dim(f"[HOOK] {visible(note)}"))
         call, result = record.tool_call, record.tool_result
         if record.trigger == "subagent_spawned" and call is not None:

@@ -18,8 +18,19 @@ from fsm.testing import text_reply
 from tests.e2e.conftest import AGENTFSM, base_env, run_agentfsm
 from tests.e2e.fake_server import FakeAnthropic
 
-NEVER = ("claude_agent_sdk", "starlette", "uvicorn", "pygraphviz", "fsm.ui", "fsm.checker", "fsm.session.replay")
-"""Never imported by --help or a headless run: the Agent SDK (tests only), the web view, diagrams, the checker."""
+NEVER = (
+    "claude_agent_sdk",
+    "starlette",
+    "uvicorn",
+    "pygraphviz",
+    "fsm.ui",
+    "fsm.checker",
+    "fsm.session.replay",
+    "prompt_toolkit",
+    "fsm.cli.repl",
+)
+"""Never imported by --help or a headless run: the Agent SDK (tests only), the web view, diagrams, the checker, the
+REPL and its line editor."""
 SDK = ("anthropic", "genai_prices", "httpx2", "yaml", "jsonschema", "tree_sitter", "pydantic")
 CORE = (
     "fsm.core.agent",

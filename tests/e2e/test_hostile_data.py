@@ -122,11 +122,11 @@ def test_the_repl_on_a_terminal_shows_escapes(fake: FakeAnthropic, project: Path
     ]
     child = _spawn(fake, project)
     child.logfile_read = io.StringIO()
-    child.sendline("look")
+    child.send("look\r")  # Enter (a newline alone, Ctrl-J, starts a new line of the prompt)
     child.expect_exact("end")
     child.expect_exact(PROMPT)
     seen = child.logfile_read.getvalue()
-    child.sendline("exit")
+    child.send("exit\r")
     child.expect(pexpect.EOF)
     child.close()
     assert "\x1b]0;" not in seen and "\x1b[2J" not in seen

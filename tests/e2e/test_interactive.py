@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 import subprocess
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +16,13 @@ from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, base_env
 from tests.e2e.fake_server import FakeAnthropic
 
-PROMPT = "agentfsm >> "
+PROMPT = "agentfsm >>"  # prompt_toolkit draws the space after it as a cursor move
 
 
-def _spawn(fake: FakeAnthropic, project: Path) -> pexpect.spawn:
-    env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", NO_COLOR="1", TERM="dumb")
+def _spawn(fake: FakeAnthropic, project: Path, *args: str, **env_extra: str) -> pexpect.spawn:
+    env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", NO_COLOR="1", TERM="dumb", **env_extra)
     child = pexpect.spawn(
-        str(AGENTFSM), ["--trust"], cwd=str(project), env=env, encoding="utf-8", timeout=15, dimensions=(40, 200)
+        str(AGENTFSM), ["--trust", *args], cwd=str(project), env=env, encoding="utf-8", timeout=15, dimensions=(40, 200)
     )  # --trust: no trust question first (tests/e2e/test_trust.py asks it)
     child.expect_exact("Ctrl-C stops a run.")
     child.expect_exact(PROMPT)
@@ -47,18 +48,18 @@ class TestRepl:
             text_reply("second answer"),
         ]
         child = _spawn(fake, project)
-        child.sendline("")
+        child.send("\r")
         child.expect_exact(PROMPT)
-        child.sendline("hello there")
+        child.send("hello there\r")
         child.expect_exact("[Permission] bash needs approval: `rm notes.txt` is destructive (rm deletes files)")
         child.expect_exact("Allow? [y/N/a] ")
         child.sendline("y")
         child.expect_exact("first answer")
         child.expect_exact(PROMPT)
-        child.sendline("and again")
+        child.send("and again\r")
         child.expect_exact("second answer")
         child.expect_exact(PROMPT)
-        child.sendline("exit")
+        child.send("exit\r")
         child.expect(pexpect.EOF)
         child.close()
         assert child.exitstatus == 0
@@ -80,7 +81,7 @@ class TestRepl:
             text_reply("both made"),
         ]
         child = _spawn(fake, project)
-        child.sendline("make files")
+        child.send("make files\r")
         child.expect_exact("(a: allow Bash(touch:*) for this session)")
         child.expect_exact("Allow? [y/N/a] ")
         child.sendline("a")
@@ -88,7 +89,7 @@ class TestRepl:
         child.expect_exact("both made")
         before = child.before
         child.expect_exact(PROMPT)
-        child.sendline("exit")
+        child.send("exit\r")
         child.expect(pexpect.EOF)
         child.close()
         assert "Allow?" not in before
@@ -106,7 +107,7 @@ class TestRepl:
         fake.script = [slow, tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("after")]
         child = _spawn(fake, project)
         try:
-            child.sendline("take your time")
+            child.send("take your time\r")
             child.expect_exact("waiting for the model")
             assert arrived.wait(10), "the model request never reached the server"
             child.sendintr()
@@ -115,7 +116,7 @@ class TestRepl:
             child.sendintr()  # at the prompt: the line is cleared, the REPL stays
             child.expect_exact("(q, exit or Ctrl-D quits)")
             child.expect_exact(PROMPT)
-            child.sendline("now quickly")
+            child.send("now quickly\r")
             child.expect_exact("● bash(echo hi)")
             child.expect_exact("after")
             child.expect_exact(PROMPT)
@@ -130,6 +131,138 @@ class TestRepl:
             ("user", "[Request interrupted by user]"),
             ("user", "now quickly"),
         ]
+
+
+def _last_user_text(body: dict[str, Any]) -> str:
+    return _texts(body["messages"])[-1][1]
+
+
+class TestReplEditing:
+    def test_paste_lines_commands_diff_and_exit(self, fake: FakeAnthropic, project: Path, tmp_path: Path) -> None:
+        """A 4-line paste is one prompt shown collapsed; `\\`+Enter and Esc+Enter make one 3-line prompt; slash
+        commands call no model (/clear starts a new session, /resume PREFIX goes back to the first); an edit's
+        question shows its diff; exit shows the session and how to resume it; the prompts are in the project's
+        history file."""
+        (project / "app.py").write_text("x = 1\ny = 3\n")
+        fake.script = [
+            tool_reply(tool_use("edit_file", {"path": "app.py", "old_text": "x = 1", "new_text": "x = 2"})),
+            text_reply("edited"),
+            text_reply("three lines"),
+        ]
+        state = tmp_path / "state"
+        child = _spawn(fake, project, XDG_STATE_HOME=str(state))
+        child.send("\x1b[200~one\ntwo\nthree\nfour\x1b[201~")  # a bracketed paste, as a terminal sends it
+        child.expect_exact("[Pasted text #1 +3 lines]")
+        child.send("\r")
+        child.expect_exact("[Permission] edit_file needs approval")
+        child.expect_exact("  -x = 1")
+        child.expect_exact("  +x = 2")
+        child.expect_exact("Allow? [y/N/a] ")
+        child.sendline("y")
+        child.expect_exact("edited")
+        child.expect_exact(PROMPT)
+        child.send("first line\\\r")
+        child.send("second\x1b\r")
+        child.send("third\r")
+        child.expect_exact("three lines")
+        child.expect_exact(PROMPT)
+        assert len(fake.messages_requests) == 3
+        for command, shown in [
+            ("/help", "/permissions"),
+            ("/permissions allow Bash(ls:*)", "Allowed for this session: Bash(ls:*)"),
+            ("/permissions", "Bash(ls:*) (this session)"),
+            ("/cost", "Model calls:           3"),
+            ("/status", "Context:"),
+            ("/bogus", "Unknown command: /bogus"),
+        ]:
+            child.send(command + "\r")
+            child.expect_exact(shown)
+            child.expect_exact(PROMPT)
+        child.send("/status\r")
+        child.expect(r"Session: +([0-9a-f-]{36})")
+        first = child.match.group(1)
+        child.send("/clear\r")
+        child.expect(r"\(a new conversation: session ([0-9a-f-]{36})\)")
+        assert child.match.group(1) != first
+        child.send(f"/resume {first[:8]}\r")
+        child.expect_exact(f"(resumed session {first}: 6 messages)")
+        child.send("/exit\r")
+        child.expect(r"Session ([0-9a-f-]{36}); resume it with:\s+agentfsm --resume ([0-9a-f-]{36})")
+        assert child.match.group(1) == child.match.group(2) == first
+        child.expect(pexpect.EOF)
+        child.close()
+        assert child.exitstatus == 0
+        assert len(fake.messages_requests) == 3  # no slash command called the model
+        assert _last_user_text(fake.messages_requests[0].body) == "one\ntwo\nthree\nfour"
+        assert _last_user_text(fake.messages_requests[2].body) == "first line\nsecond\nthird"
+        assert (project / "app.py").read_text() == "x = 2\ny = 3\n"
+        history = next(state.glob("agentfsm/projects/*/prompt-history")).read_text()
+        assert "+first line" in history and "+/cost" in history
+
+    def test_esc_interrupts_and_typed_keys_do_not_leak(self, fake: FakeAnthropic, project: Path) -> None:
+        """Esc during a run interrupts it; what was typed meanwhile is neither sent nor kept for the next prompt."""
+        arrived, release = threading.Event(), threading.Event()
+
+        def slow(body: dict[str, Any]) -> dict[str, Any]:
+            arrived.set()
+            release.wait(10)
+            return text_reply("too late")
+
+        fake.script = [slow, text_reply("after")]
+        child = _spawn(fake, project)
+        try:
+            child.send("take your time\r")
+            assert arrived.wait(10), "the model request never reached the server"
+            child.send("typed meanwhile\x1b[A")  # text and an arrow key, during the run
+            time.sleep(0.2)  # let them arrive apart from the Esc (a lone Esc is the interrupt)
+            child.send("\x1b")
+            child.expect_exact("[interrupted]")
+            child.expect_exact(PROMPT)
+            child.send("next\r")
+            child.expect_exact("after")
+            child.expect_exact(PROMPT)
+            child.sendeof()
+            child.expect(pexpect.EOF)
+        finally:
+            release.set()
+        child.close()
+        assert child.exitstatus == 0
+        assert _texts(fake.messages_requests[1].messages)[-1] == ("user", "next")
+        assert "^[[A" not in child.before
+
+    def test_parallel_subagents_ask_once_after_a(self, fake: FakeAnthropic, project: Path) -> None:
+        """Three subagents running at once ask the same question: it is put once, naming the subagent as the
+        screen does (``[N]``); ``a`` covers the questions waiting behind it."""
+        names = ["alpha", "beta", "gamma"]
+
+        def router(body: dict[str, Any]) -> dict[str, Any]:
+            messages = body["messages"]
+            first = _texts(messages[:1])[0][1]
+            if first in names:
+                if len(messages) == 1:
+                    return tool_reply(tool_use("bash", {"command": "sleep 0.1"}, id=f"toolu_{first}_sleep"))
+                return text_reply(f"{first} slept")
+            if len(messages) == 1:
+                return tool_reply(*(tool_use("task", {"prompt": n}, id=f"toolu_{n}") for n in names))
+            return text_reply("all slept")
+
+        fake.script = [router] * 8
+        child = _spawn(fake, project)
+        child.send("delegate\r")
+        child.expect(r"\[Permission\] \[(\d)\] bash needs approval: .*\(a: allow Bash\(sleep:\*\) for this session\)")
+        child.expect_exact("  $ sleep 0.1")
+        child.expect_exact("Allow? [y/N/a] ")
+        child.sendline("a")
+        child.expect_exact("all slept")
+        after = child.before
+        child.expect_exact(PROMPT)
+        child.send("exit\r")
+        child.expect(pexpect.EOF)
+        child.close()
+        assert "Allow?" not in after
+        assert child.exitstatus == 0
+        final = fake.messages_requests[-1].messages[-1]["content"]
+        assert [b["content"] for b in final] == [f"{n} slept" for n in names]
 
 
 class TestDemo:
@@ -148,6 +281,8 @@ class TestDemo:
         assert (done.returncode, done.stderr) == (0, "")
         assert fake.requests == []
         out = done.stdout
+        too_wide = [line for line in out.splitlines() if len(line) > 100]
+        assert too_wide == [], "the demo's screen must fit 100 columns"
         assert out.count("\n● task(") == 3 and out.count("\n● task(test-finder: ") == 1
         assert "--subagent_spawned--> executing_tools" in out
         assert "This project uses pytest." in out

@@ -20,7 +20,7 @@ from fsm.testing import text, text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, Runner, base_env
 from tests.e2e.fake_server import FakeAnthropic, Streamed
 
-PROMPT = "agentfsm >> "
+PROMPT = "agentfsm >>"  # prompt_toolkit draws the space after it as a cursor move
 WAIT = "until [ -e go ]; do sleep 0.05; done; echo waited"
 """A bash command that runs until the test creates the file ``go``: the spinner names it meanwhile."""
 
@@ -123,7 +123,7 @@ class TestReplStreams:
         env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", NO_COLOR="1", TERM="dumb")
         child = pexpect.spawn(
             str(AGENTFSM),
-            ["--permission-mode", "bypassPermissions", "--trust"],
+            ["--permission-mode", "bypassPermissions", "--trust", "--verbose"],  # --verbose: the hooks' notices
             cwd=str(project),
             env=env,
             encoding="utf-8",
@@ -134,15 +134,15 @@ class TestReplStreams:
         child.logfile_read = screen
         try:
             child.expect_exact(PROMPT)
-            child.sendline("what do the notes say?")
-            child.expect_exact("Looking ")  # the first chunk; the server holds the rest until hold is set
+            child.send("what do the notes say?\r")
+            child.expect_exact("Looking")  # the first chunk (its space waits for the next word, which may wrap)
             assert "the files" not in child.buffer and len(fake.messages_requests) == 1
             hold.set()
             child.expect(r"running bash\(until \[ -e go \]")  # the spinner, while the subagent's bash call runs
             (project / "go").touch()
             child.expect_exact("[HOOK] Stop: this run used 4 tool calls")
             child.expect_exact(PROMPT)
-            child.sendline("exit")
+            child.send("exit\r")
             child.expect(pexpect.EOF)
         finally:
             hold.set()
@@ -151,8 +151,7 @@ class TestReplStreams:
         assert child.exitstatus == 0
         lines = _clean(screen.getvalue())
         run = lines[
-            lines.index(f"{PROMPT}what do the notes say?") + 1 : lines.index("[HOOK] Stop: this run used 4 tool calls")
-            + 1
+            lines.index("Looking at the files first.") : lines.index("[HOOK] Stop: this run used 4 tool calls") + 1
         ]
         assert run == [
             "Looking at the files first.",

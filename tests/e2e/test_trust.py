@@ -191,15 +191,15 @@ class TestReplQuestion:
         child = self._spawn(project, fake, state)
         child.sendline("y")
         child.expect_exact(f"agentfsm: trusted: {project.resolve()}")
-        child.expect_exact("agentfsm >> ")
-        child.sendline("exit")
+        child.expect_exact("agentfsm >>")
+        child.send("exit\r")
         child.expect(pexpect.EOF)
         assert json.loads((state / "agentfsm" / "trusted.json").read_text()) == {"trusted": [str(project.resolve())]}
         env = base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", TERM="dumb", XDG_STATE_HOME=str(state))
         again = pexpect.spawn(str(AGENTFSM), cwd=str(project), env=env, encoding="utf-8", timeout=15)
-        again.expect_exact("agentfsm >> ")
+        again.expect_exact("agentfsm >>")
         assert QUESTION not in (again.before or "")
-        again.sendline("exit")
+        again.send("exit\r")
         again.expect(pexpect.EOF)
 
     def test_no_runs_nothing(self, project: Path, fake: FakeAnthropic, tmp_path: Path) -> None:

@@ -235,6 +235,7 @@ function highlight(index) {
     current.classList.remove("also");
     current.classList.add("current");
     if (index === events.length - 1 && isLive()) current.classList.add("live");
+    requestAnimationFrame(() => reveal(current)); // once the bar below it is filled in and the box has its size
   }
   for (const g of svgRoot.querySelectorAll(`g.edge.tr_${prefix(e.agent)}${e.source}__${e.trigger}`)) {
     g.classList.add("last");
@@ -345,6 +346,29 @@ async function loadDiagram(loading) {
   // The SVG comes from this server, drawn from the machine's table: no journal text is in it.
   $("diagram").innerHTML = await response.text();
   svgRoot = $("diagram").querySelector("svg");
+  sizeDiagram();
+}
+
+// The diagram fits its box, but never so small that its smallest label is under LEGIBLE_PX: below that width
+// the box scrolls (and follows the selected state) instead.
+const LEGIBLE_PX = 11.5;
+
+function sizeDiagram() {
+  const box = svgRoot && svgRoot.viewBox.baseVal;
+  if (!box || !box.width || !box.height) return;
+  const sizes = [...svgRoot.querySelectorAll("text")].map((t) => parseFloat(t.getAttribute("font-size")) || 14);
+  const smallest = Math.min(14, ...sizes);
+  $("diagram").style.setProperty("--ratio", box.width / box.height);
+  $("diagram").style.setProperty("--legible", `${Math.ceil((box.width * LEGIBLE_PX) / smallest)}px`);
+}
+
+// Scroll the diagram's box (only it, never the page) so that *g* is in view.
+function reveal(g) {
+  const box = $("diagram");
+  const r = g.getBoundingClientRect();
+  const b = box.getBoundingClientRect();
+  if (r.left < b.left || r.right > b.right) box.scrollLeft += (r.left + r.right) / 2 - (b.left + b.right) / 2;
+  if (r.top < b.top || r.bottom > b.bottom) box.scrollTop += (r.top + r.bottom) / 2 - (b.top + b.bottom) / 2;
 }
 
 async function start() {

@@ -23,10 +23,10 @@ def _agent(tmp_path: Path, *script: object) -> Agent:
     return Agent(ScriptedModel(script), str(tmp_path))  # type: ignore[arg-type]
 
 
-def _run(monkeypatch: pytest.MonkeyPatch, agent: Agent, typed: str) -> tuple[int, str]:
+def _run(monkeypatch: pytest.MonkeyPatch, agent: Agent, typed: str, **kwargs: Any) -> tuple[int, str]:
     monkeypatch.setattr(sys, "stdin", io.StringIO(typed))
     out = io.StringIO()
-    code = repl(agent, stdout=out, stderr=io.StringIO())
+    code = repl(agent, stdout=out, stderr=io.StringIO(), **kwargs)
     return code, out.getvalue()
 
 
@@ -38,7 +38,7 @@ class TestRepl:
         agent = _agent(tmp_path, text_reply("one"), text_reply("two"))
         code, out = _run(monkeypatch, agent, "\n   \nfirst\nsecond\nq\nnever sent\n")
         assert code == 0
-        assert "Blank lines are ignored; q, exit or Ctrl-D quits; Ctrl-C stops a run." in out
+        assert "Blank lines are ignored; q, exit or Ctrl-D quits; Esc or Ctrl-C stops a run." in out
         assert "one\n" in out and "two\n" in out
         assert [(m["role"], m["content"]) for m in agent.messages[::2]] == [("user", "first"), ("user", "second")]
         assert len(agent.model.requests) == 2  # type: ignore[attr-defined]
@@ -57,12 +57,20 @@ class TestRepl:
             ModelError("the model API answered 500: boom"),
             text_reply("back"),
         )
-        code, out = _run(monkeypatch, agent, "run it\nagain\nonce more\n")
+        code, out = _run(monkeypatch, agent, "run it\nagain\nonce more\n", verbose=True)
         assert code == 0
         assert "● bash(echo hi)\n  ⎿  hi\ndone\n[HOOK] Stop: this run used 1 tool call\n" in out
         assert "[error] the model API answered 500: boom\n" in out
         assert out.rstrip().endswith("back\n[HOOK] Stop: this run used 0 tool calls")
         assert out.count("done") == 1  # the text is printed once, by the printer
+
+    def test_hook_notices_only_with_verbose(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+        """Without --verbose the hooks' notices (the Stop summary after every prompt) are not shown."""
+        agent = _agent(tmp_path, tool_reply(tool_use("bash", {"command": "echo hi"})), text_reply("done"))
+        code, out = _run(monkeypatch, agent, "run it\n")
+        assert code == 0
+        assert "● bash(echo hi)\n  ⎿  hi\ndone\n" in out
+        assert "[HOOK]" not in out
 
     def test_ctrl_c_at_the_prompt_clears_the_line(self, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
         """Ctrl-C while typing prints a hint and asks again."""
@@ -86,7 +94,7 @@ class TestRepl:
         )
         code, out = _run(monkeypatch, agent, "start\nnext\nq\n")
         assert code == 0
-        assert "\n[interrupted]\n" in out and out.rstrip().endswith("fine\n[HOOK] Stop: this run used 0 tool calls")
+        assert "\n[interrupted]\n" in out and out.rstrip().endswith("fine")
         assert [m["role"] for m in agent.messages] == ["user", "assistant", "user", "user", "user", "assistant"]
         assert agent.messages[3]["content"] == [{"type": "text", "text": "[Request interrupted by user]"}]
 

@@ -30,7 +30,7 @@ class TestTerminalApprover:
         approve = terminal_approver(stdin=io.StringIO(answer), stderr=err)
         assert approve({"name": "bash", "input": {"command": "rm x"}}, Ask("destructive command: rm x")) is allowed
         assert err.getvalue().startswith(
-            "\n[Permission] bash needs approval: destructive command: rm x\nAllow? [y/N/a] "
+            "\n[Permission] bash needs approval: destructive command: rm x\n  $ rm x\nAllow? [y/N/a] "
         )
 
     def test_a_remembers_the_offered_rule(self) -> None:

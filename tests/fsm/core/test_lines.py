@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fsm.core.lines import clip, describe, short, visible
+from fsm.core.lines import clip, describe, short, short_id, visible
 from fsm.core.records import Transition
 from fsm.testing import tool_use
 from tests.fsm.session.journal_support import delegating_run
@@ -84,6 +84,20 @@ class TestDescribe:
         )
         assert lines[-1].startswith(f"#13 depth 0 {root}: stopping --stopped--> idle (turn 2)")
         assert lines[-1].endswith("outcome end_turn")
+
+
+class TestShortIds:
+    def test_short_id(self) -> None:
+        """A session's id shows as its first 8 characters, a subagent's with its number; short ids stay whole."""
+        assert short_id("68fb2f59-7f74-470f-9fea-da2aa3dc3618.1") == "68fb2f59.1"
+        assert short_id("68fb2f59-7f74-470f-9fea-da2aa3dc3618") == "68fb2f59"
+        assert short_id("ab.1") == "ab.1"
+
+    def test_describe_with_short_ids(self, tmp_path: Path) -> None:
+        """describe(short_ids=True) shortens the agent and the child it spawned, nothing else."""
+        records = delegating_run(tmp_path)
+        root = records[0].agent
+        assert describe(records[2], short_ids=True) == describe(records[2]).replace(root, short_id(root))
 
 
 class TestVisible:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -214,3 +216,73 @@ class TestTaskProblem:
         """A prompt with no type, the general-purpose one or a known custom type may spawn."""
         task_input = {"prompt": "review it"} if kind is None else {"prompt": "review it", "subagent_type": kind}
         assert task_problem(task_input, TYPES) is None
+
+
+class TestQueuedQuestions:
+    NAMES = ("alpha", "beta", "gamma")
+
+    def _agent(self, tmp_path, approver, hooks=None):
+        from fsm.testing import ScriptedByPrompt
+
+        scripts = {
+            name: [tool_reply(tool_use("bash", {"command": "sleep 0"})), text_reply(f"{name} slept")]
+            for name in self.NAMES
+        }
+        scripts["go"] = [
+            tool_reply(*(tool_use("task", {"prompt": n}, id=f"toolu_{n}") for n in self.NAMES)),
+            text_reply("done"),
+        ]
+        return Agent(ScriptedByPrompt(scripts), str(tmp_path), approver=approver, hooks=hooks)
+
+    def _arrivals(self):
+        """A PreToolUse hook counting the calls that reached the chain, and an event set once all three have."""
+        arrived, count = threading.Event(), []
+
+        def hook(event):
+            if event.tool_call["name"] != "bash":
+                return
+            count.append(1)
+            if len(count) == len(self.NAMES):
+                arrived.set()
+
+        return hook, arrived
+
+    def test_a_covers_the_questions_waiting_behind_it(self, tmp_path):
+        """Three subagents running at once ask the same question: the first answer `a` (held until the other two
+        are waiting for the approver) adds the rule, and the two waiting are allowed by it, not asked."""
+        from fsm.policy.chain import Remember
+        from fsm.policy.hooks import Hooks
+
+        hook, arrived = self._arrivals()
+        hooks = Hooks()
+        hooks.on("PreToolUse", hook)
+        asked = []
+
+        def approver(call, ask):
+            asked.append(ask.agent)
+            assert arrived.wait(10)
+            time.sleep(0.05)  # let the other two take their place in the approver's queue
+            return Remember(ask.suggestions)
+
+        agent = self._agent(tmp_path, approver, hooks)
+        assert agent.run("go") == "done"
+        assert len(asked) == 1 and asked[0].rsplit(".", 1)[-1] in {"1", "2", "3"}
+        results = agent.messages[2]["content"]
+        assert [b["content"] for b in results] == [f"{n} slept" for n in self.NAMES]
+
+    def test_a_hooks_question_is_always_put(self, tmp_path):
+        """A question a hook asks is put every time: a remembered rule does not answer it."""
+        from fsm.policy.chain import Remember
+        from fsm.policy.hooks import Ask, Hooks
+
+        hooks = Hooks()
+        hooks.on("PreToolUse", lambda event: Ask("the hook asks") if event.tool_call["name"] == "bash" else None)
+        asked = []
+
+        def approver(call, ask):
+            asked.append(ask.agent)
+            return Remember(("Bash(sleep:*)",))
+
+        agent = self._agent(tmp_path, approver, hooks)
+        assert agent.run("go") == "done"
+        assert len(asked) == 3

@@ -10,6 +10,8 @@ import subprocess
 import threading
 import time
 
+import pytest
+
 from fsm.session.journal import Journal
 from fsm.session.restore import restore_at
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
@@ -206,6 +208,39 @@ class TestSessionPage:
         page.click("#copy")
         page.wait_for_selector("#copy:text('Copied')")
         assert page.evaluate("navigator.clipboard.readText()") == f"agentfsm debug --session {session} --at 9"
+
+    @pytest.mark.parametrize(("width", "height"), [(1280, 800), (390, 844)])
+    def test_legible_and_usable_at_laptop_and_phone_widths(self, tmp_path, ui, page, width, height):
+        """At 1280 and 390 px wide: every diagram label is drawn at 11 px or more without enlarging, the selected
+        state is scrolled into the diagram's view, no page is wider than the screen, and the timeline, diagram and
+        transcript are each on screen at their full width (screenshots kept beside the test)."""
+        journal = tmp_path / "j.db"
+        session = delegating_session(journal, tmp_path / "ws")
+        server = ui(journal)
+        page.set_viewport_size({"width": width, "height": height})
+        page.goto(server(f"/session/{session}#seq=7"))
+        page.wait_for_selector('.tl-row[data-seq="7"].sel')
+        page.screenshot(path=str(tmp_path / f"session-{width}.png"))
+        labels = page.evaluate("""() => [...document.querySelectorAll("#diagram svg text")]
+            .map(t => t.getScreenCTM().a * parseFloat(t.getAttribute("font-size")))""")
+        assert len(labels) > 20 and min(labels) >= 11, min(labels)
+        assert page.evaluate("""() => {
+            const box = document.getElementById("diagram").getBoundingClientRect();
+            const node = document.querySelector("#diagram g.node.current").getBoundingClientRect();
+            return node.left >= box.left - 1 && node.right <= box.right + 1 && node.top >= box.top - 1
+                && node.bottom <= box.bottom + 1;
+        }""")
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        for selector in (".timeline", ".diagram", ".transcript", ".tl-row.sel"):
+            left, right = page.locator(selector).evaluate(
+                "e => [e.getBoundingClientRect().left, e.getBoundingClientRect().right]"
+            )
+            assert left >= 0 and right <= width, (selector, left, right)
+        page.goto(server("/"))
+        page.wait_for_selector("#rows tr")
+        page.screenshot(path=str(tmp_path / f"sessions-{width}.png"))
+        assert page.evaluate("document.documentElement.scrollWidth") <= width
+        assert (tmp_path / f"session-{width}.png").stat().st_size > 10_000
 
     def test_opens_at_the_seq_in_the_link(self, tmp_path, ui, page):
         """A link with #seq=N opens with transition N selected (how a fork's origin is linked)."""

@@ -44,6 +44,17 @@ class TestConsolePrinter:
             f"    ⎿  {'x' * 99}…\n  ⎿  300 x\n[HOOK] Stop: this run used 3 tool calls\n"
         )
 
+    def test_notes_off_and_a_width(self, tmp_path: Path) -> None:
+        """notes=False leaves out the hooks' notices; width cuts an end line so that the whole line fits."""
+        (tmp_path / "a.txt").write_text("x" * 300)
+        out = io.StringIO()
+        agent = Agent(model=ScriptedModel(DELEGATING), workdir=str(tmp_path))  # type: ignore[arg-type]
+        agent.subscribe(ConsolePrinter(out, color=False, notes=False, width=60))
+        agent.run("go")
+        assert "[HOOK]" not in out.getvalue()
+        assert f"    ⎿  {'x' * 52}…\n" in out.getvalue()
+        assert max(len(line) for line in out.getvalue().splitlines()) == 60
+
     def test_records_alone_print_the_same_lines(self, tmp_path: Path) -> None:
         """Without progress (the demo), each start line comes with its end line: the same output."""
         (tmp_path / "a.txt").write_text("x" * 300)
