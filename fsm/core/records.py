@@ -190,6 +190,9 @@ class AgentState:
     """The compaction under way was asked for by hand (``/compact``); read only in ``compacting``."""
     compaction_instructions: str | None = None
     """A ``/compact`` prompt's instructions for the summary (None: none given)."""
+    todos: list[dict[str, str]] = Factory(list)
+    """The todo list the agent's last successful ``TodoWrite`` left (``content``, ``status``, ``activeForm`` each;
+    empty once every item was completed, as Claude Code clears it)."""
 
 
 converter = make_converter()
