@@ -47,6 +47,7 @@ from fsm.policy.chain import Approver, default_hooks, deny_unattended
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
 from fsm.session.journal import default_path
+from fsm.skills.catalog import Catalog
 from tools import Workspace
 from tools.sandbox import Sandbox
 from tools.secrets import distrust, take_secrets
@@ -104,6 +105,8 @@ class AgentSetup:
     """The project's context block (``CLAUDE.md``, ``AGENTS.md``)."""
     agents: Mapping[str, AgentDefinition] = Factory(dict)
     """The custom subagent types (``.claude/agents``, ``--agents``)."""
+    skills: Catalog | None = None
+    """The skills (``fsm.skills``): the user's, the project's, ``--add-dir``'s; None: none."""
     ask_person: bool = False
     """Whether an ``Ask`` is put to the person at the terminal (stdin is one); otherwise it is denied."""
     approver: Approver | None = None
@@ -131,6 +134,7 @@ class AgentSetup:
             hooks=self.hooks,
             approver=self.approver or (terminal_approver() if self.ask_person else deny_unattended),
             agents=dict(self.agents),
+            skills=self.skills,
         )
 
 
@@ -313,6 +317,7 @@ class RunOptions:
         sandbox = resolve.sandbox(settings, flag=flags.get("sandbox"))
         files, agents = resolve.project(root, agents_json=flags.get("agents"), bare=bare)
         persona = resolve.persona(agents, flags.get("agent"))
+        skills = resolve.skills(root, trusted=trust, add_dir=flags.get("add_dir"), bare=bare)
         system = resolve.system_prompt(
             root,
             text=flags.get("system_prompt") or (persona.prompt if persona else None),
@@ -350,6 +355,7 @@ class RunOptions:
             system=system,
             context=context_text(files),
             agents=agents,
+            skills=skills,
             ask_person=sys.stdin is not None and sys.stdin.isatty(),
         )
         resolve.apply_env(settings)
@@ -358,6 +364,11 @@ class RunOptions:
         refused = [] if bare else resolve.load_env(trust=env_trusted)
         if not trust:
             distrust(root)
+        for warning in skills.warnings:  # one line per skill skipped (or whose allowed-tools are ignored)
+            if output.format == "text":
+                print(f"agentfsm: warning: {visible(warning)}", file=sys.stderr, flush=True)
+            else:  # json modes: stderr is for errors; the result's notes say it
+                notes = [*notes, warning]
         if ignored := [*settings.ignored, *([f".env ({', '.join(refused)})"] if refused else [])]:
             line = visible(resolve.untrusted_line(root, ignored))
             if output.format == "text":
@@ -392,7 +403,8 @@ class RunOptions:
         )
         output = attrs.evolve(output, notes=tuple(notes), json_schema=schema)
         if output.verbose and output.format == "text":
-            for note in [*(f"note: {n}" for n in (*settings.notes, *notes)), *resolve.project_notes(files, agents)]:
+            loaded = resolve.project_notes(files, agents, skills)
+            for note in [*(f"note: {n}" for n in (*settings.notes, *notes)), *loaded]:
                 print(f"agentfsm: {visible(note)}", file=sys.stderr, flush=True)
         return cls(agent, model, session, output, first)
 

@@ -74,7 +74,7 @@ from fsm.policy.hooks import Ask, BlockingError, Deny, HookEvent, Hooks, PromptB
 from fsm.policy.judge import Policy
 from fsm.policy.rules import claude_name, parse_rule
 from fsm.skills.catalog import SKILL_TOOL, Catalog, Skill
-from fsm.skills.invoke import fork_result, launching, load, skills_in_use
+from fsm.skills.invoke import expand_slash, fork_result, launching, load, skills_in_use, slash_skill
 from fsm.skills.listing import listing
 from tools import ToolOutput, Workspace, run_tool
 from tools.reads import ReadMemory
@@ -504,10 +504,14 @@ class Agent:
                     "prompt_blocked", notes=tuple(notes), outcome="prompt_blocked", error=message, prompt=prompt
                 )
             extra = "\n\n".join(texts) if texts else None
+        said = prompt
+        if self._parent is None and self._options.skills is not None and not is_compact_prompt(prompt):
+            invoked = slash_skill(prompt, self._options.skills)  # `/name args`: the skill's text is the prompt
+            if invoked is not None:
+                said = expand_slash(prompt, self._options.skills) or prompt
+                self._grant(invoked)
         content: Any = (
-            prompt
-            if not isinstance(extra, str)
-            else [{"type": "text", "text": prompt}, {"type": "text", "text": extra}]
+            said if not isinstance(extra, str) else [{"type": "text", "text": said}, {"type": "text", "text": extra}]
         )
         appended = ({"role": "user", "content": content},)
         if self._parent is None and is_compact_prompt(prompt):  # a turn of its own: the history is compacted

@@ -12,7 +12,7 @@ The package reads files and returns text; it never calls a model, prints, or tou
 """
 
 from fsm.skills.catalog import SKILL_TOOL, Catalog, Skill, discover, parse_skill
-from fsm.skills.invoke import Loaded, expand, expand_slash, load, skills_in_use
+from fsm.skills.invoke import Loaded, expand, expand_slash, load, skills_in_use, slash_skill
 from fsm.skills.listing import BUDGET, listing
 
 __all__ = [
@@ -28,4 +28,5 @@ __all__ = [
     "load",
     "parse_skill",
     "skills_in_use",
+    "slash_skill",
 ]

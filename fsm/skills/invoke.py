@@ -19,7 +19,17 @@ from attrs import frozen
 
 from fsm.skills.catalog import Catalog, Skill
 
-__all__ = ["HEADER", "Loaded", "expand", "expand_slash", "fork_result", "launching", "load", "skills_in_use"]
+__all__ = [
+    "HEADER",
+    "Loaded",
+    "expand",
+    "expand_slash",
+    "fork_result",
+    "launching",
+    "load",
+    "skills_in_use",
+    "slash_skill",
+]
 
 HEADER = "Base directory for this skill: "
 """How a loaded skill's text starts (Claude Code's words); :func:`skills_in_use` finds skills by it."""
@@ -93,12 +103,22 @@ def load(catalog: Catalog, tool_input: Mapping[str, Any], *, running: str | None
     return Loaded(skill, _text(skill, args if isinstance(args, str) else ""))
 
 
+_SLASH = re.compile(r"/([a-z0-9-]+)(?:\s+([\s\S]*))?$")
+
+
+def slash_skill(prompt: str, catalog: Catalog) -> Skill | None:
+    """The skill a ``/name args`` *prompt* invokes: one of *catalog* a user may invoke; else None."""
+    match = _SLASH.match(prompt.strip())
+    skill = catalog.get(match.group(1)) if match else None
+    return skill if skill is not None and skill.user_invocable else None
+
+
 def expand_slash(prompt: str, catalog: Catalog) -> str | None:
     """The prompt a ``/name args`` prompt becomes when *name* is a skill a user may invoke (Claude Code's command
     tags, then the skill's text); None for any other prompt, which is sent as it is."""
-    match = re.match(r"/([a-z0-9-]+)(?:\s+([\s\S]*))?$", prompt.strip())
-    skill = catalog.get(match.group(1)) if match else None
-    if match is None or skill is None or not skill.user_invocable:
+    skill = slash_skill(prompt, catalog)
+    match = _SLASH.match(prompt.strip())
+    if skill is None or match is None:
         return None
     args = (match.group(2) or "").strip()
     tags = (
