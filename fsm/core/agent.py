@@ -76,7 +76,7 @@ from fsm.policy.rules import claude_name, parse_rule
 from fsm.skills.catalog import SKILL_TOOL, Catalog, Skill
 from fsm.skills.invoke import expand_slash, fork_result, launching, load, skills_in_use, slash_skill
 from fsm.skills.listing import listing
-from tools import ToolOutput, Workspace, run_tool
+from tools import REGISTRY, ToolOutput, Workspace, check_input, run_tool
 from tools.reads import ReadMemory
 from tools.task import GENERAL_PURPOSE
 from tools.todo import checklist
@@ -823,6 +823,7 @@ class Agent:
             return self._fire("tool_ran", tool_call=call, tool_result=CANNOT_DELEGATE)
         allowed = self._permit(call)
         loaded: str | None = None
+        took = 0.0
         if allowed.denial is not None:
             output = ToolOutput(allowed.denial.reason, is_error=True)
         elif call["name"] == SKILL_TOOL:
@@ -841,7 +842,7 @@ class Agent:
             began = time.monotonic()
             output = run_tool(self._tools, call["name"], workspace, tool_input)
             took = time.monotonic() - began
-        context, post = self._post_tool_use(call, output, took if allowed.denial is None and not loaded else 0.0)
+        context, post = self._post_tool_use(call, output, took)
         if loaded is not None:  # the skill's text after its result, as Claude Code sends it (a hook's before it)
             context = loaded if context is None else f"{context}\n\n{loaded}"
         notes = (*allowed.notes, *post)
@@ -851,6 +852,9 @@ class Agent:
 
     def _load_skill(self, tool_input: dict[str, Any]) -> tuple[ToolOutput, str | None]:
         """A ``Skill`` call run here (not forked): its result and the skill's text, or the error that answers it."""
+        problem = check_input(REGISTRY[SKILL_TOOL].input_schema, tool_input)
+        if problem is not None:
+            return ToolOutput(f"Error: {SKILL_TOOL}: {problem}", is_error=True), None
         loaded = load(self._skills, tool_input)
         if isinstance(loaded, str):
             return ToolOutput(loaded, is_error=True), None
