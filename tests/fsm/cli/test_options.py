@@ -208,7 +208,8 @@ class TestAgentSetup:
             (["--allowedTools", "Bash(git diff:*"], "--allowedTools: rule 'Bash(git diff:*' has no closing ')'"),
             (
                 ["--tools", "task,nope"],
-                "--tools: unknown tool 'nope' (available: bash, read_file, write_file, edit_file, glob, task, TodoWrite, Skill)",
+                "--tools: unknown tool 'nope' (available: bash, read_file, write_file, edit_file, glob, task, "
+                "TodoWrite, Skill)",
             ),
             (["--add-dir", "/nope/here"], "--add-dir /nope/here is not a directory"),
             (
