@@ -80,9 +80,9 @@ def event(record: Transition) -> dict[str, Any]:
         data["prompt"] = _text_of(record.appended[0].get("content", ""))
     if record.tool_call is not None:  # its input is in the reply that asked for it
         data["call"] = {"id": record.tool_call.get("id"), "name": record.tool_call.get("name")}
-    if record.tool_call is not None and record.tool_call.get("name") == TODO_WRITE and record.tool_result is not None:
-        if not record.tool_result.is_error:  # the list as the step left it, for the page's checklist
-            data["todos"] = todos_after(record.tool_call["input"])
+    call, result = record.tool_call, record.tool_result
+    if call is not None and call.get("name") == TODO_WRITE and result is not None and not result.is_error:
+        data["todos"] = todos_after(call["input"])  # the list as the step left it, for the page's checklist
     if record.tool_result is not None:
         data["result"] = {
             "text": record.tool_result.text,

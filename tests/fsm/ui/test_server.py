@@ -125,7 +125,6 @@ class TestSession:
         assert events[0]["prompt"] == "Which testing framework does this project use?"
         assert events[1]["reply"]["blocks"][0]["type"] == "text"
 
-
     def test_a_todo_write_carries_the_list_it_left(self, tmp_path):
         """A TodoWrite's event holds the list as the step left it; no other event has one."""
         path = tmp_path / "t.db"
