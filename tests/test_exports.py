@@ -17,7 +17,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAZY = ["fsm", "fsm.core", "fsm.model", "fsm.policy", "fsm.compaction", "fsm.checker", "fsm.view", "tools"]
+LAZY = [
+    "fsm",
+    "fsm.core",
+    "fsm.model",
+    "fsm.policy",
+    "fsm.compaction",
+    "fsm.skills",
+    "fsm.checker",
+    "fsm.view",
+    "tools",
+]
 """The packages whose names load on first use."""
 
 

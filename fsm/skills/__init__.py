@@ -11,9 +11,23 @@ description, loaded on demand.
 The package reads files and returns text; it never calls a model, prints, or touches an agent.
 """
 
-from fsm.skills.catalog import SKILL_TOOL, Catalog, Skill, discover, parse_skill
-from fsm.skills.invoke import Loaded, expand, expand_slash, load, skills_in_use, slash_skill
-from fsm.skills.listing import BUDGET, listing
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from fsm.skills.catalog import SKILL_TOOL, Catalog, Skill, discover, parse_skill
+    from fsm.skills.invoke import Loaded, expand, expand_slash, load, skills_in_use, slash_skill
+    from fsm.skills.listing import BUDGET, listing
+else:  # each name loads on first use (PEP 562), so a command imports only what it uses
+    import lazy_loader
+
+    __getattr__, __dir__, _ = lazy_loader.attach(
+        __name__,
+        submod_attrs={
+            "catalog": ["SKILL_TOOL", "Catalog", "Skill", "discover", "parse_skill"],
+            "invoke": ["Loaded", "expand", "expand_slash", "load", "skills_in_use", "slash_skill"],
+            "listing": ["BUDGET", "listing"],
+        },
+    )
 
 __all__ = [
     "BUDGET",

@@ -94,8 +94,8 @@ class TestStreamJsonInput:
     def test_a_slash_command_line_is_the_skills_text(
         self, agentfsm: Runner, fake: FakeAnthropic, project: Path, tmp_path: Path
     ) -> None:
-        """A stream-json user message "/deploy staging" sends the command's text; a bad skill is one warning line
-        on stderr in text mode."""
+        """A stream-json user message "/deploy staging" sends the command's text; in text mode a bad skill is one
+        warning line on stderr, and --verbose names each skill loaded."""
         workspace(project, tmp_path / "extra")
         fake.script = [text_reply("deployed")]
         line = {"type": "user", "message": {"role": "user", "content": "/deploy staging"}}
@@ -107,5 +107,6 @@ class TestStreamJsonInput:
         assert prompt_of(fake.messages_requests[0].messages[0]).endswith("Deploy to staging.\n")
         fake.script = [text_reply("hi")]
         fake.requests.clear()
-        text = agentfsm("-p", "hi")
+        text = agentfsm("-p", "hi", "--verbose")
         assert text.stderr.count("agentfsm: warning: skill skipped:") == 1 and "unknown key 'colour'" in text.stderr
+        assert f"agentfsm: skill: greet from {project / '.claude/skills/greet/SKILL.md'}\n" in text.stderr

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
 
 from tools import REGISTRY, Workspace, run_tool
@@ -56,3 +59,11 @@ def test_checklist_marks_each_status() -> None:
         {"content": "Ship", "status": "pending", "activeForm": "Shipping"},
     ]
     assert checklist(todos) == "☒ Plan\n◼ Running tests\n☐ Ship"
+
+
+def test_claude_code_2_1_197_offers_task_tools_instead_by_default() -> None:
+    """As docs/skills.md says: the recorded Claude Code's init offers TaskCreate, not TodoWrite (it needs
+    CLAUDE_CODE_ENABLE_TASKS=0 for TodoWrite)."""
+    fixture = Path(__file__).parents[1] / "e2e" / "contract" / "fixtures" / "agent_flag.json"
+    init = json.loads(fixture.read_text())["events"][0]
+    assert init["subtype"] == "init" and "TaskCreate" in init["tools"] and "TodoWrite" not in init["tools"]

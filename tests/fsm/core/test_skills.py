@@ -84,6 +84,31 @@ class TestInline:
             ("Error: Skill manual cannot be used with Skill tool due to disable-model-invocation", True),
         ]
 
+    def test_deny_rules_still_win_and_resume_keeps_no_grant(self, tmp_path: Path) -> None:
+        """A deny rule beats a skill's allow rule; a resumed session starts without the skill's rules."""
+        from fsm.policy.rules import parse_rule
+        from fsm.session.journal import Journal, default_path
+        from fsm.session.restore import resume
+
+        ws = workspace(tmp_path)
+        model = ScriptedModel(
+            [
+                tool_reply(tool_use("Skill", {"skill": "greet"})),
+                tool_reply(tool_use("bash", {"command": "mkdir made"}, id="b")),
+                text_reply("done"),
+            ]
+        )
+        policy = Policy(deny=(parse_rule("Bash(mkdir:*)"),))
+        a = Agent(model, str(ws), skills=discover(ws, home=tmp_path / "home"), permissions=policy)
+        with Journal(default_path(ws)) as journal:
+            session = journal.start(a)
+            a.run("go")
+        assert model.requests[2].messages[-1]["content"][0]["is_error"] is True
+        assert not (ws / "made").exists()
+        with Journal(default_path(ws)) as journal:
+            again = resume(journal, session, ScriptedModel([]), skills=discover(ws, home=tmp_path / "home"))
+        assert again.permissions.session == []
+
 
 class TestFork:
     def test_a_fork_skill_runs_as_a_subagent_whose_answer_comes_back(self, tmp_path: Path) -> None:
@@ -117,6 +142,19 @@ class TestFork:
             }
         ]
 
+    def test_agent_picks_a_custom_type(self, tmp_path: Path) -> None:
+        """A fork skill's agent: names the custom subagent type that runs it (its prompt, its tools)."""
+        from fsm.core.subagents import parse_definition
+
+        ws = workspace(tmp_path)
+        path = ws / ".claude" / "skills" / "research" / "SKILL.md"
+        path.write_text(path.read_text().replace("context: fork\n", "context: fork\nagent: scout\n"))
+        scout = parse_definition("---\nname: scout\ndescription: d\ntools: Glob\n---\nYou are the scout.", "s.md")
+        model = ScriptedModel([tool_reply(tool_use("Skill", {"skill": "research"})), text_reply("x"), text_reply("y")])
+        Agent(model, str(ws), skills=discover(ws, home=tmp_path / "home"), agents={"scout": scout}).run("go")
+        assert model.requests[1].system.startswith("You are the scout.")
+        assert model.requests[1].tool_names == ["glob"]
+
 
 class TestSlashAndListing:
     def test_a_slash_prompt_sends_the_skills_text(self, tmp_path: Path) -> None:
@@ -126,6 +164,22 @@ class TestSlashAndListing:
         sent = model.requests[0].messages[0]["content"]
         assert sent.startswith("<command-message>manual</command-message>\n<command-name>/manual</command-name>")
         assert sent.endswith("Only by hand: now\n")
+
+    def test_a_forked_skill_typed_runs_here_and_compact_keeps_its_meaning(self, tmp_path: Path) -> None:
+        """/research x sends the skill's text as the prompt (no subagent); /compact compacts even when a skill is
+        named compact."""
+        from tests.fsm.core.compaction_double import CharCompactor
+
+        ws = workspace(tmp_path)
+        (ws / ".claude" / "commands").mkdir()
+        (ws / ".claude" / "commands" / "compact.md").write_text("Not a compaction.\n")
+        model = ScriptedModel([text_reply("ok"), text_reply("the summary")])
+        a = Agent(model, str(ws), skills=discover(ws, home=tmp_path / "home"), compactor=CharCompactor(threshold=None))
+        a.run("/research x")
+        assert model.requests[0].messages[0]["content"].endswith("Find out about x and report.\n")
+        assert not any(r.trigger == "subagent_spawned" for r in a.history)
+        a.run("/compact")
+        assert a.history[-1].trigger != "prompt" and any(r.trigger == "compact_requested" for r in a.history)
 
     def test_the_listing_names_what_the_model_may_invoke(self, tmp_path: Path) -> None:
         """The system prompt lists greet and research (not manual); the Skill tool is offered, to subagents too."""

@@ -113,3 +113,17 @@ class TestDiscover:
         write_skill(tmp_path, "huge", "name: huge\ndescription: d\n", body="x" * 300_000)
         catalog = discover(tmp_path, home=tmp_path / "none")
         assert not catalog.skills and "is over 256 KB" in catalog.warnings[0]
+
+
+def test_the_docs_example_is_a_valid_skill(tmp_path: Path) -> None:
+    """docs/skills.md's SKILL.md example passes every check, its allowed-tools two rules."""
+    doc = (Path(__file__).parents[3] / "docs" / "skills.md").read_text()
+    example = doc.split("```markdown\n", 1)[1].split("```", 1)[0]
+    path = tmp_path / "release-notes" / "SKILL.md"
+    path.parent.mkdir()
+    skill = parse_skill(example, path, kind="project")
+    assert (skill.name, skill.allowed_tools, skill.argument_hint) == (
+        "release-notes",
+        ("Bash(git log:*)", "Read"),
+        "[version]",
+    )
