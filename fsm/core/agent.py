@@ -878,7 +878,8 @@ class Agent:
         prompt; ``tool_ran`` answering why not when it cannot."""
         self._step_started = time.time()
         allowed = self._permit(call)
-        loaded = load(self._skills, call["input"])
+        problem = check_input(REGISTRY[SKILL_TOOL].input_schema, call["input"])
+        loaded = load(self._skills, call["input"]) if problem is None else f"Error: {SKILL_TOOL}: {problem}"
         if allowed.denial is not None or isinstance(loaded, str):
             why = allowed.denial.reason if allowed.denial is not None else str(loaded)
             refusal = ToolOutput(why, is_error=True)

@@ -192,3 +192,23 @@ class TestSlashAndListing:
         """Without skills neither the Skill tool nor a listing is there."""
         a = Agent(ScriptedModel([]), str(tmp_path))
         assert "Skill" not in [t.name for t in a.tools] and "<available_skills>" not in a.system
+
+
+def test_a_bad_input_is_one_error_inline_or_forked(tmp_path: Path) -> None:
+    """An unknown key or a non-string is answered with one error line naming it, for a forked skill too."""
+    a, model = agent(
+        tmp_path,
+        tool_reply(
+            tool_use("Skill", {"skill": "greet", "extra": 1}, id="i"),
+            tool_use("Skill", {"skill": "research", "args": 3}, id="f"),
+            tool_use("Skill", {"skill": 7}, id="n"),
+        ),
+        text_reply("ok"),
+    )
+    a.run("go")
+    assert [b["content"] for b in model.requests[1].messages[-1]["content"]] == [
+        "Error: Skill: unknown parameter 'extra' (expected skill, args)",
+        "Error: Skill: 'args' must be string (got 3)",
+        "Error: Skill: 'skill' must be string (got 7)",
+    ]
+    assert not any(r.trigger == "subagent_spawned" for r in a.history)
