@@ -158,7 +158,8 @@ def _frontmatter(text: str, source: str, *, required: bool) -> tuple[dict[str, A
     if end is None:
         raise ConfigError(f"{source}: the frontmatter has no closing '---' line")
     try:
-        data = yaml.safe_load("".join(lines[1:end])) or {}
+        loader = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # libyaml's, when built with it: ~10x faster
+        data = yaml.load("".join(lines[1:end]), Loader=loader) or {}
     except yaml.YAMLError as exc:
         why = getattr(exc, "problem", None) or exc
         raise ConfigError(f"{source}: the frontmatter is not valid YAML: {why}") from None
