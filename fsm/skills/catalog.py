@@ -15,6 +15,9 @@ hyphens, not starting or ending with one, and equal to its directory's name; ``d
 ``user-invocable``, ``context: fork`` with ``agent``, ``model``, ``argument-hint``, ``when_to_use``. A skill that
 breaks a rule is skipped with one warning naming its file and the rule, never loaded half-checked.
 
+A file that links outside the folder it was found in (the workspace, the home, the ``--add-dir``) is skipped
+unread: a repository cannot put a file of yours into the model's context as a skill.
+
 Trust: a project's (and an ``--add-dir``'s) skills are loaded whether or not the workspace is trusted, but only a
 trusted one's ``allowed-tools`` may become allow rules (:attr:`Skill.trusted`); the user's own always may.
 """
@@ -252,18 +255,18 @@ def _read(path: Path) -> str:
         raise ConfigError(f"{path}: cannot read it ({exc})") from None
 
 
-def _files(home: Path, workspace: Path, add_dirs: Iterable[Path]) -> list[tuple[Path, Kind]]:
-    """Every candidate file, highest precedence first."""
-    found: list[tuple[Path, Kind]] = []
+def _files(home: Path, workspace: Path, add_dirs: Iterable[Path]) -> list[tuple[Path, Kind, Path]]:
+    """Every candidate file, highest precedence first, with the folder it must stay inside."""
+    found: list[tuple[Path, Kind, Path]] = []
     roots: list[tuple[Path, Kind]] = [(home, "user"), (workspace, "project"), *((d, "add-dir") for d in add_dirs)]
     for root, kind in roots:
         folder = root / ".claude" / "skills"
         if folder.is_dir():
-            found += [(p / "SKILL.md", kind) for p in sorted(folder.iterdir()) if (p / "SKILL.md").is_file()]
+            found += [(p / "SKILL.md", kind, root) for p in sorted(folder.iterdir()) if (p / "SKILL.md").is_file()]
     for root in (home, workspace):
         folder = root / ".claude" / "commands"
         if folder.is_dir():
-            found += [(p, "command") for p in sorted(folder.glob("*.md")) if p.is_file()]
+            found += [(p, "command", root) for p in sorted(folder.glob("*.md")) if p.is_file()]
     return found
 
 
@@ -284,9 +287,11 @@ def discover(
     root = Path(workspace)
     skills: dict[str, Skill] = {}
     warnings: list[str] = []
-    for path, kind in _files(user, root, [Path(d) for d in add_dirs]):
+    for path, kind, inside in _files(user, root, [Path(d) for d in add_dirs]):
         mine = kind == "user" or (kind == "command" and path.is_relative_to(user / ".claude"))
         try:
+            if not path.resolve().is_relative_to(inside.resolve()):  # a link out of its folder: never read
+                raise ConfigError(f"{path}: it links outside {inside}")
             skill = parse_skill(_read(path), path, kind=kind, trusted=trusted or mine)
         except ConfigError as exc:
             warnings.append(f"skill skipped: {exc}")

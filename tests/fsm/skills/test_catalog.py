@@ -108,6 +108,24 @@ class TestDiscover:
         assert catalog.warnings == ("skill theirs: its allowed-tools are ignored (this folder is not trusted)",)
         assert discover(ws, home=home, trusted=True).skills["theirs"].trusted
 
+    def test_a_link_out_of_its_folder_is_never_read(self, tmp_path: Path) -> None:
+        """A SKILL.md or command that links outside the workspace is skipped unread; a link inside it is read."""
+        ws, outside = tmp_path / "ws", tmp_path / "secret.md"
+        outside.write_text("---\nname: leak\ndescription: SECRET\n---\nSECRET\n")
+        leak = ws / ".claude" / "skills" / "leak" / "SKILL.md"
+        leak.parent.mkdir(parents=True)
+        leak.symlink_to(outside)
+        (ws / ".claude" / "commands").mkdir()
+        (ws / ".claude" / "commands" / "leak2.md").symlink_to(outside)
+        inner = write_skill(ws, "real", "name: real\ndescription: d\n")
+        (ws / ".claude" / "commands" / "again.md").symlink_to(inner)
+        catalog = discover(ws, home=tmp_path / "home")
+        assert list(catalog.skills) == ["real", "again"]
+        assert catalog.warnings == (
+            f"skill skipped: {leak}: it links outside {ws}",
+            f"skill skipped: {ws / '.claude/commands/leak2.md'}: it links outside {ws}",
+        )
+
     def test_a_file_too_big_is_skipped(self, tmp_path: Path) -> None:
         """A SKILL.md over the size cap is skipped, never read whole."""
         write_skill(tmp_path, "huge", "name: huge\ndescription: d\n", body="x" * 300_000)
