@@ -31,7 +31,7 @@ def skill(root: Path, name: str, frontmatter: str, body: str) -> Path:
 
 
 def workspace(project: Path, extra: Path) -> Path:
-    skill(project, "greet", "argument-hint: [name]\n", "Say hello to $ARGUMENTS.\n")
+    skill(project, "greet", "argument-hint: [name]\nallowed-tools: Bash(mkdir:*)\n", "Say hello to $ARGUMENTS.\n")
     skill(project, "survey", "context: fork\n", "Survey $ARGUMENTS and report.\n")
     bad = skill(project, "broken", "colour: red\n", "x\n")
     skill(extra, "beside", "", "From beside.\n")
@@ -46,7 +46,8 @@ class TestHeadless:
     ) -> None:
         """/greet Alice is the skill's text; the system prompt lists the skills (not their bodies); the model's
         Skill call of a fork skill runs a subagent; its TodoWrite is a tool_use on the stream; system/init names
-        the skills and slash commands; the bad skill is one note of the result."""
+        the skills and slash commands; the bad skill is one note of the result, and so is the untrusted folder's
+        skill whose allowed-tools are ignored."""
         extra = tmp_path / "extra"
         bad = workspace(project, extra)
         fake.script = [
@@ -87,7 +88,9 @@ class TestHeadless:
         uses = [b for o in out if o["type"] == "assistant" for b in o["message"]["content"] if b["type"] == "tool_use"]
         assert uses[0] == {"type": "tool_use", "id": "todo", "name": "TodoWrite", "input": {"todos": TODOS}}
         assert result["result"] == "Hello, Alice."
-        assert any(n.startswith(f"skill skipped: {bad}: unknown key 'colour'") for n in result.get("notes", []))
+        notes = result.get("notes", [])
+        assert any(n.startswith(f"skill skipped: {bad}: unknown key 'colour'") for n in notes)
+        assert "skill greet: its allowed-tools are ignored (this folder is not trusted)" in notes
 
 
 class TestStreamJsonInput:
@@ -95,7 +98,8 @@ class TestStreamJsonInput:
         self, agentfsm: Runner, fake: FakeAnthropic, project: Path, tmp_path: Path
     ) -> None:
         """A stream-json user message "/deploy staging" sends the command's text; in text mode a bad skill is one
-        warning line on stderr, and --verbose names each skill loaded."""
+        warning line on stderr, --verbose names each skill loaded, and in a trusted folder no skill's allowed-tools
+        are ignored."""
         workspace(project, tmp_path / "extra")
         fake.script = [text_reply("deployed")]
         line = {"type": "user", "message": {"role": "user", "content": "/deploy staging"}}
@@ -107,6 +111,7 @@ class TestStreamJsonInput:
         assert prompt_of(fake.messages_requests[0].messages[0]).endswith("Deploy to staging.\n")
         fake.script = [text_reply("hi")]
         fake.requests.clear()
-        text = agentfsm("-p", "hi", "--verbose")
+        text = agentfsm("-p", "hi", "--verbose", "--trust")
         assert text.stderr.count("agentfsm: warning: skill skipped:") == 1 and "unknown key 'colour'" in text.stderr
         assert f"agentfsm: skill: greet from {project / '.claude/skills/greet/SKILL.md'}\n" in text.stderr
+        assert "allowed-tools are ignored" not in text.stderr  # --trust: the project's rules may apply
