@@ -17,7 +17,17 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LAZY = ["fsm", "fsm.core", "fsm.model", "fsm.policy", "fsm.compaction", "fsm.checker", "fsm.view", "tools"]
+LAZY = [
+    "fsm",
+    "fsm.core",
+    "fsm.model",
+    "fsm.policy",
+    "fsm.compaction",
+    "fsm.skills",
+    "fsm.checker",
+    "fsm.view",
+    "tools",
+]
 """The packages whose names load on first use."""
 
 
@@ -89,4 +99,5 @@ def test_the_registry_holds_every_tool_in_order_whichever_is_imported_first() ->
     module was imported on its own first, as ``fsm.core.agent`` imports ``tools.task``."""
     code = "import tools.task, tools.files\nfrom tools import REGISTRY\nprint(list(REGISTRY))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert done.stdout.strip() == str(["bash", "read_file", "write_file", "edit_file", "glob", "task"])
+    registered = ["bash", "read_file", "write_file", "edit_file", "glob", "task", "TodoWrite", "Skill"]
+    assert done.stdout.strip() == str(registered)

@@ -23,6 +23,7 @@ RANK = {
     "fsm.policy": 1,
     "fsm.compaction": 1.5,
     "fsm.mcp": 1.5,
+    "fsm.skills": 1.5,
     "fsm.core": 2,
     "fsm.checker": 2.5,
     "fsm.testing": 2.5,

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-LIBRARY = ("fsm/compaction", "fsm/core", "fsm/model", "fsm/policy", "fsm/checker", "fsm/session")
+LIBRARY = ("fsm/compaction", "fsm/skills", "fsm/core", "fsm/model", "fsm/policy", "fsm/checker", "fsm/session")
 CLI_WORDS = re.compile(r"--[A-Za-z]|\bagentfsm\b")
 """A flag (``--`` then a letter) or the command's name."""
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tools.base import Tool, ToolOutput, check_input, run_tool, tool
-    from tools.toolsets import BASE_TOOL_NAMES, BASE_TOOLS, PARENT_TOOLS, REGISTRY, toolset
+    from tools.toolsets import BASE_TOOL_NAMES, BASE_TOOLS, EXTRA_TOOL_NAMES, PARENT_TOOLS, REGISTRY, toolset
     from tools.workspace import BASH_TIMEOUT, OutsideWorkspaceError, Workspace
 else:  # each name loads on first use (PEP 562); the registry, through toolsets, with every handler in it
     import lazy_loader
@@ -18,7 +18,7 @@ else:  # each name loads on first use (PEP 562); the registry, through toolsets,
         __name__,
         submod_attrs={
             "base": ["Tool", "ToolOutput", "check_input", "run_tool", "tool"],
-            "toolsets": ["BASE_TOOL_NAMES", "BASE_TOOLS", "PARENT_TOOLS", "REGISTRY", "toolset"],
+            "toolsets": ["BASE_TOOL_NAMES", "BASE_TOOLS", "EXTRA_TOOL_NAMES", "PARENT_TOOLS", "REGISTRY", "toolset"],
             "workspace": ["BASH_TIMEOUT", "OutsideWorkspaceError", "Workspace"],
         },
     )
@@ -27,6 +27,7 @@ __all__ = [
     "BASE_TOOLS",
     "BASE_TOOL_NAMES",
     "BASH_TIMEOUT",
+    "EXTRA_TOOL_NAMES",
     "PARENT_TOOLS",
     "REGISTRY",
     "OutsideWorkspaceError",

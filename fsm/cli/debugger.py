@@ -361,7 +361,7 @@ class Debugger(cmd.Cmd):
             self._say(("> " if agent is here else "  ") + location(agent))
 
     def do_print(self, arg: str) -> None:
-        """print WHAT: state | messages [N] | reply | pending | child | usage (of the current agent)."""
+        """print WHAT: state | messages [N] | reply | pending | child | usage | todos (of the current agent)."""
         what, _, rest = arg.strip().partition(" ")
         if what not in debugtext.VIEWS:
             return self._say(f"*** print what? {', '.join(debugtext.VIEWS)} (got {what!r})")

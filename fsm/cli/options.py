@@ -48,6 +48,7 @@ from fsm.policy.chain import Approver, default_hooks, deny_unattended
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
 from fsm.session.journal import default_path
+from fsm.skills.catalog import Catalog
 from tools import Workspace
 from tools.sandbox import Sandbox
 from tools.secrets import distrust, take_secrets
@@ -105,6 +106,8 @@ class AgentSetup:
     """The project's context block (``CLAUDE.md``, ``AGENTS.md``)."""
     agents: Mapping[str, AgentDefinition] = Factory(dict)
     """The custom subagent types (``.claude/agents``, ``--agents``)."""
+    skills: Catalog | None = None
+    """The skills (``fsm.skills``): the user's, the project's, ``--add-dir``'s; None: none."""
     ask_person: bool = False
     """Whether an ``Ask`` is put to the person at the terminal (stdin is one); otherwise it is denied."""
     approver: Approver | None = None
@@ -138,6 +141,7 @@ class AgentSetup:
             hooks=self.hooks,
             approver=self.approver or (terminal_approver(root=self.workdir) if self.ask_person else deny_unattended),
             agents=dict(self.agents),
+            skills=self.skills,
         )
 
 
@@ -319,6 +323,7 @@ class RunOptions:
         sandbox = resolve.sandbox(settings, flag=flags.get("sandbox"))
         files, agents = resolve.project(root, agents_json=flags.get("agents"), bare=bare)
         persona = resolve.persona(agents, flags.get("agent"))
+        skills = resolve.skills(root, trusted=trust, add_dir=flags.get("add_dir"), bare=bare)
         system = resolve.system_prompt(
             root,
             text=flags.get("system_prompt") or (persona.prompt if persona else None),
@@ -357,6 +362,7 @@ class RunOptions:
             system=system,
             context=context_text(files),
             agents=agents,
+            skills=skills,
             ask_person=sys.stdin is not None and sys.stdin.isatty(),
             mcp_servers=tuple(
                 gather_servers(
@@ -379,12 +385,16 @@ class RunOptions:
         refused = [] if bare else resolve.load_env(trust=env_trusted)
         if not trust:
             distrust(root)
+        # (the line on stderr, the result's note): each skill skipped or whose rules are ignored, an mcp__* allow
+        warnings = [(f"warning: {visible(w)}", w) for w in skills.warnings]
         if any(rule.tool == "mcp__*" for rule in agent.permissions.allow):
-            warning = "allow rule mcp__* is ignored: allow a server (mcp__server) or a tool (mcp__server__tool)"
+            mcp = "allow rule mcp__* is ignored: allow a server (mcp__server) or a tool (mcp__server__tool)"
+            warnings.append((mcp, mcp))
+        for line, note in warnings:
             if output.format == "text":
-                print(f"agentfsm: {warning}", file=sys.stderr, flush=True)
-            else:
-                notes = [*notes, warning]
+                print(f"agentfsm: {line}", file=sys.stderr, flush=True)
+            else:  # json modes: stderr is for errors; the result's notes say it
+                notes = [*notes, note]
         if ignored := [*settings.ignored, *([f".env ({', '.join(refused)})"] if refused else [])]:
             line = visible(resolve.untrusted_line(root, ignored))
             if output.format == "text":
@@ -419,7 +429,8 @@ class RunOptions:
         )
         output = attrs.evolve(output, notes=tuple(notes), json_schema=schema)
         if output.verbose and output.format == "text":
-            for note in [*(f"note: {n}" for n in (*settings.notes, *notes)), *resolve.project_notes(files, agents)]:
+            loaded = resolve.project_notes(files, agents, skills)
+            for note in [*(f"note: {n}" for n in (*settings.notes, *notes)), *loaded]:
                 print(f"agentfsm: {visible(note)}", file=sys.stderr, flush=True)
         return cls(agent, model, session, output, first)
 

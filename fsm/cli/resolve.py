@@ -9,7 +9,9 @@ a :class:`~fsm.errors.ConfigError` whose one-line message names the flag (or the
   (``--allowedTools``, ``--disallowedTools``, ``--add-dir``: Claude Code's names);
 - the sandbox (``--sandbox`` or the settings' ``sandbox`` key), checked to work here;
 - the root's system prompt (``--system-prompt[-file]``, ``--append-system-prompt[-file]``);
-- the project's context files (``CLAUDE.md``, ``AGENTS.md``) and subagents (``.claude/agents``, ``--agents``);
+- the project's context files (``CLAUDE.md``, ``AGENTS.md``), subagents (``.claude/agents``, ``--agents``) and skills
+  (``.claude/skills``, ``.claude/commands``, the user's and each ``--add-dir``'s; an untrusted folder's skills load,
+  their ``allowed-tools`` never become rules);
 - the workspace's trust (``--trust``, ``agentfsm trust``'s record, Claude Code's ``~/.claude.json``), decided
   before any file of the workspace is read, so neither its settings nor its ``.env`` can move the record;
 - the settings' ``env`` (trusted layers only), ``.env`` (endpoint, credential and hijack variables only when
@@ -38,6 +40,7 @@ from fsm.policy.rules import TOOL_NAMES, Rule, RuleError, parse_rule, split_rule
 from fsm.policy.settings import SOURCES, Settings, load_settings
 from fsm.policy.trust import record_path, trusted_by
 from fsm.session.journal import default_path, locate, state_home
+from fsm.skills.catalog import Catalog, discover
 from tools import REGISTRY, Workspace
 from tools.sandbox import Limits, PathRule, Sandbox, SandboxUnavailable, backend_for
 from tools.secrets import is_endpoint, is_hijack, withhold
@@ -55,6 +58,7 @@ __all__ = [
     "project_notes",
     "sandbox",
     "settings",
+    "skills",
     "system_prompt",
     "tool_names",
     "trust_record",
@@ -307,14 +311,27 @@ def project(
     return ([] if bare else load_context(root)), agents
 
 
-def project_notes(files: list[ContextFile], agents: dict[str, AgentDefinition]) -> list[str]:
-    """What ``--verbose`` says was loaded: each context file, each subagent definition and where it came from."""
+def skills(root: Path, *, trusted: bool, add_dir: list[str] | None, bare: bool = False) -> Catalog:
+    """The skills of a run in *root* (none when *bare*, as Claude Code's ``--bare``): the user's, the project's and
+    each ``--add-dir`` directory's, the commands form too (``fsm.skills.catalog``); *trusted*: the workspace is, so
+    its skills' ``allowed-tools`` may become allow rules."""
+    if bare:
+        return Catalog()
+    return discover(root, add_dirs=_directories(add_dir), trusted=trusted)
+
+
+def project_notes(
+    files: list[ContextFile], agents: dict[str, AgentDefinition], found: Catalog | None = None
+) -> list[str]:
+    """What ``--verbose`` says was loaded: each context file, each subagent definition and skill and where it came
+    from."""
     return [
         *(
             f"context: loaded {item.path} ({item.size:,} characters{f', cut to {MAX_CHARS:,}' if item.cut else ''})"
             for item in files
         ),
         *(f"subagent: {definition.name} from {definition.source}" for definition in agents.values()),
+        *(f"skill: {skill.name} from {skill.source}" for skill in (found.skills.values() if found else ())),
     ]
 
 

@@ -115,16 +115,22 @@ def _approver(channel: Channel) -> Any:
 
 
 def initialize_response(agent: Agent) -> dict[str, Any]:
-    """What Claude Code answers ``initialize`` with: the session's commands (none), agents, output style and
-    models."""
+    """What Claude Code answers ``initialize`` with: the session's commands (its skills a user may invoke),
+    agents, output style and models."""
     model = getattr(agent.model, "model", None) or "unknown"
     agents = [{"name": "general-purpose", "description": "The general-purpose subagent (task)"}]
     agents += [
         {"name": name, "description": d.description, **({"model": d.model} if d.model else {})}
         for name, d in agent.opts.agents.items()
     ]
+    skills = agent.opts.skills
+    commands = [
+        {"name": s.name, "description": s.description, "argumentHint": s.argument_hint or ""}
+        for s in (skills.skills.values() if skills else ())
+        if s.user_invocable
+    ]
     return {
-        "commands": [],
+        "commands": commands,
         "agents": agents,
         "output_style": "default",
         "available_output_styles": ["default"],

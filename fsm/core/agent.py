@@ -60,7 +60,7 @@ from fsm.core.progress import ProgressListener
 from fsm.core.prompts import child_system, compose, parent_system, subagent_system
 from fsm.core.records import AgentState, Compaction, Transition, tool_result_block
 from fsm.core.reducer import PARENT_INTERRUPTED, Step, child_state, compaction_counts, reduce, reply_order
-from fsm.core.result import CANNOT_DELEGATE, INTERRUPTED, INTERRUPTED_MARKER, subagent_result, task_refused
+from fsm.core.result import CANNOT_DELEGATE, CANNOT_FORK, INTERRUPTED, INTERRUPTED_MARKER, subagent_result, task_refused
 from fsm.core.scheduler import Abandoned, plan, run_children
 from fsm.core.scheduler import deepest_busy as _deepest_busy
 from fsm.core.subagents import AgentDefinition, task_problem
@@ -74,9 +74,13 @@ from fsm.policy.chain import Approver, Edited, Permit, Remember, default_hooks, 
 from fsm.policy.hooks import Ask, BlockingError, Deny, HookEvent, Hooks, PromptBlock, blocked_prompt_message
 from fsm.policy.judge import Policy
 from fsm.policy.rules import claude_name, parse_rule
-from tools import ToolOutput, Workspace, run_tool
+from fsm.skills.catalog import SKILL_TOOL, Catalog, Skill
+from fsm.skills.invoke import expand_slash, fork_result, launching, load, skills_in_use, slash_skill
+from fsm.skills.listing import listing
+from tools import REGISTRY, ToolOutput, Workspace, check_input, run_tool
 from tools.reads import ReadMemory
 from tools.task import GENERAL_PURPOSE
+from tools.todo import checklist
 
 __all__ = ["INTERRUPTED", "INTERRUPTED_MARKER", "Agent", "Listener", "ProcessListener"]
 
@@ -234,7 +238,12 @@ class Agent:
         self._schemas = [t.schema for t in self._tools]
         """The tools as every model call offers them, built once."""
         base = options.system or (parent_system if depth == 0 else child_system)(workspace)
-        self.system = compose(base, options.context)
+        skills = options.skills if any(t.name == SKILL_TOOL for t in self._tools) else None
+        self._skills: Catalog = skills or Catalog()
+        """The skills the ``Skill`` tool loads (none without the tool)."""
+        self._forks = frozenset(s.name for s in self._skills.for_model if s.fork and _parent is None)
+        """The skills whose ``Skill`` call spawns a subagent (``context: fork``; only at the root: depth stays 1)."""
+        self.system = compose(base, options.context, listing(self._skills.for_model))
         """What every model call sends as the system prompt."""
         self._compactor = options.compactor if options.compactor is not None else _compactor(options, model, workspace)
         self._measured: tuple[int, int] | None = None
@@ -390,9 +399,8 @@ class Agent:
         mover = self.deepest_busy
         if mover is not self:
             return mover.skip(text, is_error=is_error, note=note)
-        action, call = (
-            plan(self.data, self.children, self._delegates) if self.state == "executing_tools" else ("", None)
-        )
+        moving = self.state == "executing_tools"
+        action, call = plan(self.data, self.children, self._delegates, self._forks) if moving else ("", None)
         if action not in ("call", "spawn"):
             raise MisuseError(f"skip needs a pending tool call, but {self.agent_id} is {self.state} with none next")
         return self._fire("tool_ran", tool_call=call, tool_result=ToolOutput(text, is_error=is_error), notes=(note,))
@@ -503,9 +511,15 @@ class Agent:
                 )
             extra = "\n\n".join(texts) if texts else None
         compact = self._parent is None and is_compact_prompt(prompt)
+        said = prompt
+        if self._parent is None and self._options.skills is not None and not compact:
+            invoked = slash_skill(prompt, self._options.skills)  # `/name args`: the skill's text is the prompt
+            if invoked is not None:
+                said = expand_slash(prompt, self._options.skills) or prompt
+                self._grant(invoked)
         context = None if compact else self._session_context  # /compact appends no message: it waits
         texts = [t for t in (extra, context) if isinstance(t, str)]
-        content: Any = [{"type": "text", "text": t} for t in (prompt, *texts)] if texts else prompt
+        content: Any = [{"type": "text", "text": t} for t in (said, *texts)] if texts else said
         appended = ({"role": "user", "content": content},)
         if compact:  # a turn of its own: the history is compacted
             options = self._options
@@ -645,13 +659,13 @@ class Agent:
         summary = reply.text.strip()
         if not summary:
             return self._compaction_failed("the summary call returned no text", called=True, reply=reply, cost=cost)
-        history = tuple(compactor.summarized(summary, plan.messages))
+        history = self._given_back(tuple(compactor.summarized(summary, plan.messages)), plan.messages)
         post = compactor.tokens(Request(self.system, history, self._schemas))
         info = Compaction(plan.trigger, plan.pre_tokens, post, plan.cleared, plan.persisted, replaced)
         return self._compacted("summarized", history, info, reply=reply, cost=cost)
 
     def _step_executing_tools(self) -> Transition:
-        action, target = plan(self.data, self.children, self._delegates)
+        action, target = plan(self.data, self.children, self._delegates, self._forks)
         if action == "child":
             return self._step_child(target)
         if action == "spawn":
@@ -765,6 +779,18 @@ class Agent:
                 return self._fire("context_exceeded", error=error, window=window)
             return self._fire("model_failed", error=error, outcome="context_window", window=window)
 
+    def _given_back(self, history: tuple[Message, ...], before: list[Message]) -> tuple[Message, ...]:
+        """*history* with this agent's todo list and the skills *before* had loaded given back after the summary, as
+        text blocks of its first message (``fsm.compaction.reinject``)."""
+        from fsm.compaction.reinject import Reinjection
+
+        given = Reinjection(todos=checklist(self.data.todos) or None, skills=skills_in_use(before)).texts()
+        if not given or not history or history[0]["role"] != "user":
+            return history
+        first = history[0]["content"]
+        blocks = [{"type": "text", "text": first}] if isinstance(first, str) else list(first)
+        return ({"role": "user", "content": [*blocks, *({"type": "text", "text": t} for t in given)]}, *history[1:])
+
     def _compacted(
         self,
         trigger: Trigger,
@@ -830,8 +856,12 @@ class Agent:
         if call["name"] == "task" and self._depth > 0:
             return self._fire("tool_ran", tool_call=call, tool_result=CANNOT_DELEGATE)
         allowed = self._permit(call)
+        loaded: str | None = None
+        took = 0.0
         if allowed.denial is not None:
             output = ToolOutput(allowed.denial.reason, is_error=True)
+        elif call["name"] == SKILL_TOOL:
+            output, loaded = self._load_skill(call["input"] if allowed.input is None else allowed.input)
         else:
             workspace = self.workspace.unconfined() if allowed.unconfined else self.workspace
             if workspace.reads is not None:
@@ -846,14 +876,66 @@ class Agent:
             began = time.monotonic()
             output = run_tool(self._tools, call["name"], workspace, tool_input)
             took = time.monotonic() - began
-        context, post = self._post_tool_use(call, output, took if allowed.denial is None else 0.0)
+        context, post = self._post_tool_use(call, output, took)
+        if loaded is not None:  # the skill's text after its result, as Claude Code sends it (a hook's before it)
+            context = loaded if context is None else f"{context}\n\n{loaded}"
         notes = (*allowed.notes, *post)
         return self._fire(
             "tool_ran", tool_call=call, tool_result=output, notes=notes, denial=allowed.denial, context=context
         )
 
+    def _load_skill(self, tool_input: dict[str, Any]) -> tuple[ToolOutput, str | None]:
+        """A ``Skill`` call run here (not forked): its result and the skill's text, or the error that answers it."""
+        problem = check_input(REGISTRY[SKILL_TOOL].input_schema, tool_input)
+        if problem is not None:
+            return ToolOutput(f"Error: {SKILL_TOOL}: {problem}", is_error=True), None
+        loaded = load(self._skills, tool_input)
+        if isinstance(loaded, str):
+            return ToolOutput(loaded, is_error=True), None
+        if loaded.skill.fork:  # only the root forks: a subagent cannot start another
+            return ToolOutput(f"Error: {loaded.skill.name}: {CANNOT_FORK}", is_error=True), None
+        self._grant(loaded.skill)
+        return ToolOutput(launching(loaded.skill.name)), loaded.text
+
+    def _grant(self, skill: Skill) -> None:
+        """Allow what a trusted *skill*'s ``allowed-tools`` name, for the rest of the session (never an untrusted
+        folder's: ``fsm.skills.catalog``)."""
+        if not skill.trusted:
+            return
+        known = {r.text for r in self._policy.session}
+        for text in skill.allowed_tools:
+            if text not in known:
+                self._policy.remember(parse_rule(text, source=f"skill {skill.name}", base=self.workspace.root))
+
+    def _fork(self, call: Block) -> Transition:
+        """``subagent_spawned`` for a ``Skill`` call of a ``context: fork`` skill: its text is the subagent's
+        prompt; ``tool_ran`` answering why not when it cannot."""
+        self._step_started = time.time()
+        allowed = self._permit(call)
+        problem = check_input(REGISTRY[SKILL_TOOL].input_schema, call["input"])
+        loaded = load(self._skills, call["input"]) if problem is None else f"Error: {SKILL_TOOL}: {problem}"
+        if allowed.denial is not None or isinstance(loaded, str):
+            why = allowed.denial.reason if allowed.denial is not None else str(loaded)
+            refusal = ToolOutput(why, is_error=True)
+            return self._fire(
+                "tool_ran", tool_call=call, tool_result=refusal, notes=allowed.notes, denial=allowed.denial
+            )
+        self._grant(loaded.skill)
+        kind = loaded.skill.agent if loaded.skill.agent in self._options.agents else None
+        limit = self._options.agents[kind].max_turns if kind is not None else None
+        child_id = f"{self.agent_id}.{self.data.spawned + 1}"
+        child = self._new_child(
+            child_state(self.data, call, child_id, subagent_type=kind, max_turns=limit, prompt=loaded.text)
+        )
+        _, start_notes = self._hooks.fire(child._event("SubagentStart", prompt=loaded.text))
+        return self._fire(
+            "subagent_spawned", tool_call=call, child=child.agent_id, notes=(*allowed.notes, *start_notes), adopt=child
+        )
+
     def _spawn(self, call: Block) -> Transition:
         """``subagent_spawned`` for the ``task`` call *call*, or ``tool_ran`` answering why it cannot spawn."""
+        if call["name"] == SKILL_TOOL:
+            return self._fork(call)
         self._step_started = time.time()
         problem = task_problem(call["input"], self._options.agents)
         allowed = self._permit(call)
@@ -911,6 +993,8 @@ class Agent:
         call = next(c for c in self.data.pending if c["id"] == child.data.parent_tool_use_id)
         began = child.history[0].started_at if child.history else self._step_started
         output = child.result()
+        if call["name"] == SKILL_TOOL and not output.is_error:
+            output = ToolOutput(fork_result(str(call["input"].get("skill")), output.text))
         context, notes = self._post_tool_use(call, output, self._step_started - began)
         return self._fire(
             "subagent_returned",

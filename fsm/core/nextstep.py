@@ -76,6 +76,7 @@ class Asked(Protocol):
     """What :func:`next_step` reads of an ``fsm.core.agent.Agent``."""
 
     _delegates: bool
+    _forks: frozenset[str]
 
     @property
     def agent_id(self) -> str: ...
@@ -108,7 +109,7 @@ def next_step(agent: Asked) -> NextStep:
     if data.state in _STATES:
         return NextStep(me, _STATES[data.state])
     children = agent.children
-    action, target = plan(data, children, agent._delegates)
+    action, target = plan(data, children, agent._delegates, agent._forks)
     if action == "child" and target.busy:
         return NextStep(me, "step_child", child=target.agent_id, then=next_step(target))
     if action == "child":

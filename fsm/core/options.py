@@ -42,7 +42,8 @@ from fsm.policy.chain import Approver
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
 from fsm.policy.rules import mcp_covers
-from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, PARENT_TOOLS, REGISTRY, Tool, toolset
+from fsm.skills.catalog import SKILL_TOOL, Catalog
+from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, EXTRA_TOOL_NAMES, PARENT_TOOLS, REGISTRY, Tool, toolset
 from tools.sandbox import Sandbox
 from tools.task import task_tool
 
@@ -131,6 +132,9 @@ class AgentOptions:
     """Answers ``Ask`` decisions (None: ``deny_unattended``); shared with subagents."""
     agents: dict[str, AgentDefinition] = field(factory=dict, converter=_types)
     """The custom subagent types ``task`` may pick with ``subagent_type`` (``fsm.core.subagents``)."""
+    skills: Catalog | None = field(default=None, validator=Kind(Catalog, "a fsm.skills.Catalog or None"))
+    """The skills the ``Skill`` tool loads and the system prompt lists (``fsm.skills``); shared with subagents.
+    None: no skills, no ``Skill`` tool."""
     compactor: Compactor | None = field(default=None, validator=Kind(Compactor, "a Compactor or None"))
     """How the history is measured and shortened (``fsm.core.compacting``); shared with subagents, each of which
     compacts its own history. None: no compaction (a request over the window ends the run, ``context_window``)."""
@@ -165,9 +169,12 @@ class AgentOptions:
         return unpriced([getattr(model, "model", None), *(d.model for d in self.agents.values())])
 
     def toolset(self, policy: Policy, *, depth: int) -> tuple[Tool, ...]:
-        """The tools an agent at *depth* offers: ``tools`` (or ``PARENT_TOOLS``), less those a bare deny rule of
-        *policy* names, less ``task`` below the root; ``task`` lists the custom subagent types, if any."""
-        names = self.tools if self.tools is not None else tuple(t.name for t in PARENT_TOOLS)
+        """The tools an agent at *depth* offers: ``tools`` (or ``PARENT_TOOLS``, ``TodoWrite``, and ``Skill`` when
+        there are skills the model may invoke), less those a bare deny rule of *policy* names, less ``task`` below
+        the root; ``task`` lists the custom subagent types, if any."""
+        names = self.tools if self.tools is not None else tuple(t.name for t in PARENT_TOOLS) + EXTRA_TOOL_NAMES
+        if self.skills is None or not self.skills.for_model:
+            names = tuple(n for n in names if n != SKILL_TOOL)
         hidden = policy.hidden_tools()
         offered = [n for n in names if n not in hidden and not (depth > 0 and n == "task")]
         types = [(d.name, d.description) for d in self.agents.values()]
@@ -221,4 +228,5 @@ class OptionKeywords(TypedDict, total=False):
     read_dedup: bool
     permissions: Policy | None
     agents: Mapping[str, AgentDefinition] | None
+    skills: Catalog | None
     compactor: Compactor | None

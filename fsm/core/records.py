@@ -200,6 +200,9 @@ class AgentState:
     context_window: int | None = None
     """The context window the model named when it last refused a request as too long, in the compactor's count
     (``Transition.window``; None: it never did). Requests are compacted to stay under nine tenths of it."""
+    todos: list[dict[str, str]] = Factory(list)
+    """The todo list the agent's last successful ``TodoWrite`` left (``content``, ``status``, ``activeForm`` each;
+    empty once every item was completed, as Claude Code clears it)."""
 
 
 converter = make_converter()

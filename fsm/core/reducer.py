@@ -30,6 +30,7 @@ from fsm.core.vocabulary import Outcome, State, Trigger
 from fsm.model.reply import Message, Reply
 from fsm.policy.chain import Denial
 from tools import ToolOutput
+from tools.todo import TODO_WRITE, todos_after
 
 __all__ = [
     "PARENT_INTERRUPTED",
@@ -219,6 +220,8 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             if change.context is not None:  # after every tool_result, as the API wants text in that message
                 s.results.append({"type": "text", "text": change.context})
             run.run_tool_calls += 1
+            if change.tool_call["name"] == TODO_WRITE and not change.tool_result.is_error:
+                s.todos = todos_after(change.tool_call["input"])
             if change.denial is not None:
                 s.denials.append(change.denial)
                 if run is not s:
@@ -276,9 +279,10 @@ def child_state(
     *,
     subagent_type: str | None = None,
     max_turns: int | None = None,
+    prompt: str | None = None,
 ) -> AgentState:
     """The data a subagent starts with when *parent* spawns it for the ``task`` tool_use *call* (a custom
-    *subagent_type* may cap its turns at *max_turns*)."""
+    *subagent_type* may cap its turns at *max_turns*), or for a forked ``Skill`` call whose text is *prompt*."""
     return AgentState(
         agent_id=child_id,
         parent_id=parent.agent_id,
@@ -286,7 +290,7 @@ def child_state(
         max_turns=max_turns or parent.max_turns,
         max_model_calls=parent.max_model_calls,
         max_budget_usd=parent.max_budget_usd,
-        inbox=call["input"]["prompt"],
+        inbox=call["input"]["prompt"] if prompt is None else prompt,
         parent_tool_use_id=call["id"],
         subagent_type=subagent_type,
     )

@@ -12,7 +12,7 @@ from fsm.model.pricing import budget_spent
 from fsm.policy.chain import Denial
 from tools import ToolOutput
 
-__all__ = ["CANNOT_DELEGATE", "INTERRUPTED", "INTERRUPTED_MARKER", "subagent_result", "task_refused"]
+__all__ = ["CANNOT_DELEGATE", "CANNOT_FORK", "INTERRUPTED", "INTERRUPTED_MARKER", "subagent_result", "task_refused"]
 
 INTERRUPTED = "Error: interrupted before this tool call finished"
 """The tool_result text of every call an interruption left unanswered."""
@@ -24,6 +24,11 @@ CANNOT_DELEGATE = ToolOutput(
     is_error=True,
 )
 """The answer to a subagent's ``task`` call."""
+CANNOT_FORK = (
+    "this skill runs as a subagent (context: fork), and a subagent cannot start another; do the work yourself with "
+    "the other tools"
+)
+"""Why a subagent's ``Skill`` call of a ``context: fork`` skill is refused (after ``Error: NAME: ``)."""
 
 
 def task_refused(denial: Denial | None, problem: str | None) -> ToolOutput | None:

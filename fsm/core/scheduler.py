@@ -34,13 +34,13 @@ from __future__ import annotations
 
 import queue
 import threading
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import Any, Literal, Protocol, TypeVar
 
 from fsm.core.records import AgentState
 from fsm.core.vocabulary import State
 
-__all__ = ["Abandoned", "Action", "deepest_busy", "plan", "run_children"]
+__all__ = ["Abandoned", "Action", "deepest_busy", "plan", "run_children", "spawns"]
 
 Action = Literal["child", "spawn", "call", "done", "interrupt"]
 """What a step in ``executing_tools`` does (see :func:`plan`)."""
@@ -67,9 +67,20 @@ def _made(child: Child) -> int:
     return child.data.transitions
 
 
-def plan(data: AgentState, children: Sequence[C], delegates: bool) -> tuple[Action, Any]:
+def spawns(call: dict[str, Any], data: AgentState, delegates: bool, forks: Collection[str] = ()) -> bool:
+    """Whether *call* starts a subagent: a ``task`` call of an agent that *delegates*, or a ``Skill`` call of one
+    of the skills *forks* names (``context: fork``; only a root has any), unless the reply left it unrunnable."""
+    if call["id"] in data.unrunnable:
+        return False
+    if call["name"] == "task":
+        return delegates
+    tool_input = call.get("input")
+    return call["name"] == "Skill" and isinstance(tool_input, dict) and tool_input.get("skill") in forks
+
+
+def plan(data: AgentState, children: Sequence[C], delegates: bool, forks: Collection[str] = ()) -> tuple[Action, Any]:
     """What the next step in ``executing_tools`` of the agent with *data* and running *children* does, by the
-    rule (*delegates*: its ``task`` calls spawn subagents).
+    rule (*delegates*: its ``task`` calls, and ``Skill`` calls of the skills *forks* names, spawn subagents).
 
     Returns:
         ``("child", a running subagent to step, or to return once idle)``, ``("spawn", a task call)``,
@@ -82,20 +93,13 @@ def plan(data: AgentState, children: Sequence[C], delegates: bool) -> tuple[Acti
         if any(c.data.outcome == "interrupted" and not c.busy for c in children):
             return "interrupt", None  # a subagent's Ctrl-C ends its parent's run too (restored mid-way, goes on)
         started = len(children)
-        if (
-            len(pending) > started
-            and started < data.max_parallel
-            and delegates
-            and pending[started]["name"] == "task"
-            and pending[started]["id"] not in data.unrunnable
-        ):
+        if len(pending) > started and started < data.max_parallel and spawns(pending[started], data, delegates, forks):
             return "spawn", pending[started]
         return "child", min(children, key=_made)  # round-robin: the one that has moved least, first on ties
     if not pending:
         return "done", None
     call = pending[0]
-    spawn = delegates and call["name"] == "task" and call["id"] not in data.unrunnable
-    return ("spawn" if spawn else "call"), call
+    return ("spawn" if spawns(call, data, delegates, forks) else "call"), call
 
 
 class Parent(Child, Protocol):
@@ -103,6 +107,7 @@ class Parent(Child, Protocol):
 
     _in_thread: bool
     _delegates: bool
+    _forks: frozenset[str]
 
     @property
     def agent_id(self) -> str: ...
@@ -122,7 +127,7 @@ P = TypeVar("P", bound=Parent)
 def deepest_busy(agent: P) -> P:
     """The agent *agent*'s next step moves: a busy subagent whose turn it is, else *agent* itself."""
     while agent.children and agent.state == "executing_tools":
-        action, target = plan(agent.data, agent.children, agent._delegates)
+        action, target = plan(agent.data, agent.children, agent._delegates, agent._forks)
         if action != "child" or not target.busy:
             break
         agent = target
@@ -179,7 +184,7 @@ def run_children(parent: Parent) -> None:
                         target=_drain, args=(child, done, stop), name=f"agentfsm-{child.agent_id}", daemon=True
                     ).start()
             if parent.state == "executing_tools":
-                action, call = plan(parent.data, parent.children, parent._delegates)
+                action, call = plan(parent.data, parent.children, parent._delegates, parent._forks)
                 if action == "spawn":
                     parent._spawn(call)
                     continue

@@ -54,6 +54,8 @@ TOOL_NAMES = {
     "edit_file": "edit_file",
     "glob": "glob",
     "task": "task",
+    "TodoWrite": "TodoWrite",
+    "Skill": "Skill",
 }
 """Every accepted spelling of each of our tools."""
 CLAUDE_NAMES = {

@@ -1,7 +1,8 @@
 """What the web view sends the browser: sessions as rows, transitions as events, the machine as classed SVG.
 
 Everything here is plain JSON data; the page renders every string from the journal as text. An event is one
-Transition flattened for the page (the reply's blocks, the tool call and its full result, the prompt text), so
+Transition flattened for the page (the reply's blocks, the tool call and its full result, the prompt text, the todo
+list a ``TodoWrite`` left, shown as a checklist), so
 the browser builds the transcript and the timeline from events alone and appends new ones as they come.
 """
 
@@ -13,6 +14,7 @@ from fsm.core.records import Transition
 from fsm.model.pricing import price_of
 from fsm.session.journal import SessionInfo
 from fsm.view.diagram import CHILD, NODES, graph
+from tools.todo import TODO_WRITE, todos_after
 
 __all__ = ["compaction", "cost", "edge_class", "event", "node_class", "session_row", "svg"]
 
@@ -80,6 +82,9 @@ def event(record: Transition) -> dict[str, Any]:
         data["prompt"] = "/compact" + (f" {record.instructions}" if record.instructions else "")
     if record.tool_call is not None:  # its input is in the reply that asked for it
         data["call"] = {"id": record.tool_call.get("id"), "name": record.tool_call.get("name")}
+    call, result = record.tool_call, record.tool_result
+    if call is not None and call.get("name") == TODO_WRITE and result is not None and not result.is_error:
+        data["todos"] = todos_after(call["input"])  # the list as the step left it, for the page's checklist
     if record.tool_result is not None:
         data["result"] = {
             "text": record.tool_result.text,

@@ -11,6 +11,13 @@ Each tool call appears once when it starts and once when it ends; a subagent's l
       ⎿  This project uses pytest.
     [HOOK] Stop: this run used 3 tool calls
 
+A successful ``TodoWrite`` ends with the list as it now stands, one item a line (☐ pending, ◼ in progress, ☒
+completed)::
+
+    ● TodoWrite(2 items)
+      ⎿  ◼ Running tests
+         ☐ Fix the failures
+
 A call's start line is printed when its ``tool_call`` progress comes (the call is about to run), or, for a
 listener that gets records only, with its end line when its record comes; a ``task`` call's start line comes
 with its ``subagent_spawned`` record (``task(reviewer: PROMPT)`` for a custom type). The end line is the
@@ -33,6 +40,7 @@ from typing import Any, Protocol, TextIO
 from fsm.core.lines import clip, visible
 from fsm.core.progress import Progress
 from fsm.core.records import Transition
+from tools.todo import TODO_WRITE, checklist
 
 __all__ = ["ConsolePrinter", "Status", "call_text", "use_color"]
 
@@ -50,6 +58,9 @@ def call_text(call: dict[str, Any], *, kind: str | None = None) -> str:
     subagent type)."""
     tool_input = call.get("input")
     values = list(tool_input.values())[:2] if isinstance(tool_input, dict) else [tool_input]
+    if call.get("name") == TODO_WRITE and isinstance(tool_input, dict) and isinstance(tool_input.get("todos"), list):
+        count = len(tool_input["todos"])
+        values = [f"{count} item{'' if count == 1 else 's'}"]
     if call.get("name") == "task" and isinstance(tool_input, dict):
         values = [f"{kind}: {tool_input.get('prompt', '')}" if kind else tool_input.get("prompt", "")]
     return f"{call.get('name')}({clip(', '.join(map(str, values)), 60)})"
@@ -175,7 +186,14 @@ class ConsolePrinter:
                 record.depth, record.agent, call, kind=kind if isinstance(kind, str) else None, child=record.child
             )
         elif record.trigger in ("tool_ran", "subagent_returned") and call is not None and result is not None:
-            self._end(record.depth, record.agent, call, result.text, child=record.child)
+            todos = call.get("input", {}).get("todos") if call.get("name") == TODO_WRITE else None
+            if isinstance(todos, list) and todos and not result.is_error:  # the list as it now stands
+                first, *rest = checklist(todos).splitlines()
+                self._end(record.depth, record.agent, call, first, child=record.child)
+                for line in rest:
+                    self._line(f"{indent}     {visible(clip(line, RESULT_WIDTH))}")
+            else:
+                self._end(record.depth, record.agent, call, result.text, child=record.child)
 
     def _reply_text(self, text: str) -> None:
         """At a root reply's record: end its streamed text's line, or print its text if none streamed."""

@@ -20,6 +20,7 @@ from fsm.core.lines import short
 from fsm.core.records import Transition
 from fsm.model.reply import Usage
 from fsm.view.nextstep import describe_next
+from tools.todo import checklist
 
 __all__ = ["VIEWS", "block", "headline", "location", "usage_line"]
 
@@ -116,6 +117,12 @@ def _child(root: Agent, agent: Agent, count: int, history: History) -> list[str]
     return lines
 
 
+def _todos(root: Agent, agent: Agent, count: int, history: History) -> list[str]:
+    """The current agent's todo list as a checklist (each agent, a subagent too, has its own)."""
+    todos = agent.data.todos
+    return [f"todos of {agent.agent_id}:", *checklist(todos).splitlines()] if todos else ["The todo list is empty."]
+
+
 def _usage(root: Agent, agent: Agent, count: int, history: History) -> list[str]:
     calls: dict[str, list[Usage]] = {}
     for record in history:
@@ -138,6 +145,7 @@ VIEWS: dict[str, Callable[[Agent, Agent, int, History], list[str]]] = {
     "pending": _pending,
     "child": _child,
     "usage": _usage,
+    "todos": _todos,
 }
 """``print WHAT``: each view takes the root, the current agent, N (``messages N``: the last N, 10 by
 default, 0 for all) and the transitions so far (a fork's restored ones first)."""

@@ -113,6 +113,7 @@ class ClaudeStream:
             if child.data.parent_tool_use_id is not None:
                 self._task_of[child.agent_id] = child.data.parent_tool_use_id
         self._agent = agent
+        skills = agent.opts.skills
         self.write(
             {
                 "type": "system",
@@ -123,12 +124,12 @@ class ClaudeStream:
                 "mcp_servers": mcp_servers or [],
                 "model": getattr(agent.model, "model", None) or self.model,
                 "permissionMode": permission_mode,
-                "slash_commands": [],
+                "slash_commands": [*(skills.slash_commands if skills else ()), "compact"],
                 "apiKeySource": api_key_source,
                 "claude_code_version": CLAUDE_CODE_VERSION,
                 "output_style": "default",
                 "agents": agents,
-                "skills": [],
+                "skills": [s.name for s in (skills.skills.values() if skills else ()) if s.kind != "command"],
                 "plugins": [],
                 "analytics_disabled": True,
                 "product_feedback_disabled": True,

@@ -16,8 +16,10 @@ from tests.e2e.conftest import AGENTFSM, Run, Runner, base_env
 from tests.e2e.fake_server import FakeAnthropic, Recorded, Status
 
 PROMPT = "Use a subtask to find what testing framework this project uses"
-SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
-FIVE = SIX[:5]
+SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task", "TodoWrite"]
+"""The six tools and TodoWrite, what a root offers by default."""
+FIVE = [*SIX[:5], "TodoWrite"]
+"""The five base tools and TodoWrite, what a subagent (or a root without task) offers by default."""
 RESULT_KEYS = [
     "type",
     "subtype",
@@ -125,7 +127,8 @@ def delegated(tmp_path_factory: pytest.TempPathFactory) -> Delegated:
 
 class TestDelegation:
     def test_requests_carry_the_right_tools_and_messages(self, delegated: Delegated) -> None:
-        """The parent offers six tools, the child five and one user message; the child's answer returns."""
+        """The parent offers six tools (and TodoWrite), the child five (and its own TodoWrite) and one user message;
+        the child's answer returns."""
         assert (delegated.run.code, delegated.run.stderr) == (0, "")
         parent, child, child_2, parent_2 = delegated.requests
         assert parent.path == "/v1/messages"
@@ -222,7 +225,7 @@ class TestDelegation:
             "claude-sonnet-4-5",
             "default",
         )
-        assert init["tools"] == ["Bash", "Read", "Write", "Edit", "Glob", "Task"]  # Claude Code's spelling
+        assert init["tools"] == ["Bash", "Read", "Write", "Edit", "Glob", "Task", "TodoWrite"]  # Claude Code's spelling
         assert init["agents"] == ["general-purpose"] and init["agentfsm_version"]
         assert list(init)[: len(CLAUDE_INIT_KEYS)] == CLAUDE_INIT_KEYS and init["claude_code_version"] == "2.1.197"
         session = init["session_id"]

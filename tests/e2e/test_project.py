@@ -70,7 +70,8 @@ class TestCustomSubagents:
         assert run.json_lines()[0]["agents"] == ["general-purpose", "reviewer"]
 
     def test_agents_json_and_the_default_type(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """--agents JSON defines a type; a task without subagent_type is general-purpose (all five tools)."""
+        """--agents JSON defines a type; a task without subagent_type is general-purpose (all five tools and
+        TodoWrite)."""
         fake.script = _delegate()
         run = agentfsm(
             "-p",
@@ -83,7 +84,8 @@ class TestCustomSubagents:
             "doc: Writes docs."
             in next(t for t in fake.messages_requests[0].body["tools"] if t["name"] == "task")["description"]
         )
-        assert fake.messages_requests[1].tool_names == ["bash", "read_file", "write_file", "edit_file", "glob"]
+        general = ["bash", "read_file", "write_file", "edit_file", "glob", "TodoWrite"]
+        assert fake.messages_requests[1].tool_names == general
 
     def test_invalid_definition_is_one_line(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
         """A definition listing Task is refused in one line naming the file; nothing is sent."""

@@ -107,7 +107,13 @@ function toolResult(e, container) {
   const kind = denied ? "denied" : r.is_error ? "error" : "ok";
   const box = el("div", `result ${kind}`);
   const label = denied ? `permission denied by ${r.denied_by}` : r.is_error ? "error result" : "result";
-  box.append(el("div", "role", label), textBlock(r.text));
+  if (e.todos) { // a TodoWrite: the list as it now stands, one item a line, marked by status
+    const list = el("ul", "todos");
+    for (const t of e.todos) list.append(el("li", `todo ${t.status}`, t.status === "in_progress" ? t.activeForm : t.content));
+    box.append(el("div", "role", `todo list (${e.todos.length})`), list);
+  } else {
+    box.append(el("div", "role", label), textBlock(r.text));
+  }
   remember(e, box);
   if (!call) return void container.append(box);
   call.result.replaceWith(box);

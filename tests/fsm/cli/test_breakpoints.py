@@ -44,7 +44,8 @@ class TestParse:
             ),
             (
                 "tool:bsh",
-                "unknown tool 'bsh' in 'tool:bsh' (tools: bash, read_file, write_file, edit_file, glob, task)",
+                "unknown tool 'bsh' in 'tool:bsh' (tools: bash, read_file, write_file, edit_file, glob, task, "
+                "TodoWrite, Skill)",
             ),
             ("depth:2", "depth:N needs N in 0..1 (got 'depth:2')"),
             ("turn:0", "turn:N needs N in 1..30 (got 'turn:0')"),

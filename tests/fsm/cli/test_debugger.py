@@ -308,7 +308,18 @@ class TestLooking:
             "agent a1: 1 model call(s), in 10 out 5 (cache write 0, read 0)\n"
             "total: 1 model call(s), in 10 out 5 (cache write 0, read 0)\n"
         )
-        assert moves[8].startswith("*** print what? state, messages, reply, pending, child, usage (got '')\n")
+        assert moves[8].startswith("*** print what? state, messages, reply, pending, child, usage, todos (got '')\n")
+
+    def test_print_todos_of_the_current_agent(self, tmp_path):
+        """p todos shows the current agent's list as a checklist: empty before a TodoWrite, then its items."""
+        todos = [
+            {"content": "Plan", "status": "completed", "activeForm": "Planning"},
+            {"content": "Build", "status": "in_progress", "activeForm": "Building"},
+        ]
+        script = [tool_reply(tool_use("TodoWrite", {"todos": todos})), text_reply("done")]
+        moves = replies(session(make(tmp_path, script), "p todos", "s", "s", "s", "p todos"))
+        assert moves[0].startswith("The todo list is empty.\n")
+        assert moves[4].startswith("todos of a1:\n☒ Plan\n◼ Building\n")
 
     def test_print_child_and_usage_across_agents(self, tmp_path):
         """With a subagent running, p child shows it and p usage counts both agents."""

@@ -69,3 +69,32 @@ class TestSandboxFlag:
         ):
             resolve.sandbox(Settings(), flag=True)
         assert resolve.sandbox(Settings(), flag=None) is None
+
+
+class TestSkills:
+    def test_bare_loads_none_and_add_dir_is_checked(self, tmp_path: Path) -> None:
+        """--bare finds no skill; an --add-dir's skills are found; an --add-dir that is no folder is refused."""
+        from fsm.errors import ConfigError
+
+        extra = tmp_path / "extra" / ".claude" / "skills" / "beside" / "SKILL.md"
+        extra.parent.mkdir(parents=True)
+        extra.write_text("---\nname: beside\ndescription: d\n---\nbody\n")
+        folder = str(tmp_path / "extra")
+        assert not resolve.skills(tmp_path, trusted=True, add_dir=[folder], bare=True).skills
+        assert list(resolve.skills(tmp_path, trusted=True, add_dir=[folder]).skills) == ["beside"]
+        with pytest.raises(ConfigError, match="--add-dir /nope is not a directory"):
+            resolve.skills(tmp_path, trusted=True, add_dir=["/nope"])
+
+    def test_the_sdks_initialize_lists_the_commands(self, tmp_path: Path) -> None:
+        """initialize answers with each skill a user may invoke, its description and argument hint."""
+        from fsm.cli.sdk_session import initialize_response
+        from fsm.core.agent import Agent
+        from fsm.testing import ScriptedModel
+
+        path = tmp_path / ".claude" / "skills" / "greet" / "SKILL.md"
+        path.parent.mkdir(parents=True)
+        path.write_text("---\nname: greet\ndescription: Greets.\nargument-hint: NAME\n---\nHi $ARGUMENTS\n")
+        agent = Agent(ScriptedModel([]), str(tmp_path), skills=resolve.skills(tmp_path, trusted=True, add_dir=None))
+        assert initialize_response(agent)["commands"] == [
+            {"name": "greet", "description": "Greets.", "argumentHint": "NAME"}
+        ]

@@ -496,7 +496,7 @@ class TestTurnLimit:
 
 class TestSubagent:
     def test_child_gets_fresh_context_and_base_tools(self, tmp_path):
-        """The child's first call holds exactly the prompt and the five base tools."""
+        """The child's first call holds exactly the prompt, the five base tools and its own TodoWrite."""
         (tmp_path / "README.md").write_text("uses pytest\n")
         agent, model = make(
             tmp_path,
@@ -507,9 +507,9 @@ class TestSubagent:
         )
         assert agent.run("which framework?") == "It is pytest."
         parent_first, child_first, _, parent_second = model.requests
-        assert parent_first.tool_names == ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
+        assert parent_first.tool_names == ["bash", "read_file", "write_file", "edit_file", "glob", "task", "TodoWrite"]
         assert child_first.messages == [{"role": "user", "content": "find the framework"}]
-        assert child_first.tool_names == ["bash", "read_file", "write_file", "edit_file", "glob"]
+        assert child_first.tool_names == ["bash", "read_file", "write_file", "edit_file", "glob", "TodoWrite"]
         assert child_first.system != parent_first.system
         assert parent_second.messages[-1]["content"] == [
             {"type": "tool_result", "tool_use_id": "k", "content": "pytest"}

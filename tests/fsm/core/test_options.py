@@ -19,7 +19,7 @@ from fsm.policy.chain import deny_unattended
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
 from fsm.policy.rules import parse_rule
-from tools import BASE_TOOL_NAMES, PARENT_TOOLS
+from tools import BASE_TOOL_NAMES, PARENT_TOOLS, REGISTRY
 from tools.sandbox import Sandbox
 
 REVIEWER = AgentDefinition("reviewer", "Reviews code.", "You review.", ("read_file",), None, 3)
@@ -72,7 +72,8 @@ class TestAgentOptions:
         with pytest.raises(ConfigError) as info:
             AgentOptions(tools=["bash", "grep", "curl"])
         assert str(info.value) == (
-            "unknown tool(s) grep, curl (available: bash, read_file, write_file, edit_file, glob, task)"
+            "unknown tool(s) grep, curl (available: bash, read_file, write_file, edit_file, glob, task, TodoWrite, "
+            "Skill)"
         )
 
     def test_a_config_error_is_a_value_error(self) -> None:
@@ -174,12 +175,12 @@ class TestCheckPriced:
 
 class TestToolset:
     def test_default_tools_at_the_root(self) -> None:
-        """Without tools the root offers PARENT_TOOLS, task included."""
-        assert AgentOptions().toolset(Policy(), depth=0) == PARENT_TOOLS
+        """Without tools the root offers PARENT_TOOLS, task included, and TodoWrite (Skill only with skills)."""
+        assert AgentOptions().toolset(Policy(), depth=0) == (*PARENT_TOOLS, REGISTRY["TodoWrite"])
 
     def test_below_the_root_task_is_dropped(self) -> None:
         """A subagent is never offered task."""
-        assert tuple(t.name for t in AgentOptions().toolset(Policy(), depth=1)) == BASE_TOOL_NAMES
+        assert tuple(t.name for t in AgentOptions().toolset(Policy(), depth=1)) == (*BASE_TOOL_NAMES, "TodoWrite")
 
     def test_a_bare_deny_rule_hides_its_tool(self) -> None:
         """A tool a bare deny rule names is not offered."""

@@ -17,13 +17,13 @@ def test_toolsets():
 
 
 def test_child_toolset(tmp_path):
-    """A subagent is built with exactly the base tools."""
+    """A subagent is built with exactly the base tools, and its own TodoWrite."""
     model = ScriptedModel([tool_reply(tool_use("task", {"prompt": "p"})), text_reply("s"), text_reply("t")])
     agent = Agent(model=model, workdir=str(tmp_path))
     agent.send("x")
     for _ in range(3):
         agent.step()
-    assert {t.name for t in agent.children[0].tools} == BASE
+    assert {t.name for t in agent.children[0].tools} == BASE | {"TodoWrite"}
 
 
 def test_task_requires_prompt():
@@ -50,7 +50,7 @@ def test_child_read_then_text_returns_text(tmp_path):
     )
     Agent(model=model, workdir=str(tmp_path)).run("x")
     assert model.requests[1].messages == [{"role": "user", "content": "read notes"}]
-    assert len(model.requests[1].tools) == 5
+    assert len(model.requests[1].tools) == 6  # the base five and TodoWrite
     assert model.requests[2].messages[-1]["content"][0]["content"] == "the notes"
     assert model.requests[3].messages[-1]["content"] == [
         {"type": "tool_result", "tool_use_id": "k", "content": "they say: the notes"}

@@ -74,6 +74,18 @@ class TestPlan:
         assert plan(parent(TASK_C), [], True) == ("spawn", TASK_C)
         assert plan(parent(), [], True) == ("done", None)
 
+    def test_a_forked_skill_call_spawns_like_a_task_call(self) -> None:
+        """A Skill call of a skill in forks spawns (and starts beside running task subagents, as a task call does);
+        any other Skill call is an ordinary call; forks spawn even without task, since only a root has any."""
+        fork = {"type": "tool_use", "id": "f", "name": "Skill", "input": {"skill": "research"}}
+        inline = {"type": "tool_use", "id": "i", "name": "Skill", "input": {"skill": "greet"}}
+        assert plan(parent(fork, READ), [], True, {"research"}) == ("spawn", fork)
+        assert plan(parent(TASK_A, fork), [child(0)], True, {"research"}) == ("spawn", fork)
+        assert plan(parent(inline), [], True, {"research"}) == ("call", inline)
+        assert plan(parent(fork), [], True) == ("call", fork)
+        assert plan(parent(fork), [], False, {"research"}) == ("spawn", fork)
+        assert plan(parent(fork, unrunnable=("f",)), [], True, {"research"}) == ("call", fork)
+
     def test_a_full_slot_table_waits(self) -> None:
         """No task call starts while max_parallel subagents run."""
         running = [child(0), child(0)]

@@ -250,3 +250,20 @@ def compacted_session(journal_path: Path, workdir: Path) -> str:
         agent.run("/compact keep the file names")
         agent.run("go on")
     return session
+
+
+def todo_session(journal_path: Path, workdir: Path) -> str:
+    """A root that writes a todo list of three items, one of each status, then answers."""
+    todos = [
+        {"content": "Read the code", "status": "completed", "activeForm": "Reading the code"},
+        {"content": "Fix the bug", "status": "in_progress", "activeForm": "Fixing the bug"},
+        {"content": "Run the tests", "status": "pending", "activeForm": "Running the tests"},
+    ]
+    agent = Agent(
+        ScriptedModel([tool_reply(tool_use("TodoWrite", {"todos": todos})), text_reply("planned")]),
+        str(sample_workspace(workdir)),
+    )
+    with Journal(journal_path) as journal:
+        session = journal.start(agent)
+        agent.run("Plan the fix")
+    return session

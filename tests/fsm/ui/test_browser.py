@@ -18,7 +18,7 @@ from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tests.e2e.conftest import base_env
 from tests.e2e.fake_server import FakeAnthropic
 from tests.fsm.ui.conftest import AGENTFSM, WATCH_ROWS
-from tests.fsm.ui.sessions import XSS, delegating_session, parallel_session, xss_session
+from tests.fsm.ui.sessions import XSS, delegating_session, parallel_session, todo_session, xss_session
 
 
 def _rows(page) -> list[str]:
@@ -149,6 +149,22 @@ class TestSessionPage:
         assert page.locator('.result[data-seq="3"]').get_attribute("title") == (
             "replaced by the compaction at #9; the journal keeps it"
         )
+
+    def test_a_todo_write_shows_its_checklist(self, tmp_path, ui, page):
+        """A TodoWrite's result is the list as a checklist, each item marked by its status (in progress: its
+        activeForm)."""
+        journal = tmp_path / "j.db"
+        session = todo_session(journal, tmp_path / "ws")
+        page.goto(ui(journal)(f"/session/{session}"))
+        page.wait_for_selector(".todos li")
+        items = page.locator(".todos li")
+        assert items.all_text_contents() == ["Read the code", "Fixing the bug", "Run the tests"]
+        assert items.evaluate_all("els => els.map(e => e.className)") == [
+            "todo completed",
+            "todo in_progress",
+            "todo pending",
+        ]
+        assert page.locator(".result.ok .role").first.text_content() == "todo list (3)"
 
     def test_clicking_and_keys_move_the_highlight(self, tmp_path, tmp_path_factory, ui, page):
         """Selecting a transition highlights the state it led to (the child's own machine for a child's), marks

@@ -17,7 +17,7 @@ from fsm.testing import ScriptedModel, text_reply
 from fsm.ui.data import edge_class, event, node_class, svg
 from fsm.ui.server import create_app
 from fsm.view.diagram import CHILD, NODES, drawn_edges
-from tests.fsm.ui.sessions import delegating_session, parallel_session
+from tests.fsm.ui.sessions import delegating_session, parallel_session, todo_session
 
 
 @pytest.fixture
@@ -124,6 +124,16 @@ class TestSession:
         assert read["result"]["text"].endswith("return x + 39") and read["result"]["denied_by"] is None
         assert events[0]["prompt"] == "Which testing framework does this project use?"
         assert events[1]["reply"]["blocks"][0]["type"] == "text"
+
+    def test_a_todo_write_carries_the_list_it_left(self, tmp_path):
+        """A TodoWrite's event holds the list as the step left it; no other event has one."""
+        path = tmp_path / "t.db"
+        todo_session(path, tmp_path / "ws")
+        app = client(path)
+        session = app.get("/api/sessions").json()["sessions"][0]["id"]
+        events = app.get(f"/api/sessions/{session}").json()["events"]
+        lists = [e["todos"] for e in events if "todos" in e]
+        assert [[t["status"] for t in todos] for todos in lists] == [["completed", "in_progress", "pending"]]
 
 
 class TestSafety:

@@ -55,6 +55,27 @@ class TestConsolePrinter:
         assert f"    ⎿  {'x' * 52}…\n" in out.getvalue()
         assert max(len(line) for line in out.getvalue().splitlines()) == 60
 
+    def test_a_todo_write_ends_with_its_checklist(self, tmp_path: Path) -> None:
+        """A TodoWrite (a subagent's too) prints the list it left, one item a line under its call; a refused list
+        prints its error."""
+        todos = [
+            {"content": "Run tests", "status": "in_progress", "activeForm": "Running tests"},
+            {"content": "Fix the failures", "status": "pending", "activeForm": "Fixing"},
+        ]
+        printed = run_printed(
+            tmp_path,
+            tool_reply(tool_use("TodoWrite", {"todos": todos}), tool_use("task", {"prompt": "p"})),
+            tool_reply(tool_use("TodoWrite", {"todos": todos[1:]})),
+            text_reply("sub"),
+            tool_reply(tool_use("TodoWrite", {"todos": [{**todos[0], "status": "doing"}]})),
+            text_reply("done"),
+        )
+        assert printed.startswith(
+            "● TodoWrite(2 items)\n  ⎿  ◼ Running tests\n     ☐ Fix the failures\n● task(p)\n"
+            "  ● TodoWrite(1 item)\n    ⎿  ☐ Fix the failures\n  ⎿  sub\n"
+            "● TodoWrite(1 item)\n  ⎿  Error: TodoWrite: todos[0].status must be one of"
+        )
+
     def test_records_alone_print_the_same_lines(self, tmp_path: Path) -> None:
         """Without progress (the demo), each start line comes with its end line: the same output."""
         (tmp_path / "a.txt").write_text("x" * 300)

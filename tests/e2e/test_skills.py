@@ -1,0 +1,117 @@
+"""Skills and the todo list end to end: one headless run over a workspace with skills (the project's, an
+--add-dir's, a command, a bad one), and one stream-json session whose user message is a /name prompt."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from fsm.testing import text_reply, tool_reply, tool_use
+from tests.e2e.conftest import Runner
+from tests.e2e.fake_server import FakeAnthropic
+
+TODOS = [
+    {"content": "Greet Alice", "status": "completed", "activeForm": "Greeting Alice"},
+    {"content": "Report", "status": "in_progress", "activeForm": "Reporting"},
+]
+
+
+def prompt_of(message: dict[str, Any]) -> str:
+    """A user message's prompt: its text, or its first text block (a hook's context may follow)."""
+    content = message["content"]
+    return content if isinstance(content, str) else content[0]["text"]
+
+
+def skill(root: Path, name: str, frontmatter: str, body: str) -> Path:
+    path = root / ".claude" / "skills" / name / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text(f"---\nname: {name}\ndescription: The {name} skill.\n{frontmatter}---\n{body}")
+    return path
+
+
+def workspace(project: Path, extra: Path) -> Path:
+    skill(project, "greet", "argument-hint: [name]\nallowed-tools: Bash(mkdir:*)\n", "Say hello to $ARGUMENTS.\n")
+    skill(project, "survey", "context: fork\n", "Survey $ARGUMENTS and report.\n")
+    bad = skill(project, "broken", "colour: red\n", "x\n")
+    skill(extra, "beside", "", "From beside.\n")
+    (project / ".claude" / "commands").mkdir()
+    (project / ".claude" / "commands" / "deploy.md").write_text("Deploy to $ARGUMENTS.\n")
+    return bad
+
+
+class TestHeadless:
+    def test_listed_loaded_forked_and_todos_streamed(
+        self, agentfsm: Runner, fake: FakeAnthropic, project: Path, tmp_path: Path
+    ) -> None:
+        """/greet Alice is the skill's text; the system prompt lists the skills (not their bodies); the model's
+        Skill call of a fork skill runs a subagent; its TodoWrite is a tool_use on the stream; system/init names
+        the skills and slash commands; the bad skill is one note of the result, and so is the untrusted folder's
+        skill whose allowed-tools are ignored."""
+        extra = tmp_path / "extra"
+        bad = workspace(project, extra)
+        fake.script = [
+            tool_reply(
+                tool_use("TodoWrite", {"todos": TODOS}, id="todo"),
+                tool_use("Skill", {"skill": "survey", "args": "the repo"}, id="fork"),
+            ),
+            text_reply("surveyed"),
+            text_reply("Hello, Alice."),
+        ]
+        run = agentfsm(
+            "-p", "/greet Alice", "--add-dir", str(extra), "--output-format", "stream-json", "--verbose",
+            "--no-transition-events",
+        )  # fmt: skip
+        assert run.code == 0, run.stderr
+        first, child, last = fake.messages_requests
+        sent = prompt_of(first.messages[0])
+        assert sent.startswith("<command-message>greet</command-message>\n<command-name>/greet</command-name>")
+        assert sent.endswith(
+            f"Base directory for this skill: {project / '.claude/skills/greet'}\n\nSay hello to Alice.\n"
+        )
+        for name in ("greet", "survey", "beside"):
+            assert f"<name>{name}</name>\n<description>The {name} skill.</description>" in first.system
+        assert "<name>deploy</name>\n<description>Deploy to $ARGUMENTS.</description>" in first.system
+        assert "Survey $ARGUMENTS" not in first.system  # names and descriptions only, never a body
+        assert first.tool_names[-2:] == ["TodoWrite", "Skill"]
+        assert prompt_of(child.messages[0]).endswith("Survey the repo and report.\n")
+        forked = last.messages[-1]["content"][1]
+        assert (forked["tool_use_id"], forked["content"]) == (
+            "fork",
+            'Skill "survey" completed (forked execution).\n\nResult:\nsurveyed',
+        )
+        out = run.json_lines()
+        init, result = out[0], out[-1]
+        assert init["skills"] == ["greet", "survey", "beside"]
+        assert init["slash_commands"] == ["greet", "survey", "beside", "deploy", "compact"]
+        assert init["tools"][-2:] == ["TodoWrite", "Skill"]
+        uses = [b for o in out if o["type"] == "assistant" for b in o["message"]["content"] if b["type"] == "tool_use"]
+        assert uses[0] == {"type": "tool_use", "id": "todo", "name": "TodoWrite", "input": {"todos": TODOS}}
+        assert result["result"] == "Hello, Alice."
+        notes = result.get("notes", [])
+        assert any(n.startswith(f"skill skipped: {bad}: unknown key 'colour'") for n in notes)
+        assert "skill greet: its allowed-tools are ignored (this folder is not trusted)" in notes
+
+
+class TestStreamJsonInput:
+    def test_a_slash_command_line_is_the_skills_text(
+        self, agentfsm: Runner, fake: FakeAnthropic, project: Path, tmp_path: Path
+    ) -> None:
+        """A stream-json user message "/deploy staging" sends the command's text; in text mode a bad skill is one
+        warning line on stderr, --verbose names each skill loaded, and in a trusted folder no skill's allowed-tools
+        are ignored."""
+        workspace(project, tmp_path / "extra")
+        fake.script = [text_reply("deployed")]
+        line = {"type": "user", "message": {"role": "user", "content": "/deploy staging"}}
+        run = agentfsm(
+            "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
+            "--no-transition-events", input=json.dumps(line) + "\n",
+        )  # fmt: skip
+        assert run.code == 0, run.stderr
+        assert prompt_of(fake.messages_requests[0].messages[0]).endswith("Deploy to staging.\n")
+        fake.script = [text_reply("hi")]
+        fake.requests.clear()
+        text = agentfsm("-p", "hi", "--verbose", "--trust")
+        assert text.stderr.count("agentfsm: warning: skill skipped:") == 1 and "unknown key 'colour'" in text.stderr
+        assert f"agentfsm: skill: greet from {project / '.claude/skills/greet/SKILL.md'}\n" in text.stderr
+        assert "allowed-tools are ignored" not in text.stderr  # --trust: the project's rules may apply
