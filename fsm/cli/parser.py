@@ -32,6 +32,7 @@ PLUGINS = {
     "ui": "fsm.cli.ui",
     "check": "fsm.cli.check",
     "trust": "fsm.cli.trust",
+    "batch": "fsm.cli.batch",
 }
 """Subcommand → module exposing ``configure(parser)`` and ``command(args) -> int``."""
 
