@@ -41,7 +41,7 @@ __all__ = ["DEFAULT_AGENT_ARGS", "BatchOptions", "BatchState", "Progress", "run"
 log = logging.getLogger(__name__)
 
 DEFAULT_AGENT_ARGS = ("--permission-mode", "dontAsk")
-"""What every task's agent gets unless the caller says otherwise: nobody is there to answer an approval."""
+"""What every task's agent gets unless its flags set a permission mode: nobody is there to answer an approval."""
 
 RATE_LIMITED = (429, 529)
 POLL = 0.1
@@ -58,8 +58,9 @@ class BatchOptions:
     """Ray's address: None starts a local Ray; ``auto`` joins the running cluster."""
     num_cpus: float = field(default=1.0, validator=validators.gt(0))
     """CPUs a Ray task asks for."""
-    agent_args: tuple[str, ...] = DEFAULT_AGENT_ARGS
-    """The agent flags every task gets (a task's own model, max_turns, budget and allowed tools come after)."""
+    agent_args: tuple[str, ...] = field(default=(), converter=tuple)
+    """The agent flags every task gets (a task's own model, max_turns, budget and allowed tools come after), and
+    :data:`DEFAULT_AGENT_ARGS` unless they hold ``--permission-mode`` or ``--dangerously-skip-permissions``."""
     max_attempts: int = field(default=1, validator=validators.ge(1))
     retry_errors: bool = False
     """Run again the ids whose final line is an error."""
@@ -211,7 +212,7 @@ class _Driver:
                 task=task.to_json(),
                 attempt=attempts[task.id],
                 out=str(self.out.resolve()),
-                agent_args=self.options.agent_args,
+                agent_args=_with_default_mode(self.options.agent_args),
                 env=self.options.env,
             )
             assert self.backend is not None
@@ -286,6 +287,11 @@ class _Driver:
             preds = predictions((line for line in lines if line["id"] in ids), model=self.options.model_name)
             _write_json(self.out / "preds.json", preds)
         return summary
+
+
+def _with_default_mode(args: tuple[str, ...]) -> tuple[str, ...]:
+    moded = any(a.split("=")[0] in ("--permission-mode", "--dangerously-skip-permissions") for a in args)
+    return args if moded else (*args, *DEFAULT_AGENT_ARGS)
 
 
 def _rate_limited(message: dict[str, Any]) -> bool:

@@ -89,8 +89,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def agent_args(args: argparse.Namespace) -> tuple[str, ...]:
-    """The agent flags given on this command line, as each task's agent gets them (``--permission-mode dontAsk``
-    when none says otherwise)."""
+    """The agent flags given on this command line, as each task's agent gets them (the driver adds
+    ``--permission-mode dontAsk`` when none sets a mode)."""
     argv: list[str] = []
     for action, default in _AGENT_ACTIONS:
         if action.dest in _NOT_FORWARDED:
@@ -98,15 +98,13 @@ def agent_args(args: argparse.Namespace) -> tuple[str, ...]:
         value = getattr(args, action.dest, default)
         if value is None or value == default or value is argparse.SUPPRESS:
             continue
-        flag = action.option_strings[-1] if action.option_strings[-1].startswith("--") else action.option_strings[0]
+        flag = next(o for o in action.option_strings if o.startswith("--"))
         if action.nargs == 0:
             argv.append(flag)
         elif isinstance(value, list):
             argv += [flag, *map(str, value)]
         else:
             argv += [flag, str(value)]
-    if getattr(args, "permission_mode", None) is None and not getattr(args, "dangerously_skip_permissions", None):
-        argv += ["--permission-mode", "dontAsk"]
     return tuple(argv)
 
 
