@@ -71,3 +71,14 @@ def test_bad_flags(argv: list[str], message: str, capsys: pytest.CaptureFixture[
         parse_args(["batch", "t.jsonl", "-o", "out", *argv])
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err
+
+
+def test_ui_refuses_a_directory_that_is_no_batch(tmp_path) -> None:
+    """agentfsm ui OUT needs a batch's output directory: anything else is one ConfigError line."""
+    pytest.importorskip("starlette")
+    from fsm.cli.ui import command
+    from fsm.errors import ConfigError
+
+    args = parse_args(["ui", str(tmp_path), "--port", "0"])
+    with pytest.raises(ConfigError, match=r"is not a batch's output directory \(no results.jsonl\)"):
+        command(args)
