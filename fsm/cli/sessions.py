@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from fsm.cli.flags import add_db_flags
 from fsm.errors import ConfigError
-from fsm.session.export import export_jsonl
 
 if TYPE_CHECKING:  # the journal and the core load when the command runs: every command's parser imports this module
     from fsm.core.records import Transition
@@ -164,3 +163,10 @@ def _entries(record: Transition, calls: dict[str, str]) -> list[str]:
     if t in ("stopped", "turn_limit", "interrupted") or (t == "replied_final" and record.outcome != "end_turn"):
         entries.append(f"{t}: {record.outcome or 'max_turns'}" + (f" ({record.error})" if record.error else ""))
     return entries
+
+
+def export_jsonl(journal: Journal, session_id: str, out: TextIO) -> None:
+    """Write the session as JSON lines (:func:`fsm.session.export.export_jsonl`, loaded when it runs)."""
+    from fsm.session.export import export_jsonl as export
+
+    export(journal, session_id, out)
