@@ -1,5 +1,5 @@
-"""Shared by the batch tests and benchmark: a task file whose tasks each write their own file, and the fake model's
-answer to any of them, so any number of agents can talk to one fake server in any order.
+"""Shared by the batch tests and benchmark: a task file whose tasks each write their own file, the fake model's
+answer to any of them (so any number of agents can talk to one fake server in any order), and the tests' helpers.
 
 Task ``ID``'s prompt is ``task ID: write your answer``; the model answers its first call with a ``write_file`` of
 ``answer-ID.txt`` and its second with ``done ID``. Its verify command passes only when ``answer-ID.txt`` is the
@@ -9,14 +9,31 @@ only answer in the workspace, so it fails if tasks ever saw each other's writes.
 from __future__ import annotations
 
 import json
+import os
 import re
+import sqlite3
+import subprocess
+import time
 from pathlib import Path
 from typing import Any
 
 from fsm.testing import text_reply, tool_reply, tool_use
-from tests.e2e.fake_server import Status
+from tests.e2e.conftest import base_env
+from tests.e2e.fake_server import FakeAnthropic, Status
 
-__all__ = ["answer", "flaky", "task_file"]
+__all__ = [
+    "agents_of",
+    "answer",
+    "env_for",
+    "flaky",
+    "git",
+    "result_lines",
+    "sessions_in",
+    "source_repo",
+    "task_file",
+    "tree",
+    "wait_gone",
+]
 
 
 def _task_id(body: dict[str, Any]) -> str:
@@ -61,3 +78,71 @@ def task_file(path: Path, ids: list[str], *, workspace: str | None = None) -> Pa
                 task["workspace"] = workspace
             out.write(json.dumps(task) + "\n")
     return path
+
+
+def env_for(fake: FakeAnthropic, home: Path) -> dict[str, str]:
+    """The agents' environment: the fake's address and key, *home* (created) as HOME."""
+    home.mkdir(exist_ok=True)
+    return base_env(ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="test", HOME=str(home))
+
+
+def result_lines(out: Path) -> list[dict[str, Any]]:
+    """OUT/results.jsonl, parsed."""
+    return [json.loads(line) for line in (out / "results.jsonl").read_text().splitlines()]
+
+
+def git(cwd: Path, *args: str) -> str:
+    """Run git in *cwd* with an identity; its stdout."""
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_NAME": "t",
+        "GIT_AUTHOR_EMAIL": "t@t",
+        "GIT_COMMITTER_NAME": "t",
+        "GIT_COMMITTER_EMAIL": "t@t",
+    }
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def source_repo(tmp_path: Path) -> Path:
+    """A git repository at tmp_path/src with one commit (README.md)."""
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "README.md").write_text("the source\n")
+    git(src, "init", "-q")
+    git(src, "add", "-A")
+    git(src, "commit", "-qm", "base")
+    return src
+
+
+def tree(root: Path) -> dict[str, bytes]:
+    """Every file under *root* with its bytes, .git included."""
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def sessions_in(db: Path) -> list[str]:
+    """The session ids a journal holds."""
+    with sqlite3.connect(db) as conn:
+        return [row[0] for row in conn.execute("SELECT id FROM sessions")]
+
+
+def agents_of(out: Path) -> list[int]:
+    """Pids of live processes whose command line names *out* (the batch's agents)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                cmdline = (entry / "cmdline").read_bytes()
+                stat = (entry / "stat").read_text()
+            except OSError:
+                continue
+            if str(out).encode() in cmdline and stat.rsplit(")", 1)[1].split()[0] != "Z":
+                found.append(int(entry.name))
+    return found
+
+
+def wait_gone(out: Path, seconds: float = 15) -> list[int]:
+    """Wait until no process names *out*; those still alive after *seconds*."""
+    deadline = time.monotonic() + seconds
+    while (left := agents_of(out)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return left
