@@ -17,13 +17,15 @@ redo them or retry their errors), then keeps up to ``workers`` attempts running 
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import logging
 import os
 import threading
 import time
 from collections import deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any, Protocol
 
@@ -121,7 +123,8 @@ class _Driver:
     progress: Progress | None
     rearm: Callable[[], None] | None
     backend: Backend | None = None
-    running: dict[Any, tuple[Task, int]] = field(factory=dict)
+    running: dict[Any, tuple[Task, int, int]] = field(factory=dict)
+    """Handle → (task, tries in this run, attempt number)."""
     interrupted: list[str] = field(factory=list)
 
     def to_run(self) -> tuple[list[Task], dict[str, int]]:
@@ -141,6 +144,10 @@ class _Driver:
 
     def run(self) -> dict[str, Any]:
         self.out.mkdir(parents=True, exist_ok=True)
+        with _claimed(self.out):
+            return self._run()
+
+    def _run(self) -> dict[str, Any]:
         todo, attempts = self.to_run()
         results = open_results(self.out / "results.jsonl")
         spent = sum(float(line.get("total_cost_usd") or 0.0) for line in read_results(self.out / "results.jsonl"))
@@ -184,11 +191,11 @@ class _Driver:
                 interrupts += 1
                 state.stopping = True
                 assert self.backend is not None
-                for handle, (task, _) in self.running.items():
+                for handle, (task, _, _) in self.running.items():
                     self.backend.interrupt(handle, hard=interrupts > 1)
                     state.running[task.id] = "interrupting"
                 if interrupts > 1:
-                    self.interrupted.extend(task.id for task, _ in self.running.values())
+                    self.interrupted.extend(task.id for task, _, _ in self.running.values())
                     self.running.clear()
                     return
                 if self.rearm is not None:
@@ -219,7 +226,7 @@ class _Driver:
             with state.lock:
                 state.running[task.id] = "starting"
             state.started += 1
-            self.running[self.backend.submit(spec, self._listener(state, task.id))] = (task, tries)
+            self.running[self.backend.submit(spec, self._listener(state, task.id))] = (task, tries, spec.attempt)
 
     def _listener(self, state: BatchState, task_id: str) -> Callable[[dict[str, Any]], None]:
         def on_event(message: dict[str, Any]) -> None:
@@ -243,14 +250,14 @@ class _Driver:
         pending: deque[tuple[Task, int]],
         results: Any,
     ) -> None:
-        task, tries = self.running.pop(handle)
+        task, tries, attempt = self.running.pop(handle)
         with state.lock:
             state.running.pop(task.id, None)
         if isinstance(outcome, BaseException) or outcome.interrupted:
             if state.stopping:
                 self.interrupted.append(task.id)
                 return
-            outcome = _crashed(task, outcome)
+            outcome = _crashed(task, attempt, outcome)
         line = outcome.line
         cost = float(line.get("total_cost_usd") or 0.0)
         state.cost += cost
@@ -303,13 +310,13 @@ def _rate_limited(message: dict[str, Any]) -> bool:
     )
 
 
-def _crashed(task: Task, error: AttemptResult | BaseException) -> AttemptResult:
+def _crashed(task: Task, attempt: int, error: AttemptResult | BaseException) -> AttemptResult:
     """The line of an attempt whose worker failed (a Ray worker that died, a bug of ours), not the agent."""
     text = f"the worker failed: {type(error).__name__}: {error}".splitlines()[0][:500]
     log.warning("task %s: %s", task.id, text)
     line = {
         "id": task.id,
-        "attempt": 0,
+        "attempt": attempt,
         "subtype": "error_during_execution",
         "is_error": True,
         "result": text,
@@ -320,6 +327,26 @@ def _crashed(task: Task, error: AttemptResult | BaseException) -> AttemptResult:
     if isinstance(error, AttemptResult):
         line = {**error.line, **{k: line[k] for k in ("subtype", "is_error", "outcome")}}
     return AttemptResult(line=line, trajectory="")
+
+
+@contextlib.contextmanager
+def _claimed(out: Path) -> Iterator[None]:
+    """Hold ``OUT/batch.lock`` while the batch runs: one driver per output directory (the kernel releases the lock
+    of a driver that dies, ``kill -9`` included)."""
+    fd = os.open(out / "batch.lock", os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 32, 0).decode(errors="replace").strip() or "?"
+            raise ConfigError(
+                f"{out} is being run by another batch (pid {holder}); wait for it, or use another out"
+            ) from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, str(os.getpid()).encode(), 0)
+        yield
+    finally:
+        os.close(fd)
 
 
 def _write_json(path: Path, data: Any) -> None:

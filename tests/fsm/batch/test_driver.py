@@ -120,3 +120,14 @@ def test_bad_options_are_config_errors(tmp_path: Path) -> None:
         run([Task(id="a", prompt="p")], tmp_path, workers=0)
     with pytest.raises(ConfigError, match="'backend' must be in"):
         run([Task(id="a", prompt="p")], tmp_path, backend="slurm")
+
+
+def test_one_driver_per_output_directory(tmp_path: Path) -> None:
+    """While a driver holds OUT, a second one is refused in one line naming the holder's pid."""
+    import os
+
+    from fsm.batch.driver import _claimed
+
+    with _claimed(tmp_path), pytest.raises(ConfigError, match=rf"is being run by another batch \(pid {os.getpid()}\)"):
+        _run(tmp_path, InstantBackend(), ["a"])
+    assert _run(tmp_path, InstantBackend(), ["a"])["finished"] == 1  # released
