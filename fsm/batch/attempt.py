@@ -112,6 +112,15 @@ def run_shell(command: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
     }
 
 
+_SECRET_PREFIXES = ("ANTHROPIC_", "CLAUDE_CODE_OAUTH_TOKEN")
+
+
+def _shell_env(env: dict[str, str]) -> dict[str, str]:
+    """*env* without the model's credentials and endpoint: setup and verify run the repository's code, which the
+    agent's own tools are never given the key for either."""
+    return {name: value for name, value in env.items() if not name.startswith(_SECRET_PREFIXES)}
+
+
 def _die_with_parent() -> None:  # runs in the child between fork and exec
     with contextlib.suppress(Exception):
         ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
@@ -230,7 +239,7 @@ def run_attempt(spec: AttemptSpec, *, control: Control | None = None, on_event: 
         result = _failure("error_during_execution", "workspace_error", f"workspace: {exc}")
         base = None
     if result is None and task.setup is not None:
-        line["setup"] = run_shell(task.setup, workdir, env)
+        line["setup"] = run_shell(task.setup, workdir, _shell_env(env))
         if line["setup"]["exit_code"] != 0:
             result = _failure("error_during_execution", "setup_failed", f"setup exited {line['setup']['exit_code']}")
     if result is None and not control.stopping:
@@ -246,7 +255,7 @@ def run_attempt(spec: AttemptSpec, *, control: Control | None = None, on_event: 
     if "setup" in line:  # after the result's keys, in the order things ran
         line["setup"] = line.pop("setup")
     if base is not None and not interrupted and task.verify is not None:
-        line["verify"] = run_shell(task.verify, workdir, env)
+        line["verify"] = run_shell(task.verify, workdir, _shell_env(env))
     try:
         line["diff"] = patch(workdir, base) if base is not None else ""
     except WorkspaceError as exc:

@@ -88,16 +88,15 @@ def main() -> None:
             base = base or wall
             print(f"| {workers} | {wall:.1f} s | ×{base / wall:.2f} | ×{workers} |", flush=True)
         n = args.overhead_tasks
-        if n < 4:
-            return
-        wall, cpu = _batch(tmp, "over", n, 0.0, 4)
-        one, _ = _batch(tmp, "seq", n // 4, 0.0, 1)
-        bare = _bare(tmp, n // 4)
-        print(f"\ndriver CPU per task: {cpu / n * 1000:.1f} ms ({n} tasks, 4 workers, wall {wall:.1f} s)")
-        print(
-            f"an attempt around its agent, 1 worker: {(one - bare) / (n // 4) * 1000:.0f} ms per task "
-            f"({n // 4} tasks: batch {one:.1f} s, bare agentfsm -p {bare:.1f} s)"
-        )
+        if n >= 4:
+            wall, cpu = _batch(tmp, "over", n, 0.0, 4)
+            one, _ = _batch(tmp, "seq", n // 4, 0.0, 1)
+            bare = _bare(tmp, n // 4)
+            print(f"\ndriver CPU per task: {cpu / n * 1000:.1f} ms ({n} tasks, 4 workers, wall {wall:.1f} s)")
+            print(
+                f"an attempt around its agent, 1 worker: {(one - bare) / (n // 4) * 1000:.0f} ms per task "
+                f"({n // 4} tasks: batch {one:.1f} s, bare agentfsm -p {bare:.1f} s)"
+            )
         if not args.no_ray:
             import ray
 
