@@ -160,23 +160,18 @@ def _run_agent(
     if control.stopping:  # interrupted while it was being started
         control.interrupt()
     stderr = io.StringIO()
-    reader = threading.Thread(target=lambda: shutil.copyfileobj(proc.stderr, stderr), daemon=True)  # type: ignore[arg-type]
-    reader.start()
-    result: dict[str, Any] | None = None
-    assert proc.stdout is not None
+    found: list[dict[str, Any]] = []
+    readers = [
+        threading.Thread(target=lambda: shutil.copyfileobj(proc.stderr, stderr), daemon=True),  # type: ignore[arg-type]
+        threading.Thread(target=_read_stream, args=(proc, found, on_event), daemon=True),
+    ]
+    for reader in readers:
+        reader.start()
     try:
-        for line in proc.stdout:
-            try:
-                message = json.loads(line)
-            except ValueError:
-                continue
-            if not isinstance(message, dict):
-                continue
-            if message.get("type") == "result":
-                result = message
-            elif on_event is not None:
-                on_event(message)
-        proc.wait()
+        # Wait in short sleeps, not in a blocking read: an interrupt raised in this thread (a Ray cancel) is then
+        # handled at once rather than when the agent next writes.
+        while proc.poll() is None:
+            time.sleep(0.05)
     except BaseException:  # KeyboardInterrupt from a Ray cancel, or the driver's own: stop the agent, then go
         control.interrupt()
         try:
@@ -185,8 +180,25 @@ def _run_agent(
             control.interrupt(hard=True)
             proc.wait()
         raise
-    reader.join(5)
-    return result, proc.returncode, stderr.getvalue()[-TAIL_CHARS:]
+    for reader in readers:
+        reader.join(5)
+    return (found[-1] if found else None), proc.returncode, stderr.getvalue()[-TAIL_CHARS:]
+
+
+def _read_stream(proc: subprocess.Popen[str], found: list[dict[str, Any]], on_event: Event | None) -> None:
+    """Read the agent's stream-json lines: the result object into *found*, every other message to *on_event*."""
+    assert proc.stdout is not None
+    for line in proc.stdout:
+        try:
+            message = json.loads(line)
+        except ValueError:
+            continue
+        if not isinstance(message, dict):
+            continue
+        if message.get("type") == "result":
+            found.append(message)
+        elif on_event is not None:
+            on_event(message)
 
 
 def _trajectory(db: Path, session_id: str | None) -> str:
