@@ -61,22 +61,23 @@ class LiveProgress:
 
     def _render(self, state: BatchState) -> Any:
         from rich.table import Table
+        from rich.text import Text
 
         elapsed = time.monotonic() - state.started_at
-        table = Table.grid(padding=(0, 2))
-        head = f"[bold]{state.done}/{state.total}[/] done"
+        head = Text.assemble((f"{state.done}/{state.total}", "bold"), " done")
         if state.skipped:
-            head += f" ({state.skipped} already)"
-        head += f"   ${state.cost:.4f}   elapsed {_clock(elapsed)}   ETA {_clock(state.eta())}"
+            head.append(f" ({state.skipped} already)")
+        head.append(f"   ${state.cost:.4f}   elapsed {_clock(elapsed)}   ETA {_clock(state.eta())}")
         if state.stopping:
-            head += "   [yellow]stopping (Ctrl-C again: kill)[/]"
+            head.append("   stopping (Ctrl-C again: kill)", "yellow")
+        table = Table.grid(padding=(0, 2))
         table.add_row(head)
         with state.lock:
             running = sorted(state.running.items())
-        for task_id, where in running[:20]:
-            table.add_row(f"  {task_id}  [cyan]{where}[/]")
+        for task_id, where in running[:20]:  # task ids are text, never markup
+            table.add_row(Text.assemble(f"  {task_id}  ", (where, "cyan")))
         if len(running) > 20:
-            table.add_row(f"  … and {len(running) - 20} more")
+            table.add_row(Text(f"  … and {len(running) - 20} more"))
         return table
 
     def refresh(self, state: BatchState) -> None:
@@ -86,10 +87,12 @@ class LiveProgress:
             self._live.update(self._render(state))
 
     def finished(self, state: BatchState, line: dict[str, Any]) -> None:
+        from rich.text import Text
+
+        self._live.update(self._render(state))  # first: the line is printed above the view as it is now
         if line.get("final"):
             cost = float(line.get("total_cost_usd") or 0.0)
-            self._live.console.print(f"{line['id']} {line.get('outcome')} ${cost:.4f}", highlight=False, markup=False)
-        self._live.update(self._render(state))
+            self._live.console.print(Text(f"{line['id']} {line.get('outcome')} ${cost:.4f}"))
 
     def close(self, state: BatchState) -> None:
         self._live.stop()
