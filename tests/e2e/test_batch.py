@@ -27,8 +27,8 @@ from tests.e2e.fake_server import FakeAnthropic
 
 
 def test_hundred_tasks_isolated_and_resumable(tmp_path: Path) -> None:
-    """100 tasks on -w 4: every id one final line, a trajectory and a journal of its own; the summary adds up; the
-    source is untouched; a rerun skips every id and calls no model."""
+    """100 tasks on -w 4: every id one final line, a trajectory and a journal of its own (which replay reads); the
+    summary adds up; the source is untouched; a rerun skips every id and calls no model."""
     src = source_repo(tmp_path)
     before, status_before = tree(src), git(src, "status", "--porcelain")
     ids = [f"t{n:03d}" for n in range(100)]
@@ -67,6 +67,12 @@ def test_hundred_tasks_isolated_and_resumable(tmp_path: Path) -> None:
         assert preds["t007"]["model_patch"] == lines[[x["id"] for x in lines].index("t007")]["diff"]
         assert len(preds) == 100
         assert tree(src) == before and git(src, "status", "--porcelain") == status_before
+
+        some = lines[7]  # a task's journal is what replay reads: offline, every transition as recorded
+        replay = run_agentfsm(
+            tmp_path, env, "replay", some["session_id"], "--session-db", str(out / some["id"] / "sessions.db")
+        )
+        assert replay.code == 0 and "6 of 6 transitions match" in replay.stdout, replay.stderr
 
         again = run_agentfsm(tmp_path, env, *argv, timeout=60)
         assert again.code == 0, again.stderr
