@@ -38,7 +38,7 @@ def test_ray_backend_gives_the_same_results(tmp_path: Path) -> None:
             raise
         pytest.skip("ray is not installed (pip install 'agentfsm[ray]'); CI installs it and runs this")
     src = source_repo(tmp_path)
-    ids = [f"y{n}" for n in range(6)]
+    ids = [f"y{n}" for n in range(4)]
     tasks = task_file(tmp_path / "tasks.jsonl", ids, workspace="src")
     results = {}
     with FakeAnthropic(script=[answer] * 40) as fake:
@@ -51,4 +51,4 @@ def test_ray_backend_gives_the_same_results(tmp_path: Path) -> None:
             results[backend] = sorted((_comparable(line) for line in result_lines(out)), key=lambda line: line["id"])
             assert all((out / task_id / "trajectory.jsonl").exists() for task_id in ids)
     assert results["ray"] == results["process"]
-    assert len(results["ray"]) == 6 and src.exists()
+    assert len(results["ray"]) == 4 and src.exists()
