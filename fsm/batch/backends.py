@@ -10,6 +10,7 @@ agent's process group, as the process backend does; a hard cancel kills the work
 from __future__ import annotations
 
 import concurrent.futures as cf
+import logging
 from typing import Any, Protocol
 
 from fsm.batch.attempt import AttemptResult, AttemptSpec, Control, Event, run_attempt
@@ -91,7 +92,8 @@ class RayBackend:
         self._ray = ray
         self._started = not ray.is_initialized()
         if self._started:
-            kwargs: dict[str, Any] = {"address": address, "log_to_driver": False}
+            # Ray's own INFO and WARNING lines (its start, its token) would mix with the batch's progress on stderr
+            kwargs: dict[str, Any] = {"address": address, "log_to_driver": False, "logging_level": logging.ERROR}
             if address is None:
                 # a Ray of our own, for this batch: on the loopback, no dashboard
                 kwargs.update(
