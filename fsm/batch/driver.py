@@ -150,7 +150,12 @@ class _Driver:
     def _run(self) -> dict[str, Any]:
         todo, attempts = self.to_run()
         results = open_results(self.out / "results.jsonl")
-        spent = sum(float(line.get("total_cost_usd") or 0.0) for line in read_results(self.out / "results.jsonl"))
+        ids = {task.id for task in self.tasks}
+        spent = sum(
+            float(line.get("total_cost_usd") or 0.0)
+            for line in read_results(self.out / "results.jsonl")
+            if line["id"] in ids
+        )
         state = BatchState(total=len(todo), skipped=len(self.tasks) - len(todo), cost=spent)
         pending = deque((task, 1) for task in todo)
         try:
