@@ -82,3 +82,14 @@ def test_ui_refuses_a_directory_that_is_no_batch(tmp_path) -> None:
     args = parse_args(["ui", str(tmp_path), "--port", "0"])
     with pytest.raises(ConfigError, match=r"is not a batch's output directory \(no results.jsonl\)"):
         command(args)
+
+
+def test_cwd_is_refused(tmp_path) -> None:
+    """--cwd does not apply: each task's workspace says where it works (one ConfigError, nothing run)."""
+    from fsm.cli.batch import command
+    from fsm.errors import ConfigError
+
+    args = parse_args(["batch", str(tmp_path / "t.jsonl"), "-o", str(tmp_path / "out"), "--cwd", str(tmp_path)])
+    with pytest.raises(ConfigError, match=r"^--cwd does not apply to 'batch': each task's 'workspace'"):
+        command(args)
+    assert not (tmp_path / "out").exists()
