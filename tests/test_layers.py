@@ -29,6 +29,7 @@ RANK = {
     "fsm.testing": 2.5,
     "fsm.session": 3,
     "fsm.view": 3,
+    "fsm.batch": 3.2,
     "fsm.ui": 3.5,
     "fsm.cli": 4,
     "fsm": 5,

@@ -23,6 +23,7 @@ One module, one job::
     diagram      ``agentfsm diagram``: draw the machine from its table
     check        ``agentfsm check``: prove the machine's limits from its table
     ui           ``agentfsm ui``: the sessions in a browser
+    batch        ``agentfsm batch``: many tasks, each in its own workspace (fsm.batch)
 """
 
 from fsm.cli.app import build_parser, entry, main

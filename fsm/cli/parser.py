@@ -33,6 +33,7 @@ PLUGINS = {
     "check": "fsm.cli.check",
     "trust": "fsm.cli.trust",
     "mcp": "fsm.cli.mcp",
+    "batch": "fsm.cli.batch",
 }
 """Subcommand → module exposing ``configure(parser)`` and ``command(args) -> int``."""
 

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
 from fsm.cli.flags import add_db_flags
-from fsm.errors import ConfigError, JournalError
+from fsm.errors import ConfigError
 
 if TYPE_CHECKING:  # the journal and the core load when the command runs: every command's parser imports this module
     from fsm.core.records import Transition
@@ -189,25 +189,7 @@ def _compaction(record: Transition) -> str:
 
 
 def export_jsonl(journal: Journal, session_id: str, out: TextIO) -> None:
-    """Write the session as JSON lines: a ``session`` header, then each ``transition`` in full (a fork's
-    origin up to ``forked_at`` included, so the export stands alone)."""
-    from fsm.core.records import converter
+    """Write the session as JSON lines (:func:`fsm.session.export.export_jsonl`, loaded when it runs)."""
+    from fsm.session.export import export_jsonl as export
 
-    info = journal.find(session_id)
-    if info.damage:
-        raise JournalError(info.damage)
-    header = {
-        "type": "session",
-        "id": info.id,
-        "created_at": info.created_at,
-        "workdir": info.workdir,
-        "root_agent": info.root_agent,
-        "prompt": info.prompt,
-        "forked_from": info.forked_from,
-        "forked_at": info.forked_at,
-        "settings": info.settings,
-        "initial": converter.unstructure(journal.initial_state(info.id)),
-    }
-    out.write(json.dumps(header, ensure_ascii=False) + "\n")
-    for record in journal.records(info.id):
-        out.write(json.dumps({"type": "transition", **converter.unstructure(record)}, ensure_ascii=False) + "\n")
+    export(journal, session_id, out)

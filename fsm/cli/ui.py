@@ -1,7 +1,8 @@
 """A local web view of this workspace's sessions: transcript, timeline and the live machine, in a browser.
 
-``agentfsm ui [--port 7241] [--host 127.0.0.1] [--open] [--session-db PATH] [--cwd DIR]`` serves the page
-(fsm.ui) over the same journal ``agentfsm sessions`` reads, read-only, until Ctrl-C. Needs the ``ui`` extra.
+``agentfsm ui [OUT] [--port 7241] [--host 127.0.0.1] [--open] [--session-db PATH] [--cwd DIR]`` serves the page
+(fsm.ui) over the same journal ``agentfsm sessions`` reads, read-only, until Ctrl-C; given a batch's output directory
+OUT (``agentfsm batch``), over its tasks' journals, each session listed with its task. Needs the ``ui`` extra.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import contextlib
 import socket
 import sys
 import webbrowser
+from pathlib import Path
 
 from fsm.cli.flags import add_db_flags
 from fsm.errors import ConfigError
@@ -46,6 +48,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         help="the address to listen on (default 127.0.0.1; anything else is reachable by others)",
     )
     parser.add_argument("--open", action="store_true", help="open the page in the default browser")
+    parser.add_argument(
+        "batch_out", nargs="?", metavar="OUT", help="a batch's output directory (agentfsm batch -o OUT): its tasks"
+    )
     add_db_flags(parser)
 
 
@@ -76,7 +81,12 @@ def command(args: argparse.Namespace) -> int:
             raise ConfigError(INSTALL_HINT) from None
         raise
     path = journal_path(getattr(args, "session_db", None), getattr(args, "cwd", None)).absolute()
-    if path.exists():  # a journal the page cannot read is one line now, not an error in the browser later
+    batch = Path(args.batch_out).absolute() if getattr(args, "batch_out", None) else None
+    if batch is not None and not (batch / "results.jsonl").is_file():
+        raise ConfigError(f"{args.batch_out} is not a batch's output directory (no results.jsonl): agentfsm batch -o")
+    if batch is not None:
+        path = batch
+    elif path.exists():  # a journal the page cannot read is one line now, not an error in the browser later
         Journal(path, readonly=True).close()
     loopback = args.host in LOOPBACK_HOSTS
     if not loopback:
@@ -87,7 +97,7 @@ def command(args: argparse.Namespace) -> int:
             flush=True,
         )
     sock = _listen(args.host, args.port)
-    app = create_app(path, loopback_only=loopback)  # before the address is printed: ready when it is
+    app = create_app(path, loopback_only=loopback, batch=batch)  # before the address is printed: ready when it is
     host, port = sock.getsockname()[:2]
     url = f"http://{f'[{host}]' if ':' in host else host}:{port}/"
     print(f"agentfsm ui: {url} (sessions from {path}; Ctrl-C stops)", flush=True)

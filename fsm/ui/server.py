@@ -8,6 +8,9 @@ Routes (all GET; nothing here writes)::
     /api/diagram.svg           the machine, drawn from the table, classed for highlighting
     /static/...                the page's assets, shipped inside the package
 
+Given a batch's output directory (``agentfsm ui OUT``), the page lists the sessions of every task's journal
+(``OUT/ID/sessions.db``), each row with its task's id, outcome, verify status and cost from ``results.jsonl``.
+
 The journal is opened read-only (SQLite refuses writes) and followed: each row is decoded once, and a poll
 reads only the rows committed since the last. Responses carry a strict Content-Security-Policy (scripts and
 styles from this server only), and while bound to loopback only loopback Host names are served, so another
@@ -109,14 +112,40 @@ def _error(status: int, message: str) -> JSONResponse:
     return JSONResponse({"error": message}, status_code=status)
 
 
-def create_app(path: Path, *, loopback_only: bool = True) -> Starlette:
+def _batch_tasks(out: Path) -> dict[str, dict[str, Any]]:
+    """A batch's tasks that have a journal, each with what its results lines say (``task_*`` keys)."""
+    from fsm.batch.results import read_results
+
+    tasks: dict[str, dict[str, Any]] = {p.parent.name: {"task": p.parent.name} for p in out.glob("*/sessions.db")}
+    for line in read_results(out / "results.jsonl"):
+        if line["id"] in tasks and (line.get("final") or "task_outcome" not in tasks[line["id"]]):
+            verify = line.get("verify")
+            tasks[line["id"]].update(
+                task_outcome=line.get("outcome"),
+                task_cost_usd=line.get("total_cost_usd"),
+                task_verify=None if not isinstance(verify, dict) else verify.get("exit_code") == 0,
+                task_attempt=line.get("attempt"),
+            )
+    return tasks
+
+
+def create_app(path: Path, *, loopback_only: bool = True, batch: Path | None = None) -> Starlette:
     """The app serving the sessions of the journal at *path* (which may not exist yet).
 
     Args:
         path: the session journal; opened read-only when it first exists.
         loopback_only: serve only requests whose Host is a loopback name (see :data:`LOOPBACK`).
+        batch: a batch's output directory: serve its tasks' journals instead of *path*'s.
     """
-    sessions = _Sessions(path)
+    sources: dict[str | None, _Sessions] = {None: _Sessions(path)} if batch is None else {}
+
+    def journals() -> list[tuple[str | None, _Sessions, Journal]]:
+        if batch is not None:
+            for task in _batch_tasks(batch):
+                sources.setdefault(task, _Sessions(batch / task / "sessions.db"))
+        found = [(task, source, source.journal()) for task, source in sources.items()]
+        return [(task, source, journal) for task, source, journal in found if journal is not None]
+
     # genai-prices loads its table on first use (a third of a second): load it now, not in the first request.
     threading.Thread(target=price_of, args=("claude-sonnet-4-5", Usage()), daemon=True).start()
     try:  # drawn once, now: the first page to open should not wait for Graphviz
@@ -131,25 +160,33 @@ def create_app(path: Path, *, loopback_only: bool = True) -> Starlette:
         return endpoint
 
     def list_sessions(request: Request) -> JSONResponse:
-        journal = sessions.journal()
-        if journal is None:
-            return JSONResponse({"journal": str(path), "exists": False, "sessions": []})
-        rows = sorted(journal.sessions(), key=lambda s: s.created_at, reverse=True)
-        return JSONResponse({"journal": str(path), "exists": True, "sessions": [session_row(s) for s in rows]})
+        found = journals()
+        where = str(batch if batch is not None else path)
+        if not found:
+            return JSONResponse({"journal": where, "exists": False, "sessions": []})
+        tasks = _batch_tasks(batch) if batch is not None else {}
+        rows = [(info, task) for task, _, journal in found for info in journal.sessions()]
+        rows.sort(key=lambda row: row[0].created_at, reverse=True)
+        listed = [{**session_row(info), **tasks.get(task or "", {})} for info, task in rows]
+        return JSONResponse({"journal": where, "exists": True, "sessions": listed})
 
     def one_session(request: Request) -> JSONResponse:
         try:
             after = int(request.query_params.get("after", "0"))
         except ValueError:
             return _error(400, f"after must be a number (got {request.query_params['after']!r})")
-        journal = sessions.journal()
-        if journal is None:
-            return _error(404, f"no sessions yet: {path} does not exist")
-        try:
-            info = journal.find(request.path_params["session_id"])
-            return JSONResponse({"session": session_row(info), "events": sessions.events(journal, info.id, after)})
-        except UnknownSessionError as exc:
-            return _error(404, str(exc))
+        found = journals()
+        if not found:
+            return _error(404, f"no sessions yet: {batch or path} does not exist")
+        missing: UnknownSessionError | None = None
+        for _, source, journal in found:
+            try:
+                info = journal.find(request.path_params["session_id"])
+            except UnknownSessionError as exc:
+                missing = exc
+                continue
+            return JSONResponse({"session": session_row(info), "events": source.events(journal, info.id, after)})
+        return _error(404, str(missing))
 
     def diagram_svg(request: Request) -> Response:
         return diagram
@@ -172,7 +209,8 @@ def create_app(path: Path, *, loopback_only: bool = True) -> Starlette:
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
         yield
-        sessions.close()
+        for source in sources.values():
+            source.close()
 
     return Starlette(
         routes=routes, middleware=middleware, exception_handlers={JournalError: journal_error}, lifespan=lifespan

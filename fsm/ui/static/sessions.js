@@ -7,7 +7,7 @@ let sessions = [];
 function matches(s, text, outcome) {
   if (outcome && outcomeOf(s) !== outcome) return false;
   if (!text) return true;
-  const hay = [s.id, s.prompt || "", outcomeOf(s), s.forked_from || ""].join(" ").toLowerCase();
+  const hay = [s.id, s.task || "", s.prompt || "", outcomeOf(s), s.forked_from || ""].join(" ").toLowerCase();
   return text.toLowerCase().split(/\s+/).every((word) => hay.includes(word));
 }
 
@@ -27,6 +27,10 @@ function row(s) {
     origin.href = `/session/${encodeURIComponent(s.forked_from)}#seq=${s.forked_at}`;
     fork.append(origin, ` at #${s.forked_at}`);
     prompt.append(fork, " ");
+  }
+  if (s.task) { // a batch's task: its id, and its final verdict from results.jsonl
+    const verdict = s.task_verify === true ? " ✓" : s.task_verify === false ? " ✗" : "";
+    prompt.append(el("span", "task", `${s.task}${verdict}`), " ");
   }
   prompt.append(el("span", null, oneLine(s.prompt || "(no prompt yet)", 140)));
   prompt.title = s.prompt || "";

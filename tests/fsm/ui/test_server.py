@@ -255,3 +255,50 @@ def test_events_say_where_each_compaction_happened_and_what_it_replaced(tmp_path
     assert next(e for e in events if e["trigger"] == "compact_requested")["prompt"] == "/compact keep the file names"
     results = [e["result"]["text"] for e in events if "result" in e]
     assert [text[:6] for text in results] == ["file 0", "file 1", "file 2"]
+
+
+class TestBatch:
+    def test_lists_every_tasks_sessions_with_its_outcome(self, tmp_path):
+        """Given a batch's OUT, the page lists each task's session with the task's id, outcome, verify and cost, and
+        opens any of them."""
+        import json
+
+        out = tmp_path / "out"
+        first = delegating_session(out / "t1" / "sessions.db", tmp_path / "ws1")
+        second = delegating_session(out / "t2" / "sessions.db", tmp_path / "ws2")
+        lines = [
+            {"id": "t1", "attempt": 1, "final": False, "outcome": "model_error", "total_cost_usd": 0.0},
+            {
+                "id": "t1",
+                "attempt": 2,
+                "final": True,
+                "outcome": "end_turn",
+                "total_cost_usd": 0.25,
+                "verify": {"exit_code": 0},
+            },
+            {
+                "id": "t2",
+                "attempt": 1,
+                "final": True,
+                "outcome": "end_turn",
+                "total_cost_usd": 0.5,
+                "verify": {"exit_code": 1},
+            },
+        ]
+        (out / "results.jsonl").write_text("".join(json.dumps(line) + "\n" for line in lines))
+        app = client(tmp_path / "unused.db", batch=out)
+        body = app.get("/api/sessions").json()
+        assert body["journal"] == str(out)
+        rows = {row["task"]: row for row in body["sessions"]}
+        assert {
+            task: (row["id"], row["task_outcome"], row["task_verify"], row["task_cost_usd"], row["task_attempt"])
+            for task, row in rows.items()
+        } == {
+            "t1": (first, "end_turn", True, 0.25, 2),
+            "t2": (second, "end_turn", False, 0.5, 1),
+        }
+        for session_id in (first, second):
+            one = app.get(f"/api/sessions/{session_id}?after=0").json()
+            assert one["session"]["id"] == session_id and one["events"]
+        assert app.get("/api/sessions/nope").status_code == 404
+        assert not (tmp_path / "unused.db").exists()

@@ -1,0 +1,135 @@
+"""Where attempts run: ``process`` (a pool of driver threads, each running one agent process) or ``ray`` (each
+attempt a Ray task). Both run :func:`~fsm.batch.attempt.run_attempt`; the driver only submits, waits and interrupts.
+
+``ray`` is imported here only when chosen (``pip install 'agentfsm[ray]'``). ``address=None`` starts a local Ray
+for the batch (stopped when the batch ends); ``"auto"`` or ``ray://…`` joins a running cluster. A Ray task is
+cancelled with Ray's own cancel, which raises ``KeyboardInterrupt`` in the task: the attempt then interrupts its
+agent's process group, as the process backend does; a hard cancel kills the worker, and the agent dies with it.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures as cf
+import logging
+from typing import Any, Protocol
+
+from fsm.batch.attempt import AttemptResult, AttemptSpec, Control, Event, run_attempt
+from fsm.errors import ConfigError
+
+__all__ = ["BACKENDS", "RAY_HINT", "Backend", "ProcessBackend", "RayBackend", "make_backend"]
+
+BACKENDS = ("process", "ray")
+RAY_HINT = "the ray backend needs its extra: pip install 'agentfsm[ray]'"
+
+
+class Backend(Protocol):
+    """What the driver needs of an engine."""
+
+    def submit(self, spec: AttemptSpec, on_event: Event | None) -> Any:
+        """Start *spec*; return a handle."""
+
+    def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, AttemptResult | BaseException]]:
+        """The handles of *handles* that finished within *timeout* seconds, each with its result or exception."""
+
+    def interrupt(self, handle: Any, *, hard: bool = False) -> None:
+        """Interrupt a running attempt (its agent stops cleanly), or kill it when *hard*."""
+
+    def close(self) -> None:
+        """Release the engine."""
+
+
+class ProcessBackend:
+    """Attempts in a pool of *workers* threads, each waiting on its agent's process."""
+
+    live_events = True
+
+    def __init__(self, workers: int) -> None:
+        self._pool = cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch")
+        self._controls: dict[cf.Future[AttemptResult], Control] = {}
+
+    def submit(self, spec: AttemptSpec, on_event: Event | None) -> cf.Future[AttemptResult]:
+        control = Control()
+        future = self._pool.submit(run_attempt, spec, control=control, on_event=on_event)
+        self._controls[future] = control
+        return future
+
+    def wait(
+        self, handles: list[cf.Future[AttemptResult]], timeout: float
+    ) -> list[tuple[cf.Future[AttemptResult], AttemptResult | BaseException]]:
+        done, _ = cf.wait(handles, timeout=timeout, return_when=cf.FIRST_COMPLETED)
+        finished: list[tuple[cf.Future[AttemptResult], AttemptResult | BaseException]] = []
+        for future in done:
+            self._controls.pop(future, None)
+            error = future.exception()
+            finished.append((future, error if error is not None else future.result()))
+        return finished
+
+    def interrupt(self, handle: cf.Future[AttemptResult], *, hard: bool = False) -> None:
+        if (control := self._controls.get(handle)) is not None:
+            control.interrupt(hard=hard)
+
+    def close(self) -> None:
+        for control in self._controls.values():
+            control.interrupt(hard=True)
+        self._pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _remote_attempt(spec: AttemptSpec) -> AttemptResult:
+    """The Ray task: one attempt, with the worker's environment given the spec's."""
+    return run_attempt(spec)
+
+
+class RayBackend:
+    """Attempts as Ray tasks of *num_cpus* each, on a local Ray or the cluster at *address*."""
+
+    live_events = False
+
+    def __init__(self, *, address: str | None, num_cpus: float, workers: int) -> None:
+        try:
+            import ray
+        except ImportError:
+            raise ConfigError(RAY_HINT) from None
+        self._ray = ray
+        self._started = not ray.is_initialized()
+        if self._started:
+            # Ray's own INFO and WARNING lines (its start, its token) would mix with the batch's progress on stderr
+            kwargs: dict[str, Any] = {"address": address, "log_to_driver": False, "logging_level": logging.ERROR}
+            if address is None:
+                # a Ray of our own, for this batch: on the loopback, no dashboard
+                kwargs.update(
+                    num_cpus=max(workers * num_cpus, 1), include_dashboard=False, _node_ip_address="127.0.0.1"
+                )
+            try:
+                ray.init(**kwargs)
+            except (ConnectionError, RuntimeError, ValueError) as exc:
+                raise ConfigError(f"cannot start or join Ray at {address or 'a local instance'}: {exc}") from None
+        self._task = ray.remote(num_cpus=num_cpus, max_retries=0)(_remote_attempt)
+
+    def submit(self, spec: AttemptSpec, on_event: Event | None) -> Any:
+        return self._task.remote(spec)
+
+    def wait(self, handles: list[Any], timeout: float) -> list[tuple[Any, AttemptResult | BaseException]]:
+        done, _ = self._ray.wait(handles, num_returns=1, timeout=timeout)
+        finished: list[tuple[Any, AttemptResult | BaseException]] = []
+        for ref in done:
+            try:
+                finished.append((ref, self._ray.get(ref)))
+            except BaseException as exc:  # a cancelled or crashed task: the driver decides
+                finished.append((ref, exc))
+        return finished
+
+    def interrupt(self, handle: Any, *, hard: bool = False) -> None:
+        self._ray.cancel(handle, force=hard)
+
+    def close(self) -> None:
+        if self._started:
+            self._ray.shutdown()
+
+
+def make_backend(name: str, *, workers: int, address: str | None = None, num_cpus: float = 1.0) -> Backend:
+    """The backend *name* (:data:`BACKENDS`)."""
+    if name == "process":
+        return ProcessBackend(workers)
+    if name == "ray":
+        return RayBackend(address=address, num_cpus=num_cpus, workers=workers)
+    raise ConfigError(f"'backend' must be one of {', '.join(BACKENDS)} (got {name!r})")
