@@ -2,18 +2,22 @@
 ``tests/mutation/targets.toml`` names for it, and the kill rate of its non-equivalent mutants.
 
 ``python -m tests.mutation.run fsm/policy/judge.py`` (or several modules; ``--all`` for every target) copies the
-project into ``.mutation/<module>/`` (ignored by git; mutmut keeps its results there, so a second run retests only
-what changed), writes the target into the copy's ``[tool.mutmut]`` (the rest of mutmut's configuration is the
-project's, in ``pyproject.toml``), runs ``mutmut run`` under the ``mutation`` Hypothesis profile, and prints per
-module: mutants, killed (a timeout counts: the tests noticed), equivalent (listed in ``targets.toml`` with why),
-survived, and the kill rate ``killed / (mutants - equivalent)``; then every survivor that is not listed as
-equivalent, with its diff. The exit status is 1 when a module's rate is under ``--min`` (default 0.9).
+project into ``.mutation/<module>/`` (ignored by git), writes the target into the copy's ``[tool.mutmut]`` (the
+rest of mutmut's configuration is the project's, in ``pyproject.toml``), runs ``mutmut run`` under the
+``mutation`` Hypothesis profile, and prints per module: mutants, killed (a timeout counts: the tests noticed),
+equivalent (listed in ``targets.toml`` with why), survived, and the kill rate ``killed / (mutants -
+equivalent)``; then every survivor that is not listed as equivalent, with its diff. The exit status is 1 when a
+module's rate is under ``--min`` (default 0.9). mutmut keeps its results in the copy: ``--again`` retests only
+the functions that changed since (not the mutants new tests would kill); without it every mutant is tested.
 Not part of ``pytest``: a run takes minutes per module (docs/mutation.md).
 """
 
 from __future__ import annotations
 
 import argparse
+import ast
+import copy
+import difflib
 import os
 import re
 import shutil
@@ -110,10 +114,26 @@ def outcome(module: str, work: Path, equivalent: dict[str, str]) -> Outcome:
     return Outcome(module, statuses, frozenset(equivalent))
 
 
-def diff(work: Path, name: str) -> str:
-    """The mutant *name*: mutmut's heading and the lines it changed."""
-    shown = mutmut(work, "show", name).stdout.splitlines()
-    return "\n".join(x for x in shown if x.startswith(("#", "-", "+")) and x[:3] not in ("---", "+++"))
+def diffs(work: Path, module: str) -> dict[str, str]:
+    """Each mutant of *module* by its name: the lines it changes (read from mutmut's mutated copy, which holds
+    every function as ``x_NAME__mutmut_orig`` beside its mutants ``x_NAME__mutmut_N``)."""
+    tree = ast.parse((work / "mutants" / module).read_text())
+    functions = {f.name: f for f in ast.walk(tree) if isinstance(f, ast.FunctionDef | ast.AsyncFunctionDef)}
+    prefix = module.removesuffix(".py").replace("/", ".")
+    out = {}
+    for name, node in list(functions.items()):
+        base, _, number = name.rpartition("__mutmut_")
+        if not base or not number.isdigit():
+            continue
+        original = copy.deepcopy(functions.get(f"{base}__mutmut_orig"))
+        if original is None:
+            continue
+        original.name = node.name = base  # the same name, so only the mutation differs (a default too)
+        lines = difflib.unified_diff(
+            ast.unparse(original).splitlines(), ast.unparse(node).splitlines(), lineterm="", n=0
+        )
+        out[f"{prefix}.{name}"] = "\n".join(x for x in lines if x[:1] in "-+" and x[:3] not in ("---", "+++"))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -122,6 +142,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("modules", nargs="*", help=f"modules to mutate, of: {', '.join(targets)}")
     parser.add_argument("--all", action="store_true", help="every target, one after another")
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
+    parser.add_argument(
+        "--again", action="store_true", help="keep mutmut's results of the last run: retest only what changed"
+    )
     parser.add_argument("--min", type=float, default=0.9, help="the kill rate each module must reach (default 0.9)")
     args = parser.parse_args(argv)
     modules = list(targets) if args.all else args.modules
@@ -131,6 +154,8 @@ def main(argv: list[str] | None = None) -> int:
     failed = False
     for module in modules:
         work = prepare(module, targets[module])
+        if not args.again:  # mutmut does not retest a mutant when only the tests changed
+            shutil.rmtree(work / "mutants", ignore_errors=True)
         ran = mutmut(work, "run", "--max-children", str(args.jobs))
         result = outcome(module, work, equivalent)
         if not result.statuses:
@@ -138,8 +163,9 @@ def main(argv: list[str] | None = None) -> int:
             failed = True
             continue
         print(result.line())
+        changed = diffs(work, module)
         for name in result.survivors:
-            print(diff(work, name))
+            print(f"# {name}: {result.statuses[name]}\n{changed.get(name, '(no diff found)')}")
         failed |= result.rate < args.min
     return 1 if failed else 0
 
