@@ -66,9 +66,14 @@ class TestNamedMutants:
         "command",
         [
             "git reset --hard HEAD~1",
+            "git reset --merge",
+            "git reset --keep HEAD~1",
+            "git -C . reset --hard",
             "git clean -fdx",
             "git push --force origin main",
             "git push origin :main",
+            "git push --force-with-lease",
+            "git push --mirror",
             "git checkout -- src/a.py",
             "git branch -D main",
             "git stash drop",
@@ -402,3 +407,11 @@ class TestShellRules:
         """Safe devices, a recursive rm of something else, and a non-recursive rm are not built-in refusals."""
         verdict = Policy(mode="bypassPermissions").decide({"name": "bash", "input": {"command": command}}, ws)
         assert verdict.behavior == "allow", verdict
+
+    def test_git_config_writes_the_repositorys_config(self, ws: Workspace) -> None:
+        """`git config` writes .git/config: an Edit deny rule naming that file refuses it, even with git config
+        allowed."""
+        policy = Policy(allow=rules("Bash(git config:*)"), deny=rules("Edit(./.git/config)", base=ws.root))
+        verdict = policy.decide({"name": "bash", "input": {"command": "git config core.pager x"}}, ws)
+        assert verdict.behavior == "deny"
+        assert verdict.reason == "`git config core.pager x` writes ./.git/config, denied by rule Edit(./.git/config)"
