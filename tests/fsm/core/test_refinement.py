@@ -120,6 +120,15 @@ class Driver:
                 agent.step(child=child)
         return tuple(made), agent
 
+    def own(self, agent: Agent) -> tuple[tuple[tuple[int, str, str, str], ...], Agent]:
+        """The agent steps as it chooses itself (no subagent named), a model call answering with a final reply."""
+        made: list[tuple[int, str, str, str]] = []
+        agent.subscribe(lambda r: made.append((r.depth, r.source, r.trigger, r.dest)))
+        self.force = self.block = False
+        self.model.next = ("final", ())
+        agent.step()
+        return tuple(made), agent
+
 
 def save(agent: Agent) -> tuple[Any, list[Any]]:
     return copy.deepcopy((agent.data, [c.data for c in agent.children]))
@@ -156,6 +165,11 @@ def test_the_agent_reaches_what_the_checker_reaches(tmp_path, max_turns, k, budg
             if after not in saved:
                 saved[after] = save(agent)
         assert got == expected, config
+        if config[0][0] == "executing_tools" and config[0][4]:
+            # what the agent picks itself (step a subagent, or start the next) is one of the checker's moves: where
+            # max_parallel binds, it steps a subagent rather than start another
+            made, agent = driver.own(driver.rebuild(saved[config]))
+            assert (made, abstract(agent, b)) in got, config
         for _, after in got:
             if after not in seen:
                 seen.add(after)
