@@ -245,6 +245,7 @@ class TestShellRules:
             ("git -c core.x=y push -f", _PUSHED),
             ("git stash drop", "git stash drop deletes stashed changes"),
             ("git stash clear", "git stash clear deletes stashed changes"),
+            ("git stash drop 1", "git stash drop deletes stashed changes"),
             *((f"git branch {o} x", _BRANCH) for o in ("-D", "-d", "--delete", "-M", "--force", "-f")),
             *(
                 (f"git {s}", f"git {s} can rewrite or drop history")
@@ -330,6 +331,7 @@ class TestShellRules:
             "dd if=README.md",
             "mv README.md b",
             "perl x.pl",
+            "git --version",
         ],
     )
     def test_the_harmless_neighbours_are_not_destructive(self, ws: Workspace, command: str) -> None:
@@ -362,6 +364,7 @@ class TestShellRules:
                     ("-rf", "~/."),
                     ("-rf", "//"),
                     ("-fr", "/usr/.."),
+                    ("-rf", "/usr/../*"),
                 )
             ),
             ("dd if=x of=/dev/sda", "built-in: dd onto a device"),
@@ -400,6 +403,8 @@ class TestShellRules:
             "rm -r src",
             "rm -rf /tmp/x",
             "rm -x /",
+            "rm -rf X",
+            "rm -r XX/",
             "dd if=/dev/zero of=/dev/null",
         ],
     )
