@@ -136,6 +136,19 @@ def diffs(work: Path, module: str) -> dict[str, str]:
     return out
 
 
+def recheck(work: Path, names: list[str], tests: list[str]) -> set[str]:
+    """The mutants of *names* that *tests* (as they are now) kill, each run in a fresh pytest in mutmut's copy."""
+    shutil.copytree(work / "tests", work / "mutants" / "tests", dirs_exist_ok=True)
+    killed = set()
+    for name in names:
+        env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": name}
+        command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
+        ran = subprocess.run(command, cwd=work / "mutants", env=env, capture_output=True, check=False)
+        if ran.returncode == 1:  # a test failed (2-5: pytest could not run them)
+            killed.add(name)
+    return killed
+
+
 def main(argv: list[str] | None = None) -> int:
     targets, equivalent = load_targets()
     parser = argparse.ArgumentParser(prog="python -m tests.mutation.run", description=__doc__.split("\n\n")[0])
@@ -144,6 +157,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2, help="mutants tested at once (default 2)")
     parser.add_argument(
         "--again", action="store_true", help="keep mutmut's results of the last run: retest only what changed"
+    )
+    parser.add_argument(
+        "--recheck",
+        nargs="*",
+        metavar="TEST",
+        help="run the survivors again, one fresh pytest each, against these tests (default: the module's), as they "
+        "are now: with --again, what tests added since the run kill",
     )
     parser.add_argument("--min", type=float, default=0.9, help="the kill rate each module must reach (default 0.9)")
     args = parser.parse_args(argv)
@@ -158,6 +178,10 @@ def main(argv: list[str] | None = None) -> int:
             shutil.rmtree(work / "mutants", ignore_errors=True)
         ran = mutmut(work, "run", "--max-children", str(args.jobs))
         result = outcome(module, work, equivalent)
+        if args.recheck is not None:
+            caught = recheck(work, result.survivors, args.recheck or targets[module])
+            statuses = {n: "killed" if n in caught else s for n, s in result.statuses.items()}
+            result = Outcome(module, statuses, result.equivalent)
         if not result.statuses:
             print(f"{module}: mutmut ran no mutant (exit {ran.returncode}):\n{ran.stdout[-2000:]}{ran.stderr[-2000:]}")
             failed = True
