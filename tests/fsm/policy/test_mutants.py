@@ -155,6 +155,8 @@ class TestReadOnly:
             "printf '%s\\n' hi",
             "sort --numeric-sort README.md",  # a long option holding the letter o is not -o
             "git log",
+            "ls --color=..=x",  # an option's value is the text after its first =
+            "grep --label=x=/y z README.md",
         ],
     )
     def test_runs_unasked(self, ws: Workspace, command: str) -> None:
