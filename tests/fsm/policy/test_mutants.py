@@ -263,6 +263,12 @@ class TestShellRules:
         expected = ("ask", f"`{command}` is destructive ({why})", (f"Bash({command})",))
         assert (verdict.behavior, verdict.reason, verdict.suggestions) == expected
 
+    def test_every_redirection_is_looked_at(self, ws: Workspace) -> None:
+        """A truncating redirection after a harmless one still empties the file."""
+        verdict = Policy().decide({"name": "bash", "input": {"command": "echo hi 2>/dev/null > README.md"}}, ws)
+        reason = "`echo hi 2>/dev/null > README.md` is destructive (> README.md empties an existing file)"
+        assert (verdict.behavior, verdict.reason) == ("ask", reason)
+
     @pytest.mark.parametrize(
         ("command", "why"),
         [
@@ -334,6 +340,7 @@ class TestShellRules:
             "mv README.md b",
             "perl x.pl",
             "git --version",
+            "ln -s ../outside.txt link",  # a link's target is not written
         ],
     )
     def test_the_harmless_neighbours_are_not_destructive(self, ws: Workspace, command: str) -> None:
