@@ -169,6 +169,7 @@ class TestReadOnly:
         [
             "cat <<-EOF\nx\nEOF",
             "test 'X1' -eq 1",
+            "test 1 -eq X1",
             "test 1 -eq 1 -a -v 'a[$(id)]'",  # -v anywhere, not only first
             "test -R 'a[$(id)]'",
             "test -v 'a[$(id)]' = x",
