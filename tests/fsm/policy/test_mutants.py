@@ -170,6 +170,9 @@ class TestReadOnly:
             "cat <<-EOF\nx\nEOF",
             "test 'X1' -eq 1",
             "test 1 -eq X1",
+            "[ x -eq 1 ]",
+            "printf -v x -- y",
+            "grep --exclude-from=src/../../outside.txt x README.md",
             "test 1 -eq 1 -a -v 'a[$(id)]'",  # -v anywhere, not only first
             "test -R 'a[$(id)]'",
             "test -v 'a[$(id)]' = x",
@@ -192,6 +195,14 @@ class TestReadOnly:
         policy = Policy(deny=rules("Read(./log)", base=ws.root))
         assert bash(policy, ws, "git log") == "allow"
         assert bash(policy, ws, "cat log") == "deny"
+
+    def test_plan_mode_refuses_a_redirection_that_writes(self, ws: Workspace) -> None:
+        """A read-only program writing a file by redirection is not read-only: plan mode refuses it."""
+        assert bash(Policy(mode="plan"), ws, "ls > out.txt") == "deny"
+
+    def test_an_option_value_without_a_slash_is_not_a_file(self, ws: Workspace) -> None:
+        """`--color=auto` names no file: a Read deny rule on a file called `auto` leaves it."""
+        assert bash(Policy(deny=rules("Read(./auto)", base=ws.root)), ws, "ls --color=auto") == "allow"
 
     def test_a_line_of_assignments_in_plan_mode(self, ws: Workspace) -> None:
         """Plan mode runs a line that only sets a lowercase variable, and refuses one that sets PATH."""
