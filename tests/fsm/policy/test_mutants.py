@@ -12,8 +12,10 @@ from pathlib import Path
 import pytest
 
 from fsm.policy.chain import allow_all, permit
+from fsm.policy.commands import parse_command
 from fsm.policy.hooks import Allow, Ask, Deny, HookEvent, Hooks
 from fsm.policy.judge import Policy
+from fsm.policy.read_only import read_only
 from fsm.policy.rules import parse_rule
 from tools import Workspace
 
@@ -171,6 +173,7 @@ class TestReadOnly:
             "test 'X1' -eq 1",
             "test 1 -eq X1",
             "[ x -eq 1 ]",
+            '"[" x -eq 1 ]',  # the program [ spelled so that the parser does not read a test expression
             "printf -v x -- y",
             "grep --exclude-from=src/../../outside.txt x README.md",
             "test 1 -eq 1 -a -v 'a[$(id)]'",  # -v anywhere, not only first
@@ -195,6 +198,11 @@ class TestReadOnly:
         policy = Policy(deny=rules("Read(./log)", base=ws.root))
         assert bash(policy, ws, "git log") == "allow"
         assert bash(policy, ws, "cat log") == "deny"
+
+    def test_a_redirection_that_writes_is_not_read_only_unless_the_caller_judges_it(self) -> None:
+        """read_only sees a redirection that writes a file, unless told its caller judges the writes."""
+        command = parse_command("ls > out.txt", home="/h").commands[0]
+        assert (read_only(command), read_only(command, writes=True)) == (False, True)
 
     def test_plan_mode_refuses_a_redirection_that_writes(self, ws: Workspace) -> None:
         """A read-only program writing a file by redirection is not read-only: plan mode refuses it."""
