@@ -1,9 +1,11 @@
 """How the suite runs: the Hypothesis profiles, and which tests are marked ``e2e`` or ``slow``.
 
-Two profiles. ``ci`` is the thorough one, and CI's (``.ci/run`` sets ``CI``): every property test draws the
+Three profiles. ``ci`` is the thorough one, and CI's (``.ci/run`` sets ``CI``): every property test draws the
 examples it asks for, derandomized so a run is repeatable, printing the blob that reproduces a failure.
 ``dev`` is the quick inner loop: a tenth of the examples, random, its failures kept in ``.hypothesis/`` to be
-tried first next time. ``HYPOTHESIS_PROFILE`` names one outright (as does ``--hypothesis-profile``).
+tried first next time. ``mutation`` is the mutation run's (``tests/mutation/``): dev's tenth, derandomized so a
+mutant is killed or not the same way every time. ``HYPOTHESIS_PROFILE`` names one outright (as does
+``--hypothesis-profile``).
 
 Property tests ask for their examples through :func:`examples`, so the profile scales them too: an explicit
 ``max_examples`` would override the profile.
@@ -37,6 +39,15 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.register_profile("dev", max_examples=CI_EXAMPLES // 10, deadline=None)
+settings.register_profile(
+    "mutation",
+    max_examples=CI_EXAMPLES // 10,
+    deadline=None,
+    derandomize=True,
+    database=None,
+    # mutmut runs a test twice in one process (its stats pass, then the clean run) and forks for each mutant
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.differing_executors],
+)
 
 
 def profile_for(environ: Mapping[str, str]) -> str:

@@ -6,7 +6,7 @@ import subprocess
 import sys
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from tests.suite import CI_EXAMPLES, TESTS, examples, markers_for, profile_for
 
@@ -29,6 +29,18 @@ class TestProfileFor:
 
 
 class TestProfiles:
+    def test_mutation_is_quick_and_repeatable(self) -> None:
+        """mutation (tests/mutation/run.py) draws dev's tenth, derandomized, with no database, and lets mutmut run a
+        test twice in one process."""
+        mutation = settings.get_profile("mutation")
+        assert (mutation.max_examples, mutation.deadline, mutation.derandomize, mutation.database) == (
+            CI_EXAMPLES // 10,
+            None,
+            True,
+            None,
+        )
+        assert HealthCheck.differing_executors in mutation.suppress_health_check
+
     def test_ci_is_thorough_and_repeatable(self) -> None:
         """ci draws the full count, without a deadline, derandomized, printing the reproducing blob."""
         ci = settings.get_profile("ci")

@@ -28,6 +28,7 @@ from attrs import frozen
 from fsm.policy.argv import operands_of, options_of
 from fsm.policy.commands import SimpleCommand
 from fsm.policy.rules import Rule, parse_rule
+from fsm.policy.wrappers import after_options
 from fsm.policy.write_targets import write_targets
 
 __all__ = ["BUILT_IN_DENY", "Finding", "Locate", "destructive", "refused", "written_paths"]
@@ -161,9 +162,13 @@ def _by_program(name: str, args: tuple[str, ...], flags: set[str]) -> Finding | 
     return None
 
 
+_GIT_VALUED = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace", "--config-env", "--super-prefix"})
+"""git's global options that take the next word as their value (``git -C dir reset --hard``)."""
+
+
 def _git(args: tuple[str, ...]) -> Finding | None:
-    sub = next((a for a in args if not a.startswith("-")), "")
-    rest = args[args.index(sub) + 1 :] if sub else ()
+    words = after_options(args, _GIT_VALUED)
+    sub, rest = (words[0], words[1:]) if words else ("", ())
     flags = options_of(rest)
     if sub in ("clean", "rm", "restore"):
         return Finding(f"git {sub} discards files or changes", key=f"git {sub}")

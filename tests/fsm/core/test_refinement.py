@@ -81,6 +81,7 @@ class Driver:
             self.hooks,
             allow_all,
             max_model_calls=self.b.max_model_calls,
+            max_parallel=self.b.max_parallel,
         )
         agent.send("go")
         return agent
@@ -96,6 +97,7 @@ class Driver:
             approver=allow_all,
             max_turns=self.b.max_turns,
             max_model_calls=self.b.max_model_calls,
+            max_parallel=self.b.max_parallel,
         )
 
     def take(self, agent: Agent, choice: str) -> tuple[tuple[tuple[int, str, str, str], ...], Agent]:
@@ -118,16 +120,34 @@ class Driver:
                 agent.step(child=child)
         return tuple(made), agent
 
+    def own(self, agent: Agent) -> tuple[tuple[tuple[int, str, str, str], ...], Agent]:
+        """The agent steps as it chooses itself (no subagent named), a model call answering with a final reply."""
+        made: list[tuple[int, str, str, str]] = []
+        agent.subscribe(lambda r: made.append((r.depth, r.source, r.trigger, r.dest)))
+        self.force = self.block = False
+        self.model.next = ("final", ())
+        agent.step()
+        return tuple(made), agent
+
 
 def save(agent: Agent) -> tuple[Any, list[Any]]:
     return copy.deepcopy((agent.data, [c.data for c in agent.children]))
 
 
-@pytest.mark.parametrize(("max_turns", "k", "budget"), [(2, 2, 3), (3, 1, 5), (2, 1, 2)])
-def test_the_agent_reaches_what_the_checker_reaches(tmp_path, max_turns, k, budget):
+@pytest.mark.parametrize(
+    ("max_turns", "k", "budget", "parallel"),
+    [
+        (2, 2, 3, 4),
+        (3, 1, 5, 4),
+        (2, 1, 2, 4),
+        # max_parallel binds: a reply of two task calls starts one subagent, the second waits for it to return
+        (2, 2, 3, 1),
+    ],
+)
+def test_the_agent_reaches_what_the_checker_reaches(tmp_path, max_turns, k, budget, parallel):
     """Every configuration and every move of the checker is the real agent's, and nothing else is."""
     # the agent here has no USD budget and no compactor (tests/fsm/core/test_compacting.py drives compaction)
-    b = Bounds(max_turns, k, budget, exact_budget=True, budget_usd=False, compaction=False)
+    b = Bounds(max_turns, k, budget, parallel, exact_budget=True, budget_usd=False, compaction=False)
     driver = Driver(tmp_path, b)
     start = driver.fresh()
     assert abstract(start, b) == initial(b)
@@ -145,8 +165,15 @@ def test_the_agent_reaches_what_the_checker_reaches(tmp_path, max_turns, k, budg
             if after not in saved:
                 saved[after] = save(agent)
         assert got == expected, config
+        if config[0][0] == "executing_tools" and config[0][4]:
+            # what the agent picks itself (step a subagent, or start the next) is one of the checker's moves: where
+            # max_parallel binds, it steps a subagent rather than start another
+            made, agent = driver.own(driver.rebuild(saved[config]))
+            assert (made, abstract(agent, b)) in got, config
         for _, after in got:
             if after not in seen:
                 seen.add(after)
                 queue.append(after)
     assert seen == set(explore(b)[0])
+    # where max_parallel binds, the agent and the checker both stop at it (k task calls would start k subagents)
+    assert max(len(children) for (_, _, _, _, children, _), _ in seen) == min(parallel, k)

@@ -1,0 +1,451 @@
+"""Tests that kill the mutants the mutation run (``python -m tests.mutation.run``, docs/mutation.md) found surviving
+in the permission policy: each one fails on a mutant that changes what the policy allows, asks or denies.
+
+``TestNamedMutants`` holds the six the audit of issue 29 named, each of which let through what is denied or asked
+today; the other classes follow the modules. Nothing here runs a command: every test asks for a verdict only.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from fsm.policy.chain import allow_all, permit
+from fsm.policy.commands import parse_command
+from fsm.policy.hooks import Allow, Ask, Deny, HookEvent, Hooks
+from fsm.policy.judge import Policy
+from fsm.policy.read_only import read_only
+from fsm.policy.rules import parse_rule
+from tools import Workspace
+
+
+@pytest.fixture
+def ws(tmp_path: Path) -> Workspace:
+    root = tmp_path / "ws"
+    (root / "src").mkdir(parents=True)
+    (root / "src" / "a.py").write_text("x")
+    (root / "README.md").write_text("x")
+    (tmp_path / "outside.txt").write_text("x")
+    return Workspace(root)
+
+
+def bash(policy: Policy, ws: Workspace, command: str) -> str:
+    return policy.decide({"name": "bash", "id": "t", "input": {"command": command}}, ws).behavior
+
+
+def rules(*texts: str, base: Path | None = None) -> tuple:
+    return tuple(parse_rule(t, base=base) for t in texts)
+
+
+class TestNamedMutants:
+    """The six surviving mutants of issue 29, each of which turned an ask or a deny into an allow."""
+
+    @pytest.mark.parametrize(
+        "command",
+        ["env FOO=1 ls", "env LD_PRELOAD=./x.so cat README.md", "env -u HOME ls", "env PATH=src ls src"],
+    )
+    def test_an_env_wrapper_with_assignments_is_not_read_only(self, ws: Workspace, command: str) -> None:
+        """`env VAR=… cmd` changes what cmd runs: it asks in default mode, and plan mode refuses it."""
+        assert bash(Policy(), ws, command) == "ask"
+        assert bash(Policy(mode="plan"), ws, command) == "deny"
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            "grep -f ../outside.txt README.md",
+            "grep -f /etc/shadow README.md",
+            "grep -e x -f ~/.ssh/id_rsa README.md",
+            "grep --file=../outside.txt x README.md",
+        ],
+    )
+    def test_grep_reading_patterns_from_a_file_outside_asks(self, ws: Workspace, command: str) -> None:
+        """`grep -f FILE` reads FILE: outside the workspace it asks, even with grep allowed by a rule."""
+        assert bash(Policy(), ws, command) == "ask"
+        assert bash(Policy(allow=rules("Bash(grep:*)")), ws, command) == "ask"
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            "git reset --hard HEAD~1",
+            "git reset --merge",
+            "git reset --keep HEAD~1",
+            "git -C . reset --hard",
+            "git clean -fdx",
+            "git push --force origin main",
+            "git push origin :main",
+            "git push --force-with-lease",
+            "git push --mirror",
+            "git checkout -- src/a.py",
+            "git branch -D main",
+            "git stash drop",
+            "git rm src/a.py",
+            "git restore src/a.py",
+            "git reflog expire --all",
+        ],
+    )
+    def test_destructive_git_asks_under_a_broad_git_rule(self, ws: Workspace, command: str) -> None:
+        """`Bash(git:*)` allows git, but not git that discards work or history: that still asks."""
+        assert bash(Policy(allow=rules("Bash(git:*)")), ws, command) == "ask"
+        assert bash(Policy(allow=rules("Bash(git:*)"), mode="acceptEdits"), ws, command) == "ask"
+
+    def test_a_glob_deny_rule_matches_the_pattern(self, ws: Workspace) -> None:
+        """`Glob(**/*.env)` denies a glob call with that pattern, in every mode; other patterns run."""
+        for mode in ("default", "bypassPermissions"):
+            policy = Policy(mode=mode, deny=rules("Glob(**/*.env)"))
+            verdict = policy.decide({"name": "glob", "input": {"pattern": "**/*.env"}}, ws)
+            assert (verdict.behavior, verdict.rule) == ("deny", "Glob(**/*.env)")
+            assert policy.decide({"name": "glob", "input": {"pattern": "*.py"}}, ws).behavior == "allow"
+
+    def test_a_task_ask_rule_asks(self, ws: Workspace) -> None:
+        """A bare `Task` ask rule asks before every subagent, forced (a hook's allow does not skip it)."""
+        policy = Policy(ask=rules("Task"))
+        verdict = policy.decide({"name": "task", "input": {"prompt": "go"}}, ws)
+        assert (verdict.behavior, verdict.forced, verdict.rule) == ("ask", True, "Task")
+        assert "task matches ask rule Task" in verdict.reason
+        assert Policy(ask=rules("Agent")).decide({"name": "task", "input": {"prompt": "go"}}, ws).behavior == "ask"
+
+    @pytest.mark.parametrize("others", [(), (None,), (Allow(),), (None, Allow())])
+    @pytest.mark.parametrize("first", [True, False])
+    def test_a_pretooluse_hooks_ask_is_kept(self, ws: Workspace, others: tuple, first: bool) -> None:
+        """A PreToolUse hook's Ask reaches the approver even when other hooks (before or after it) allow or say
+        nothing, and a call the policy would allow is then refused when the approver says no."""
+        hooks = Hooks()
+        answers = [Ask("check this"), *others] if first else [*others, Ask("check this")]
+        for answer in answers:
+            hooks.on("PreToolUse", lambda e, a=answer: a)
+        call = {"name": "read_file", "id": "t1", "input": {"path": "README.md"}}
+        verdict = hooks.pre_tool_use(HookEvent("PreToolUse", "root", 0, ws, tool_call=call))
+        assert isinstance(verdict.decision, Ask)
+        asked: list[Ask] = []
+
+        def approver(tool_call: dict, ask: Ask) -> bool:
+            asked.append(ask)
+            return False
+
+        event = HookEvent("PreToolUse", "root", 0, ws, tool_call=call)
+        result = permit(call, event, hooks=hooks, policy=Policy(), approver=approver, workspace=ws)
+        assert result.denial is not None and [a.reason.startswith("check this") for a in asked] == [True]
+        allowed = permit(call, event, hooks=hooks, policy=Policy(), approver=allow_all, workspace=ws)
+        assert allowed.denial is None
+
+    def test_a_pretooluse_deny_beats_an_ask(self, ws: Workspace) -> None:
+        """Of a hook's Ask and another's Deny, the Deny wins whatever the order."""
+        for order in ((Ask("a"), Deny("no")), (Deny("no"), Ask("a"))):
+            hooks = Hooks()
+            for answer in order:
+                hooks.on("PreToolUse", lambda e, a=answer: a)
+            call = {"name": "read_file", "id": "t1", "input": {"path": "README.md"}}
+            verdict = hooks.pre_tool_use(HookEvent("PreToolUse", "root", 0, ws, tool_call=call))
+            assert verdict.decision == Deny("no")
+
+
+class TestReadOnly:
+    """fsm.policy.read_only: what runs unasked, and each detail that makes a command ask."""
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            "cat < README.md",  # an input redirection writes nothing
+            "ls > /dev/null",
+            "ls 2>&1",
+            "a=b=c",  # a bare assignment to a lowercase variable, whatever its value
+            "[ 1 -eq 1 ]",
+            "test \"'1'\" -eq \"'2'\"",  # quotes around a number still make a number
+            "test -v \"'a'\"",
+            "printf -- -v",  # after --, -v is printed, not an option
+            "printf '%s\\n' hi",
+            "sort --numeric-sort README.md",  # a long option holding the letter o is not -o
+            "git log",
+            "ls --color=..=x",  # an option's value is the text after its first =
+            "grep --label=x=/y z README.md",
+        ],
+    )
+    def test_runs_unasked(self, ws: Workspace, command: str) -> None:
+        """A read-only command runs without asking, in default and plan mode."""
+        assert bash(Policy(), ws, command) == "allow"
+        assert bash(Policy(mode="plan"), ws, command) == "allow"
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            "cat <<-EOF\nx\nEOF",
+            "test 'X1' -eq 1",
+            "test 1 -eq X1",
+            "[ x -eq 1 ]",
+            '"[" x -eq 1 ]',  # the program [ spelled so that the parser does not read a test expression
+            "printf -v x -- y",
+            "grep --exclude-from=src/../../outside.txt x README.md",
+            "test 1 -eq 1 -a -v 'a[$(id)]'",  # -v anywhere, not only first
+            "test -R 'a[$(id)]'",
+            "test -v 'a[$(id)]' = x",
+            "test -v Xa",
+            "printf -v x 1",
+            "printf -vx 1",
+            "printf -v x",
+            "printf -v",
+            "sort -ofile README.md",
+            "rg --ignore-file=.. x",
+            "rg --ignore-file=~ x",
+        ],
+    )
+    def test_asks(self, ws: Workspace, command: str) -> None:
+        """A command that may write, evaluate code or read outside is not read-only: it asks."""
+        assert bash(Policy(), ws, command) == "ask"
+
+    def test_a_subcommand_is_not_a_file(self, ws: Workspace) -> None:
+        """git's subcommand is not read as a path: a Read deny rule naming a file called `log` leaves `git log`."""
+        policy = Policy(deny=rules("Read(./log)", base=ws.root))
+        assert bash(policy, ws, "git log") == "allow"
+        assert bash(policy, ws, "cat log") == "deny"
+
+    def test_a_redirection_that_writes_is_not_read_only_unless_the_caller_judges_it(self) -> None:
+        """read_only sees a redirection that writes a file, unless told its caller judges the writes."""
+        command = parse_command("ls > out.txt", home="/h").commands[0]
+        assert (read_only(command), read_only(command, writes=True)) == (False, True)
+
+    def test_plan_mode_refuses_a_redirection_that_writes(self, ws: Workspace) -> None:
+        """A read-only program writing a file by redirection is not read-only: plan mode refuses it."""
+        assert bash(Policy(mode="plan"), ws, "ls > out.txt") == "deny"
+
+    def test_an_option_value_without_a_slash_is_not_a_file(self, ws: Workspace) -> None:
+        """`--color=auto` names no file: a Read deny rule on a file called `auto` leaves it."""
+        assert bash(Policy(deny=rules("Read(./auto)", base=ws.root)), ws, "ls --color=auto") == "allow"
+
+    def test_a_line_of_assignments_in_plan_mode(self, ws: Workspace) -> None:
+        """Plan mode runs a line that only sets a lowercase variable, and refuses one that sets PATH."""
+        assert bash(Policy(mode="plan"), ws, "a=1") == "allow"
+        assert bash(Policy(mode="plan"), ws, "PATH=/tmp") == "deny"
+
+
+_GIT_LOST = "git reset --hard discards changes"
+_PUSHED = "git push --force rewrites or deletes remote history"
+_BRANCH = "git branch -D deletes a branch"
+_CHECKOUT = "git checkout -- discards changes"
+
+
+class TestShellRules:
+    """fsm.policy.shell_rules: what is refused, what is destructive and why, and which rule allows it."""
+
+    @pytest.mark.parametrize(
+        ("command", "why"),
+        [
+            *((f"{p} a", f"{p} deletes files") for p in ("rm", "rmdir", "unlink", "shred", "srm", "wipe")),
+            ("truncate -s0 README.md", "truncate empties files"),
+            ("dd if=README.md of=b", "dd of= overwrites a file"),
+            ("dd if=x of=/dev/null", "dd of= overwrites a file"),
+            ("find . -delete", "find -delete deletes files"),
+            ("sed -i s/a/b/ README.md", "sed -i rewrites files in place"),
+            ("gsed --in-place s/a/b/ README.md", "gsed -i rewrites files in place"),
+            ("perl -i x.pl README.md", "perl -i rewrites files in place"),
+            ("chmod -R 644 src", "chmod -R changes a whole tree"),
+            ("chown --recursive me src", "chown -R changes a whole tree"),
+            ("chgrp -R me src", "chgrp -R changes a whole tree"),
+            *((f"git {s} x", f"git {s} discards files or changes") for s in ("clean", "rm", "restore")),
+            *((f"git reset {o}", _GIT_LOST) for o in ("--hard", "--merge", "--keep")),
+            ("git -C . reset --hard", _GIT_LOST),
+            ("git --no-pager reset --hard", _GIT_LOST),
+            ("git checkout -- src/a.py", _CHECKOUT),
+            ("git checkout .", _CHECKOUT),
+            ("git checkout -f main", _CHECKOUT),
+            ("git checkout --force main", _CHECKOUT),
+            *(
+                (f"git push {o}", _PUSHED)
+                for o in (
+                    "-f",
+                    "--force",
+                    "--force-with-lease",
+                    "--force-if-includes",
+                    "--mirror",
+                    "--delete origin x",
+                    "-d origin x",
+                    "--prune",
+                    "origin +main",
+                    "origin :main",
+                )
+            ),
+            ("git -c core.x=y push -f", _PUSHED),
+            ("git stash drop", "git stash drop deletes stashed changes"),
+            ("git stash clear", "git stash clear deletes stashed changes"),
+            ("git stash drop 1", "git stash drop deletes stashed changes"),
+            *((f"git branch {o} x", _BRANCH) for o in ("-D", "-d", "--delete", "-M", "--force", "-f")),
+            *(
+                (f"git {s}", f"git {s} can rewrite or drop history")
+                for s in ("filter-branch", "filter-repo", "update-ref", "reflog", "gc", "prune")
+            ),
+            ("echo hi > README.md", "> README.md empties an existing file"),
+            ("echo hi >| README.md", ">| README.md empties an existing file"),
+        ],
+    )
+    def test_destructive_asks_saying_why(self, ws: Workspace, command: str, why: str) -> None:
+        """A destructive command asks, says what it destroys, and offers the rule naming it exactly."""
+        verdict = Policy().decide({"name": "bash", "input": {"command": command}}, ws)
+        expected = ("ask", f"`{command}` is destructive ({why})", (f"Bash({command})",))
+        assert (verdict.behavior, verdict.reason, verdict.suggestions) == expected
+
+    def test_every_redirection_is_looked_at(self, ws: Workspace) -> None:
+        """A truncating redirection after a harmless one still empties the file."""
+        verdict = Policy().decide({"name": "bash", "input": {"command": "echo hi 2>/dev/null > README.md"}}, ws)
+        reason = "`echo hi 2>/dev/null > README.md` is destructive (> README.md empties an existing file)"
+        assert (verdict.behavior, verdict.reason) == ("ask", reason)
+
+    @pytest.mark.parametrize(
+        ("command", "why"),
+        [
+            ("mv README.md ../x", "mv moves files out of the workspace"),
+            ("mv ../x README.md", "mv moves files out of the workspace"),
+            ("echo hi > ../x", "> ../x writes outside the workspace"),
+            ("cp README.md ../x", "cp ../x writes outside the workspace"),
+            ("rm -r /tmp/x", "rm /tmp/x writes outside the workspace"),
+        ],
+    )
+    def test_writing_outside_asks_and_no_rule_allows_it(self, ws: Workspace, command: str, why: str) -> None:
+        """A command that writes or moves files outside the workspace asks, and no Bash rule, even an exact one,
+        allows it."""
+        for allow in ((), rules(f"Bash({command})", "Bash(mv:*)", "Bash(echo:*)", "Bash(cp:*)", "Bash(rm:*)")):
+            verdict = Policy(allow=allow).decide({"name": "bash", "input": {"command": command}}, ws)
+            reason = f"`{command}` is destructive ({why}); no Bash rule allows writing outside it"
+            assert (verdict.behavior, verdict.reason, verdict.suggestions) == ("ask", reason, ())
+
+    @pytest.mark.parametrize(
+        ("rule", "command"),
+        [
+            ("Bash(rm:*)", "rm a"),
+            ("Bash(rmdir:*)", "rmdir src"),
+            ("Bash(truncate:*)", "truncate -s0 README.md"),
+            ("Bash(dd:*)", "dd if=README.md of=b"),
+            ("Bash(git clean:*)", "git clean -fdx"),
+            ("Bash(git rm:*)", "git rm src/a.py"),
+            ("Bash(git reset --hard:*)", "git reset --hard HEAD"),
+            ("Bash(git stash drop:*)", "git stash drop"),
+            ("Bash(git stash clear)", "git stash clear"),
+            ("Bash(sed -i s/a/b/ README.md)", "sed -i s/a/b/ README.md"),
+        ],
+    )
+    def test_a_rule_naming_the_destruction_allows_it(self, ws: Workspace, rule: str, command: str) -> None:
+        """A rule whose fixed start names the destructive program (or subcommand), or the whole command, allows it."""
+        assert bash(Policy(allow=rules(rule)), ws, command) == "allow"
+
+    @pytest.mark.parametrize(
+        ("rule", "command"),
+        [
+            ("Bash(find:*)", "find . -delete"),
+            ("Bash(sed:*)", "sed -i s/a/b/ README.md"),
+            ("Bash(chmod:*)", "chmod -R 644 src"),
+            ("Bash(git reset:*)", "git reset --hard"),
+            ("Bash(git push:*)", "git push --force"),
+            ("Bash(git checkout:*)", "git checkout -- src/a.py"),
+            ("Bash(git branch:*)", "git branch -D x"),
+            ("Bash(git stash:*)", "git stash drop"),
+            ("Bash(git gc:*)", "git gc"),
+            ("Bash(echo:*)", "echo hi > README.md"),
+        ],
+    )
+    def test_a_broad_rule_does_not_allow_the_destruction(self, ws: Workspace, rule: str, command: str) -> None:
+        """A rule naming only the program (or a shorter prefix than the destruction) still asks."""
+        assert bash(Policy(allow=rules(rule)), ws, command) == "ask"
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            "git checkout main",
+            "git push origin main",
+            "git stash list",
+            "git stash",
+            "git reset HEAD",
+            "git branch x",
+            "sed s/a/b/ README.md",
+            "chmod 644 README.md",
+            "dd if=README.md",
+            "mv README.md b",
+            "perl x.pl",
+            "git --version",
+            "ln -s ../outside.txt link",  # a link's target is not written
+        ],
+    )
+    def test_the_harmless_neighbours_are_not_destructive(self, ws: Workspace, command: str) -> None:
+        """The same programs without the destructive option ask only because they are not read-only, and a rule
+        naming the program allows them."""
+        verdict = Policy().decide({"name": "bash", "input": {"command": command}}, ws)
+        assert (verdict.behavior, verdict.reason) == ("ask", f"`{command}` is not a built-in read-only command")
+        assert bash(Policy(allow=rules(f"Bash({command.split()[0]}:*)")), ws, command) == "allow"
+
+    @pytest.mark.parametrize(
+        ("command", "rule"),
+        [
+            *(
+                (f"{p} x", f"Bash({p}:*) (built-in)")
+                for p in ("sudo", "shutdown", "reboot", "halt", "poweroff", "mkfs")
+            ),
+            ("mkfs.ext4 /dev/sda", "Bash(mkfs.*) (built-in)"),
+            *(
+                (f"rm {o} {t}", "built-in: rm -r of / or ~")
+                for o, t in (
+                    ("-rf", "/"),
+                    ("-r", "~"),
+                    ("-R", "$HOME"),
+                    ("--recursive", "${HOME}/"),
+                    ("-rf", "$HOME/x/.."),
+                    ("-rf", "${HOME}"),
+                    ("-rf", "/*"),
+                    ("-rf", "~/*"),
+                    ("-rf", "/."),
+                    ("-rf", "~/."),
+                    ("-rf", "//"),
+                    ("-fr", "/usr/.."),
+                    ("-rf", "/usr/../*"),
+                )
+            ),
+            ("dd if=x of=/dev/sda", "built-in: dd onto a device"),
+            ("echo x > /dev/sda", "built-in: a redirection onto a device"),
+        ],
+    )
+    def test_refused_in_every_mode(self, ws: Workspace, command: str, rule: str) -> None:
+        """The built-in refusals deny in every mode, whatever rule allows, naming what refused."""
+        for mode in ("default", "bypassPermissions"):
+            verdict = Policy(mode=mode, allow=rules("Bash(rm:*)", "Bash(dd:*)", "Bash(echo:*)")).decide(
+                {"name": "bash", "input": {"command": command}}, ws
+            )
+            assert (verdict.behavior, verdict.reason, verdict.rule) == (
+                "deny",
+                f"`{command}` is refused by {rule}",
+                rule,
+            )
+
+    @pytest.mark.parametrize("star", ["*", ".*", "./*"])
+    def test_rm_of_everything_after_cd_to_root_is_refused(self, ws: Workspace, star: str) -> None:
+        """`cd / && rm -rf *` (or `.*`, `./*`) deletes the root: refused."""
+        verdict = Policy(mode="bypassPermissions").decide(
+            {"name": "bash", "input": {"command": f"cd / && rm -rf {star}"}}, ws
+        )
+        assert (verdict.behavior, verdict.rule) == ("deny", "built-in: rm -r of / or ~")
+
+    @pytest.mark.parametrize(
+        "command",
+        [
+            "echo x > /dev/null",
+            "echo x > /dev/stderr",
+            "echo x > /dev/fd/1",
+            "echo x 2> /dev/tty",
+            "rm -f ~/x",
+            "rm -rf ~/x",
+            "rm -r src",
+            "rm -rf /tmp/x",
+            "rm -x /",
+            "rm -rf X",
+            "rm -r XX/",
+            "dd if=/dev/zero of=/dev/null",
+        ],
+    )
+    def test_not_refused(self, ws: Workspace, command: str) -> None:
+        """Safe devices, a recursive rm of something else, and a non-recursive rm are not built-in refusals."""
+        verdict = Policy(mode="bypassPermissions").decide({"name": "bash", "input": {"command": command}}, ws)
+        assert verdict.behavior == "allow", verdict
+
+    def test_git_config_writes_the_repositorys_config(self, ws: Workspace) -> None:
+        """`git config` writes .git/config: an Edit deny rule naming that file refuses it, even with git config
+        allowed."""
+        policy = Policy(allow=rules("Bash(git config:*)"), deny=rules("Edit(./.git/config)", base=ws.root))
+        verdict = policy.decide({"name": "bash", "input": {"command": "git config core.pager x"}}, ws)
+        assert verdict.behavior == "deny"
+        assert verdict.reason == "`git config core.pager x` writes ./.git/config, denied by rule Edit(./.git/config)"
