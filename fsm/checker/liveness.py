@@ -23,7 +23,18 @@ import functools
 from collections.abc import Sequence
 
 from fsm.checker.reduced import calls_allowed
-from fsm.checker.space import HOLDING, PLENTY, Bounds, Config, Move, awaiting, calls_of, made_call, node_at, triggers_for
+from fsm.checker.space import (
+    HOLDING,
+    PLENTY,
+    Bounds,
+    Config,
+    Move,
+    awaiting,
+    calls_of,
+    made_call,
+    node_at,
+    triggers_for,
+)
 
 __all__ = ["Graph", "most_calls", "step_calls", "vacuous", "witness"]
 

@@ -307,7 +307,9 @@ def persistent_moves(config: Config, b: Bounds, *, reduce: bool = True) -> tuple
     return every + _ctrl_c(config, b), not _every_class(every, b)
 
 
-def calls_allowed(node: Node, tries: tuple[str, ...], depth: int, others: int, outcome: tuple[str, str], b: Bounds) -> int:
+def calls_allowed(
+    node: Node, tries: tuple[str, ...], depth: int, others: int, outcome: tuple[str, str], b: Bounds
+) -> int:
     """The run's calls so far (``run_calls``) with which the driver, trying *tries* from *node* at *depth* with
     *others* agents holding a granted call and the USD budget not spent, takes *outcome* ``(trigger, dest)``: a
     bitmask (bit ``c`` set: with ``c`` calls made it may). Exact: where the guards' verdicts are the same on every

@@ -243,7 +243,9 @@ def _check(b: Bounds, *, reduce: bool = True) -> Report:
     empty = vacuous(graph, b)
     if empty is not None:
         problem, at = empty
-        return report(problem, at if at is not None else next(reversed(found.parents)), worst, unbudgeted)
+        if at is None:  # no run does it: show one that runs to its end, the deepest the search found
+            at = next(c for c in reversed(found.parents) if not graph.get(c))
+        return report(problem, at, worst, unbudgeted)
     if worst < b.max_model_calls <= table:
         end = next(c for c, counts in reached.items() if counts.bit_length() - 1 == worst)
         path = witness(graph, reached, found.labels, end, worst, b)

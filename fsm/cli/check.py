@@ -132,7 +132,7 @@ def render(report: Report) -> str:
         lines.append(f"counterexample ({len(report.counterexample)} steps from the prompt):")
         lines += [f"  {i}. {_move(move)}" for i, move in enumerate(report.counterexample, 1)]
         if (report.problem or "").startswith("vacuous"):
-            lines.append("  (no run of the searched graph does it: this one is the last the search found)")
+            lines.append("  (no run of the searched graph does it: this one runs to its end)")
         if b.reduced:
             lines.append(
                 "  (a run of the reduced search, where a guard may see the budget spent whatever came "
