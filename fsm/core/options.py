@@ -174,12 +174,12 @@ class AgentOptions:
         """The options of a subagent of an agent running with these: the same settings, shared objects and tools
         (it drops ``task`` itself), its own system prompt (ours for a subagent), the run's *max_turns* and
         *max_model_calls*, no budget or ``max_parallel`` of its own; a custom type (*definition*) brings its
-        prompt (made a system prompt by *system*), its tools and its cap on turns."""
+        prompt (made a system prompt by *system*), its tools and its cap on turns (at most *max_turns*)."""
         changes: dict[str, Any] = {"max_turns": max_turns, "max_model_calls": max_model_calls}
         changes.update(system=None, max_budget_usd=None, max_parallel=None)
         if definition is not None:
             changes.update(system=system(definition.prompt), tools=definition.tools or BASE_TOOL_NAMES)
-            changes["max_turns"] = definition.max_turns or max_turns
+            changes["max_turns"] = min(definition.max_turns or max_turns, max_turns)  # it lowers the run's cap
         return attrs.evolve(self, **changes)
 
 
