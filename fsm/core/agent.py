@@ -301,10 +301,12 @@ class Agent:
                 the limits), replacing those of *options* or the data's.
 
         Raises:
-            ConfigError: the data is outside the invariant (the message names the field and the value).
+            ConfigError: the data is outside the invariant (the message names the field and the value), or more
+                subagents run than the ``max_parallel`` the agent is restored with.
         """
         children = list(children)
-        check_tree(data, children)
+        parallel = keywords.get("max_parallel", options.max_parallel if options is not None else None)
+        check_tree(data, children, max_parallel=parallel)  # the limit the restored agent runs with
         limits = {
             "max_turns": data.max_turns,
             "max_model_calls": data.max_model_calls,
