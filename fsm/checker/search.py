@@ -4,7 +4,7 @@ properties proved on them: safety, and that the table is not vacuous (:mod:`fsm.
 The configurations and the exact system's moves are :mod:`fsm.checker.space` (read from ``TRANSITIONS`` and
 ``GUARDS``, restating no edge); the default, reduced search and why it is sound, :mod:`fsm.checker.reduced`.
 :func:`check` proves for the bounds given: depth <= 1; turns <= max_turns for every agent; run total <=
-max_model_calls; with ``budget_usd``, no model call starts where the USD budget is spent (whatever the replies
+max_model_calls; with ``budget_usd``, no model call is granted where the USD budget is spent (whatever the replies
 cost: see :mod:`fsm.checker.space`); at most ``MAX_COMPACTIONS`` (2) compactions per model call, so no loop of
 compactions (a summary call counts toward the budget, not the turns); no deadlock (every busy configuration has a
 move besides Ctrl-C); idle reachable from every configuration; every run terminates (the graph is acyclic); and

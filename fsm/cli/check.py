@@ -25,7 +25,7 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Explore every configuration of one run that the table allows (breadth-first) and prove "
         "depth <= 1, turns <= max_turns per agent, run total <= max_model_calls, no model call "
-        "started with the USD budget spent (whatever the replies cost), no deadlock, "
+        "granted with the USD budget spent (whatever the replies cost), no deadlock, "
         "idle reachable from everywhere, termination, and at most 2 compactions per model call "
         "(so no loop of compactions); and that the table is not vacuous: some run calls the model, runs a "
         "tool, spawns a subagent that calls the model and returns, compacts, and uses the whole budget, and "
@@ -120,7 +120,7 @@ def render(report: Report) -> str:
             f"worst case: {report.worst_case:,} model calls per run, the longest run searched (without the budget "
             f"the table allows {report.unbudgeted:,})"
         )
-        usd = "; no model call starts with the USD budget spent" if b.budget_usd else ""
+        usd = "; no model call granted with the USD budget spent" if b.budget_usd else ""
         lines.append(
             f"proved: depth <= 1; turns <= {b.max_turns} for every agent; run total <= {b.max_model_calls}"
             f"{usd}{f'; at most {MAX_COMPACTIONS} compactions per model call' if b.compaction else ''}; no deadlock; "

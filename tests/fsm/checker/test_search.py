@@ -285,7 +285,7 @@ class TestCommand:
             "13,650)\n"
         ) in out
         assert out.endswith(
-            "proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call starts "
+            "proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call granted "
             "with the USD budget spent; at most 2 compactions per model call; no deadlock; idle reachable "
             "from every configuration; every run terminates\n"
             "live: some run calls the model, runs a tool, compacts, and spawns a subagent that calls the model and "
@@ -320,7 +320,7 @@ class TestCommand:
             "worst case: 10 model calls per run, the longest run searched (without the budget the table allows 21)"
         ) in out
         assert (
-            "proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call starts with the USD "
+            "proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call granted with the USD "
             "budget spent; no deadlock; idle reachable from every configuration; every run terminates\n"
             "live: some run calls the model, runs a tool, and spawns a subagent that calls the model and returns; "
             "Ctrl-C stops every busy configuration; some run uses the whole budget\n"
