@@ -130,7 +130,7 @@ def test_flags_that_do_not_apply_are_refused(agentfsm):
 
 def test_resume_with_fewer_parallel_slots_than_running_subagents_is_refused(fake, project, agentfsm):
     """A run killed with three subagents waiting on the model, resumed with ``--max-parallel 1``: one line naming
-    both values, exit 1 (as for any session that cannot go on), nothing sent; ``--max-parallel 3`` (or none) finishes it."""
+    both values, exit 1 (as for any session that cannot go on), nothing sent; ``--max-parallel 3`` finishes it."""
     release = threading.Event()
 
     def hang(body: dict[str, Any]) -> dict[str, Any]:

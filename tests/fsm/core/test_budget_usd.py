@@ -186,7 +186,7 @@ class TestGranted:
                 prompts = {c.data.agent_id: c.data.messages[0]["content"] for c in agent.children}
                 holding_then.append({prompts[c.agent_id] for c in agent.children if c.state == "awaiting_model"})
 
-        agent, model = make(tmp_path, [router] * 40, max_budget_usd=budget, max_parallel=parallel)
+        agent, _ = make(tmp_path, [router] * 40, max_budget_usd=budget, max_parallel=parallel)
         agent.subscribe(slow)
         agent.run("go")
         assert agent.outcome == "max_budget_usd" and holding_then
