@@ -572,14 +572,3 @@ class TestLiveness:
         out = capsys.readouterr().out
         assert "VIOLATION: vacuous: no run makes a model call\n" in out
         assert "counterexample (1 steps from the prompt):\n  1. depth 0: idle --" in out and "proved" not in out
-
-    @pytest.mark.slow
-    def test_the_budget_mutant_at_the_defaults(self, monkeypatch, capsys):
-        """`agentfsm check` at the defaults with the budget guard one call early reports 199 of 200, exit 1."""
-        monkeypatch.setitem(guards.GUARD_FUNCTIONS, "out_of_model_calls", _budget_one_early)
-        assert main(["check"]) == 1
-        out = capsys.readouterr().out
-        assert (
-            "VIOLATION: the budget stops every run early: the longest makes 199 model calls < max_model_calls 200, "
-            "where the table allows 13,650\n"
-        ) in out
