@@ -183,8 +183,8 @@ class TestGranted:
         def slow(record: Any) -> None:
             time.sleep(0.003)  # under the tree's lock: the other subagents' steps wait here
             if record.cost_usd and not holding_then and agent.run_cost_usd >= budget:
-                prompts = {c.data.agent_id: c.data.messages[0]["content"] for c in agent.children}
-                holding_then.append({prompts[c.agent_id] for c in agent.children if c.state == "awaiting_model"})
+                waiting = [c for c in agent.children if c.state == "awaiting_model"]  # each has its prompt sent
+                holding_then.append({c.data.messages[0]["content"] for c in waiting})
 
         agent, _ = make(tmp_path, [router] * 40, max_budget_usd=budget, max_parallel=parallel)
         agent.subscribe(slow)
