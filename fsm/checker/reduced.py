@@ -68,7 +68,16 @@ from fsm.checker.space import (
 from fsm.core.guards import GUARD_FUNCTIONS, MAX_FAILED_COMPACTIONS, Facts
 from fsm.core.reducer import Counts, compaction_counts
 
-__all__ = ["FREE", "FREE_USD_SPENT", "SPENT", "SPENT_USD_SPENT", "Option", "classes", "persistent_moves"]
+__all__ = [
+    "FREE",
+    "FREE_USD_SPENT",
+    "SPENT",
+    "SPENT_USD_SPENT",
+    "Option",
+    "calls_allowed",
+    "classes",
+    "persistent_moves",
+]
 
 FREE, SPENT = "a call free", "none free"
 """The two classes of the budget of model calls an agent's guards may see (the USD budget not spent)."""
@@ -296,3 +305,75 @@ def persistent_moves(config: Config, b: Bounds, *, reduce: bool = True) -> tuple
                     return steps + _ctrl_c(config, b), False
     every = own + [s for i, kid in enumerate(root[4]) if busy(kid) for s in _agent_steps(config, (i,), b)]
     return every + _ctrl_c(config, b), not _every_class(every, b)
+
+
+def calls_allowed(
+    node: Node, tries: tuple[str, ...], depth: int, others: int, outcome: tuple[str, str], b: Bounds
+) -> int:
+    """The run's calls so far (``run_calls``) with which the driver, trying *tries* from *node* at *depth* with
+    *others* agents holding a granted call and the USD budget not spent, takes *outcome* ``(trigger, dest)``: a
+    bitmask (bit ``c`` set: with ``c`` calls made it may). Exact: where the guards' verdicts are the same on every
+    Facts of a budget class (the table's), the class's range; else judged for each count (a mutated guard)."""
+    key = ("allowed", node[0], tries, node[1], depth, len(node[4]), node[5], others, outcome, b)
+    found = CACHE.get(key)
+    if found is not None:
+        return found  # type: ignore[no-any-return]
+    state, turn, _, _, children, counts = node
+    room = b.max_model_calls - others  # the count with none free; above it the run is overdrawn
+    uniform = all(
+        len(set(_vectors(turn + made_call(t, state, False), depth, len(children), (c, f, m), klass, b))) <= 1
+        for t in tries
+        for c, _, m in [compaction_counts(t, state, counts)]
+        for f in (0, MAX_FAILED_COMPACTIONS)
+        for klass in (FREE, SPENT)
+    )
+    mask = 0
+    if uniform:
+        if outcome in _outcomes(node, tries, depth, FREE, b):
+            mask |= (1 << max(room, 0)) - 1
+        if room >= 0 and outcome in _outcomes(node, tries, depth, SPENT, b):
+            mask |= 1 << room
+    else:
+        for calls in range(max(room, -1) + 1):
+            if outcome in _picked(node, tries, depth, calls, others, b):
+                mask |= 1 << calls
+    CACHE[key] = mask
+    return mask
+
+
+def _picked(node: Node, tries: tuple[str, ...], depth: int, calls: int, others: int, b: Bounds) -> set[tuple[str, str]]:
+    """``(trigger, dest)`` the driver takes trying *tries* from *node* with exactly *calls* made and *others*
+    holding a call, the USD budget not spent, the failed compactions in a row at zero or at the limit."""
+    state, turn, _, _, children, counts = node
+    budget_usd, cost_usd = usd_facts(False, b)
+    picked = set()
+    for failed in (0, MAX_FAILED_COMPACTIONS):
+        for trigger in tries:
+            compactions, _, manual = compaction_counts(trigger, state, counts)
+            facts = Facts(
+                turn=turn + made_call(trigger, state, False),
+                max_turns=b.max_turns,
+                depth=depth,
+                active_children=len(children),
+                max_parallel=b.max_parallel,
+                run_calls=calls,
+                others_awaiting=others,
+                max_model_calls=b.max_model_calls,
+                max_budget_usd=budget_usd,
+                run_cost_usd=cost_usd,
+                compactions=compactions,
+                failed_compactions=failed,
+                manual=manual,
+            )
+            dest = next(
+                (
+                    to
+                    for to, ifs, nots in rows(trigger, state)
+                    if all(GUARD_FUNCTIONS[g](facts) for g in ifs) and not any(GUARD_FUNCTIONS[g](facts) for g in nots)
+                ),
+                None,
+            )
+            if dest is not None:
+                picked.add((trigger, dest))
+                break
+    return picked

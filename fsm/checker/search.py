@@ -1,13 +1,15 @@
 """A model checker built from the table: every reachable configuration of a run, explored breadth-first, and the
-seven properties proved on them.
+properties proved on them: safety, and that the table is not vacuous (:mod:`fsm.checker.liveness`).
 
 The configurations and the exact system's moves are :mod:`fsm.checker.space` (read from ``TRANSITIONS`` and
 ``GUARDS``, restating no edge); the default, reduced search and why it is sound, :mod:`fsm.checker.reduced`.
 :func:`check` proves for the bounds given: depth <= 1; turns <= max_turns for every agent; run total <=
-max_model_calls; with ``budget_usd``, no model call starts where the USD budget is spent (whatever the replies
+max_model_calls; with ``budget_usd``, no model call is granted where the USD budget is spent (whatever the replies
 cost: see :mod:`fsm.checker.space`); at most ``MAX_COMPACTIONS`` (2) compactions per model call, so no loop of
 compactions (a summary call counts toward the budget, not the turns); no deadlock (every busy configuration has a
-move besides Ctrl-C); idle reachable from every configuration; every run terminates (the graph is acyclic).
+move besides Ctrl-C); idle reachable from every configuration; every run terminates (the graph is acyclic); and
+what some run does (a model call, a tool call, a subagent's spawn, call and return, a compaction, Ctrl-C from every
+busy configuration, the whole budget used), with the worst case computed as the longest run of the graph.
 :func:`check_inductive` checks, over every well-formed configuration of the exact system within the bounds,
 reachable or not, that the invariant :func:`invariant` is kept by every move.
 """
@@ -19,8 +21,10 @@ import time
 from collections import deque
 from collections.abc import Iterator
 
+import attrs
 from attrs import frozen
 
+from fsm.checker.liveness import most_calls, step_calls, vacuous, witness
 from fsm.checker.reduced import FREE, persistent_moves
 from fsm.checker.space import (
     CHOICES,
@@ -38,7 +42,6 @@ from fsm.checker.space import (
     Node,
     awaiting,
     busy,
-    calls_of,
     clear_cache,
     initial,
     moves,
@@ -142,16 +145,21 @@ class _Search:
     """The first busy configuration found without a move besides Ctrl-C (in the reduced search: in one class)."""
     free_only: frozenset[tuple[Config, int]]
     """``(configuration, index in graph[configuration])`` of the edges that occur only with no call free."""
+    labels: dict[Config, list[str]]
+    """In the reduced search, each edge's choice as the search names it (``@0 tools tool``, ``return 1``), in the
+    order of ``graph[configuration]``: who moved and what it tried, which :func:`_allowed` judges again."""
 
 
 def _search(b: Bounds, *, reduce: bool = True) -> _Search:
     """Breadth-first from :func:`initial`: the exact system's every interleaving, or (``b.reduced``) the
     modular system, with persistent sets unless ``reduce=False``."""
     clear_cache()  # the bounds (and, in tests, the table or the guards) may differ from the last exploration's
+    step_calls.cache_clear()
     start = initial(b)
     graph: dict[Config, list[tuple[Move, Config]]] = {}
     parents: dict[Config, tuple[Config, Move] | None] = {start: None}
     spent: set[tuple[Config, int]] = set()
+    labels: dict[Config, list[str]] = {}
     queue = deque([start])
     bad: Config | None = None
     stuck: Config | None = None
@@ -164,6 +172,7 @@ def _search(b: Bounds, *, reduce: bool = True) -> _Search:
         out = graph[config] = []
         if b.reduced:
             steps, blocked = persistent_moves(config, b, reduce=reduce)
+            labels[config] = [label for label, *_ in steps]
             for _, made, after, classes in steps:
                 if FREE not in classes:
                     spent.add((config, len(out)))
@@ -181,7 +190,7 @@ def _search(b: Bounds, *, reduce: bool = True) -> _Search:
             if after not in parents:
                 parents[after] = (config, made)
                 queue.append(after)
-    return _Search(graph, parents, bad, stuck, frozenset(spent))
+    return _Search(graph, parents, bad, stuck, frozenset(spent), labels)
 
 
 def explore(
@@ -196,10 +205,15 @@ def explore(
 def check(b: Bounds) -> Report:
     """Prove the properties for bounds *b*, or find a counterexample (shortest in the graph searched).
 
-    ``worst_case`` is the longest run in model calls: exact with ``exact_budget``; otherwise the longest run
-    of the table when the budget never binds (``unbudgeted``; in the reduced search, the longest run in which
-    every guard saw a call free), capped at ``max_model_calls`` (run total <= max_model_calls is proved, and a
-    run whose calls reach the budget is stopped by it exactly there).
+    Beside the safety properties, the run-level ones of :mod:`fsm.checker.liveness`: some run makes a model call,
+    runs a tool, spawns a subagent that calls the model and returns, compacts; Ctrl-C stops the run from every
+    busy configuration; and, where the table allows more calls than the budget, some run makes exactly
+    ``max_model_calls`` (a budget guard that stops runs early is reported with the run that makes the most).
+
+    ``worst_case`` is computed: the longest run of the searched graph in model calls, the run's calls counted
+    along it and each move taken only with the counts its guards allow (:func:`fsm.checker.liveness.most_calls`).
+    ``unbudgeted`` is the longest run of the graph in which every guard saw a call free (with ``exact_budget``,
+    the graph's longest, which keeps the budget).
     """
     return _check(b)
 
@@ -221,21 +235,51 @@ def _check(b: Bounds, *, reduce: bool = True) -> Report:
     order, cyclic = _topological(graph)
     if cyclic is not None:
         return report("a run that never terminates (a cycle of configurations)", cyclic)
+    unbudgeted = _longest(found, order, initial(b))
+    # with the budget tracked exactly, the graph's runs all keep it: the table's own longest run is the reduced one's
+    table = unbudgeted if not b.exact_budget else _table_longest(b)
+    reached = most_calls(graph, order, found.labels, b)
+    worst = max(counts.bit_length() - 1 for counts in reached.values())
+    empty = vacuous(graph, b)
+    if empty is not None:
+        problem, at = empty
+        if at is None:  # no run does it: show one that runs to its end, the deepest the search found
+            at = next(c for c in reversed(found.parents) if not graph.get(c))
+        return report(problem, at, worst, unbudgeted)
+    if worst < b.max_model_calls <= table:
+        end = next(c for c, counts in reached.items() if counts.bit_length() - 1 == worst)
+        path = witness(graph, reached, found.labels, end, worst, b)
+        problem = (
+            f"the budget stops every run early: the longest makes {worst} model calls < max_model_calls "
+            f"{b.max_model_calls}, where the table allows {table:,}"
+        )
+        return attrs.evolve(report(problem, None, worst, unbudgeted), counterexample=path)
+    return report(None, None, worst, unbudgeted)
+
+
+def _longest(found: _Search, order: list[Config], start: Config) -> int:
+    """The most model calls of a run of the searched graph from *start* in which every guard saw a call free
+    (the edges in ``found.free_only`` left out)."""
     longest: dict[Config, int] = {}
     for config in reversed(order):
         longest[config] = max(
             (
-                sum(calls_of(t, s, t in ("interrupted", "summarized", "compaction_failed")) for _, s, t, _ in made)
-                + longest[after]
-                for i, (made, after) in enumerate(graph[config])
+                step_calls(made) + longest[after]
+                for i, (made, after) in enumerate(found.graph[config])
                 if (config, i) not in found.free_only
             ),
             default=0,
         )
     # idle is reachable from everywhere: every configuration reaches one without moves, which is never busy.
-    unbudgeted = longest[initial(b)]
-    worst = unbudgeted if b.exact_budget else min(unbudgeted, b.max_model_calls)
-    return report(None, None, worst, unbudgeted)
+    return longest[start]
+
+
+def _table_longest(b: Bounds) -> int:
+    """The most model calls a run of the table makes when the budget never binds (the reduced search's)."""
+    reduced = attrs.evolve(b, exact_budget=False, reduce=True)
+    found = _search(reduced)
+    order, _ = _topological(found.graph)
+    return _longest(found, order, initial(reduced))
 
 
 def _topological(graph: dict[Config, list[tuple[Move, Config]]]) -> tuple[list[Config], Config | None]:

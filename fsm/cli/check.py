@@ -25,9 +25,12 @@ def configure(parser: argparse.ArgumentParser) -> None:
     parser.description = (
         "Explore every configuration of one run that the table allows (breadth-first) and prove "
         "depth <= 1, turns <= max_turns per agent, run total <= max_model_calls, no model call "
-        "started with the USD budget spent (whatever the replies cost), no deadlock, "
+        "granted with the USD budget spent (whatever the replies cost), no deadlock, "
         "idle reachable from everywhere, termination, and at most 2 compactions per model call "
-        "(so no loop of compactions); or print a shortest counterexample. "
+        "(so no loop of compactions); and that the table is not vacuous: some run calls the model, runs a "
+        "tool, spawns a subagent that calls the model and returns, compacts, and uses the whole budget, and "
+        "Ctrl-C stops every busy configuration; or print a counterexample. The worst case printed is the "
+        "longest run of the searched graph, its calls counted. "
         "By default the search is reduced (the budget judged per agent as 'a call free' or "
         "'none free', subagents' independent moves explored in one order: seconds at the "
         "defaults); --no-reduction explores every interleaving of the exact system (small "
@@ -89,6 +92,18 @@ def _move(move: Move) -> str:
     return "; ".join(f"depth {depth}: {source} --{trigger}--> {dest}" for depth, source, trigger, dest in move)
 
 
+def _live(report: Report) -> str:
+    """The run-level properties *report* proved, in words (:mod:`fsm.checker.liveness`)."""
+    b = report.bounds
+    subagent = "a subagent that calls the model and returns" if b.max_model_calls >= 2 else "a subagent that returns"
+    compacts = "compacts, " if b.compaction else ""
+    budget = "; some run uses the whole budget" if report.worst_case == b.max_model_calls else ""
+    return (
+        f"live: some run calls the model, runs a tool, {compacts}and spawns {subagent}; Ctrl-C stops every busy "
+        f"configuration{budget}"
+    )
+
+
 def render(report: Report) -> str:
     """The figures of *report*, and ``proved`` or the counterexample."""
     b = report.bounds
@@ -102,19 +117,22 @@ def render(report: Report) -> str:
     ]
     if report.proved:
         lines.append(
-            f"worst case: {report.worst_case:,} model calls per run (without the budget the table allows "
-            f"{report.unbudgeted:,})"
+            f"worst case: {report.worst_case:,} model calls per run, the longest run searched (without the budget "
+            f"the table allows {report.unbudgeted:,})"
         )
-        usd = "; no model call starts with the USD budget spent" if b.budget_usd else ""
+        usd = "; no model call granted with the USD budget spent" if b.budget_usd else ""
         lines.append(
             f"proved: depth <= 1; turns <= {b.max_turns} for every agent; run total <= {b.max_model_calls}"
             f"{usd}{f'; at most {MAX_COMPACTIONS} compactions per model call' if b.compaction else ''}; no deadlock; "
             "idle reachable from every configuration; every run terminates"
         )
+        lines.append(_live(report))
     else:
         lines.append(f"VIOLATION: {report.problem}")
         lines.append(f"counterexample ({len(report.counterexample)} steps from the prompt):")
         lines += [f"  {i}. {_move(move)}" for i, move in enumerate(report.counterexample, 1)]
+        if (report.problem or "").startswith("vacuous"):
+            lines.append("  (no run of the searched graph does it: this one runs to its end)")
         if b.reduced:
             lines.append(
                 "  (a run of the reduced search, where a guard may see the budget spent whatever came "

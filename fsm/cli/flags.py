@@ -230,8 +230,8 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
         metavar="USD",
         help="dollars one run may spend on model calls, all subagents included, priced by genai-prices "
         "from each reply's usage (every model used needs a known price); checked after each "
-        "call: once the cost reaches it no call starts, but the calls in flight then (one per "
-        "agent at most) finish and count, so a run may end above it (default: no budget)"
+        "call: once the cost reaches it no call is granted, but the calls granted then (one per "
+        "agent at most) still run and count, so a run may end above it (default: no budget)"
         f"{resumed}",
     )
     group.add_argument(

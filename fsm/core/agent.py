@@ -255,6 +255,9 @@ class Agent:
         """Set when the parent interrupted this subagent: a step still running in a thread is dropped."""
         self._in_thread = False
         """Whether a thread of ``fsm.core.scheduler`` is stepping this subagent now."""
+        self._calling = False
+        """Whether a model call of this agent has started and its transition is not committed yet: what a
+        parent's Ctrl-C counts (set under the tree's lock, so a call either started before it or never starts)."""
         self._delegates = _parent is None and any(t.name == "task" for t in self._tools)
         """Whether this agent's task calls spawn subagents."""
         self.children: list[Agent] = []
@@ -314,10 +317,12 @@ class Agent:
                 the limits), replacing those of *options* or the data's.
 
         Raises:
-            ConfigError: the data is outside the invariant (the message names the field and the value).
+            ConfigError: the data is outside the invariant (the message names the field and the value), or more
+                subagents run than the ``max_parallel`` the agent is restored with.
         """
         children = list(children)
-        check_tree(data, children)
+        parallel = keywords.get("max_parallel", options.max_parallel if options is not None else None)
+        check_tree(data, children, max_parallel=parallel)  # the limit the restored agent runs with
         limits = {
             "max_turns": data.max_turns,
             "max_model_calls": data.max_model_calls,
@@ -579,6 +584,7 @@ class Agent:
         progress = listeners.progress
         if progress:  # before the call: what a listener raises here is no model failure
             listeners.tell("model_call", self.data.agent_id, self._depth)
+        self._start_call()
         try:
             if progress and isinstance(self.model, StreamingModel):
                 reply = self.model.stream(
@@ -648,6 +654,7 @@ class Agent:
         system, request = compactor.summary_request(plan.messages, instructions=instructions)
         if self._listeners.progress:
             self._listeners.tell("model_call", data.agent_id, self._depth)
+        self._start_call()
         try:
             reply = self.model.create(system=system, messages=request, tools=[], max_tokens=self._max_tokens)
         except KeyboardInterrupt:
@@ -1007,12 +1014,20 @@ class Agent:
             context=context,
         )
 
+    def _start_call(self) -> None:
+        """Mark a model call as started, unless the parent interrupted this subagent first (then the step is
+        dropped before the call: :class:`Abandoned`)."""
+        with self._tree_lock:
+            if self._cancelled:
+                raise Abandoned(f"{self.agent_id} was interrupted before its model call started; no call is made")
+            self._calling = True
+
     def _cancel(self) -> None:
         """Interrupt this subagent for its parent; a step of it still running in a thread will be dropped (a
-        model call it was making counts)."""
+        model call it had started counts; one it had not started never starts)."""
         with self._tree_lock:
             self._cancelled = True
-            self.interrupt(model_called=self._in_thread, error=PARENT_INTERRUPTED)
+            self.interrupt(model_called=self._calling, error=PARENT_INTERRUPTED)
 
     # -- what steps ask on the way: permission, hooks, prices -------------------------------------------
 
@@ -1185,6 +1200,7 @@ class Agent:
                 raise AssertionError(
                     f"the table refused {trigger!r} in {self.state}: a guard disagrees with the driver"
                 )
+            self._calling = False  # a call started is counted by this transition (or was not made)
         return commit.record
 
     def _commit(self, event: EventData) -> None:

@@ -57,8 +57,9 @@ def _check_one(data: AgentState, who: str, *, parent: AgentState | None) -> None
         raise fail("parent_id", "None for the root agent", data.parent_id)
 
 
-def check_tree(root: AgentState, children: Sequence[AgentState] = ()) -> None:
-    """Check the data of a root agent and its running subagents against the invariant the machine keeps.
+def check_tree(root: AgentState, children: Sequence[AgentState] = (), *, max_parallel: int | None = None) -> None:
+    """Check the data of a root agent and its running subagents against the invariant the machine keeps
+    (*max_parallel*: the subagents the agent will run at once, when it replaces the data's).
 
     Raises:
         ConfigError: the first violation, naming the agent, the field and the value.
@@ -66,10 +67,14 @@ def check_tree(root: AgentState, children: Sequence[AgentState] = ()) -> None:
     _check_one(root, "the agent", parent=None)
     for child in children:
         _check_one(child, f"subagent {child.agent_id}", parent=root)
-    if not _int(root.max_parallel) or not 1 <= root.max_parallel <= MAX_PARALLEL:
-        raise ConfigError(f"the agent's 'max_parallel' must be 1..{MAX_PARALLEL} (got {root.max_parallel!r})")
-    if len(children) > root.max_parallel:
-        raise ConfigError(f"the agent may have at most {root.max_parallel} running subagent(s) (got {len(children)})")
+    parallel = root.max_parallel if max_parallel is None else max_parallel
+    if not _int(parallel) or not 1 <= parallel <= MAX_PARALLEL:
+        raise ConfigError(f"the agent's 'max_parallel' must be 1..{MAX_PARALLEL} (got {parallel!r})")
+    if len(children) > parallel:
+        raise ConfigError(
+            f"the agent's 'max_parallel' is {parallel}, so it may have at most {parallel} running subagent(s) "
+            f"(got {len(children)})"
+        )
     if children and [c.agent_id for c in children] != root.active:
         raise ConfigError(
             f"the agent's 'active' must name its running subagents {[c.agent_id for c in children]} "

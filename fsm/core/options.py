@@ -192,7 +192,7 @@ class AgentOptions:
         """The options of a subagent of an agent running with these: the same settings, shared objects and tools
         (it drops ``task`` itself), its own system prompt (ours for a subagent), the run's *max_turns* and
         *max_model_calls*, no budget or ``max_parallel`` of its own; a custom type (*definition*) brings its
-        prompt (made a system prompt by *system*), its tools and its cap on turns."""
+        prompt (made a system prompt by *system*), its tools and its cap on turns (at most *max_turns*)."""
         changes: dict[str, Any] = {"max_turns": max_turns, "max_model_calls": max_model_calls}
         changes.update(system=None, max_budget_usd=None, max_parallel=None)
         if definition is not None:
@@ -201,7 +201,7 @@ class AgentOptions:
             wanted = [n for n in named if n.startswith("mcp__")]
             mcp = tuple(t for t in self.mcp_tools if any(mcp_covers(n, t.name) for n in wanted))
             changes.update(system=system(definition.prompt), tools=builtin, mcp_tools=mcp)
-            changes["max_turns"] = definition.max_turns or max_turns
+            changes["max_turns"] = min(definition.max_turns or max_turns, max_turns)  # it lowers the run's cap
         return attrs.evolve(self, **changes)
 
 

@@ -282,12 +282,13 @@ def child_state(
     prompt: str | None = None,
 ) -> AgentState:
     """The data a subagent starts with when *parent* spawns it for the ``task`` tool_use *call* (a custom
-    *subagent_type* may cap its turns at *max_turns*), or for a forked ``Skill`` call whose text is *prompt*."""
+    *subagent_type* may cap its turns at *max_turns*, which can lower the run's cap, never raise it), or for a
+    forked ``Skill`` call whose text is *prompt*."""
     return AgentState(
         agent_id=child_id,
         parent_id=parent.agent_id,
         depth=parent.depth + 1,
-        max_turns=max_turns or parent.max_turns,
+        max_turns=min(max_turns or parent.max_turns, parent.max_turns),
         max_model_calls=parent.max_model_calls,
         max_budget_usd=parent.max_budget_usd,
         inbox=call["input"]["prompt"] if prompt is None else prompt,

@@ -87,6 +87,28 @@ class TestCustomSubagents:
         general = ["bash", "read_file", "write_file", "edit_file", "glob", "TodoWrite"]
         assert fake.messages_requests[1].tool_names == general
 
+    def test_max_turns_caps_a_custom_type(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
+        """--max-turns 2 caps a custom type whose maxTurns is 30 (its maxTurns may only lower the run's): the
+        subagent makes 2 calls, then answers that it stopped after 2 turns; the root's next call ends the run."""
+        glob = {"pattern": "*.py"}
+        fake.script = [
+            tool_reply(tool_use("task", {"prompt": "Look", "subagent_type": "busy"}, id="toolu_task")),
+            tool_reply(tool_use("glob", glob, id="toolu_g1")),
+            tool_reply(tool_use("glob", glob, id="toolu_g2")),
+            text_reply("Done."),
+            tool_reply(tool_use("glob", glob, id="toolu_g3")),  # a third call of the subagent would get this
+        ]
+        agents = '{"busy": {"description": "Busy.", "prompt": "You look.", "maxTurns": 30}}'
+        run = agentfsm("-p", "go", "--max-turns", "2", "--agents", agents, "--output-format", "json")
+        assert run.code == 0, run.stderr
+        root = fake.messages_requests[0].system
+        calls = ["root" if r.system == root else "subagent" for r in fake.messages_requests]
+        assert calls == ["root", "subagent", "subagent", "root"]
+        result = fake.messages_requests[3].messages[-1]["content"][0]
+        assert result["tool_use_id"] == "toolu_task"
+        assert "Subagent stopped after 2 turns without a final answer." in str(result["content"])
+        assert (run.json()["result"], run.json()["num_turns"]) == ("Done.", 2)
+
     def test_invalid_definition_is_one_line(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
         """A definition listing Task is refused in one line naming the file; nothing is sent."""
         (project / ".claude" / "agents").mkdir(parents=True)

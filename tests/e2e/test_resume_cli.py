@@ -126,3 +126,28 @@ def test_flags_that_do_not_apply_are_refused(agentfsm):
     assert bare.code == 1 and bare.stderr.startswith(
         "error: 'fix the bug' is not a command; to run it as a prompt: agentfsm -p 'fix the bug'"
     )
+
+
+def test_resume_with_fewer_parallel_slots_than_running_subagents_is_refused(fake, project, agentfsm):
+    """A run killed with three subagents waiting on the model, resumed with ``--max-parallel 1``: one line naming
+    both values, exit 1 (as for any session that cannot go on), nothing sent; ``--max-parallel 3`` finishes it."""
+    release = threading.Event()
+
+    def hang(body: dict[str, Any]) -> dict[str, Any]:
+        release.wait(30)
+        return text_reply("too late")
+
+    fake.script = [tool_reply(*(tool_use("task", {"prompt": f"part {n}"}, id=f"p{n}") for n in (1, 2, 3)))]
+    fake.script += [hang] * 3
+    killed_after(fake, ["-p", "three parts"], project, 4)
+    release.set()
+    fake.requests.clear()
+    run = agentfsm("-p", "--continue", "--max-parallel", "1")
+    assert (run.code, run.stdout) == (1, ""), run.stderr
+    assert run.stderr == (
+        "agentfsm: the agent's 'max_parallel' is 1, so it may have at most 1 running subagent(s) (got 3)\n"
+    )
+    assert fake.requests == []
+    fake.script = [text_reply("done")] * 3 + [text_reply("all three")]
+    again = agentfsm("-p", "--continue", "--max-parallel", "3")
+    assert (again.code, again.stdout) == (0, "all three\n"), again.stderr

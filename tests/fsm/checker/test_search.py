@@ -6,7 +6,7 @@ from __future__ import annotations
 import attrs
 import pytest
 
-from fsm.checker import reduced
+from fsm.checker import liveness, reduced
 from fsm.checker import search as checker
 from fsm.checker import space as configs
 from fsm.checker.search import Bounds, check, check_inductive
@@ -280,11 +280,16 @@ class TestCommand:
             "sets)\n"
         )
         assert "configurations: 83,795  edges: 427,267  time: " in out
-        assert "worst case: 200 model calls per run (without the budget the table allows 13,650)" in out
+        assert (
+            "worst case: 200 model calls per run, the longest run searched (without the budget the table allows "
+            "13,650)\n"
+        ) in out
         assert out.endswith(
-            "proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call starts "
+            "proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call granted "
             "with the USD budget spent; at most 2 compactions per model call; no deadlock; idle reachable "
             "from every configuration; every run terminates\n"
+            "live: some run calls the model, runs a tool, compacts, and spawns a subagent that calls the model and "
+            "returns; Ctrl-C stops every busy configuration; some run uses the whole budget\n"
         )
 
     @pytest.mark.slow
@@ -311,10 +316,14 @@ class TestCommand:
         out = capsys.readouterr().out
         assert "search: every interleaving\n" in out
         assert "configurations: 13,634  edges: 70,547  time: " in out  # two subagents at once, any order
-        assert "worst case: 10 model calls per run (without the budget the table allows 21)" in out
         assert (
-            "proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call starts with the USD "
+            "worst case: 10 model calls per run, the longest run searched (without the budget the table allows 21)"
+        ) in out
+        assert (
+            "proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call granted with the USD "
             "budget spent; no deadlock; idle reachable from every configuration; every run terminates\n"
+            "live: some run calls the model, runs a tool, and spawns a subagent that calls the model and returns; "
+            "Ctrl-C stops every busy configuration; some run uses the whole budget\n"
         ) in out
         assert "inductive: 26,693 configurations (reachable or not), every move keeps the invariant (" in out
 
@@ -451,3 +460,115 @@ class TestCompaction:
         assert not any(root[0] == "compacting" or any(k[0] == "compacting" for k in root[4]) for root, _ in graph)
         assert main(["check", "--max-turns", "2", "--no-compaction"]) == 0
         assert "compactions per model call" not in capsys.readouterr().out
+
+
+def _drop_ctrl_c(state: str):
+    """The table with Ctrl-C (``interrupted``) no longer leaving *state*."""
+
+    def edit(table, mp):
+        rows = [
+            {**r, "source": [s for s in machine.sources(r) if s != state]} if r["trigger"] == "interrupted" else r
+            for r in machine.TRANSITIONS
+        ]
+        mp.setattr(machine, "TRANSITIONS", rows)
+        mp.setattr(configs, "TRANSITIONS", rows)
+
+    return edit
+
+
+def _drop_rows(test):
+    """The table without the rows *test* picks."""
+
+    def edit(table, mp):
+        rows = [r for r in machine.TRANSITIONS if not test(r)]
+        mp.setattr(machine, "TRANSITIONS", rows)
+        mp.setattr(configs, "TRANSITIONS", rows)
+
+    return edit
+
+
+def _budget_one_early(f: guards.Facts) -> bool:
+    """out_of_model_calls off by one: the budget spent one call early."""
+    return f.run_calls + f.others_awaiting + 1 >= f.max_model_calls
+
+
+VACUOUS = {
+    "the USD guard always true": (
+        lambda table, mp: mp.setitem(guards.GUARD_FUNCTIONS, "out_of_budget_usd", lambda f: True),
+        "vacuous: no run makes a model call",
+    ),
+    "delegation removed": (
+        _drop_rows(lambda r: r["trigger"] == "subagent_spawned"),
+        "vacuous: no run spawns a subagent",
+    ),
+    "compaction never entered": (
+        _drop_rows(lambda r: r["dest"] == "compacting"),
+        "vacuous: no run compacts",
+    ),
+    "a subagent's budget always spent": (
+        lambda table, mp: mp.setitem(
+            guards.GUARD_FUNCTIONS, "out_of_model_calls", lambda f: f.depth > 0 or guards.out_of_model_calls(f)
+        ),
+        "vacuous: no subagent makes a model call",
+    ),
+    **{
+        f"Ctrl-C dropped from {state}": (
+            _drop_ctrl_c(state),
+            f"Ctrl-C does not stop the run in {state}: a busy configuration has no move that interrupts the root",
+        )
+        for state in ("awaiting_model", "compacting", "executing_tools", "stopping")
+    },
+}
+"""Tables that break no limit because they do too little (issue 29), and what the checker then says."""
+
+SEARCHES = [{}, {"reduce": False}, {"exact_budget": True}]
+
+
+class TestLiveness:
+    @pytest.mark.parametrize("mutant", list(VACUOUS))
+    @pytest.mark.parametrize("kw", SEARCHES)
+    def test_a_vacuous_or_crippled_table_is_never_proved(self, table, monkeypatch, mutant, kw):
+        """Each table that does too little (no call, no delegation, no compaction, Ctrl-C dropped from a state) gives
+        a counterexample in every search, never "proved"; the Ctrl-C one ends in the state Ctrl-C cannot leave."""
+        edit, expected = VACUOUS[mutant]
+        edit(table, monkeypatch)
+        report = check(Bounds(2, 1, 3, **kw))
+        assert report.problem == expected
+        assert not report.proved and report.counterexample
+        if mutant.startswith("Ctrl-C"):
+            assert report.counterexample[-1][-1][3] == mutant.rsplit(" ", 1)[1]
+
+    @pytest.mark.parametrize("kw", SEARCHES)
+    def test_a_budget_guard_off_by_one_gives_a_different_worst_case(self, monkeypatch, kw):
+        """With out_of_model_calls one call early, the worst case is computed as 9 of a budget of 10 (not min(table,
+        budget)), and the report is the budget stopping every run early, with a run that makes those 9 calls."""
+        monkeypatch.setitem(guards.GUARD_FUNCTIONS, "out_of_model_calls", _budget_one_early)
+        report = check(Bounds(2, 2, 10, **kw))
+        assert report.worst_case == 9
+        assert report.problem == (
+            "the budget stops every run early: the longest makes 9 model calls < max_model_calls 10, where the table "
+            f"allows {5 * (2 + 2 * 2 * 2)}"
+        )
+        assert sum(liveness.step_calls(move) for move in report.counterexample) == 9
+        assert report.counterexample[0] == ((0, "idle", "prompt", "awaiting_model"),)
+
+    @pytest.mark.parametrize(("turns", "k", "budget"), [(2, 1, 3), (2, 2, 7), (3, 2, 10), (2, 2, 100)])
+    def test_the_worst_case_is_computed_and_agrees(self, turns, k, budget):
+        """The worst case of the reduced search (its runs judged again with the count of calls) is the exact
+        system's, the budget where the table allows more and the table's longest run where it allows less."""
+        reports = [check(Bounds(turns, k, budget, **kw, **NO_COMPACTION)) for kw in SEARCHES]
+        assert all(r.proved for r in reports), [r.problem for r in reports]
+        assert {r.worst_case for r in reports} == {min(budget, turns + turns * turns * k)}
+
+    def test_a_budget_of_one_needs_no_subagent_call(self):
+        """With a budget of one call only the root's is made: the subagent spawns and returns without one, proved."""
+        assert check(Bounds(2, 1, 1)).proved
+
+    def test_the_usd_mutant_through_the_command(self, monkeypatch, capsys):
+        """`agentfsm check` with the USD guard always true prints the vacuous table and a run, exit 1, not
+        "proved"."""
+        monkeypatch.setitem(guards.GUARD_FUNCTIONS, "out_of_budget_usd", lambda f: True)
+        assert main(["check"]) == 1
+        out = capsys.readouterr().out
+        assert "VIOLATION: vacuous: no run makes a model call\n" in out
+        assert "counterexample (1 steps from the prompt):\n  1. depth 0: idle --" in out and "proved" not in out

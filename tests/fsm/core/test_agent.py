@@ -920,6 +920,22 @@ class TestStartingDataIsChecked:
             Agent(ScriptedModel(), str(tmp_path), data=AgentState("a1", **changes))
         assert str(info.value) == message
 
+    def test_restore_refuses_more_children_than_the_max_parallel_it_is_given(self, tmp_path):
+        """Agent.restore(max_parallel=1), or options with max_parallel 1, refuses three running subagents the data
+        allows (its max_parallel is 4), naming both values; max_parallel=3 takes them."""
+        from fsm.core.options import AgentOptions
+        from fsm.core.records import AgentState
+
+        root = AgentState("a1", state="executing_tools", max_parallel=4, active=["a1.1", "a1.2", "a1.3"])
+        three = [AgentState(f"a1.{n}", parent_id="a1", depth=1, inbox="go") for n in (1, 2, 3)]
+        message = "the agent's 'max_parallel' is 1, so it may have at most 1 running subagent(s) (got 3)"
+        for how in ({"max_parallel": 1}, {"options": AgentOptions(max_parallel=1)}):
+            with pytest.raises(ConfigError) as info:
+                Agent.restore(ScriptedModel(), str(tmp_path), root, children=three, **how)
+            assert str(info.value) == message
+        agent = Agent.restore(ScriptedModel(), str(tmp_path), root, children=three, max_parallel=3)
+        assert len(agent.children) == 3 and agent.data.max_parallel == 3
+
     def test_restore_refuses_bad_children(self, tmp_path):
         """Restore refuses a child at depth 7, more running children than max_parallel, children the root's
         active list does not name, and a child that has spawned."""
@@ -932,7 +948,7 @@ class TestStartingDataIsChecked:
                 [AgentState("a1.1", parent_id="a1", depth=7)],
                 "subagent a1.1's 'depth' must be 1, as its parentage says (got 7)",
             ),
-            (three, "the agent may have at most 2 running subagent(s) (got 3)"),
+            (three, "the agent's 'max_parallel' is 2, so it may have at most 2 running subagent(s) (got 3)"),
             (three[1:], "the agent's 'active' must name its running subagents ['a1.2', 'a1.3'] (got ['a1.1', 'a1.2'])"),
             (
                 [AgentState("a1.1", parent_id="a1", depth=1, spawned=1)],

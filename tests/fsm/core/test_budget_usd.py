@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -156,6 +157,41 @@ class TestSubagents:
             )
             for t in texts
         ), texts
+
+
+class TestGranted:
+    @pytest.mark.parametrize("attempt", range(8))
+    def test_after_the_budget_is_reached_only_calls_granted_before_start(self, tmp_path, attempt):
+        """The README's sentence, with a slow listener and three subagents calling at once: once the run's cost
+        reaches the budget no call is granted; the calls that start after it are those of agents that held a
+        granted call (in awaiting_model) at that moment, one each, so at most max_parallel - 1."""
+        budget, parallel = 1.0, 3
+        agent: Agent
+        started_after: list[str] = []
+        holding_then: list[set[str]] = []
+
+        def router(request: Request) -> dict[str, Any]:
+            first = request.messages[0]["content"]
+            if first == "go":
+                if len(request.messages) == 1:
+                    return costing(tool_reply(*[tool_use("task", {"prompt": f"part {i}"}) for i in range(3)]), 0)
+                return costing(text_reply("done"), 0)
+            if agent.run_cost_usd is None or agent.run_cost_usd >= budget:
+                started_after.append(first)
+            return glob_call(0.25) if len(request.messages) < 9 else costing(text_reply(f"{first} done"), 0.25)
+
+        def slow(record: Any) -> None:
+            time.sleep(0.003)  # under the tree's lock: the other subagents' steps wait here
+            if record.cost_usd and not holding_then and agent.run_cost_usd >= budget:
+                waiting = [c for c in agent.children if c.state == "awaiting_model"]  # each has its prompt sent
+                holding_then.append({c.data.messages[0]["content"] for c in waiting})
+
+        agent, _ = make(tmp_path, [router] * 40, max_budget_usd=budget, max_parallel=parallel)
+        agent.subscribe(slow)
+        agent.run("go")
+        assert agent.outcome == "max_budget_usd" and holding_then
+        assert set(started_after) <= holding_then[0] and len(started_after) == len(set(started_after))
+        assert len(started_after) <= parallel - 1
 
 
 class TestRuns:

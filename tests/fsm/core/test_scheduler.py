@@ -268,6 +268,45 @@ class TestRunChildren:
         time.sleep(0.3)  # the four calls return now, in their threads: their transitions are dropped
         assert len(agent.history) == count and agent.state == "idle"
 
+    def test_ctrl_c_counts_only_the_calls_made(self, tmp_path):
+        """Ctrl-C while child "one" is in its model call and child "two", in its thread, has not started its call
+        yet (its request is being measured): one's call counts, two's never starts, so the run's count is the
+        model's (the root's call and one's), before and after two's thread goes on."""
+        in_call, measuring, release = threading.Event(), threading.Event(), threading.Event()
+
+        class Measuring:
+            """A compactor that never compacts; measuring child two's request waits until Ctrl-C came."""
+
+            threshold = 10**9
+
+            def tokens(self, request: Any) -> int:
+                if request.messages[0]["content"] == "two":
+                    measuring.set()
+                    in_call.wait(20)
+                    _thread.interrupt_main()
+                    release.wait(20)
+                return 0
+
+            def cheap(self, messages: Any) -> Any:
+                raise AssertionError("never compacts")
+
+            summary_request = summarized = cheap
+
+        def call(name: str) -> None:
+            in_call.set()
+            release.wait(20)
+
+        model = Children(["one", "two"], call)
+        agent = Agent(model, str(tmp_path), compactor=Measuring())
+        with pytest.raises(KeyboardInterrupt):
+            agent.run("go")
+        ended = {r.agent: r.model_called for r in agent.history if r.trigger == "interrupted" and r.depth == 1}
+        assert ended == {f"{agent.agent_id}.1": True, f"{agent.agent_id}.2": False}
+        assert agent.run_calls == model.calls == 2  # the root's and one's
+        release.set()
+        time.sleep(0.3)  # two's thread goes on now: its call never starts
+        assert agent.run_calls == model.calls == 2
+
     def test_an_error_out_of_a_child_stops_the_others_then_is_raised(self, tmp_path):
         """A listener failing on one child's record: the other children stop after their step, then run()
         raises it; no thread is left stepping."""
