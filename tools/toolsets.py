@@ -4,12 +4,12 @@ Importing this module imports each tool's module, which registers its handler in
 the registry, and what is built from it, is reached through here (``from tools import REGISTRY`` does).
 """
 
-from tools import bash, files, search, task  # noqa: F401  (importing registers the handlers)
+from tools import bash, files, search, task, tasks  # noqa: F401  (importing registers the handlers)
 from tools.base import REGISTRY, toolset
 
 __all__ = ["BASE_TOOLS", "BASE_TOOL_NAMES", "PARENT_TOOLS", "REGISTRY", "toolset"]
 
-BASE_TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob")
+BASE_TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "TaskOutput", "TaskStop")
 BASE_TOOLS = toolset(BASE_TOOL_NAMES)
 PARENT_TOOLS = (*BASE_TOOLS, REGISTRY["task"])
 

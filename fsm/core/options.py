@@ -33,6 +33,7 @@ from attrs import field, frozen
 
 from fsm.compaction.window import CompactSettings
 from fsm.core.compacting import Compactor
+from fsm.core.limits import BG_WAIT_CEILING
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Kind, Positive
@@ -107,6 +108,9 @@ class AgentOptions:
     """The project context block (``fsm.core.context``), in the system prompt of this agent and every subagent."""
     bash_timeout: float = field(default=BASH_TIMEOUT, validator=Positive("a number of seconds > 0"))
     """Seconds before a bash command's process group is killed."""
+    bg_wait_ceiling: float = field(default=BG_WAIT_CEILING, validator=Positive("a number of seconds > 0"))
+    """Seconds a root whose reply was final waits for one of its background jobs to end (``awaiting_jobs``)
+    before it kills them and the run fails (outcome ``wait_ceiling``)."""
     sandbox: Sandbox | None = field(default=None, validator=Kind(Sandbox, "a tools.sandbox.Sandbox or None"))
     """The OS sandbox bash commands run in (``tools.sandbox``); None runs them unconfined."""
     read_dedup: bool = field(default=True, validator=Kind(bool, "True or False", optional=False))
@@ -201,6 +205,7 @@ class OptionKeywords(TypedDict, total=False):
     system: str | None
     context: str
     bash_timeout: float
+    bg_wait_ceiling: float
     sandbox: Sandbox | None
     read_dedup: bool
     permissions: Policy | None

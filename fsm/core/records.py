@@ -121,6 +121,10 @@ class Transition:
     prompt: str | None = None
     """On ``prompt_blocked``: the prompt a UserPromptSubmit hook blocked (never a message: Claude Code drops it);
     ``error`` holds Claude Code's words for the block."""
+    job: str | None = None
+    """On ``tool_ran``: the id of the background job the call started (``bash`` with ``run_in_background``)."""
+    notified: tuple[str, ...] = ()
+    """The background jobs whose ``<task-notification>`` the appended messages carry (each job is told once)."""
 
 
 @define
@@ -190,6 +194,9 @@ class AgentState:
     """The compaction under way was asked for by hand (``/compact``); read only in ``compacting``."""
     compaction_instructions: str | None = None
     """A ``/compact`` prompt's instructions for the summary (None: none given)."""
+    jobs: list[str] = Factory(list)
+    """On the root: the tree's background jobs started and not yet told to the model (``<task-notification>``),
+    in start order; empty whenever the root is idle after a run (a subagent's stays empty)."""
 
 
 converter = make_converter()

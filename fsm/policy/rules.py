@@ -45,6 +45,10 @@ TOOL_NAMES = {
     "edit_file": "edit_file",
     "glob": "glob",
     "task": "task",
+    "TaskOutput": "TaskOutput",
+    "BashOutput": "TaskOutput",
+    "TaskStop": "TaskStop",
+    "KillShell": "TaskStop",
 }
 """Every accepted spelling of each of our tools."""
 CLAUDE_NAMES = {
