@@ -174,7 +174,11 @@ def bash(
 def _background(workspace: Workspace, command: str, *, timeout: float | None, description: str) -> ToolOutput:
     """Start *command* as a background job of ``workspace.jobs``; Claude Code's words for it, with its id."""
     if workspace.jobs is None:
-        return ToolOutput("Error: background jobs are not available here; run the command without it", is_error=True)
+        return ToolOutput(
+            "Error: run_in_background is for the main agent only (it waits for its jobs); run the command in the "
+            "foreground",
+            is_error=True,
+        )
     try:
         job = workspace.jobs.start(
             workspace, command, timeout=DEFAULT_TIMEOUT if timeout is None else timeout / 1000, description=description

@@ -7,11 +7,13 @@ the registry, and what is built from it, is reached through here (``from tools i
 from tools import bash, files, search, task, tasks  # noqa: F401  (importing registers the handlers)
 from tools.base import REGISTRY, toolset
 
-__all__ = ["BASE_TOOLS", "BASE_TOOL_NAMES", "PARENT_TOOLS", "REGISTRY", "toolset"]
+__all__ = ["BASE_TOOLS", "BASE_TOOL_NAMES", "JOB_TOOL_NAMES", "PARENT_TOOLS", "REGISTRY", "toolset"]
 
-BASE_TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob", "TaskOutput", "TaskStop")
+BASE_TOOL_NAMES = ("bash", "read_file", "write_file", "edit_file", "glob")
 BASE_TOOLS = toolset(BASE_TOOL_NAMES)
-PARENT_TOOLS = (*BASE_TOOLS, REGISTRY["task"])
+JOB_TOOL_NAMES = ("TaskOutput", "TaskStop")
+"""The tools that reach background jobs, which are the root's: never offered below it."""
+PARENT_TOOLS = (*BASE_TOOLS, REGISTRY["task"], *toolset(JOB_TOOL_NAMES))
 
 for _tool in PARENT_TOOLS:  # the registry in this order, whichever tool's module was imported first
     REGISTRY[_tool.name] = REGISTRY.pop(_tool.name)

@@ -212,7 +212,7 @@ class Agent:
         options = AgentOptions.of(options, **{k: v for k, v in named.items() if v is not None}, **keywords)
         policy = options.permissions if options.permissions is not None else Policy()
         reads = ReadMemory(self._result_text) if options.read_dedup else None  # each agent its own
-        jobs = Jobs() if _parent is None else _parent.jobs  # the tree's: the root waits for them all
+        jobs = Jobs() if _parent is None else None  # the root's: it waits for them; a subagent starts none
         workspace = Workspace(
             workdir,
             bash_timeout=options.bash_timeout,
@@ -1242,9 +1242,9 @@ class Agent:
 
     @property
     def jobs(self) -> Jobs:
-        """The background jobs of this agent's tree (``tools.jobs``), shared by the root and its subagents."""
-        jobs = self.workspace.jobs
-        assert jobs is not None  # every agent's workspace has its tree's
+        """The background jobs of this agent's tree (``tools.jobs``): the root's (a subagent starts none)."""
+        jobs = self._root.workspace.jobs
+        assert jobs is not None  # every root's workspace has them
         return jobs
 
     @property

@@ -42,7 +42,7 @@ from fsm.model.pricing import unpriced
 from fsm.policy.chain import Approver
 from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
-from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, PARENT_TOOLS, REGISTRY, Tool, toolset
+from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, JOB_TOOL_NAMES, PARENT_TOOLS, REGISTRY, Tool, toolset
 from tools.sandbox import Sandbox
 from tools.task import task_tool
 
@@ -160,10 +160,12 @@ class AgentOptions:
 
     def toolset(self, policy: Policy, *, depth: int) -> tuple[Tool, ...]:
         """The tools an agent at *depth* offers: ``tools`` (or ``PARENT_TOOLS``), less those a bare deny rule of
-        *policy* names, less ``task`` below the root; ``task`` lists the custom subagent types, if any."""
+        *policy* names, less ``task`` and the background jobs' tools below the root (the jobs are the root's);
+        ``task`` lists the custom subagent types, if any."""
         names = self.tools if self.tools is not None else tuple(t.name for t in PARENT_TOOLS)
         hidden = policy.hidden_tools()
-        offered = [n for n in names if n not in hidden and not (depth > 0 and n == "task")]
+        root_only = ("task", *JOB_TOOL_NAMES)
+        offered = [n for n in names if n not in hidden and not (depth > 0 and n in root_only)]
         types = [(d.name, d.description) for d in self.agents.values()]
         return tuple(task_tool(types) if t.name == "task" else t for t in toolset(offered))
 
