@@ -305,6 +305,8 @@ def _nodes(b: Bounds, *, child: bool) -> Iterator[Node]:
         for count in counts:
             yield ("awaiting_model", turn, (), False, (), count)
             yield ("stopping", turn, (), False, (), count)
+            if not child:
+                yield ("awaiting_jobs", turn, (), False, (), count)
             for manual in (False, True) if b.compaction and not child else (False,) if b.compaction else ():
                 yield ("compacting", turn, (), False, (), (*count[:2], manual))
             for pending in pendings:

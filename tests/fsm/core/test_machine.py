@@ -122,8 +122,8 @@ class TestBuildMachine:
 
         with pytest.raises(
             TypeError,
-            match=r"guard method\(s\) \['by_hand', 'can_spawn', 'has_jobs', 'out_of_budget_usd', 'out_of_compaction_tries', "
-            r"'out_of_compactions', 'out_of_model_calls', 'out_of_turns'\]",
+            match=r"guard method\(s\) \['by_hand', 'can_spawn', 'has_jobs', 'out_of_budget_usd', "
+            r"'out_of_compaction_tries', 'out_of_compactions', 'out_of_model_calls', 'out_of_turns'\]",
         ):
             build_machine(Bare())
 
