@@ -180,9 +180,8 @@ def _background(workspace: Workspace, command: str, *, timeout: float | None, de
             is_error=True,
         )
     try:
-        job = workspace.jobs.start(
-            workspace, command, timeout=DEFAULT_TIMEOUT if timeout is None else timeout / 1000, description=description
-        )
+        seconds = DEFAULT_TIMEOUT if timeout is None else timeout / 1000
+        job = workspace.jobs.start(workspace, command, launch=start_command, timeout=seconds, description=description)
     except SandboxRefused as exc:
         return ToolOutput(f"Error: {exc}", is_error=True)
     return ToolOutput(

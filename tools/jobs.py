@@ -22,14 +22,28 @@ import string
 import tempfile
 import threading
 import time
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Literal
+from typing import TYPE_CHECKING, Any, Literal, Protocol
 
 from tools.processes import TAG_VAR, ToolProcess, boot_id
-from tools.running import Running
 from tools.secrets import tool_environment
-from tools.workspace import ProcessListener, Workspace
+
+if TYPE_CHECKING:
+    from tools.running import Running
+
+ProcessListener = Callable[[ToolProcess, bool], None]
+
+
+class Place(Protocol):
+    """What a job needs of the workspace it starts in (``tools.workspace.Workspace`` has it)."""
+
+    @property
+    def root(self) -> Path: ...
+    @property
+    def process_listener(self) -> ProcessListener | None: ...
+    @property
+    def call_id(self) -> str | None: ...
 
 __all__ = [
     "DEFAULT_TIMEOUT",
@@ -44,6 +58,8 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 JobStatus = Literal["running", "completed", "failed", "killed"]
+Launcher = Callable[[Any, str, dict[str, str]], tuple["Running", str | None, Callable[[], list[str]]]]
+"""Starts a command, waiting to be told to run: the started command, the sandbox's name, and its undo."""
 DEFAULT_TIMEOUT = 600.0
 """Seconds a job may run when its call gives no ``timeout`` (Claude Code's maximum, 10 minutes)."""
 MAX_TIMEOUT = 600.0
@@ -145,20 +161,20 @@ class Jobs:
 
     def start(
         self,
-        workspace: Workspace,
+        workspace: Place,
         command: str,
         *,
+        launch: Launcher,
         timeout: float = DEFAULT_TIMEOUT,
         description: str = "",
     ) -> Job:
-        """Start *command* as a job in *workspace* (recorded by its process listener before it runs).
+        """Start *command* as a job in *workspace* with *launch* (``tools.bash.start_command``: as a foreground
+        call starts), recorded by the workspace's process listener before it runs.
 
         Raises:
             tools.sandbox.SandboxRefused: the sandbox cannot confine the command.
             OSError: the command could not be started, or its output file made.
         """
-        from tools.bash import start_command
-
         directory = self._directory()
         job_id = _new_id()
         while job_id in self._jobs:
@@ -167,7 +183,11 @@ class Jobs:
         env = {**tool_environment(workspace.root), TAG_VAR: tag}
         output = directory / f"{job_id}.output"
         fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
-        running, confined_by, release = start_command(workspace, command, env)
+        try:
+            running, confined_by, release = launch(workspace, command, env)
+        except BaseException:
+            os.close(fd)
+            raise
         record = ToolProcess(running.pid, running.start_ticks, boot_id(), tag, confined_by)
         job = Job(
             job_id, command=command, description=description, tool_use_id=workspace.call_id, output=output,
@@ -209,7 +229,7 @@ class Jobs:
         fd: int,
         record: ToolProcess,
         listener: ProcessListener | None,
-        release: object,
+        release: Callable[[], list[str]],
     ) -> None:
         """Copy *job*'s output to its file until it exits, its deadline passes or it is stopped; then record how it
         ended and wake the waiters."""
@@ -247,8 +267,7 @@ class Jobs:
         finally:
             running.stop()
             with contextlib.suppress(Exception):
-                if callable(release):
-                    release()
+                release()
             os.close(fd)
             if listener is not None:
                 with contextlib.suppress(Exception):  # the journal's trouble is reported by its next write

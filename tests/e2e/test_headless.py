@@ -18,6 +18,7 @@ from tests.e2e.fake_server import FakeAnthropic, Recorded, Status
 PROMPT = "Use a subtask to find what testing framework this project uses"
 SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
 FIVE = SIX[:5]
+EIGHT = [*SIX, "TaskOutput", "TaskStop"]
 RESULT_KEYS = [
     "type",
     "subtype",
@@ -129,7 +130,7 @@ class TestDelegation:
         assert (delegated.run.code, delegated.run.stderr) == (0, "")
         parent, child, child_2, parent_2 = delegated.requests
         assert parent.path == "/v1/messages"
-        assert parent.tool_names == SIX
+        assert parent.tool_names == EIGHT
         assert [(m["role"], _text_of(m)) for m in parent.messages] == [("user", PROMPT)]
         assert child.tool_names == FIVE
         assert [(m["role"], _text_of(m)) for m in child.messages] == [("user", "Which test framework?")]
@@ -222,7 +223,7 @@ class TestDelegation:
             "claude-sonnet-4-5",
             "default",
         )
-        assert init["tools"] == ["Bash", "Read", "Write", "Edit", "Glob", "Task"]  # Claude Code's spelling
+        assert init["tools"] == ["Bash", "Read", "Write", "Edit", "Glob", "Task", "TaskOutput", "TaskStop"]
         assert init["agents"] == ["general-purpose"] and init["agentfsm_version"]
         assert list(init)[: len(CLAUDE_INIT_KEYS)] == CLAUDE_INIT_KEYS and init["claude_code_version"] == "2.1.197"
         session = init["session_id"]

@@ -25,6 +25,7 @@ from fsm.view import describe_next
 from tests.fsm.cli.cli_support import parse
 
 SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
+EIGHT = [*SIX, "TaskOutput", "TaskStop"]
 ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "MODEL_ID", "ANTHROPIC_MODEL")
 UUID = "12345678-1234-5678-1234-567812345678"
 
@@ -73,7 +74,7 @@ class TestAgentSetup:
         )
         built = agent()
         assert (built.max_turns, built.max_model_calls, built.max_tokens, built.data.max_parallel) == (30, 200, 8000, 4)
-        assert [t.name for t in built.tools] == SIX
+        assert [t.name for t in built.tools] == EIGHT
         assert (built.permissions.mode, built.approver, built.options()["max_budget_usd"]) == (
             "default",
             deny_unattended,
@@ -98,7 +99,7 @@ class TestAgentSetup:
         assert options("--tools", "default").agent.tools is None
         assert [t.name for t in agent("--tools", "Glob, bash").tools] == ["bash", "glob"]
         no_task = agent("--disallowed-tools", "Task")
-        assert [t.name for t in no_task.tools] == SIX[:5]
+        assert [t.name for t in no_task.tools] == [*SIX[:5], "TaskOutput", "TaskStop"]
         assert "spawn" not in describe_next(no_task)
 
     def test_rule_flags(self) -> None:
@@ -206,7 +207,8 @@ class TestAgentSetup:
             (["--allowedTools", "Bash(git diff:*"], "--allowedTools: rule 'Bash(git diff:*' has no closing ')'"),
             (
                 ["--tools", "task,nope"],
-                "--tools: unknown tool 'nope' (available: bash, read_file, write_file, edit_file, glob, task)",
+                "--tools: unknown tool 'nope' (available: bash, read_file, write_file, edit_file, glob, task, "
+                "TaskOutput, TaskStop)",
             ),
             (["--add-dir", "/nope/here"], "--add-dir /nope/here is not a directory"),
             (
