@@ -45,6 +45,7 @@ class Place(Protocol):
     @property
     def call_id(self) -> str | None: ...
 
+
 __all__ = [
     "DEFAULT_TIMEOUT",
     "MAX_OUTPUT_BYTES",

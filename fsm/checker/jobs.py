@@ -59,7 +59,7 @@ CHOICES: dict[str, tuple[tuple[str, ...], ...]] = {
         ("tools_done", "turn_limit", "budget_spent"),
         ("interrupted",),
     ),
-    "awaiting_jobs": (("job_ended", "turn_limit", "budget_spent"), ("wait_ceiling",), ("interrupted",)),
+    "awaiting_jobs": (("job_ended", "budget_spent"), ("wait_ceiling",), ("interrupted",)),
     "stopping": (("stopped",), ("continue_forced", "stopped"), ("interrupted",)),
 }
 """What the driver may try in each state, in order (the first whose row passes wins). Compaction is left out:

@@ -141,7 +141,7 @@ CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
     },
     "executing_tools": {"run": (), "interrupt": ("interrupted",)},
     "awaiting_jobs": {
-        "job ends": ("job_ended", "turn_limit", "budget_spent"),
+        "job ends": ("job_ended", "budget_spent"),
         "ceiling": ("wait_ceiling",),
         "interrupt": ("interrupted",),
     },

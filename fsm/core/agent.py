@@ -694,12 +694,10 @@ class Agent:
             return self._fire("wait_ceiling", appended=appended, notified=notified, outcome="wait_ceiling", error=error)
         told, notified = self._ended_jobs()
         woken: tuple[Message, ...] = ({"role": "user", "content": told},)
-        with self._tree_lock:
-            limit = _limit_reached(self.facts())
-            if limit == "max_turns":
-                return self._fire("turn_limit", appended=woken, outcome=limit, notified=notified)
-            if limit is not None:
-                return self._fire("budget_spent", appended=woken, outcome=limit, notified=notified)
+        with self._tree_lock:  # the turns are as the final reply left them: the table let it wait with one left
+            spent = _budget_spent(self.facts())
+            if spent is not None:
+                return self._fire("budget_spent", appended=woken, outcome=spent, notified=notified)
             return self._fire("job_ended", appended=woken, notified=notified)
 
     # -- background jobs: what the model is told of them ---------------------------------------------------

@@ -304,18 +304,10 @@ TRANSITIONS: list[Row] = [
         "doc": "a job ended (or its deadline killed it): its <task-notification> wakes the model",
     },
     {
-        "trigger": "turn_limit",
-        "source": "awaiting_jobs",
-        "dest": "stopping",
-        "conditions": "out_of_turns",
-        "doc": "a job ended, but the agent has used max_turns model calls: the jobs left are killed",
-    },
-    {
         "trigger": "budget_spent",
         "source": "awaiting_jobs",
         "dest": "stopping",
         "conditions": "out_of_model_calls",
-        "unless": "out_of_turns",
         "doc": "a job ended, but the run's budget of model calls is spent: the jobs left are killed",
     },
     {
@@ -323,7 +315,6 @@ TRANSITIONS: list[Row] = [
         "source": "awaiting_jobs",
         "dest": "stopping",
         "conditions": "out_of_budget_usd",
-        "unless": "out_of_turns",
         "doc": "a job ended, but the run's cost has reached its USD budget: the jobs left are killed",
     },
     {
