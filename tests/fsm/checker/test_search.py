@@ -279,12 +279,14 @@ class TestCommand:
             "budget (spent or not at any guard), compaction; search: reduced (budget per agent, persistent "
             "sets)\n"
         )
-        assert "configurations: 83,795  edges: 427,267  time: " in out
+        assert "configurations: 83,824  edges: 427,470  time: " in out
         assert "worst case: 200 model calls per run (without the budget the table allows 13,650)" in out
         assert out.endswith(
             "proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call starts "
             "with the USD budget spent; at most 2 compactions per model call; no deadlock; idle reachable "
             "from every configuration; every run terminates\n"
+            "background jobs (up to 3, the root alone): 11,556 configurations; proved: every job a run starts is "
+            "told to the model exactly once; a run waits only for a job; every wait ends (a job, or the ceiling)\n"
         )
 
     @pytest.mark.slow
@@ -310,7 +312,7 @@ class TestCommand:
         )
         out = capsys.readouterr().out
         assert "search: every interleaving\n" in out
-        assert "configurations: 13,634  edges: 70,547  time: " in out  # two subagents at once, any order
+        assert "configurations: 13,639  edges: 70,572  time: " in out  # two subagents at once, any order
         assert "worst case: 10 model calls per run (without the budget the table allows 21)" in out
         assert (
             "proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call starts with the USD "
@@ -359,7 +361,7 @@ class TestCommand:
         )
         out = capsys.readouterr().out
         assert "max_parallel 4, no USD budget; search: every interleaving\n" in out
-        assert "configurations: 12,475  edges: 60,568  time: " in out
+        assert "configurations: 12,480  edges: 60,588  time: " in out
         assert "USD" not in out.split("proved: ")[1]
 
     def test_the_usd_mutant_at_the_defaults(self, table, capsys):
