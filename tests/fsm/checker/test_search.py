@@ -318,7 +318,7 @@ class TestCommand:
             "proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call starts with the USD "
             "budget spent; no deadlock; idle reachable from every configuration; every run terminates\n"
         ) in out
-        assert "inductive: 26,693 configurations (reachable or not), every move keeps the invariant (" in out
+        assert "inductive: 26,709 configurations (reachable or not), every move keeps the invariant (" in out
 
     def test_a_mutated_table_prints_a_counterexample(self, table, capsys):
         """With a guard removed from the table, check prints the violation and the path to it; exit 1."""
