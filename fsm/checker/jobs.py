@@ -21,7 +21,7 @@ Proved for the bounds (:func:`check_jobs`): no job is told twice (a job is told 
 ``told`` or is killed and told, and ``told`` is final); every run that reaches ``idle`` has told every job it
 started exactly once; the graph is acyclic (every run terminates: a job's end that wakes the model costs a turn);
 the driver always has a move of its own in a busy configuration (so no wait lasts for ever, even if no job ever
-ended: the ceiling ends it); ``awaiting_jobs`` is entered only with a job not told; and some run does wait (the
+ended: the ceiling ends it); ``awaiting_jobs`` is entered only with a job not told; and, with 3 turns or more, some run does wait (the
 proof is not vacuous). A configuration is :data:`Config`.
 """
 
@@ -183,7 +183,9 @@ def check_jobs(b: JobBounds = JobBounds()) -> JobReport:
         problem = _problem(config, driven, first)
         queue.extend(n for n in nexts if n not in graph)
     if problem is None:
-        problem = _cycle(graph) or (None if waits else "vacuous: no run ever waits for a job")
+        # a wait needs three turns: the call that starts a job, the final reply, the call the job's end wakes
+        vacuous = not waits and b.max_turns >= 3
+        problem = _cycle(graph) or ("vacuous: no run ever waits for a job" if vacuous else None)
     return JobReport(b, len(graph), edges, time.perf_counter() - started, problem)
 
 
