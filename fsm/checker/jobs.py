@@ -21,8 +21,8 @@ Proved for the bounds (:func:`check_jobs`): no job is told twice (a job is told 
 ``told`` or is killed and told, and ``told`` is final); every run that reaches ``idle`` has told every job it
 started exactly once; the graph is acyclic (every run terminates: a job's end that wakes the model costs a turn);
 the driver always has a move of its own in a busy configuration (so no wait lasts for ever, even if no job ever
-ended: the ceiling ends it); ``awaiting_jobs`` is entered only with a job not told; and, with 3 turns or more, some run does wait (the
-proof is not vacuous). A configuration is :data:`Config`.
+ended: the ceiling ends it); ``awaiting_jobs`` is entered only with a job not told; and, with 3 turns or more, some
+run does wait (the proof is not vacuous). A configuration is :data:`Config`.
 """
 
 from __future__ import annotations

@@ -135,7 +135,7 @@ def _vectors(
                 jobs=jobs,
             )
             for run_calls, others in cells
-            for jobs in ((0, 1) if not depth else (0,))  # the root's jobs are not tracked (6.): it may have some
+            for jobs in ((0, 1) if b.jobs and not depth else (0,))  # the root's jobs are not tracked (6.)
         ]
         found = CACHE[key] = tuple(tuple(f(one) for f in functions) for one in facts)
     return found

@@ -330,6 +330,7 @@ def check_inductive(b: Bounds) -> tuple[int, str | None, float]:
         b.exact_budget,
         reduce=False,
         budget_usd=b.budget_usd,
+        jobs=b.jobs,
         compaction=b.compaction,
     )
     clear_cache()

@@ -206,6 +206,9 @@ class Bounds:
     every interleaving of the exact system."""
     budget_usd: bool = True
     """The run has a USD budget, which any guard may see spent (the module's docstring); False: it has none."""
+    jobs: bool = True
+    """The root may have background jobs, which any of its guards may see (``has_jobs``); False: it has none (an
+    agent that starts no job: the refinement test's)."""
     compaction: bool = True
     """The agents compact (:data:`COMPACTION_CHOICES` may happen); False: they have no compactor, so only a model
     error ends a run over the window (the exact system's tests at larger bounds)."""
@@ -404,7 +407,8 @@ def _fire(
     out: dict[tuple[Config, tuple[int, str, str, str], tuple[str, ...]], None] = {}
     fixed = starts
     views = usd_views(b, fixed=fixed) if usd is None else (usd and b.budget_usd and not fixed,)
-    jobs_views = (0, 1) if not depth and any("has_jobs" in (*i, *n) for _, i, n in rows(trigger, state)) else (0,)
+    asks = b.jobs and not depth and any("has_jobs" in (*i, *n) for _, i, n in rows(trigger, state))
+    jobs_views = (0, 1) if asks else (0,)
     for left, spent, jobs in itertools.product(budgets, views, jobs_views):
         others = awaiting(root) - (state in HOLDING)
         run_calls = b.max_model_calls - (left if left != PLENTY else b.cap + 1)

@@ -57,7 +57,7 @@ class TestWaiting:
         agent, model = _agent(
             tmp_path,
             tool_reply(_background("true")),
-            tool_reply(tool_use("bash", {"command": "sleep 0.3"})),
+            tool_reply(tool_use("bash", {"command": "sleep 1"})),
             text_reply("done"),
         )
         assert agent.run("go") == "done"

@@ -77,6 +77,8 @@ class TestTable:
                     or (r["trigger"] == "stopped" and row["source"] == "stopping")
                     # instead of compacting, the model is called: its failure (or reply) leaves awaiting_model
                     or (r["trigger"] == "model_failed" and row["trigger"] in ("context_full", "context_exceeded"))
+                    # a wait starts only with a turn left (replied_final's row asks it), and waiting spends none
+                    or (row["trigger"] == "job_ended" and guard == "out_of_turns")
                 ]
                 assert leave, (row["trigger"], guard)
 
