@@ -517,7 +517,7 @@ class TestConfiguration:
         request = fake.messages_requests[0]
         assert request.headers["authorization"] == "Bearer key-from-dotenv"
         assert request.body["model"] == "model-from-env"
-        assert request.tool_names == FIVE
+        assert request.tool_names == [*FIVE, "TaskOutput", "TaskStop"]
 
     def test_missing_api_key(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """No key anywhere: exit 1 and a line saying to set ANTHROPIC_API_KEY or try the demo."""
