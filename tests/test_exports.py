@@ -99,5 +99,7 @@ def test_the_registry_holds_every_tool_in_order_whichever_is_imported_first() ->
     module was imported on its own first, as ``fsm.core.agent`` imports ``tools.task``."""
     code = "import tools.task, tools.files\nfrom tools import REGISTRY\nprint(list(REGISTRY))\n"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    registered = ["bash", "read_file", "write_file", "edit_file", "glob", "task", "TodoWrite", "Skill"]
+    registered = [
+        "bash", "read_file", "write_file", "edit_file", "glob", "task", "TaskOutput", "TaskStop", "TodoWrite", "Skill"
+    ]  # fmt: skip
     assert done.stdout.strip() == str(registered)

@@ -1,7 +1,8 @@
 """The tools an agent can call: schemas, handlers and the workspace boundary. Knows nothing of ``fsm``.
 
 ``BASE_TOOLS`` are the file and shell tools, what a subagent is offered by default; ``PARENT_TOOLS`` adds
-``task`` (whose handler the agent supplies), what a root agent is offered by default. ``Agent(tools=...)``
+``task`` (whose handler the agent supplies) and the background jobs' ``TaskOutput`` and ``TaskStop``, what a root
+agent is offered by default. ``Agent(tools=...)``
 offers fewer.
 """
 
@@ -9,7 +10,15 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tools.base import Tool, ToolOutput, check_input, run_tool, tool
-    from tools.toolsets import BASE_TOOL_NAMES, BASE_TOOLS, EXTRA_TOOL_NAMES, PARENT_TOOLS, REGISTRY, toolset
+    from tools.toolsets import (
+        BASE_TOOL_NAMES,
+        BASE_TOOLS,
+        EXTRA_TOOL_NAMES,
+        JOB_TOOL_NAMES,
+        PARENT_TOOLS,
+        REGISTRY,
+        toolset,
+    )
     from tools.workspace import BASH_TIMEOUT, OutsideWorkspaceError, Workspace
 else:  # each name loads on first use (PEP 562); the registry, through toolsets, with every handler in it
     import lazy_loader
@@ -18,7 +27,15 @@ else:  # each name loads on first use (PEP 562); the registry, through toolsets,
         __name__,
         submod_attrs={
             "base": ["Tool", "ToolOutput", "check_input", "run_tool", "tool"],
-            "toolsets": ["BASE_TOOL_NAMES", "BASE_TOOLS", "EXTRA_TOOL_NAMES", "PARENT_TOOLS", "REGISTRY", "toolset"],
+            "toolsets": [
+                "BASE_TOOL_NAMES",
+                "BASE_TOOLS",
+                "EXTRA_TOOL_NAMES",
+                "JOB_TOOL_NAMES",
+                "PARENT_TOOLS",
+                "REGISTRY",
+                "toolset",
+            ],
             "workspace": ["BASH_TIMEOUT", "OutsideWorkspaceError", "Workspace"],
         },
     )
@@ -28,6 +45,7 @@ __all__ = [
     "BASE_TOOL_NAMES",
     "BASH_TIMEOUT",
     "EXTRA_TOOL_NAMES",
+    "JOB_TOOL_NAMES",
     "PARENT_TOOLS",
     "REGISTRY",
     "OutsideWorkspaceError",

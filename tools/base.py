@@ -55,6 +55,8 @@ class Tool:
     checked: bool = True
     """Whether :func:`run_tool` checks the input against the schema first (an MCP tool's server checks its own:
     its schema may use what :func:`check_input` does not know)."""
+    aliases: tuple[str, ...] = ()
+    """Other names a call may give the tool (Claude Code's older names: ``BashOutput`` for ``TaskOutput``)."""
 
     @property
     def schema(self) -> dict[str, Any]:
@@ -67,12 +69,17 @@ REGISTRY: dict[str, Tool] = {}
 
 
 def tool(
-    *, name: str, description: str, input_schema: Mapping[str, Any], path_param: str | None = None
+    *,
+    name: str,
+    description: str,
+    input_schema: Mapping[str, Any],
+    path_param: str | None = None,
+    aliases: tuple[str, ...] = (),
 ) -> Callable[[Handler], Handler]:
-    """Register the decorated function as the handler of tool *name*."""
+    """Register the decorated function as the handler of tool *name* (also called by its *aliases*)."""
 
     def register(handler: Handler) -> Handler:
-        REGISTRY[name] = Tool(name, description, input_schema, handler, path_param)
+        REGISTRY[name] = Tool(name, description, input_schema, handler, path_param, aliases)
         return handler
 
     return register
@@ -124,7 +131,7 @@ def check_input(schema: Mapping[str, Any], tool_input: object) -> str | None:
 def run_tool(tools: Iterable[Tool], name: str, workspace: Workspace, tool_input: object) -> ToolOutput:
     """Run tool *name* from *tools* on *tool_input*; never raises (but KeyboardInterrupt passes)."""
     found = {t.name: t for t in tools}
-    chosen = found.get(name)
+    chosen = found.get(name) or next((t for t in found.values() if name in t.aliases), None)
     if chosen is None or chosen.handler is None:
         available = ", ".join(found) or "none"
         return ToolOutput(f"Error: unknown tool {name!r} (available: {available})", is_error=True)

@@ -26,8 +26,11 @@ import signal
 import time
 from collections.abc import Callable
 
+import attrs
+
 from tools.base import ToolOutput, tool
 from tools.gitconfig import is_git_override
+from tools.jobs import DEFAULT_TIMEOUT, MAX_TIMEOUT
 from tools.processes import TAG_VAR, ToolProcess, boot_id
 from tools.running import Running, spawned
 from tools.sandbox import KEPT_ENV, Launch, SandboxRefused, backend_for, note_for
@@ -35,7 +38,7 @@ from tools.secrets import tool_environment
 from tools.supervision import AVAILABLE, supervised
 from tools.workspace import Workspace
 
-__all__ = ["MAX_OUTPUT_CHARS", "bash"]
+__all__ = ["MAX_OUTPUT_CHARS", "bash", "start_command"]
 
 MAX_OUTPUT_CHARS = 50_000
 """Characters of output the model sees; the rest is counted and dropped."""
@@ -97,23 +100,53 @@ class _Capture:
         "stderr. Use it to list files, search (grep, find), run tests, builds, git and scripts. "
         "stdin is closed, so interactive commands (editors, pagers, prompts) will not work; pass flags "
         "such as --yes or --no-pager instead. Each call starts a fresh shell: `cd` and exported variables "
-        "do not carry over to the next call. The command is killed after the timeout (120 s by default), "
-        "and processes it leaves running in the background are killed when it exits. "
+        "do not carry over to the next call. The command is killed after the timeout (120 s by default; "
+        "'timeout' in milliseconds, at most 600000), and processes it leaves running in the background are "
+        "killed when it exits. "
         f"Only the first {MAX_OUTPUT_CHARS} characters of output are returned, so filter large output "
-        "(head, tail, grep). A non-zero exit status is reported as '(exit status N)' after the output."
+        "(head, tail, grep). A non-zero exit status is reported as '(exit status N)' after the output. "
+        "With run_in_background the command runs as a background job (killed after its timeout, 10 minutes by "
+        "default): the call returns its task id at once, a <task-notification> tells you when it ends, "
+        "TaskOutput reads its output and TaskStop kills it. You do not need to wait or poll for it."
     ),
     input_schema={
         "type": "object",
-        "properties": {"command": {"type": "string", "description": "The shell command to run."}},
+        "properties": {
+            "command": {"type": "string", "description": "The command to execute"},
+            "timeout": {"type": "number", "description": "Optional timeout in milliseconds (max 600000)"},
+            "description": {
+                "type": "string",
+                "description": "Clear, concise description of what this command does in active voice.",
+            },
+            "run_in_background": {
+                "type": "boolean",
+                "description": "Set to true to run this command in the background.",
+            },
+        },
         "required": ["command"],
     },
 )
-def bash(workspace: Workspace, *, command: str) -> ToolOutput:
-    """Run *command* with ``sh`` in the workspace root; nothing it starts outlives the call."""
+def bash(
+    workspace: Workspace,
+    *,
+    command: str,
+    timeout: float | None = None,
+    description: str = "",
+    run_in_background: bool = False,
+) -> ToolOutput:
+    """Run *command* with ``sh`` in the workspace root; nothing it starts outlives the call (with
+    *run_in_background*: the job, ``tools.jobs``). *timeout* is in milliseconds, as Claude Code's."""
+    if timeout is not None and not 0 < timeout <= MAX_TIMEOUT * 1000:
+        return ToolOutput(f"Error: 'timeout' must be 1..{MAX_TIMEOUT * 1000:.0f} ms (got {timeout:g})", is_error=True)
+    if run_in_background:
+        return _background(workspace, command, timeout=timeout, description=description)
+    seconds = workspace.bash_timeout if timeout is None else timeout / 1000
+    if seconds != workspace.bash_timeout:
+        workspace = attrs.evolve(workspace, bash_timeout=seconds)
     tag = secrets.token_hex(8)
     env = {**tool_environment(workspace.root), TAG_VAR: tag}
     try:
-        running, confined_by, release = _start(workspace, command, env)
+        running, confined_by, release = start_command(workspace, command, env)
     except SandboxRefused as exc:
         return ToolOutput(f"Error: {exc}", is_error=True)
     record = ToolProcess(running.pid, running.start_ticks, boot_id(), tag, confined_by)
@@ -138,7 +171,26 @@ def bash(workspace: Workspace, *, command: str) -> ToolOutput:
     return ToolOutput(text + _status_note(running.returncode) + "".join(f"\n{note}" for note in notes if note))
 
 
-def _start(
+def _background(workspace: Workspace, command: str, *, timeout: float | None, description: str) -> ToolOutput:
+    """Start *command* as a background job of ``workspace.jobs``; Claude Code's words for it, with its id."""
+    if workspace.jobs is None:
+        return ToolOutput(
+            "Error: run_in_background is for the main agent only (it waits for its jobs); run the command in the "
+            "foreground",
+            is_error=True,
+        )
+    try:
+        seconds = DEFAULT_TIMEOUT if timeout is None else timeout / 1000
+        job = workspace.jobs.start(workspace, command, launch=start_command, timeout=seconds, description=description)
+    except SandboxRefused as exc:
+        return ToolOutput(f"Error: {exc}", is_error=True)
+    return ToolOutput(
+        f"Command running in background with ID: {job.id}. Output is being written to: {job.output}. You will be "
+        "notified when it completes. To check interim output, use TaskOutput with that ID."
+    )
+
+
+def start_command(
     workspace: Workspace, command: str, env: dict[str, str]
 ) -> tuple[Running, str | None, Callable[[], list[str]]]:
     """*command* started, waiting to be told to run; the sandbox backend's name (None unsandboxed); and what to

@@ -23,6 +23,7 @@ import attrs
 from attrs import field, frozen
 
 if TYPE_CHECKING:
+    from tools.jobs import Jobs
     from tools.processes import ToolProcess
     from tools.reads import ReadMemory
     from tools.sandbox import Sandbox
@@ -87,6 +88,9 @@ class Workspace:
     note; None sends every read whole."""
     call_id: str | None = field(default=None, eq=False, repr=False)
     """The id of the tool call being run (the agent sets it per call, with :attr:`reads`)."""
+    jobs: Jobs | None = field(default=None, eq=False, repr=False)
+    """The agent tree's background jobs (``tools.jobs``): ``bash`` with ``run_in_background`` starts one there,
+    ``TaskOutput`` and ``TaskStop`` find it; None: no job can be started."""
 
     def resolve(self, path: str) -> Path:
         """The absolute, symlink-free form of *path* (relative paths are taken from the root).

@@ -349,6 +349,8 @@ def _nodes(b: Bounds, *, child: bool) -> Iterator[Node]:
         for count in counts:
             yield ("awaiting_model", turn, (), False, (), count)
             yield ("stopping", turn, (), False, (), count)
+            if not child:
+                yield ("awaiting_jobs", turn, (), False, (), count)
             for manual in (False, True) if b.compaction and not child else (False,) if b.compaction else ():
                 yield ("compacting", turn, (), False, (), (*count[:2], manual))
             for pending in pendings:
@@ -372,6 +374,7 @@ def check_inductive(b: Bounds) -> tuple[int, str | None, float]:
         b.exact_budget,
         reduce=False,
         budget_usd=b.budget_usd,
+        jobs=b.jobs,
         compaction=b.compaction,
     )
     clear_cache()

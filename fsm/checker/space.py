@@ -24,6 +24,11 @@ budget: exact up to ``cap`` and "more" above it (:data:`PLENTY`). Guards only co
 agents in ``awaiting_model``, so this is exact for every guard, and a call made with PLENTY left may leave
 PLENTY or ``cap``. Its size is the product of the subagents' states: out of reach at the defaults.
 
+**Background jobs** are not tracked here (``fsm.checker.jobs`` tracks them, one root at a time): wherever the root's
+guards are asked, it may have jobs the model was not told the end of or not (the Facts ``jobs`` 1 or 0), so
+``has_jobs`` may hold at any final reply. That over-approximates every run (what the jobs do decides only whether a
+final reply waits), so what is proved holds whatever jobs the tool calls start.
+
 **The USD budget** (``Bounds(budget_usd=True)``, the default). Its guard, ``out_of_budget_usd``, reads the cost of
 the replies in, which the table cannot know: so wherever an agent's guards are asked, the budget may be spent or
 not (the Facts ``run_cost_usd`` 1.0 or 0.0 of a budget of 1.0), whatever came before, except at the root's prompt,
@@ -135,6 +140,11 @@ CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
         "interrupt": ("interrupted",),
     },
     "executing_tools": {"run": (), "interrupt": ("interrupted",)},
+    "awaiting_jobs": {
+        "job ends": ("job_ended", "budget_spent"),
+        "ceiling": ("wait_ceiling",),
+        "interrupt": ("interrupted",),
+    },
     "stopping": {"stop": ("stopped",), "force": ("continue_forced", "stopped"), "interrupt": ("interrupted",)},
 }
 """Per state, what may happen in a step, and the triggers the driver tries for it in order. ``tools`` stands
@@ -144,7 +154,8 @@ and ``blocked`` (a UserPromptSubmit hook blocks the prompt) are the root's only 
 prompt fires no hook and is never ``/compact``. In ``awaiting_model`` the request may be over the threshold
 (``full``: the driver compacts first when the table lets it, else it calls the model, which the other choices cover)
 or the model may refuse it as too long (``too long``); in ``compacting`` the cheap passes suffice, or one summary
-call is made (:data:`SUMMARY_CHOICES`: it counts toward the budget), or it fails, or a PreCompact hook blocks."""
+call is made (:data:`SUMMARY_CHOICES`: it counts toward the budget), or it fails, or a PreCompact hook blocks. In
+``awaiting_jobs`` (the root waits for its background jobs) a job ends, or the wait ceiling passes."""
 SUMMARY_CHOICES = frozenset({"summary", "fail"})
 COMPACTION_CHOICES = frozenset({"compact", "full", "too long"})
 """The choices that lead into ``compacting``; ``Bounds(compaction=False)`` leaves them out."""
@@ -195,6 +206,9 @@ class Bounds:
     every interleaving of the exact system."""
     budget_usd: bool = True
     """The run has a USD budget, which any guard may see spent (the module's docstring); False: it has none."""
+    jobs: bool = True
+    """The root may have background jobs, which any of its guards may see (``has_jobs``); False: it has none (an
+    agent that starts no job: the refinement test's)."""
     compaction: bool = True
     """The agents compact (:data:`COMPACTION_CHOICES` may happen); False: they have no compactor, so only a model
     error ends a run over the window (the exact system's tests at larger bounds)."""
@@ -393,12 +407,14 @@ def _fire(
     out: dict[tuple[Config, tuple[int, str, str, str], tuple[str, ...]], None] = {}
     fixed = starts
     views = usd_views(b, fixed=fixed) if usd is None else (usd and b.budget_usd and not fixed,)
-    for left, spent in itertools.product(budgets, views):
+    asks = b.jobs and not depth and any("has_jobs" in (*i, *n) for _, i, n in rows(trigger, state))
+    jobs_views = (0, 1) if asks else (0,)
+    for left, spent, jobs in itertools.product(budgets, views, jobs_views):
         others = awaiting(root) - (state in HOLDING)
         run_calls = b.max_model_calls - (left if left != PLENTY else b.cap + 1)
         dest = None
         for to, ifs, nots in rows(trigger, state):
-            key = (turn, depth, len(children), run_calls, others, spent, counts, ifs, nots, b)
+            key = (turn, depth, len(children), run_calls, others, spent, counts, jobs, ifs, nots, b)
             verdict = CACHE.get(key)
             if verdict is None:
                 budget_usd, cost_usd = usd_facts(spent, b)
@@ -416,6 +432,7 @@ def _fire(
                     compactions=counts[0],
                     failed_compactions=counts[1],
                     manual=counts[2],
+                    jobs=jobs,
                 )
                 verdict = CACHE[key] = _passes(ifs, nots, facts)
             if verdict:

@@ -17,7 +17,7 @@ from fsm.core.limits import MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 if TYPE_CHECKING:  # the checker is imported when the command runs, not by every command's parser
     from fsm.checker.search import Move, Report
 
-__all__ = ["command", "configure", "render"]
+__all__ = ["JOBS", "command", "configure", "render", "render_jobs"]
 
 
 def configure(parser: argparse.ArgumentParser) -> None:
@@ -27,7 +27,8 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "depth <= 1, turns <= max_turns per agent, run total <= max_model_calls, no model call "
         "granted with the USD budget spent (whatever the replies cost), no deadlock, "
         "idle reachable from everywhere, termination, and at most 2 compactions per model call "
-        "(so no loop of compactions); and that the table is not vacuous: some run calls the model, runs a "
+        "(so no loop of compactions), then that every background job is told to the model exactly once and "
+        "no run waits for ever; and that the table is not vacuous: some run calls the model, runs a "
         "tool, spawns a subagent that calls the model and returns, compacts, and uses the whole budget, and "
         "Ctrl-C stops every busy configuration; or print a counterexample. The worst case printed is the "
         "longest run of the searched graph, its calls counted. "
@@ -142,6 +143,19 @@ def render(report: Report) -> str:
     return "\n".join(lines) + "\n"
 
 
+JOBS = 3
+"""Background jobs the root may start in a run that the job check explores (``fsm.checker.jobs``)."""
+
+
+def render_jobs(configurations: int) -> str:
+    """The job check's line: what ``fsm.checker.jobs`` proved, over how many configurations."""
+    return (
+        f"background jobs (up to {JOBS}, the root alone): {configurations:,} configurations; proved: every job a run "
+        "starts is told to the model exactly once; a run waits only for a job; every wait ends (a job, or the "
+        "ceiling)\n"
+    )
+
+
 def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     """Run ``agentfsm check``: 0 when proved, 1 on a violation."""
     from fsm.checker.search import Bounds, check, check_inductive
@@ -158,6 +172,14 @@ def command(args: argparse.Namespace, *, out: TextIO | None = None) -> int:
     )
     report = check(bounds)
     out.write(render(report))
+    if report.proved:
+        from fsm.checker.jobs import JobBounds, check_jobs
+
+        jobs = check_jobs(JobBounds(args.max_turns, JOBS, min(args.tools_per_reply, 2)))
+        if not jobs.proved:
+            out.write(f"VIOLATION (background jobs): {jobs.problem}\n")
+            return 1
+        out.write(render_jobs(jobs.configurations))
     if report.proved and args.inductive:
         count, problem, seconds = check_inductive(bounds)
         if problem:

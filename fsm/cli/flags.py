@@ -13,7 +13,7 @@ import argparse
 import uuid
 from collections.abc import Callable
 
-from fsm.core.limits import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
+from fsm.core.limits import BG_WAIT_CEILING, DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.model.aliases import ALIASES, EFFORTS, THINKING
 from fsm.model.defaults import DEFAULT_MAX_RETRIES, DEFAULT_MODEL, DEFAULT_TIMEOUT
 from fsm.policy.modes import ALIASES as MODE_ALIASES
@@ -373,6 +373,14 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="send a file whole on every read_file, even one unchanged since the agent last read it (by "
         "default such a re-read is answered with a short note, as Claude Code does)",
+    )
+    group.add_argument(
+        "--bg-wait-ceiling",
+        type=_seconds_flag("--bg-wait-ceiling"),
+        default=None,
+        metavar="SECONDS",
+        help=f"how long a final reply waits for one of its background jobs (bash run_in_background) to end "
+        f"before the jobs are killed and the run fails, outcome wait_ceiling (default {BG_WAIT_CEILING:g})",
     )
     group.add_argument(
         "--max-parallel",

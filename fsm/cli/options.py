@@ -32,6 +32,7 @@ from fsm.cli.structured import instructions
 from fsm.compaction import PassesCompactor, ResultStore
 from fsm.compaction.window import CompactSettings
 from fsm.core.context import context_text
+from fsm.core.limits import BG_WAIT_CEILING
 from fsm.core.lines import visible
 from fsm.core.options import AgentOptions
 from fsm.core.prompts import compose, parent_system
@@ -98,6 +99,10 @@ class AgentSetup:
     hooks: Hooks = Factory(default_hooks)
     """The default hooks and the settings' command hooks."""
     sandbox: Sandbox | None = None
+    bg_wait_ceiling: float = field(
+        default=BG_WAIT_CEILING, validator=Positive("a number of seconds > 0", label="--bg-wait-ceiling")
+    )
+    """Seconds a final reply waits for a background job to end (``--bg-wait-ceiling``)."""
     read_dedup: bool = True
     """Whether a re-read of an unchanged file is answered with a note (``--no-read-dedup``: no)."""
     system: str | None = None
@@ -137,6 +142,7 @@ class AgentSetup:
             context=self.context,
             sandbox=self.sandbox,
             read_dedup=self.read_dedup,
+            bg_wait_ceiling=self.bg_wait_ceiling,
             permissions=self.permissions,
             hooks=self.hooks,
             approver=self.approver or (terminal_approver(root=self.workdir) if self.ask_person else deny_unattended),
@@ -359,6 +365,7 @@ class RunOptions:
             hooks=hooks,
             sandbox=sandbox,
             read_dedup=not flags.get("no_read_dedup"),
+            bg_wait_ceiling=flags.get("bg_wait_ceiling") or BG_WAIT_CEILING,
             system=system,
             context=context_text(files),
             agents=agents,

@@ -56,6 +56,7 @@ SUBTYPES = {
     "context_window": "success",
     "interrupted": "error_during_execution",
     "prompt_blocked": "success",  # Claude Code: a UserPromptSubmit hook's block ends the run, is_error false
+    "wait_ceiling": "error_during_execution",  # ours: background jobs outlived --bg-wait-ceiling and were killed
 }
 """The result subtype (Claude Code's set) of each outcome of the root agent (kept as ``outcome``); ``is_error``
 is true for every outcome but ``end_turn`` and ``prompt_blocked`` (Claude Code's result of a prompt a
@@ -76,6 +77,7 @@ TERMINAL_REASONS: dict[str, str | None] = {
     "aborted_tools": "aborted_tools",
     "journal_error": None,  # nothing of Claude Code's: the run stopped outside its loop
     "prompt_blocked": None,  # Claude Code's query loop never started
+    "wait_ceiling": None,  # Claude Code ends a turn with its jobs running; it has no such ending
 }
 """Claude Code's ``terminal_reason`` (its set: ``completed``, ``max_turns``, ``prompt_too_long``, ``model_error``,
 ``aborted_streaming``, ``aborted_tools``, ``stop_hook_prevented``, ``hook_stopped``, ``blocking_limit``, …) of each
@@ -331,7 +333,7 @@ def _stop_reason(outcome: str, records: Sequence[Transition]) -> str | None:
 
 def result_text(agent: Agent) -> str:
     """The root's final text, or for an error outcome with a message, the message."""
-    wordy = agent.outcome in _ERRORS or agent.outcome == "prompt_blocked"  # the block's words are the result
+    wordy = agent.outcome in _ERRORS or agent.outcome in ("prompt_blocked", "wait_ceiling")  # words: the result
     return agent.data.error if agent.data.error and wordy else agent.data.final_text
 
 
@@ -414,6 +416,8 @@ def error_line(
             return "the model refused to answer this prompt"
         case "max_tokens":
             return f"the reply was cut at the max_tokens limit ({max_tokens}); raise --max-tokens"
+        case "wait_ceiling":
+            return f"{result}; raise --bg-wait-ceiling, or give the jobs a shorter timeout"
         case "interrupted":
             return f"interrupted ({signal})" if signal else "interrupted"
         case "aborted_streaming" | "aborted_tools":  # ABORTED: the SDK asked for it; nothing went wrong

@@ -121,6 +121,14 @@ def open_session(choice: SessionChoice, agent: Agent, *, limits: Mapping[str, An
         agent = _with_id(agent, choice.new_id)
     if choice.journal is None:
         return agent, None
+    agent, session = _opened(choice, agent, limits)
+    if session is not None:  # its background jobs write their output beside the journal
+        agent.jobs.directory = choice.journal.parent / "tasks" / session.id
+    return agent, session
+
+
+def _opened(choice: SessionChoice, agent: Agent, limits: Mapping[str, Any]) -> tuple[Agent, Session | None]:
+    assert choice.journal is not None
     if choice.fork_of is None and not choice.resuming:
         return agent, _start(choice, agent)
     if choice.continue_latest and not _any_session(choice):  # as Claude Code: nothing to continue, start anew

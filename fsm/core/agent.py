@@ -46,6 +46,7 @@ from fsm.core.compacting import plan as compaction_plan
 from fsm.core.guards import Facts
 from fsm.core.guards import by_hand as _by_hand
 from fsm.core.guards import can_spawn as _can_spawn
+from fsm.core.guards import has_jobs as _has_jobs
 from fsm.core.guards import out_of_budget_usd as _out_of_budget_usd
 from fsm.core.guards import out_of_compaction_tries as _out_of_compaction_tries
 from fsm.core.guards import out_of_compactions as _out_of_compactions
@@ -78,6 +79,7 @@ from fsm.skills.catalog import SKILL_TOOL, Catalog, Skill
 from fsm.skills.invoke import expand_slash, fork_result, launching, load, skills_in_use, slash_skill
 from fsm.skills.listing import listing
 from tools import REGISTRY, ToolOutput, Workspace, check_input, run_tool
+from tools.jobs import Job, Jobs, notification
 from tools.reads import ReadMemory
 from tools.task import GENERAL_PURPOSE
 from tools.todo import checklist
@@ -156,6 +158,11 @@ def _text_of(content: object) -> str | None:
     return None
 
 
+def _told(jobs: Iterable[Job]) -> list[Block]:
+    """The ``<task-notification>`` text blocks telling the model that *jobs* ended."""
+    return [{"type": "text", "text": notification(job)} for job in jobs]
+
+
 class _Commit:
     """What one ``_fire`` hands the machine's callbacks (the event's ``commit``), and what they leave on it."""
 
@@ -210,8 +217,14 @@ class Agent:
         options = AgentOptions.of(options, **{k: v for k, v in named.items() if v is not None}, **keywords)
         policy = options.permissions if options.permissions is not None else Policy()
         reads = ReadMemory(self._result_text) if options.read_dedup else None  # each agent its own
+        jobs = Jobs() if _parent is None else None  # the root's: it waits for them; a subagent starts none
         workspace = Workspace(
-            workdir, bash_timeout=options.bash_timeout, extra=policy.directories, sandbox=options.sandbox, reads=reads
+            workdir,
+            bash_timeout=options.bash_timeout,
+            extra=policy.directories,
+            sandbox=options.sandbox,
+            reads=reads,
+            jobs=jobs,
         )
         if not workspace.root.is_dir():
             raise ConfigError(f"workdir {workdir} is not a directory; create it or pick another")
@@ -430,7 +443,9 @@ class Agent:
                 [*self.data.results, *interrupted], key=lambda b: order.get(b.get("tool_use_id", ""), len(order))
             )
             marker = {"type": "text", "text": INTERRUPTED_MARKER}
-            appended: tuple[Message, ...] = ({"role": "user", "content": [*answers, marker]},)
+            killed, notified = self._killed_jobs()
+            told = [block for message in killed for block in message["content"]]
+            appended: tuple[Message, ...] = ({"role": "user", "content": [*answers, marker, *told]},)
             self._fire(
                 "interrupted",
                 appended=appended,
@@ -438,6 +453,7 @@ class Agent:
                 error=error,
                 release_all=True,
                 model_called=model_called and self.state in _HOLDING,
+                notified=notified,
             )
 
     def set_limits(
@@ -682,14 +698,15 @@ class Agent:
             return self.history[-1]
         if action == "call":
             return self._run_call(target)
-        results: tuple[Message, ...] = ({"role": "user", "content": list(self.data.results)},)
+        told, notified = self._ended_jobs()
+        results: tuple[Message, ...] = ({"role": "user", "content": [*self.data.results, *told]},)
         with self._tree_lock:
             limit = _limit_reached(self.facts())
             if limit == "max_turns":
-                return self._fire("turn_limit", appended=results, outcome=limit)
+                return self._fire("turn_limit", appended=results, outcome=limit, notified=notified)
             if limit is not None:
-                return self._fire("budget_spent", appended=results, outcome=limit)
-            return self._fire("tools_done", appended=results)
+                return self._fire("budget_spent", appended=results, outcome=limit, notified=notified)
+            return self._fire("tools_done", appended=results, notified=notified)
 
     def _step_stopping(self) -> Transition:
         name: HookEventName = "Stop" if self._depth == 0 else "SubagentStop"
@@ -697,13 +714,64 @@ class Agent:
         more, notes = self._hooks.fire(
             self._event(name, messages=data.messages, outcome=data.outcome, stop_hook_active=data.stop_forced)
         )
+        outcome = data.outcome
         if isinstance(more, str) and more.strip():
             with self._tree_lock:
                 limit = _limit_reached(self.facts())
-                if limit is not None:
-                    return self._fire("stopped", notes=tuple(notes), outcome=limit)
-                return self._fire("continue_forced", appended=({"role": "user", "content": more},), notes=tuple(notes))
-        return self._fire("stopped", notes=tuple(notes), outcome=data.outcome)
+                if limit is None:
+                    told, notified = self._ended_jobs()
+                    content: Any = [{"type": "text", "text": more}, *told] if told else more
+                    return self._fire(
+                        "continue_forced",
+                        appended=({"role": "user", "content": content},),
+                        notes=tuple(notes),
+                        notified=notified,
+                    )
+                outcome = limit
+        appended, notified = self._killed_jobs()  # the run ends: no job outlives it untold
+        return self._fire("stopped", notes=tuple(notes), outcome=outcome, appended=appended, notified=notified)
+
+    def _step_awaiting_jobs(self) -> Transition:
+        """Wait for a background job to end (its notification wakes the model, a turn under the limits), or for
+        the wait ceiling (the jobs are killed and the run fails, outcome ``wait_ceiling``)."""
+        jobs, ceiling = self.workspace.jobs, self._options.bg_wait_ceiling
+        assert jobs is not None  # the root of a tree with jobs has their registry
+        if not jobs.wait(self.data.jobs, ceiling):
+            running = [job_id for job_id in self.data.jobs if (job := jobs.get(job_id)) is not None and job.running]
+            appended, notified = self._killed_jobs()
+            error = (
+                f"background jobs still ran after waiting {ceiling:g} s (--bg-wait-ceiling): "
+                f"{', '.join(running)} killed"
+            )
+            return self._fire("wait_ceiling", appended=appended, notified=notified, outcome="wait_ceiling", error=error)
+        told, notified = self._ended_jobs()
+        woken: tuple[Message, ...] = ({"role": "user", "content": told},)
+        with self._tree_lock:  # the turns are as the final reply left them: the table let it wait with one left
+            spent = _budget_spent(self.facts())
+            if spent is not None:
+                return self._fire("budget_spent", appended=woken, outcome=spent, notified=notified)
+            return self._fire("job_ended", appended=woken, notified=notified)
+
+    # -- background jobs: what the model is told of them ---------------------------------------------------
+
+    def _ended_jobs(self) -> tuple[list[Block], tuple[str, ...]]:
+        """The root's notifications of its tree's jobs that have ended and were not told yet (text blocks, in
+        start order), and their ids; nothing for a subagent (the root is told)."""
+        jobs = self.workspace.jobs
+        if self._parent is not None or not self.data.jobs or jobs is None:
+            return [], ()
+        ended = jobs.ended(self.data.jobs)
+        return _told(ended), tuple(job.id for job in ended)
+
+    def _killed_jobs(self) -> tuple[tuple[Message, ...], tuple[str, ...]]:
+        """Kill every job of the tree the model has not been told the end of (the root's run is ending): a user
+        message holding their notifications, and their ids; nothing when there are none."""
+        jobs = self.workspace.jobs
+        if self._parent is not None or not self.data.jobs or jobs is None:
+            return (), ()
+        jobs.stop_all(self.data.jobs)
+        ended = jobs.ended(self.data.jobs)
+        return ({"role": "user", "content": _told(ended)},), tuple(job.id for job in ended)
 
     # -- compaction: when it starts, how it ends ---------------------------------------------------------
 
@@ -871,7 +939,7 @@ class Agent:
             output, loaded = self._load_skill(call["input"] if allowed.input is None else allowed.input)
         else:
             workspace = self.workspace.unconfined() if allowed.unconfined else self.workspace
-            if workspace.reads is not None:
+            if workspace.reads is not None or call["name"] == "bash":  # a read's note, a job's tool_use_id
                 workspace = attrs.evolve(workspace, call_id=call["id"])
             listeners = self._listeners
             if listeners.processes:
@@ -887,8 +955,16 @@ class Agent:
         if loaded is not None:  # the skill's text after its result, as Claude Code sends it (a hook's before it)
             context = loaded if context is None else f"{context}\n\n{loaded}"
         notes = (*allowed.notes, *post)
+        jobs = self.workspace.jobs
+        job = jobs.started_by(call["id"]) if jobs is not None and allowed.denial is None else None
         return self._fire(
-            "tool_ran", tool_call=call, tool_result=output, notes=notes, denial=allowed.denial, context=context
+            "tool_ran",
+            tool_call=call,
+            tool_result=output,
+            notes=notes,
+            denial=allowed.denial,
+            context=context,
+            job=job,
         )
 
     def _load_skill(self, tool_input: dict[str, Any]) -> tuple[ToolOutput, str | None]:
@@ -1137,6 +1213,7 @@ class Agent:
             compactions=self.data.compactions,
             failed_compactions=self.data.failed_compactions,
             manual=self.data.manual_compaction,
+            jobs=len(root.data.jobs),
         )
 
     def _judged(self, event: EventData | None) -> Facts:
@@ -1176,6 +1253,10 @@ class Agent:
     def by_hand(self, event: EventData | None = None) -> bool:
         """Whether the compaction under way was asked for by hand (``/compact``)."""
         return _by_hand(self._judged(event))
+
+    def has_jobs(self, event: EventData | None = None) -> bool:
+        """Whether this is the root and the tree has background jobs the model has not been told the end of."""
+        return _has_jobs(self._judged(event))
 
     # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
@@ -1250,6 +1331,8 @@ class Agent:
             step.instructions,
             step.prompt,
             step.window,
+            step.job,
+            step.notified,
         )
         agent: Agent | None = self
         while agent is not None:
@@ -1295,6 +1378,13 @@ class Agent:
         lambda self: self._root.data.run_cost_usd,
         doc="What the replies of the current run cost in USD, with a USD budget (0 without); None: unknown.",
     )
+
+    @property
+    def jobs(self) -> Jobs:
+        """The background jobs of this agent's tree (``tools.jobs``): the root's (a subagent starts none)."""
+        jobs = self._root.workspace.jobs
+        assert jobs is not None  # every root's workspace has them
+        return jobs
 
     @property
     def opts(self) -> AgentOptions:

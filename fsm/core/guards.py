@@ -19,6 +19,7 @@ __all__ = [
     "Facts",
     "by_hand",
     "can_spawn",
+    "has_jobs",
     "out_of_budget_usd",
     "out_of_compaction_tries",
     "out_of_compactions",
@@ -63,6 +64,9 @@ class Facts:
     """The agent's consecutive failed compactions in its current run (the one just failed included)."""
     manual: bool = False
     """The compaction under way was asked for by hand (``/compact``), not by the window."""
+    jobs: int = 0
+    """The tree's background jobs started and not yet told to the model (running, or ended with their
+    ``<task-notification>`` still to deliver); counted on the root's data."""
 
 
 def out_of_turns(f: Facts) -> bool:
@@ -105,6 +109,12 @@ def by_hand(f: Facts) -> bool:
     return f.manual
 
 
+def has_jobs(f: Facts) -> bool:
+    """Whether the agent is the root and the tree has background jobs the model has not been told the end of:
+    a final reply then waits for them (``awaiting_jobs``) instead of ending the run."""
+    return f.depth == 0 and f.jobs > 0
+
+
 GUARD_FUNCTIONS: dict[str, Callable[[Facts], bool]] = {
     "out_of_turns": out_of_turns,
     "out_of_model_calls": out_of_model_calls,
@@ -113,5 +123,6 @@ GUARD_FUNCTIONS: dict[str, Callable[[Facts], bool]] = {
     "out_of_compactions": out_of_compactions,
     "out_of_compaction_tries": out_of_compaction_tries,
     "by_hand": by_hand,
+    "has_jobs": has_jobs,
 }
 """Every guard name the table may use, and the function that answers it."""

@@ -60,6 +60,7 @@ STATE_DOCS: dict[State, str] = {
     "awaiting_model": "one model call per step (one turn)",
     "compacting": "one compaction per step: cheap passes, then at most one summary call",
     "executing_tools": "one tool_use per step, or one step of the running subagent",
+    "awaiting_jobs": "the root's reply was final while its background jobs run: wait for one to end",
     "stopping": "Stop hooks run; one may force another turn",
 }
 STATES: list[State] = list(STATE_DOCS)
@@ -108,8 +109,16 @@ TRANSITIONS: list[Row] = [
     {
         "trigger": "replied_final",
         "source": "awaiting_model",
+        "dest": "awaiting_jobs",
+        "conditions": "has_jobs",
+        "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
+        "doc": "a final reply while background jobs run (or wait to be told): the run waits for them",
+    },
+    {
+        "trigger": "replied_final",
+        "source": "awaiting_model",
         "dest": "stopping",
-        "doc": "the reply holds no tool_use: end_turn, stop_sequence, max_tokens or refusal",
+        "doc": "the reply holds no tool_use: end_turn, stop_sequence, max_tokens or refusal (jobs left are killed)",
     },
     {
         "trigger": "paused",
@@ -288,6 +297,33 @@ TRANSITIONS: list[Row] = [
         "doc": "every tool_use answered, but the run's cost has reached its USD budget",
     },
     {
+        "trigger": "job_ended",
+        "source": "awaiting_jobs",
+        "dest": "awaiting_model",
+        "unless": ["out_of_turns", "out_of_model_calls", "out_of_budget_usd"],
+        "doc": "a job ended (or its deadline killed it): its <task-notification> wakes the model",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "awaiting_jobs",
+        "dest": "stopping",
+        "conditions": "out_of_model_calls",
+        "doc": "a job ended, but the run's budget of model calls is spent: the jobs left are killed",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "awaiting_jobs",
+        "dest": "stopping",
+        "conditions": "out_of_budget_usd",
+        "doc": "a job ended, but the run's cost has reached its USD budget: the jobs left are killed",
+    },
+    {
+        "trigger": "wait_ceiling",
+        "source": "awaiting_jobs",
+        "dest": "stopping",
+        "doc": "no job ended within the wait ceiling (--bg-wait-ceiling): the jobs are killed, the run fails",
+    },
+    {
         "trigger": "continue_forced",
         "source": "stopping",
         "dest": "awaiting_model",
@@ -297,9 +333,9 @@ TRANSITIONS: list[Row] = [
     {"trigger": "stopped", "source": "stopping", "dest": "idle", "doc": "the run is over; its outcome is on the agent"},
     {
         "trigger": "interrupted",
-        "source": ["awaiting_model", "compacting", "executing_tools", "stopping"],
+        "source": ["awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping"],
         "dest": "idle",
-        "doc": "Ctrl-C: pending tool_use blocks get an interrupted error result",
+        "doc": "Ctrl-C: pending tool_use blocks get an interrupted error result; background jobs are killed",
     },
 ]
 

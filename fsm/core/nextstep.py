@@ -26,6 +26,7 @@ NextAction = Literal[
     "start_compaction",
     "compact",
     "run_stop_hooks",
+    "wait_for_jobs",
     "run_tool",
     "answer_unrunnable",
     "refuse_task",
@@ -92,7 +93,11 @@ class Asked(Protocol):
     def context_full_reason(self) -> str | None: ...
 
 
-_STATES: dict[str, NextAction] = {"awaiting_model": "call_model", "stopping": "run_stop_hooks"}
+_STATES: dict[str, NextAction] = {
+    "awaiting_model": "call_model",
+    "stopping": "run_stop_hooks",
+    "awaiting_jobs": "wait_for_jobs",
+}
 
 
 def next_step(agent: Asked) -> NextStep:

@@ -33,6 +33,7 @@ from attrs import field, frozen
 
 from fsm.compaction.window import CompactSettings
 from fsm.core.compacting import Compactor
+from fsm.core.limits import BG_WAIT_CEILING
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_MODEL_CALLS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Kind, Positive
@@ -43,7 +44,7 @@ from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
 from fsm.policy.rules import mcp_covers
 from fsm.skills.catalog import SKILL_TOOL, Catalog
-from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, EXTRA_TOOL_NAMES, PARENT_TOOLS, REGISTRY, Tool, toolset
+from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, EXTRA_TOOL_NAMES, JOB_TOOL_NAMES, PARENT_TOOLS, REGISTRY, Tool, toolset
 from tools.sandbox import Sandbox
 from tools.task import task_tool
 
@@ -118,6 +119,9 @@ class AgentOptions:
     """The project context block (``fsm.core.context``), in the system prompt of this agent and every subagent."""
     bash_timeout: float = field(default=BASH_TIMEOUT, validator=Positive("a number of seconds > 0"))
     """Seconds before a bash command's process group is killed."""
+    bg_wait_ceiling: float = field(default=BG_WAIT_CEILING, validator=Positive("a number of seconds > 0"))
+    """Seconds a root whose reply was final waits for one of its background jobs to end (``awaiting_jobs``)
+    before it kills them and the run fails (outcome ``wait_ceiling``)."""
     sandbox: Sandbox | None = field(default=None, validator=Kind(Sandbox, "a tools.sandbox.Sandbox or None"))
     """The OS sandbox bash commands run in (``tools.sandbox``); None runs them unconfined."""
     read_dedup: bool = field(default=True, validator=Kind(bool, "True or False", optional=False))
@@ -170,13 +174,15 @@ class AgentOptions:
 
     def toolset(self, policy: Policy, *, depth: int) -> tuple[Tool, ...]:
         """The tools an agent at *depth* offers: ``tools`` (or ``PARENT_TOOLS``, ``TodoWrite``, and ``Skill`` when
-        there are skills the model may invoke), less those a bare deny rule of *policy* names, less ``task`` below
-        the root; ``task`` lists the custom subagent types, if any."""
+        there are skills the model may invoke), less those a bare deny rule of *policy* names, less ``task`` and the
+        background jobs' tools below the root (the jobs are the root's); ``task`` lists the custom subagent types,
+        if any."""
         names = self.tools if self.tools is not None else tuple(t.name for t in PARENT_TOOLS) + EXTRA_TOOL_NAMES
         if self.skills is None or not self.skills.for_model:
             names = tuple(n for n in names if n != SKILL_TOOL)
         hidden = policy.hidden_tools()
-        offered = [n for n in names if n not in hidden and not (depth > 0 and n == "task")]
+        root_only = ("task", *JOB_TOOL_NAMES)
+        offered = [n for n in names if n not in hidden and not (depth > 0 and n in root_only)]
         types = [(d.name, d.description) for d in self.agents.values()]
         mcp = tuple(t for t in self.mcp_tools if not policy.hides(t.name))
         return (*(task_tool(types) if t.name == "task" else t for t in toolset(offered)), *mcp)
@@ -224,6 +230,7 @@ class OptionKeywords(TypedDict, total=False):
     system: str | None
     context: str
     bash_timeout: float
+    bg_wait_ceiling: float
     sandbox: Sandbox | None
     read_dedup: bool
     permissions: Policy | None

@@ -128,6 +128,10 @@ class Transition:
     """On a request the model refused as too long ("prompt is too long: N tokens > M maximum"): the window it named,
     in the agent's compactor's count (M scaled by the compactor's estimate of the request over N). Kept in the
     agent's data (``AgentState.context_window``), so a resumed session does not learn it again."""
+    job: str | None = None
+    """On ``tool_ran``: the id of the background job the call started (``bash`` with ``run_in_background``)."""
+    notified: tuple[str, ...] = ()
+    """The background jobs whose ``<task-notification>`` the appended messages carry (each job is told once)."""
 
 
 @define
@@ -203,6 +207,9 @@ class AgentState:
     todos: list[dict[str, str]] = Factory(list)
     """The todo list the agent's last successful ``TodoWrite`` left (``content``, ``status``, ``activeForm`` each;
     empty once every item was completed, as Claude Code clears it)."""
+    jobs: list[str] = Factory(list)
+    """On the root: the tree's background jobs started and not yet told to the model (``<task-notification>``),
+    in start order; empty whenever the root is idle after a run (a subagent's stays empty)."""
 
 
 converter = make_converter()

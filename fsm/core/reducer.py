@@ -91,6 +91,10 @@ class Change(Protocol):
     def instructions(self) -> str | None: ...
     @property
     def window(self) -> int | None: ...
+    @property
+    def job(self) -> str | None: ...
+    @property
+    def notified(self) -> tuple[str, ...]: ...
 
 
 @define
@@ -119,6 +123,8 @@ class Step:
     instructions: str | None = None
     prompt: str | None = None
     window: int | None = None
+    job: str | None = None
+    notified: tuple[str, ...] = ()
 
 
 def made_summary_call(change: Change) -> bool:
@@ -189,6 +195,10 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
     if change.history is not None:
         s.messages = list(change.history)
     s.messages.extend(change.appended)
+    if change.job is not None:
+        run.jobs.append(change.job)
+    if change.notified:
+        run.jobs = [job for job in run.jobs if job not in change.notified]
     if change.reply is not None and change.source != "compacting":  # a summary is no answer of the agent's
         s.final_text = change.reply.text
     match change.trigger:
@@ -236,6 +246,10 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             s.results = []
         case "continue_forced":
             s.outcome, s.stop_forced = None, True
+        case "job_ended":
+            s.outcome, s.error = None, None
+        case "wait_ceiling":
+            s.outcome, s.error = change.outcome, change.error
         case "stopped" if change.outcome != s.outcome:
             s.outcome, s.error = change.outcome, None
         case "interrupted":

@@ -25,8 +25,8 @@ __all__ = [
     "Trigger",
 ]
 
-State = Literal["idle", "awaiting_model", "compacting", "executing_tools", "stopping"]
-"""Where an agent is: the machine's five states."""
+State = Literal["idle", "awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping"]
+"""Where an agent is: the machine's six states."""
 
 Trigger = Literal[
     "prompt",
@@ -48,6 +48,8 @@ Trigger = Literal[
     "subagent_spawned",
     "subagent_returned",
     "tools_done",
+    "job_ended",
+    "wait_ceiling",
     "continue_forced",
     "stopped",
     "interrupted",
@@ -62,6 +64,7 @@ GuardName = Literal[
     "out_of_compactions",
     "out_of_compaction_tries",
     "by_hand",
+    "has_jobs",
 ]
 """The yes/no questions the table's rows ask (``conditions`` / ``unless``), answered by :mod:`fsm.core.guards`."""
 
@@ -76,6 +79,7 @@ Outcome = Literal[
     "interrupted",
     "context_window",
     "prompt_blocked",
+    "wait_ceiling",
 ]
 """How a run can end; ``AgentState.outcome`` holds one of these once the agent stops."""
 

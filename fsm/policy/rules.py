@@ -56,6 +56,10 @@ TOOL_NAMES = {
     "task": "task",
     "TodoWrite": "TodoWrite",
     "Skill": "Skill",
+    "TaskOutput": "TaskOutput",
+    "BashOutput": "TaskOutput",
+    "TaskStop": "TaskStop",
+    "KillShell": "TaskStop",
 }
 """Every accepted spelling of each of our tools."""
 CLAUDE_NAMES = {

@@ -32,6 +32,7 @@ from fsm.view.drawn import (
     Last,
     check,
     drawn_edges,
+    drawn_states,
     edges,
     guards,
     left_out,
@@ -104,7 +105,7 @@ def mermaid(highlight: str | None = None, *, last: Last | None = None, condition
         if state != HOST:
             lines.append(f'  state "{state}" as {state}')
     lines.append(f'  state "{HOST}" as {HOST} {{')
-    lines += [f'    state "subagent {state}" as {CHILD}{state}' for state in STATES]
+    lines += [f'    state "subagent {state}" as {CHILD}{state}' for state in drawn_states(CHILD)]
     lines += arrows([e for e in parent if e.trigger == SPAWN], "    ") or [f"    [*] --> {CHILD}idle"]
     lines += arrows(drawn_edges(CHILD), "    ")
     lines += arrows([e for e in parent if e.trigger == RETURN], "    ")

@@ -16,7 +16,6 @@ import re
 import textwrap
 from typing import TYPE_CHECKING, Any
 
-from fsm.core.machine import STATES
 from fsm.errors import ConfigError
 from fsm.view.drawn import (
     ANY_BUSY,
@@ -29,6 +28,7 @@ from fsm.view.drawn import (
     Last,
     check,
     drawn_edges,
+    drawn_states,
     guards,
     left_out,
     named,
@@ -43,10 +43,11 @@ INSTALL_HINT = "SVG and PNG need pygraphviz: pip install 'agentfsm[diagrams]'"
 _FONT = "Helvetica"
 _BACK = frozenset({"stopped", "tools_done", "continue_forced"})
 """Edges that go back up the run; they do not rank the layout, so it reads top to bottom: idle, model, tools."""
-_BESIDE = (("idle", "compacting"), ("awaiting_model", "stopping"))
+_BESIDE = (("idle", "compacting"), ("awaiting_model", "stopping", "awaiting_jobs"))
 """Rows of states side by side in each machine, with executing_tools below and the child machine below that: the
 layout that keeps the drawing narrow enough to read at README width (tests/fsm/view/test_diagram.py measures it).
-``compacting`` beside ``idle`` (not ``awaiting_model``) keeps the rows two states wide."""
+``compacting`` beside ``idle`` (not ``awaiting_model``) keeps the rows narrow; ``awaiting_jobs`` goes beside
+``stopping``, where the final reply leads (a state a machine does not draw is left out of its row)."""
 _PORTS: dict[str, dict[str, str]] = {"paused": {"tailport": "s", "headport": "s"}, "stopped": {"tailport": "n"}}
 """Where these edges leave and enter their node: clear of the labels between awaiting_model and stopping."""
 _ANCHOR = {"": "awaiting_model", CHILD: "stopping"}
@@ -190,12 +191,13 @@ def _machine(target: Any, prefix: str) -> Any:
         style="rounded,dotted",
         color="#9a9a9a",
     )
-    for state in STATES:
+    for state in drawn_states(prefix):
         if prefix or state != HOST:
             title = f"subagent {state}" if prefix else state
             (busy if prefix + state in _busy(prefix) else target).add_node(prefix + state, label=f"<<b>{title}</b>>")
+    drawn = drawn_states(prefix)
     for i, row in enumerate(_BESIDE):
-        target.add_subgraph([prefix + state for state in row], name=f"{prefix}beside{i}", rank="same")
+        target.add_subgraph([prefix + state for state in row if state in drawn], name=f"{prefix}beside{i}", rank="same")
     return busy
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "Last",
     "check",
     "drawn_edges",
+    "drawn_states",
     "edges",
     "guards",
     "left_out",
@@ -137,6 +138,13 @@ def drawn_edges(prefix: str = "") -> list[Edge]:
 
 
 LEFT_OUT = "left out, as no run takes them (agentfsm check)"
+
+
+def drawn_states(prefix: str = "") -> list[str]:
+    """The states a diagram draws for the machine with *prefix* (node ids without it): those a drawn edge leaves or
+    enters, and ``idle``, in table order (the subagent's ``awaiting_jobs`` is never entered: it is not drawn)."""
+    touched = {prefix + "idle"} | {name for e in drawn_edges(prefix) for name in (e.source, e.dest)}
+    return [state for state in STATES if prefix + state in touched]
 
 
 def left_out(code: str = "") -> list[str]:

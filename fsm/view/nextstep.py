@@ -22,6 +22,7 @@ _FIXED: dict[NextAction, str] = {
     "send_prompt": "send the prompt",
     "call_model": "call the model",
     "run_stop_hooks": "run Stop hooks",
+    "wait_for_jobs": "wait for a background job to end (or the wait ceiling)",
     "refuse_task": "refuse task (subagents cannot delegate)",
     "answer_task": "answer task (not offered)",
     "finish_interruption": "finish the interruption (a subagent was interrupted)",

@@ -14,6 +14,15 @@
   ``task_id``, ``tool_use_id``, ``status`` (``completed``; ``stopped`` when interrupted; ``failed`` when its model
   failed), ``output_file`` (""), ``summary`` (the description), ``usage``;
 - a parent interrupted while subagents run → ``task_notification`` with ``status: "stopped"`` for each.
+
+Background bash jobs (``tools.jobs``) are tasks too, as Claude Code's ``local_bash`` ones:
+
+- the ``tool_ran`` that started one (its ``job``) → ``task_started``: ``task_id`` (the job's id), ``tool_use_id``,
+  ``description`` (the call's, else its command), ``task_type: "local_bash"``;
+- the transition that tells the model it ended (its ``notified``) → ``task_updated`` (``patch``: ``status``
+  ``completed``, ``failed`` or ``killed``, ``end_time``) then ``task_notification``: ``task_id``, ``tool_use_id``,
+  ``status`` (``completed``, ``failed``; ``stopped`` for a killed job, as Claude Code maps it), ``output_file``,
+  ``summary`` (the notification's).
 """
 
 from __future__ import annotations
@@ -60,12 +69,16 @@ class TaskEvents:
     def __init__(self, write: Write, *, session_id: str, agent: Agent | None = None) -> None:
         self.write, self.session_id = write, session_id
         self._tasks: dict[str, _Task] = {}
+        self._registry = agent.jobs if agent is not None else None
+        """The tree's background jobs, whose status and output file the events name."""
         for child in agent.children if agent is not None else ():
             if child.data.parent_tool_use_id is not None:
                 kind = child.data.subagent_type or "general-purpose"
                 self._tasks[child.agent_id] = _Task(child.data.parent_tool_use_id, "", kind, time.time())
 
     def __call__(self, record: Transition) -> None:
+        if record.job is not None or record.notified:
+            self._jobs(record)
         if record.trigger == "subagent_spawned" and record.child and record.tool_call:
             self._started(record.child, record.tool_call, record.started_at or time.time())
         elif record.trigger == "subagent_returned" and record.child in self._tasks:
@@ -128,6 +141,32 @@ class TaskEvents:
             summary=task.description,
             usage=self._usage(task),
         )
+
+    def _jobs(self, record: Transition) -> None:
+        """The events of the background jobs *record* started or told the end of."""
+        if record.job is not None and record.tool_call is not None:
+            given = record.tool_call.get("input")
+            tool_input: dict[str, Any] = given if isinstance(given, dict) else {}
+            self._emit(
+                "task_started",
+                task_id=record.job,
+                tool_use_id=str(record.tool_call.get("id")),
+                description=str(tool_input.get("description") or tool_input.get("command") or ""),
+                task_type="local_bash",
+            )
+        for job_id in record.notified:
+            job = self._registry.get(job_id) if self._registry is not None else None
+            status = job.status if job is not None else "killed"
+            end = job.ended_at if job is not None and job.ended_at is not None else time.time()
+            self._emit("task_updated", task_id=job_id, patch={"status": status, "end_time": int(end * 1000)})
+            self._emit(
+                "task_notification",
+                task_id=job_id,
+                tool_use_id=job.tool_use_id if job is not None else None,
+                status="stopped" if status == "killed" else status,
+                output_file=str(job.output) if job is not None else "",
+                summary=job.summary if job is not None else "",
+            )
 
     def _usage(self, task: _Task) -> dict[str, int]:
         took = max(0, round((time.time() - task.started) * 1000))

@@ -16,10 +16,11 @@ from tests.e2e.conftest import AGENTFSM, Run, Runner, base_env
 from tests.e2e.fake_server import FakeAnthropic, Recorded, Status
 
 PROMPT = "Use a subtask to find what testing framework this project uses"
-SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task", "TodoWrite"]
-"""The six tools and TodoWrite, what a root offers by default."""
-FIVE = [*SIX[:5], "TodoWrite"]
-"""The five base tools and TodoWrite, what a subagent (or a root without task) offers by default."""
+BASE = ["bash", "read_file", "write_file", "edit_file", "glob"]
+ROOT = [*BASE, "task", "TaskOutput", "TaskStop", "TodoWrite"]
+"""What a root offers by default: the five, task, the background jobs' tools and TodoWrite."""
+CHILD = [*BASE, "TodoWrite"]
+"""What a subagent offers by default: the five base tools and TodoWrite."""
 RESULT_KEYS = [
     "type",
     "subtype",
@@ -132,9 +133,9 @@ class TestDelegation:
         assert (delegated.run.code, delegated.run.stderr) == (0, "")
         parent, child, child_2, parent_2 = delegated.requests
         assert parent.path == "/v1/messages"
-        assert parent.tool_names == SIX
+        assert parent.tool_names == ROOT
         assert [(m["role"], _text_of(m)) for m in parent.messages] == [("user", PROMPT)]
-        assert child.tool_names == FIVE
+        assert child.tool_names == CHILD
         assert [(m["role"], _text_of(m)) for m in child.messages] == [("user", "Which test framework?")]
         assert child.system != parent.system
         assert child_2.messages[-1]["content"][0]["content"] == "tests/test_app.py"
@@ -225,7 +226,7 @@ class TestDelegation:
             "claude-sonnet-4-5",
             "default",
         )
-        assert init["tools"] == ["Bash", "Read", "Write", "Edit", "Glob", "Task", "TodoWrite"]  # Claude Code's spelling
+        assert init["tools"] == ["Bash", "Read", "Write", "Edit", "Glob", "Task", "TaskOutput", "TaskStop", "TodoWrite"]
         assert init["agents"] == ["general-purpose"] and init["agentfsm_version"]
         assert list(init)[: len(CLAUDE_INIT_KEYS)] == CLAUDE_INIT_KEYS and init["claude_code_version"] == "2.1.197"
         session = init["session_id"]
@@ -519,7 +520,7 @@ class TestConfiguration:
         request = fake.messages_requests[0]
         assert request.headers["authorization"] == "Bearer key-from-dotenv"
         assert request.body["model"] == "model-from-env"
-        assert request.tool_names == FIVE
+        assert request.tool_names == [*BASE, "TaskOutput", "TaskStop", "TodoWrite"]
 
     def test_missing_api_key(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
         """No key anywhere: exit 1 and a line saying to set ANTHROPIC_API_KEY or try the demo."""

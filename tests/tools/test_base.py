@@ -91,14 +91,19 @@ class TestToolsets:
         assert tuple(t.name for t in BASE_TOOLS) == BASE_TOOL_NAMES
         assert BASE_TOOL_NAMES == ("bash", "read_file", "write_file", "edit_file", "glob")
 
-    def test_parent_adds_task(self) -> None:
-        """The parent toolset is the base toolset plus task."""
-        assert [t.name for t in PARENT_TOOLS] == [*BASE_TOOL_NAMES, "task"]
+    def test_parent_adds_task_and_the_job_tools(self) -> None:
+        """The parent toolset is the base toolset plus task, TaskOutput and TaskStop."""
+        assert [t.name for t in PARENT_TOOLS] == [*BASE_TOOL_NAMES, "task", "TaskOutput", "TaskStop"]
 
     @pytest.mark.parametrize(
         ("name", "properties", "required", "path_param"),
         [
-            ("bash", {"command": "string"}, ["command"], None),
+            (
+                "bash",
+                {"command": "string", "timeout": "number", "description": "string", "run_in_background": "boolean"},
+                ["command"],
+                None,
+            ),
             ("read_file", {"path": "string", "limit": "integer"}, ["path"], "path"),
             ("write_file", {"path": "string", "content": "string"}, ["path", "content"], "path"),
             (
@@ -150,7 +155,12 @@ class TestRunTool:
         [
             ("bash", {}, "Error: bash: missing required parameter 'command'"),
             ("bash", {"command": ["ls"]}, "Error: bash: 'command' must be string (got ['ls'])"),
-            ("bash", {"command": "ls", "timeout": 5}, "Error: bash: unknown parameter 'timeout' (expected command)"),
+            (
+                "bash",
+                {"command": "ls", "cwd": "/"},
+                "Error: bash: unknown parameter 'cwd' (expected command, timeout, description, run_in_background)",
+            ),
+            ("bash", {"command": "ls", "timeout": "5"}, "Error: bash: 'timeout' must be number (got '5')"),
             ("bash", "ls", "Error: bash: input must be an object (got str)"),
             ("read_file", {"limit": 3}, "Error: read_file: missing required parameter 'path'"),
             ("read_file", {"path": "a", "limit": True}, "Error: read_file: 'limit' must be integer (got True)"),

@@ -40,12 +40,12 @@ class TestParse:
             (
                 "thinking",
                 "cannot break on 'thinking': use a state (idle, awaiting_model, compacting, executing_tools, "
-                "stopping), a trigger (e.g. tools_done), tool:NAME, depth:N or turn:N",
+                "awaiting_jobs, stopping), a trigger (e.g. tools_done), tool:NAME, depth:N or turn:N",
             ),
             (
                 "tool:bsh",
                 "unknown tool 'bsh' in 'tool:bsh' (tools: bash, read_file, write_file, edit_file, glob, task, "
-                "TodoWrite, Skill)",
+                "TaskOutput, TaskStop, TodoWrite, Skill)",
             ),
             ("depth:2", "depth:N needs N in 0..1 (got 'depth:2')"),
             ("turn:0", "turn:N needs N in 1..30 (got 'turn:0')"),

@@ -25,8 +25,8 @@ from fsm.view import describe_next
 from tests.fsm.cli.cli_support import parse
 
 SIX = ["bash", "read_file", "write_file", "edit_file", "glob", "task"]
-DEFAULT = [*SIX, "TodoWrite"]
-"""What a run offers without --tools and without skills: the six, and TodoWrite."""
+DEFAULT = [*SIX, "TaskOutput", "TaskStop", "TodoWrite"]
+"""What a run offers without --tools and without skills: the six, the background jobs' tools and TodoWrite."""
 ENV_VARS = ("ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "MODEL_ID", "ANTHROPIC_MODEL")
 UUID = "12345678-1234-5678-1234-567812345678"
 
@@ -100,7 +100,7 @@ class TestAgentSetup:
         assert options("--tools", "default").agent.tools is None
         assert [t.name for t in agent("--tools", "Glob, bash").tools] == ["bash", "glob"]
         no_task = agent("--disallowed-tools", "Task")
-        assert [t.name for t in no_task.tools] == [*SIX[:5], "TodoWrite"]
+        assert [t.name for t in no_task.tools] == [*SIX[:5], "TaskOutput", "TaskStop", "TodoWrite"]
         assert "spawn" not in describe_next(no_task)
 
     def test_rule_flags(self) -> None:
@@ -209,7 +209,7 @@ class TestAgentSetup:
             (
                 ["--tools", "task,nope"],
                 "--tools: unknown tool 'nope' (available: bash, read_file, write_file, edit_file, glob, task, "
-                "TodoWrite, Skill)",
+                "TaskOutput, TaskStop, TodoWrite, Skill)",
             ),
             (["--add-dir", "/nope/here"], "--add-dir /nope/here is not a directory"),
             (

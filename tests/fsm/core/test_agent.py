@@ -507,7 +507,9 @@ class TestSubagent:
         )
         assert agent.run("which framework?") == "It is pytest."
         parent_first, child_first, _, parent_second = model.requests
-        assert parent_first.tool_names == ["bash", "read_file", "write_file", "edit_file", "glob", "task", "TodoWrite"]
+        assert parent_first.tool_names == [
+            "bash", "read_file", "write_file", "edit_file", "glob", "task", "TaskOutput", "TaskStop", "TodoWrite"
+        ]  # fmt: skip
         assert child_first.messages == [{"role": "user", "content": "find the framework"}]
         assert child_first.tool_names == ["bash", "read_file", "write_file", "edit_file", "glob", "TodoWrite"]
         assert child_first.system != parent_first.system
@@ -907,8 +909,8 @@ class TestStartingDataIsChecked:
             ({"max_model_calls": 0}, "the agent's 'max_model_calls' must be an integer >= 1 (got 0)"),
             (
                 {"state": "flying"},
-                "the agent's 'state' must be one of idle, awaiting_model, compacting, executing_tools, stopping "
-                "(got 'flying')",
+                "the agent's 'state' must be one of idle, awaiting_model, compacting, executing_tools, awaiting_jobs, "
+                "stopping (got 'flying')",
             ),
         ],
     )

@@ -17,9 +17,9 @@ from fsm.testing import ScriptedModel
 
 
 class TestTable:
-    def test_states_are_the_designed_five(self):
-        """The machine has exactly idle, awaiting_model, compacting, executing_tools and stopping."""
-        assert STATES == ["idle", "awaiting_model", "compacting", "executing_tools", "stopping"]
+    def test_states_are_the_designed_six(self):
+        """The machine has exactly idle, awaiting_model, compacting, executing_tools, awaiting_jobs and stopping."""
+        assert STATES == ["idle", "awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping"]
         assert set(STATE_DOCS) == set(STATES)
 
     def test_every_row_is_documented(self):
@@ -36,7 +36,7 @@ class TestTable:
         """Every guard named in the table is a method of Agent."""
         agent = Agent(model=ScriptedModel(), workdir=str(tmp_path))
         names = {"out_of_turns", "out_of_model_calls", "out_of_budget_usd", "can_spawn"}
-        names |= {"out_of_compactions", "out_of_compaction_tries", "by_hand"}
+        names |= {"out_of_compactions", "out_of_compaction_tries", "by_hand", "has_jobs"}
         assert names == GUARDS == set(GUARD_FUNCTIONS)
         for guard in GUARDS:
             assert callable(getattr(agent, guard))
@@ -77,6 +77,8 @@ class TestTable:
                     or (r["trigger"] == "stopped" and row["source"] == "stopping")
                     # instead of compacting, the model is called: its failure (or reply) leaves awaiting_model
                     or (r["trigger"] == "model_failed" and row["trigger"] in ("context_full", "context_exceeded"))
+                    # a wait starts only with a turn left (replied_final's row asks it), and waiting spends none
+                    or (row["trigger"] == "job_ended" and guard == "out_of_turns")
                 ]
                 assert leave, (row["trigger"], guard)
 
@@ -122,8 +124,8 @@ class TestBuildMachine:
 
         with pytest.raises(
             TypeError,
-            match=r"guard method\(s\) \['by_hand', 'can_spawn', 'out_of_budget_usd', 'out_of_compaction_tries', "
-            r"'out_of_compactions', 'out_of_model_calls', 'out_of_turns'\]",
+            match=r"guard method\(s\) \['by_hand', 'can_spawn', 'has_jobs', 'out_of_budget_usd', "
+            r"'out_of_compaction_tries', 'out_of_compactions', 'out_of_model_calls', 'out_of_turns'\]",
         ):
             build_machine(Bare())
 

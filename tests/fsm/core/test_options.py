@@ -72,8 +72,8 @@ class TestAgentOptions:
         with pytest.raises(ConfigError) as info:
             AgentOptions(tools=["bash", "grep", "curl"])
         assert str(info.value) == (
-            "unknown tool(s) grep, curl (available: bash, read_file, write_file, edit_file, glob, task, TodoWrite, "
-            "Skill)"
+            "unknown tool(s) grep, curl (available: bash, read_file, write_file, edit_file, glob, task, TaskOutput, "
+            "TaskStop, TodoWrite, Skill)"
         )
 
     def test_a_config_error_is_a_value_error(self) -> None:

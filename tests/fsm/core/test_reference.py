@@ -11,9 +11,9 @@ BASE = {"bash", "read_file", "write_file", "edit_file", "glob"}
 
 
 def test_toolsets():
-    """Base = the five file and shell tools; parent = base + task; a child gets the base."""
+    """Base = the five file and shell tools; parent = base + task + the jobs' two; a child gets the base."""
     assert {t.name for t in BASE_TOOLS} == BASE
-    assert {t.name for t in PARENT_TOOLS} == BASE | {"task"} and len(PARENT_TOOLS) == 6
+    assert {t.name for t in PARENT_TOOLS} == BASE | {"task", "TaskOutput", "TaskStop"} and len(PARENT_TOOLS) == 8
 
 
 def test_child_toolset(tmp_path):

@@ -16,7 +16,8 @@ from fsm.session.journal import Journal
 from fsm.testing import ScriptedModel, text_reply
 from fsm.ui.data import edge_class, event, node_class, svg
 from fsm.ui.server import create_app
-from fsm.view.diagram import CHILD, NODES, drawn_edges
+from fsm.view.diagram import CHILD, drawn_edges
+from fsm.view.drawn import drawn_states
 from tests.fsm.ui.sessions import delegating_session, parallel_session, todo_session
 
 
@@ -208,7 +209,8 @@ class TestDiagram:
         text = svg()
         classes = set(re.findall(r'class="([^"]*)"', text))
         words = {word for group in classes for word in group.split()}
-        assert {node_class(n) for n in NODES} <= words
+        drawn = [*drawn_states(), *(CHILD + s for s in drawn_states(CHILD))]  # a subagent never waits for jobs
+        assert {node_class(n) for n in drawn} <= words
         for prefix in ("", CHILD):
             assert {edge_class(e.source, e.trigger) for e in drawn_edges(prefix)} <= words
         assert text.startswith("<svg ") and ' width="' not in text.split(">", 1)[0]

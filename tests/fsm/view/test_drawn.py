@@ -33,7 +33,7 @@ class TestNeverTaken:
         """Today: the subagent's spawn and return (it never spawns), /compact (the root's prompt only) and so the
         subagent's ends of a /compact (to idle: told apart by dest), its third failed compaction in a row (not reached
         within these bounds), its prompt_blocked (its prompt fires no UserPromptSubmit), the root's budget_spent from
-        idle."""
+        idle, and every edge of the subagent's awaiting_jobs (a subagent starts no job)."""
         assert drawn.never_taken() == {
             ("", "idle", "budget_spent", "stopping"),
             (CHILD, "executing_tools", "subagent_spawned", "executing_tools"),
@@ -43,9 +43,18 @@ class TestNeverTaken:
             *((CHILD, "compacting", t, "idle") for t in ("compaction_blocked", "compacted", "summarized")),
             (CHILD, "compacting", "compaction_failed", "idle"),
             (CHILD, "compacting", "compaction_failed", "stopping"),
+            (CHILD, "awaiting_model", "replied_final", "awaiting_jobs"),  # a subagent has no jobs: it never waits
+            *((CHILD, "awaiting_jobs", t, "stopping") for t in ("budget_spent", "wait_ceiling")),
+            (CHILD, "awaiting_jobs", "job_ended", "awaiting_model"),
+            (CHILD, "awaiting_jobs", "interrupted", "idle"),
         }
         assert drawn.left_out() == [
             "the root's budget_spent from idle",
+            "the subagent's budget_spent from awaiting_jobs",
+            "the subagent's interrupted from awaiting_jobs",
+            "the subagent's job_ended from awaiting_jobs",
+            "the subagent's wait_ceiling from awaiting_jobs",
+            "the subagent's replied_final from awaiting_model to awaiting_jobs",
             "the subagent's compacted from compacting to idle",
             "the subagent's compaction_blocked from compacting to idle",
             "the subagent's compaction_failed from compacting to idle",
@@ -79,9 +88,13 @@ class TestGuards:
         compacting = "compaction_blocked from compacting, compacted from compacting, summarized from compacting"
         assert [(drawn.named(who), guard) for who, guard in drawn.guards()] == [
             (f"prompt, compact_requested, {compacting}", "unless out_of_model_calls or out_of_budget_usd"),
-            ("budget_spent from idle, compacting", "if out_of_model_calls"),
-            ("budget_spent from idle, compacting", "if out_of_budget_usd"),
-            ("paused, tools_done, continue_forced", "unless out_of_turns or out_of_model_calls or out_of_budget_usd"),
+            ("budget_spent from idle, compacting, awaiting_jobs", "if out_of_model_calls"),
+            ("budget_spent from idle, compacting, awaiting_jobs", "if out_of_budget_usd"),
+            ("replied_final", "if has_jobs, unless out_of_turns or out_of_model_calls or out_of_budget_usd"),
+            (
+                "paused, tools_done, job_ended, continue_forced",
+                "unless out_of_turns or out_of_model_calls or out_of_budget_usd",
+            ),
             ("turn_limit", "if out_of_turns"),
             ("budget_spent from awaiting_model, executing_tools", "if out_of_model_calls, unless out_of_turns"),
             ("budget_spent from awaiting_model, executing_tools", "if out_of_budget_usd, unless out_of_turns"),

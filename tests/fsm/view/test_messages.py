@@ -132,7 +132,9 @@ class TestClaudeCodesShapes:
         out: list[dict[str, Any]] = []
         stream = ClaudeStream(out.append, session_id="s", model="m")
         stream.init(_delegating(tmp_path), permission_mode="default", agents=[], version="9", api_key_source="none")
-        assert out[0]["tools"] == ["Bash", "Read", "Write", "Edit", "Glob", "Task", "TodoWrite"]
+        assert out[0]["tools"] == [
+            "Bash", "Read", "Write", "Edit", "Glob", "Task", "TaskOutput", "TaskStop", "TodoWrite"
+        ]  # fmt: skip
         assert (out[0]["claude_code_version"], out[0]["agentfsm_version"]) == (CLAUDE_CODE_VERSION, "9")
 
     def test_notices(self) -> None:
