@@ -79,7 +79,7 @@ def tool(
     """Register the decorated function as the handler of tool *name* (also called by its *aliases*)."""
 
     def register(handler: Handler) -> Handler:
-        REGISTRY[name] = Tool(name, description, input_schema, handler, path_param, aliases)
+        REGISTRY[name] = Tool(name, description, input_schema, handler, path_param, aliases=aliases)
         return handler
 
     return register
