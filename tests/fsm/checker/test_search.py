@@ -256,7 +256,7 @@ class TestUsdBudget:
         grows by those stops."""
         with_usd, without = check(Bounds(3, 2, 10)), check(Bounds(3, 2, 10, budget_usd=False))
         assert (with_usd.configurations, with_usd.edges) == (without.configurations, without.edges)
-        exact = [check(Bounds(3, 2, 10, reduce=False, budget_usd=usd)) for usd in (True, False)]
+        exact = [check(Bounds(3, 2, 10, reduce=False, budget_usd=usd, **NO_COMPACTION)) for usd in (True, False)]
         assert exact[0].configurations > exact[1].configurations and all(r.proved for r in exact)
 
     def test_without_a_usd_budget_the_guard_is_not_needed(self, table):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 import threading
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,9 @@ def _typed(keys: str, tmp_path: Path, *, pastes: Pastes | None = None, then: str
         pipe.send_text(keys)
         if then:
             threading.Timer(0.3, pipe.send_text, args=(then,)).start()  # after the completions are computed
-        return read()
+        # in a thread of its own, as the REPL reads outside any event loop (a browser test's may run in this one)
+        with ThreadPoolExecutor(1) as pool:
+            return pool.submit(read).result(timeout=30)
 
 
 class TestPastes:
