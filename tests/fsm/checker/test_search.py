@@ -366,12 +366,13 @@ class TestCommand:
                     "10",
                     "--no-reduction",
                     "--no-budget-usd",
+                    "--no-compaction",
                 ]
             )
             == 0
         )
         out = capsys.readouterr().out
-        assert "max_parallel 4, no USD budget; search: every interleaving\n" in out
+        assert "max_parallel 4, no USD budget, no compaction; search: every interleaving\n" in out
         assert "configurations: 12,480  edges: 60,588  time: " in out
         assert "USD" not in out.split("proved: ")[1]
 
@@ -544,16 +545,16 @@ class TestLiveness:
 
     @pytest.mark.parametrize("kw", SEARCHES)
     def test_a_budget_guard_off_by_one_gives_a_different_worst_case(self, monkeypatch, kw):
-        """With out_of_model_calls one call early, the worst case is computed as 9 of a budget of 10 (not min(table,
-        budget)), and the report is the budget stopping every run early, with a run that makes those 9 calls."""
+        """With out_of_model_calls one call early, the worst case is computed as 5 of a budget of 6 (not min(table,
+        budget)), and the report is the budget stopping every run early, with a run that makes those 5 calls."""
         monkeypatch.setitem(guards.GUARD_FUNCTIONS, "out_of_model_calls", _budget_one_early)
-        report = check(Bounds(2, 2, 10, **kw))
-        assert report.worst_case == 9
+        report = check(Bounds(2, 1, 6, **kw))
+        assert report.worst_case == 5
         assert report.problem == (
-            "the budget stops every run early: the longest makes 9 model calls < max_model_calls 10, where the table "
-            f"allows {5 * (2 + 2 * 2 * 2)}"
+            "the budget stops every run early: the longest makes 5 model calls < max_model_calls 6, where the table "
+            f"allows {5 * (2 + 2 * 2 * 1)}"
         )
-        assert sum(liveness.step_calls(move) for move in report.counterexample) == 9
+        assert sum(liveness.step_calls(move) for move in report.counterexample) == 5
         assert report.counterexample[0] == ((0, "idle", "prompt", "awaiting_model"),)
 
     @pytest.mark.parametrize(("turns", "k", "budget"), [(2, 1, 3), (2, 2, 7), (3, 2, 10), (2, 2, 100)])
