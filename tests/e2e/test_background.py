@@ -20,6 +20,7 @@ import pytest
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, Runner, base_env
 from tests.e2e.fake_server import FakeAnthropic
+from tests.e2e.processes import gone, wait_for
 
 pytestmark = [
     pytest.mark.e2e,
@@ -28,23 +29,6 @@ pytestmark = [
 ]
 
 _NOTIFICATION = re.compile(r"<task-notification>.*?</task-notification>", re.DOTALL)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
-def _gone(pid: int, within: float = 3.0) -> bool:
-    give_up = time.monotonic() + within
-    while time.monotonic() < give_up:
-        if not _alive(pid):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def _notifications(fake: FakeAnthropic) -> list[str]:
@@ -104,7 +88,7 @@ class TestHeadlessRun:
         assert output.read_text().strip() == "quick-done"
         assert not output.is_relative_to(project)  # the session's state directory, not the workspace
         assert took < 20  # the deadline (1.5 s) killed the slow job, not the 30 s sleep ending
-        assert _gone(int((project / "slow.pid").read_text()))
+        assert gone([int((project / "slow.pid").read_text())])
         started_events = [e for e in lines if e.get("subtype") == "task_started"]
         assert [e["task_type"] for e in started_events] == ["local_bash", "local_bash"]
         assert started_events[0]["description"] == "quick job"
@@ -132,18 +116,7 @@ class TestHeadlessRun:
             True,
         )
         assert "killed" in result["result"] and "--bg-wait-ceiling" in result["result"]
-        assert _gone(int((project / "job.pid").read_text()))
-
-
-def _wait_for(path: Path, proc: subprocess.Popen[str], within: float = 20.0) -> None:
-    give_up = time.monotonic() + within
-    while not path.exists():
-        if proc.poll() is not None:
-            pytest.fail(f"agentfsm exited ({proc.returncode}) before {path.name}: {proc.communicate()}")
-        if time.monotonic() > give_up:
-            proc.kill()
-            pytest.fail(f"{path.name} never appeared: {proc.communicate()}")
-        time.sleep(0.02)
+        assert gone([int((project / "job.pid").read_text())])
 
 
 class TestNoJobOutlivesTheProcess:
@@ -162,14 +135,14 @@ class TestNoJobOutlivesTheProcess:
         ]
         argv = [str(AGENTFSM), "-p", "go", "--output-format", "json", "--permission-mode", "bypassPermissions"]
         proc = subprocess.Popen(argv, cwd=project, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        _wait_for(project / "job.pid", proc)
+        wait_for(project / "job.pid", proc)
         while len(fake.messages_requests) < 2 and proc.poll() is None:
             time.sleep(0.02)
         time.sleep(0.1)  # in awaiting_jobs
         proc.send_signal(how)
         out, err = proc.communicate(timeout=20)
         pid = int((project / "job.pid").read_text())
-        assert _gone(pid), f"job {pid} outlived agentfsm ({how.name}): {err}"
+        assert gone([pid]), f"job {pid} outlived agentfsm ({how.name}): {err}"
         if how == signal.SIGTERM:
             result: dict[str, Any] = json.loads(out)
             assert result["outcome"] == "interrupted"

@@ -24,27 +24,11 @@ import pytest
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, Runner, base_env
 from tests.e2e.fake_server import FakeAnthropic
+from tests.e2e.processes import alive, gone
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 SERVER = str(Path(__file__).resolve().parents[1] / "mcp" / "server.py")
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
-def _gone(pids: list[int], within: float = 5.0) -> bool:
-    give_up = time.monotonic() + within
-    while time.monotonic() < give_up:
-        if not any(_alive(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
 
 
 def _pids(path: Path) -> list[int]:
@@ -168,7 +152,7 @@ def test_servers_connect_before_the_first_request(
     )
     assert took < 30
     pids = _pids(pidfile)
-    assert len(pids) == 2 and _gone(pids, within=2.0)
+    assert len(pids) == 2 and gone(pids, within=2.0)
 
 
 def test_untrusted_project_servers_start_nothing_and_calls_ask(
@@ -217,10 +201,10 @@ def test_a_killed_run_leaves_no_server(project: Path, sig: signal.Signals) -> No
         while not fake.requests and time.monotonic() < give_up:
             time.sleep(0.02)
         pids = _pids(pidfile)
-        assert pids and all(_alive(p) for p in pids), proc.stderr
+        assert pids and all(alive(p) for p in pids), proc.stderr
         os.kill(proc.pid, sig)
         proc.communicate(timeout=10)
-        assert _gone(pids)
+        assert gone(pids)
     if sig != signal.SIGKILL:
         return
     with FakeAnthropic() as fake:  # --continue: the servers start again, the resumed agent calls them, and stop
@@ -238,4 +222,4 @@ def test_a_killed_run_leaves_no_server(project: Path, sig: signal.Signals) -> No
         assert "again" in json.dumps(fake.messages_requests[-1].messages)
         assert "mcp__tiny__add" in fake.messages_requests[0].tool_names  # the resumed run's first request too
     later = [p for p in _pids(pidfile) if p not in pids]
-    assert len(later) == 1 and _gone(later, within=2.0)
+    assert len(later) == 1 and gone(later, within=2.0)

@@ -22,6 +22,7 @@ from fsm.session.journal import default_path
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, base_env
 from tests.e2e.fake_server import FakeAnthropic
+from tests.e2e.processes import alive, gone, wait_for
 
 pytestmark = pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="needs Linux /proc")
 
@@ -31,34 +32,6 @@ SENTINELS = (
     "while [ ! -s daemon.pid ] || [ ! -s child.pid ]; do sleep 0.01; done; touch ready; wait"
 )
 """A bash command that starts a daemon and a child, says it is ready, then waits forever."""
-
-
-def _alive(pid: int) -> bool:
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except OSError:
-        return False
-    return state not in ("Z", "X")
-
-
-def _gone(pids: list[int], within: float = 3.0) -> bool:
-    give_up = time.monotonic() + within
-    while time.monotonic() < give_up:
-        if not any(_alive(p) for p in pids):
-            return True
-        time.sleep(0.02)
-    return False
-
-
-def _wait_for(path: Path, proc: subprocess.Popen[str], within: float = 20.0) -> None:
-    give_up = time.monotonic() + within
-    while not path.exists():
-        if proc.poll() is not None:
-            pytest.fail(f"agentfsm exited ({proc.returncode}) before {path.name}: {proc.communicate()}")
-        if time.monotonic() > give_up:
-            proc.kill()
-            pytest.fail(f"{path.name} never appeared: {proc.communicate()}")
-        time.sleep(0.01)
 
 
 def _start(fake: FakeAnthropic, project: Path, *args: str) -> subprocess.Popen[str]:
@@ -95,7 +68,7 @@ class TestSignals:
         call as interrupted."""
         fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep"))]
         proc = _start(fake, project, "-p", "run it", "--output-format", "json")
-        _wait_for(project / "ready", proc)
+        wait_for(project / "ready", proc)
         pids = _sentinels(project)
         proc.send_signal(signum)
         out, err = proc.communicate(timeout=20)
@@ -108,7 +81,7 @@ class TestSignals:
             True,
             "aborted_tools",
         )
-        assert _gone(pids, within=1.0), "a process of the bash call outlived agentfsm"
+        assert gone(pids, within=1.0), "a process of the bash call outlived agentfsm"
         triggers = [t for (t,) in _journal_rows(project, "SELECT trigger FROM transitions ORDER BY seq")]
         assert triggers[-1] == "interrupted"
         assert _journal_rows(project, "SELECT count(*) FROM tool_processes WHERE ended_at IS NULL") == [(0,)]
@@ -118,7 +91,7 @@ class TestSignals:
         """A second SIGINT while the first is being cleaned up changes nothing: exit 1, the result printed."""
         fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep"))]
         proc = _start(fake, project, "-p", "run it", "--output-format", "json")
-        _wait_for(project / "ready", proc)
+        wait_for(project / "ready", proc)
         pids = _sentinels(project)
         proc.send_signal(signal.SIGINT)
         time.sleep(gap)
@@ -127,7 +100,7 @@ class TestSignals:
         out, err = proc.communicate(timeout=20)
         assert (proc.returncode, err) == (1, "")
         assert json.loads(out)["outcome"] == "interrupted"
-        assert _gone(pids, within=1.0)
+        assert gone(pids, within=1.0)
 
 
 class TestKillThenResume:
@@ -135,29 +108,29 @@ class TestKillThenResume:
         """SIGKILL of agentfsm mid-command: the supervisor and the call reaper notice and kill the whole call."""
         fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep"))]
         proc = _start(fake, project, "-p", "run it")
-        _wait_for(project / "ready", proc)
+        wait_for(project / "ready", proc)
         pids = _sentinels(project)
         proc.kill()
         proc.communicate(timeout=10)
-        assert _gone(pids, within=2.0)
+        assert gone(pids, within=2.0)
 
     def test_a_killed_call_reaper_takes_the_command_with_it(self, fake: FakeAnthropic, project: Path) -> None:
         """The call reaper SIGKILLed mid-command (by the command itself, say): the supervisor adopts what it left
         and kills it at once, daemons included, and the run goes on."""
         fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep")), text_reply("ok")]
         proc = _start(fake, project, "-p", "run it")
-        _wait_for(project / "ready", proc)
+        wait_for(project / "ready", proc)
         pids = _sentinels(project)
         os.kill(_parent(_parent(pids[1])), signal.SIGKILL)  # child.pid's parent is the shell; its parent, the reaper
         try:
-            assert _gone(pids, within=2.0), "what a killed call reaper left outlived it"
+            assert gone(pids, within=2.0), "what a killed call reaper left outlived it"
             _, err = proc.communicate(timeout=20)
             assert proc.returncode == 0, err
             assert "(killed by signal SIGKILL)" in fake.messages_requests[1].messages[-1]["content"][0]["content"]
         finally:
             proc.kill()
             for pid in pids:
-                if _alive(pid):
+                if alive(pid):
                     os.kill(pid, signal.SIGKILL)
 
     def test_continue_kills_the_orphan_before_the_run_goes_on(self, fake: FakeAnthropic, project: Path) -> None:
@@ -166,7 +139,7 @@ class TestKillThenResume:
         `--continue` kills it before anything else, says so on stderr and in the tool_result."""
         fake.script = [tool_reply(tool_use("bash", {"command": SENTINELS}, id="toolu_sleep"))]
         proc = _start(fake, project, "-p", "run it")
-        _wait_for(project / "ready", proc)
+        wait_for(project / "ready", proc)
         pids = _sentinels(project)
         reaper = _parent(_parent(pids[1]))  # child.pid's parent is the shell; its parent, the call reaper
         supervisor = _parent(reaper)
@@ -176,11 +149,11 @@ class TestKillThenResume:
         proc.kill()
         proc.communicate(timeout=10)
         time.sleep(0.2)
-        assert all(_alive(p) for p in pids), "the sentinels should outlive a SIGKILLed supervisor until the resume"
+        assert all(alive(p) for p in pids), "the sentinels should outlive a SIGKILLed supervisor until the resume"
         seen_alive: list[bool] = []
 
         def answer(body: dict[str, Any]) -> dict[str, Any]:
-            seen_alive.append(any(_alive(p) for p in pids))
+            seen_alive.append(any(alive(p) for p in pids))
             return text_reply("resumed")
 
         fake.script = [*fake.script, answer, text_reply("and done")]
@@ -206,5 +179,5 @@ class TestKillThenResume:
             assert "it was killed when the run resumed" in answered["content"]
         finally:
             for pid in pids:
-                if _alive(pid):
+                if alive(pid):
                     os.kill(pid, signal.SIGKILL)
