@@ -12,7 +12,18 @@ from transitions import Machine, MachineError
 from fsm.core import agent as agent_module
 from fsm.core.agent import Agent
 from fsm.core.guards import GUARD_FUNCTIONS, Facts, can_spawn, out_of_model_calls, out_of_turns
-from fsm.core.machine import GUARDS, STATE_DOCS, STATES, TRANSITIONS, TRIGGERS, build_machine, outgoing, unless
+from fsm.core.machine import (
+    GUARDS,
+    STATE_DOCS,
+    STATES,
+    TRANSITIONS,
+    TRIGGERS,
+    build_machine,
+    conditions,
+    outgoing,
+    sources,
+    unless,
+)
 from fsm.testing import ScriptedModel
 
 
@@ -137,12 +148,16 @@ class TestBuildMachine:
 
 
 class _Probe:
-    """A model for both machines: guard answers set per case, and the callbacks it receives in order."""
+    """A model for both machines: guard answers set per case, and the guards asked and callbacks received, in order."""
 
     def __init__(self, verdicts: dict[str, bool]) -> None:
         self.verdicts, self.calls = verdicts, []
         for name in GUARDS:
-            setattr(self, name, lambda event, name=name: self.verdicts[name])
+            setattr(self, name, lambda event, name=name: self._ask(name))
+
+    def _ask(self, name: str) -> bool:
+        self.calls.append(("guard", name))
+        return self.verdicts[name]
 
     def prepare(self, event) -> None:
         self.calls.append(("prepare", self.state))
@@ -158,15 +173,25 @@ class TestDispatch:
     @pytest.mark.parametrize("source", STATES)
     def test_our_event_loop_fires_as_the_library_does(self, source):
         """build_machine's short event loop agrees with transitions' own Machine on every trigger from every
-        state under every combination of guard answers: the result, the state left, the callbacks in order, and a
-        trigger the state does not take raising MachineError in both."""
+        state under every combination of the answers of the guards its rows ask (the others all false, then all
+        true): the result, the state left, the guards asked and the callbacks in order, and a trigger the state
+        does not take raising MachineError in both."""
         rows = [{k: v for k, v in row.items() if k != "doc"} for row in TRANSITIONS]
-        names = sorted(GUARDS)
-        for answers in itertools.product([False, True], repeat=len(names)):
-            for trigger in sorted(TRIGGERS):
+        for trigger in sorted(TRIGGERS):
+            asked = sorted(
+                {
+                    g
+                    for row in TRANSITIONS
+                    if row["trigger"] == trigger and source in sources(row)
+                    for g in conditions(row) + unless(row)
+                }
+            )
+            others = sorted(GUARDS - set(asked))
+            for answers, rest in itertools.product(itertools.product([False, True], repeat=len(asked)), (False, True)):
+                verdicts = dict(zip(asked, answers, strict=True)) | dict.fromkeys(others, rest)
                 outcomes = []
                 for make in ("ours", "library"):
-                    probe = _Probe(dict(zip(names, answers, strict=True)))
+                    probe = _Probe(verdicts)
                     if make == "ours":
                         build_machine(
                             probe,
@@ -193,4 +218,4 @@ class TestDispatch:
                     except MachineError:
                         result = "MachineError"
                     outcomes.append((result, probe.state, probe.calls))
-                assert outcomes[0] == outcomes[1], (source, trigger, dict(zip(names, answers, strict=True)))
+                assert outcomes[0] == outcomes[1], (source, trigger, verdicts)
