@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.suite import load_profile, markers_for
+from tests.suite import COLLECTED, load_profile, markers_for
 from tools import Workspace
 
 load_profile(os.environ)
@@ -24,8 +24,9 @@ if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
 
 
 @pytest.hookimpl(tryfirst=True)  # before -m deselects by marker
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     """Mark each test ``e2e`` or ``slow`` where its path or fixtures say so, so no e2e file can forget."""
+    config.stash[COLLECTED] = len(items)
     for item in items:
         for name in sorted(markers_for(item.path, getattr(item, "fixturenames", ()))):
             item.add_marker(name)

@@ -20,11 +20,15 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, settings
 
-__all__ = ["CI_EXAMPLES", "examples", "load_profile", "markers_for", "profile_for"]
+__all__ = ["CI_EXAMPLES", "COLLECTED", "examples", "load_profile", "markers_for", "profile_for"]
 
 TESTS = Path(__file__).resolve().parent
+
+COLLECTED = pytest.StashKey[int]()
+"""How many tests the session collected, before ``-m`` or ``-k`` deselected any (the README states the suite's size)."""
 
 CI_EXAMPLES = 100
 """The ``ci`` profile's ``max_examples``: what :func:`examples` counts against."""
