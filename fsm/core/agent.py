@@ -283,6 +283,8 @@ class Agent:
         """On the root: the SessionStart hooks its next prompt fires first (``start_session``), if any."""
         self._session_context: str | None = None
         """On the root: what those hooks said, added to the next prompt's message."""
+        self._skill_model: Model | None = None
+        """The model a skill invoked in this run asks for (its ``model``): the run's turns after it call it."""
         self._prompt_id: str | None = None
         """On the root: the id of the prompt whose run this is (hooks' ``prompt_id``), new with each prompt."""
         self._ids_seen: tuple[list[Message] | None, int, Message | None, set[str]] = (None, 0, None, set())
@@ -533,11 +535,14 @@ class Agent:
             extra = "\n\n".join(texts) if texts else None
         compact = self._parent is None and is_compact_prompt(prompt)
         said = prompt
+        if self._parent is None:  # a new run: no skill has asked for a model yet
+            self._skill_model = None
         if self._parent is None and self._options.skills is not None and not compact:
             invoked = slash_skill(prompt, self._options.skills)  # `/name args`: the skill's text is the prompt
             if invoked is not None:
                 said = expand_slash(prompt, self._options.skills) or prompt
                 self._grant(invoked)
+                self._use_model(invoked)
         context = None if compact else self._session_context  # /compact appends no message: it waits
         texts = [t for t in (extra, context) if isinstance(t, str)]
         content: Any = [{"type": "text", "text": t} for t in (said, *texts)] if texts else said
@@ -601,9 +606,10 @@ class Agent:
         if progress:  # before the call: what a listener raises here is no model failure
             listeners.tell("model_call", self.data.agent_id, self._depth)
         self._start_call()
+        model = self._skill_model or self.model
         try:
-            if progress and isinstance(self.model, StreamingModel):
-                reply = self.model.stream(
+            if progress and isinstance(model, StreamingModel):
+                reply = model.stream(
                     system=self.system,
                     messages=self.data.messages,
                     tools=self._schemas,
@@ -611,7 +617,7 @@ class Agent:
                     on_event=functools.partial(listeners.tell_event, self.data.agent_id, self._depth),
                 )
             else:
-                reply = self.model.create(
+                reply = model.create(
                     system=self.system, messages=self.data.messages, tools=self._schemas, max_tokens=self._max_tokens
                 )
         except ModelError as exc:
@@ -978,7 +984,14 @@ class Agent:
         if loaded.skill.fork:  # only the root forks: a subagent cannot start another
             return ToolOutput(f"Error: {loaded.skill.name}: {CANNOT_FORK}", is_error=True), None
         self._grant(loaded.skill)
+        self._use_model(loaded.skill)
         return ToolOutput(launching(loaded.skill.name)), loaded.text
+
+    def _use_model(self, skill: Skill) -> None:
+        """Have this run's next turns call the model *skill* names, if it names one (Claude Code's ``model`` of a
+        skill run inline: the rest of the run; its ``inherit``, or none, keeps the model)."""
+        if skill.model is not None and hasattr(self.model, "with_model"):
+            self._skill_model = self.model.with_model(skill.model)
 
     def _grant(self, skill: Skill) -> None:
         """Allow what a trusted *skill*'s ``allowed-tools`` name, for the rest of the session (never an untrusted
@@ -1008,7 +1021,8 @@ class Agent:
         limit = self._options.agents[kind].max_turns if kind is not None else None
         child_id = f"{self.agent_id}.{self.data.spawned + 1}"
         child = self._new_child(
-            child_state(self.data, call, child_id, subagent_type=kind, max_turns=limit, prompt=loaded.text)
+            child_state(self.data, call, child_id, subagent_type=kind, max_turns=limit, prompt=loaded.text),
+            model=loaded.skill.model,
         )
         _, start_notes = self._hooks.fire(child._event("SubagentStart", prompt=loaded.text))
         return self._fire(
@@ -1043,19 +1057,21 @@ class Agent:
             "subagent_spawned", tool_call=call, child=child.agent_id, notes=(*allowed.notes, *start_notes), adopt=child
         )
 
-    def _new_child(self, data: AgentState) -> Agent:
-        """A subagent sharing this agent's model, workspace, hooks, approver and settings, with *data*."""
+    def _new_child(self, data: AgentState, *, model: str | None = None) -> Agent:
+        """A subagent sharing this agent's model, workspace, hooks, approver and settings, with *data*; *model*
+        (a forked skill's) wins over its type's, as in Claude Code."""
         definition: AgentDefinition | None = self._options.agents.get(data.subagent_type or "")
-        model = self.model
-        if definition is not None and definition.model is not None and hasattr(model, "with_model"):
-            model = model.with_model(definition.model)
+        wanted = model if model is not None else definition.model if definition is not None else None
+        called = self.model
+        if wanted is not None and hasattr(called, "with_model"):
+            called = called.with_model(wanted)
         options = self.opts.for_subagent(
             definition,
             system=functools.partial(subagent_system, self.workspace),
             max_turns=self.data.max_turns,
             max_model_calls=self._root.data.max_model_calls,
         )
-        return Agent(model, str(self.workspace.root), options=options, data=data, _parent=self)
+        return Agent(called, str(self.workspace.root), options=options, data=data, _parent=self)
 
     def _running(self, child_id: str) -> Agent:
         child = next((c for c in self.children if c.agent_id == child_id), None)
