@@ -165,9 +165,29 @@ class TestSlashAndListing:
         assert sent.startswith("<command-message>manual</command-message>\n<command-name>/manual</command-name>")
         assert sent.endswith("Only by hand: now\n")
 
-    def test_a_forked_skill_typed_runs_here_and_compact_keeps_its_meaning(self, tmp_path: Path) -> None:
-        """/research x sends the skill's text as the prompt (no subagent); /compact compacts even when a skill is
-        named compact."""
+    def test_a_forked_skill_typed_runs_as_a_subagent(self, tmp_path: Path) -> None:
+        """/research caching (context: fork) runs the skill's text as a subagent's prompt, as Claude Code does: the
+        root calls no model, the prompt is kept as typed and the subagent's answer is the run's result, in a
+        <local-command-stdout> message the next prompt's call sees."""
+        a, model = agent(tmp_path, text_reply("caches are fast"), text_reply("ok"))
+        assert a.run("/research caching") == "caches are fast"
+        assert model.requests[0].messages[0]["content"].endswith("Find out about caching and report.\n")
+        assert [(r.trigger, r.dest) for r in a.history if r.depth == 0] == [
+            ("skill_forked", "executing_tools"),
+            ("subagent_spawned", "executing_tools"),
+            ("subagent_returned", "executing_tools"),
+            ("fork_returned", "idle"),
+        ]
+        assert (a.turn, a.outcome, a.data.model_calls) == (0, "end_turn", 0)
+        a.run("thanks")
+        assert model.requests[1].messages == [
+            {"role": "user", "content": "/research caching"},
+            {"role": "user", "content": "<local-command-stdout>\ncaches are fast\n</local-command-stdout>"},
+            {"role": "user", "content": "thanks"},
+        ]
+
+    def test_compact_keeps_its_meaning(self, tmp_path: Path) -> None:
+        """/compact compacts even when a skill is named compact."""
         from tests.fsm.core.compaction_double import CharCompactor
 
         ws = workspace(tmp_path)
@@ -175,9 +195,7 @@ class TestSlashAndListing:
         (ws / ".claude" / "commands" / "compact.md").write_text("Not a compaction.\n")
         model = ScriptedModel([text_reply("ok"), text_reply("the summary")])
         a = Agent(model, str(ws), skills=discover(ws, home=tmp_path / "home"), compactor=CharCompactor(threshold=None))
-        a.run("/research x")
-        assert model.requests[0].messages[0]["content"].endswith("Find out about x and report.\n")
-        assert not any(r.trigger == "subagent_spawned" for r in a.history)
+        a.run("hi")
         a.run("/compact")
         assert a.history[-1].trigger != "prompt" and any(r.trigger == "compact_requested" for r in a.history)
 
