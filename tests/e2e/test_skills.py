@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from fsm.model.aliases import ALIASES
+from fsm.skills.invoke import HEADER
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import Runner
 from tests.e2e.fake_server import FakeAnthropic
@@ -108,18 +109,31 @@ class TestStreamJsonInput:
         """A stream-json user message "/deploy staging" sends the command's text, on the session's model; the
         model's Skill call of greet (model: haiku) loads it inline and the turns after call haiku; in text mode a
         bad skill is one warning line on stderr, --verbose names each skill loaded, and in a trusted folder no
-        skill's allowed-tools are ignored."""
+        skill's allowed-tools are ignored. A second line "/survey the repo" (context: fork) runs the skill in a
+        subagent on the skill's model, no turn of the session's: its answer is that turn's result."""
         workspace(project, tmp_path / "extra")
-        fake.script = [tool_reply(tool_use("Skill", {"skill": "greet", "args": "Bob"})), text_reply("deployed")]
-        line = {"type": "user", "message": {"role": "user", "content": "/deploy staging"}}
+        fake.script = [
+            tool_reply(tool_use("Skill", {"skill": "greet", "args": "Bob"})),
+            text_reply("deployed"),
+            text_reply("surveyed"),
+        ]
+        lines = [
+            {"type": "user", "message": {"role": "user", "content": text}} for text in ("/deploy staging", "/survey it")
+        ]
         run = agentfsm(
             "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-            "--no-transition-events", input=json.dumps(line) + "\n",
+            "--no-transition-events", input="".join(json.dumps(line) + "\n" for line in lines),
         )  # fmt: skip
         assert run.code == 0, run.stderr
-        first, after = fake.messages_requests
+        first, after, forked = fake.messages_requests
         assert prompt_of(first.messages[0]).endswith("Deploy to staging.\n")
         assert first.body["model"] != ALIASES["haiku"] and after.body["model"] == ALIASES["haiku"]
+        assert len(forked.messages) == 1  # the subagent's request: the skill's text, nothing of the session's
+        survey = project / ".claude" / "skills" / "survey"
+        assert prompt_of(forked.messages[0]) == f"{HEADER}{survey}\n\nSurvey it and report.\n"
+        assert forked.body["model"] == FORK_MODEL
+        results = [o for o in run.json_lines() if o["type"] == "result"]
+        assert [(r["result"], r["num_turns"]) for r in results] == [("deployed", 2), ("surveyed", 0)]
         fake.script = [text_reply("hi")]
         fake.requests.clear()
         text = agentfsm("-p", "hi", "--verbose", "--trust")
