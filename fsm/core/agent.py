@@ -294,6 +294,10 @@ class Agent:
         """On the root: the SessionStart hooks its next prompt fires first (``start_session``), if any."""
         self._session_context: str | None = None
         """On the root: what those hooks said, added to the next prompt's message."""
+        self._granted: list[str] = []
+        """The allow rules skills granted in the step under way; its transition records them (``granted``)."""
+        if _parent is None and data.grants:  # a restored session: what its skills allowed is allowed again
+            self._remember(data.grants, "a skill of the resumed session")
         self._skill_model: Model | None = None
         """The model a skill invoked in this run asks for (its ``model``): the run's turns after it call it."""
         self._prompt_id: str | None = None
@@ -1049,10 +1053,15 @@ class Agent:
         folder's: ``fsm.skills.catalog``)."""
         if not skill.trusted:
             return
+        self._remember(skill.allowed_tools, f"skill {skill.name}")
+        self._granted.extend(skill.allowed_tools)  # journalled with this step's transition (``granted``)
+
+    def _remember(self, rules: Iterable[str], source: str) -> None:
+        """Allow what *rules* (as written) match for the rest of the session, those not allowed yet."""
         known = {r.text for r in self._policy.session}
-        for text in skill.allowed_tools:
+        for text in rules:
             if text not in known:
-                self._policy.remember(parse_rule(text, source=f"skill {skill.name}", base=self.workspace.root))
+                self._policy.remember(parse_rule(text, source=source, base=self.workspace.root))
 
     def _fork(self, call: Block) -> Transition:
         """``subagent_spawned`` for a ``Skill`` call of a ``context: fork`` skill: its text is the subagent's
@@ -1354,6 +1363,8 @@ class Agent:
         with self._tree_lock:
             if self._cancelled and trigger != "interrupted":
                 raise Abandoned(f"{self.agent_id} was interrupted while this step ran; {trigger} is dropped")
+            if self._granted:  # what a skill invoked in this step allowed: the record keeps it for resume
+                fields["granted"], self._granted = tuple(self._granted), []
             commit = _Commit(Step(trigger, self.data.state, child=child, **fields), notes, adopt, release, release_all)
             if not self._events[trigger].trigger(self, commit=commit) or commit.record is None:
                 raise AssertionError(
@@ -1411,6 +1422,7 @@ class Agent:
             step.window,
             step.job,
             step.notified,
+            step.granted,
         )
         agent: Agent | None = self
         while agent is not None:

@@ -132,6 +132,9 @@ class Transition:
     """On ``tool_ran``: the id of the background job the call started (``bash`` with ``run_in_background``)."""
     notified: tuple[str, ...] = ()
     """The background jobs whose ``<task-notification>`` the appended messages carry (each job is told once)."""
+    granted: tuple[str, ...] = ()
+    """On the step that invoked a trusted skill: the allow rules its ``allowed-tools`` granted for the session, as
+    written (the root's data keeps them, ``AgentState.grants``, so a resumed session has them again)."""
 
 
 @define
@@ -204,6 +207,9 @@ class AgentState:
     context_window: int | None = None
     """The context window the model named when it last refused a request as too long, in the compactor's count
     (``Transition.window``; None: it never did). Requests are compacted to stay under nine tenths of it."""
+    grants: list[str] = Factory(list)
+    """On the root: the allow rules the session's skills granted (their ``allowed-tools``), in order, each once;
+    a restored agent remembers them again."""
     todos: list[dict[str, str]] = Factory(list)
     """The todo list the agent's last successful ``TodoWrite`` left (``content``, ``status``, ``activeForm`` each;
     empty once every item was completed, as Claude Code clears it)."""

@@ -95,6 +95,8 @@ class Change(Protocol):
     def job(self) -> str | None: ...
     @property
     def notified(self) -> tuple[str, ...]: ...
+    @property
+    def granted(self) -> tuple[str, ...]: ...
 
 
 @define
@@ -125,6 +127,7 @@ class Step:
     window: int | None = None
     job: str | None = None
     notified: tuple[str, ...] = ()
+    granted: tuple[str, ...] = ()
 
 
 def made_summary_call(change: Change) -> bool:
@@ -199,6 +202,7 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         run.jobs.append(change.job)
     if change.notified:
         run.jobs = [job for job in run.jobs if job not in change.notified]
+    run.grants.extend(rule for rule in change.granted if rule not in run.grants)
     if change.reply is not None and change.source != "compacting":  # a summary is no answer of the agent's
         s.final_text = change.reply.text
     match change.trigger:

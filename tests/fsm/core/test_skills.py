@@ -84,11 +84,9 @@ class TestInline:
             ("Error: Skill manual cannot be used with Skill tool due to disable-model-invocation", True),
         ]
 
-    def test_deny_rules_still_win_and_resume_keeps_no_grant(self, tmp_path: Path) -> None:
-        """A deny rule beats a skill's allow rule; a resumed session starts without the skill's rules."""
+    def test_deny_rules_still_win(self, tmp_path: Path) -> None:
+        """A deny rule beats a skill's allow rule."""
         from fsm.policy.rules import parse_rule
-        from fsm.session.journal import Journal, default_path
-        from fsm.session.restore import resume
 
         ws = workspace(tmp_path)
         model = ScriptedModel(
@@ -100,14 +98,32 @@ class TestInline:
         )
         policy = Policy(deny=(parse_rule("Bash(mkdir:*)"),))
         a = Agent(model, str(ws), skills=discover(ws, home=tmp_path / "home"), permissions=policy)
+        a.run("go")
+        assert model.requests[2].messages[-1]["content"][0]["is_error"] is True
+        assert not (ws / "made").exists()
+
+    def test_a_grant_is_journalled_and_kept_by_resume(self, tmp_path: Path) -> None:
+        """The skill's allow rules go on the journalled transition that invoked it (``granted``) and into the
+        root's data, so the resumed session (``--resume``, ``--continue``) allows them again: its mkdir runs
+        unasked, with nobody there to answer."""
+        from fsm.session.journal import Journal, default_path
+        from fsm.session.restore import resume
+
+        ws = workspace(tmp_path)
+        model = ScriptedModel([tool_reply(tool_use("Skill", {"skill": "greet"})), text_reply("loaded")])
+        a = Agent(model, str(ws), skills=discover(ws, home=tmp_path / "home"), permissions=Policy())
         with Journal(default_path(ws)) as journal:
             session = journal.start(a)
             a.run("go")
-        assert model.requests[2].messages[-1]["content"][0]["is_error"] is True
-        assert not (ws / "made").exists()
+        assert [r.granted for r in a.history if r.granted] == [("Bash(mkdir:*)",)]
+        assert a.data.grants == ["Bash(mkdir:*)"]
+        later = ScriptedModel([tool_reply(tool_use("bash", {"command": "mkdir made"})), text_reply("made")])
         with Journal(default_path(ws)) as journal:
-            again = resume(journal, session, ScriptedModel([]), skills=discover(ws, home=tmp_path / "home"))
-        assert again.permissions.session == []
+            again = resume(journal, session, later, skills=discover(ws, home=tmp_path / "home"))
+            assert [r.text for r in again.permissions.session] == ["Bash(mkdir:*)"]
+            assert again.run("make it") == "made"
+        assert (ws / "made").is_dir()
+        assert later.requests[1].messages[-1]["content"][0].get("is_error") is None
 
 
 class TestFork:
