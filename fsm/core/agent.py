@@ -1096,7 +1096,12 @@ class Agent:
         )
         _, start_notes = self._hooks.fire(child._event("SubagentStart", prompt=text))
         return self._fire(
-            "subagent_spawned", tool_call=call, child=child.agent_id, notes=(*notes, *start_notes), adopt=child
+            "subagent_spawned",
+            tool_call=call,
+            child=child.agent_id,
+            notes=(*notes, *start_notes),
+            adopt=child,
+            prompt=text,  # journalled: a snapshot's subagent starts with it (a Skill call has no prompt key)
         )
 
     def _spawn(self, call: Block) -> Transition:

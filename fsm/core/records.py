@@ -123,7 +123,8 @@ class Transition:
     """On ``compact_requested``: the ``/compact`` prompt's instructions for the summary, if it gave any."""
     prompt: str | None = None
     """On ``prompt_blocked``: the prompt a UserPromptSubmit hook blocked (never a message: Claude Code drops it);
-    ``error`` holds Claude Code's words for the block."""
+    ``error`` holds Claude Code's words for the block. On ``subagent_spawned`` for a forked skill: the subagent's
+    prompt (the skill's text), which its ``Skill`` call does not hold."""
     window: int | None = None
     """On a request the model refused as too long ("prompt is too long: N tokens > M maximum"): the window it named,
     in the agent's compactor's count (M scaled by the compactor's estimate of the request over N). Kept in the

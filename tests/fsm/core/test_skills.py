@@ -202,6 +202,27 @@ class TestSlashAndListing:
             {"role": "user", "content": "thanks"},
         ]
 
+    def test_a_typed_fork_is_journalled_resumed_and_replayed(self, tmp_path: Path) -> None:
+        """A session with a typed forked /NAME resumes after it (its messages back) and replays from its journal
+        without a divergence when the replay has the skill."""
+        from fsm.session.journal import Journal, default_path
+        from fsm.session.replay import replay
+        from fsm.session.restore import resume
+
+        ws = workspace(tmp_path)
+        skills = discover(ws, home=tmp_path / "home")
+        a = Agent(ScriptedModel([text_reply("caches are fast")]), str(ws), skills=skills)
+        with Journal(default_path(ws)) as journal:
+            session = journal.start(a)
+            a.run("/research caching")
+        with Journal(default_path(ws)) as journal:
+            again = resume(journal, session, ScriptedModel([]), skills=skills)
+            assert (again.state, again.data.messages) == ("idle", a.data.messages)
+            assert journal.find(session).prompt == "/research caching"  # what `agentfsm sessions` lists
+            report = replay(journal, session, workdir=str(ws), skills=skills)
+        assert report.divergence is None, report.describe()
+        assert report.matched == len(a.history)
+
     def test_compact_keeps_its_meaning(self, tmp_path: Path) -> None:
         """/compact compacts even when a skill is named compact."""
         from tests.fsm.core.compaction_double import CharCompactor
