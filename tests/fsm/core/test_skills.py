@@ -28,7 +28,8 @@ def agent(tmp_path: Path, *replies: object, trusted: bool = True, **options: obj
     ws = workspace(tmp_path)
     model = ScriptedModel(replies)
     skills = discover(ws, home=tmp_path / "home", trusted=trusted)
-    return Agent(model, str(ws), skills=skills, permissions=Policy(), **options), model  # type: ignore[arg-type]
+    options.setdefault("permissions", Policy())
+    return Agent(model, str(ws), skills=skills, **options), model  # type: ignore[arg-type]
 
 
 class TestInline:
@@ -184,9 +185,24 @@ class TestSlashAndListing:
     def test_a_forked_skill_typed_runs_as_a_subagent(self, tmp_path: Path) -> None:
         """/research caching (context: fork) runs the skill's text as a subagent's prompt, as Claude Code does: the
         root calls no model, the prompt is kept as typed and the subagent's answer is the run's result, in a
-        <local-command-stdout> message the next prompt's call sees."""
-        a, model = agent(tmp_path, text_reply("caches are fast"), text_reply("ok"))
+        <local-command-stdout> message the next prompt's call sees. The user typed it: a deny rule for Skill does
+        not stop it, and no tool hook fires (SubagentStart does, as for any subagent)."""
+        from fsm import Hooks
+        from fsm.policy.rules import parse_rule
+
+        fired: list[str] = []
+        hooks = Hooks()
+        for event in ("PreToolUse", "PostToolUse", "SubagentStart"):
+            hooks.on(event, lambda e, event=event: fired.append(event))
+        a, model = agent(
+            tmp_path,
+            text_reply("caches are fast"),
+            text_reply("ok"),
+            hooks=hooks,
+            permissions=Policy(deny=(parse_rule("Skill"),)),
+        )
         assert a.run("/research caching") == "caches are fast"
+        assert fired == ["SubagentStart"]
         assert model.requests[0].messages[0]["content"].endswith("Find out about caching and report.\n")
         assert [(r.trigger, r.dest) for r in a.history if r.depth == 0] == [
             ("skill_forked", "executing_tools"),
