@@ -78,6 +78,7 @@ def vacuous(graph: Graph, b: Bounds) -> tuple[str, Config | None] | None:
         ("subagent_spawned", "no run spawns a subagent"),
         ("a subagent's call", "no subagent makes a model call"),
         ("subagent_returned", "no subagent returns to its parent"),
+        ("fork_returned", "no typed /NAME of a forked skill ends its run"),
         ("compacting", "no run compacts"),
     ]
     for name, problem in wanted:

@@ -27,12 +27,15 @@ from attrs import frozen
 from fsm.checker.liveness import most_calls, step_calls, vacuous, witness
 from fsm.checker.reduced import FREE, persistent_moves
 from fsm.checker.space import (
+    ANSWERED,
     CHOICES,
     EFFECTS,
     HOLDING,
     KINDS,
     OVERDRAWN,
     PLENTY,
+    SPAWNING,
+    TYPED,
     USD_OVERDRAWN,
     ZERO,
     Bounds,
@@ -327,8 +330,13 @@ def invariant(config: Config, b: Bounds) -> bool:
         if inbox and (state != "idle" or (depth and turn)):
             return False
         if children and (
-            len(children) > b.max_parallel or pending[: len(children)] != ("task",) * len(children) or depth
+            len(children) > b.max_parallel
+            or any(kind not in SPAWNING for kind in pending[: len(children)])
+            or depth
+            or (TYPED in pending and pending != (TYPED,))
         ):
+            return False
+        if (TYPED in pending or ANSWERED in pending) and (depth or len(pending) != 1):
             return False
     return True
 
@@ -358,6 +366,10 @@ def _nodes(b: Bounds, *, child: bool) -> Iterator[Node]:
                 for n in range(min(tasks, b.max_parallel) + 1 if kids else 1):
                     for children in itertools.product(kids, repeat=n):
                         yield ("executing_tools", turn, pending, False, children, count)
+            if not child:  # a typed /NAME of a forked skill: its one call, answered by a subagent or not yet
+                for kid in [None, *kids]:
+                    yield ("executing_tools", turn, (TYPED,), False, () if kid is None else (kid,), count)
+                yield ("executing_tools", turn, (ANSWERED,), False, (), count)
 
 
 def check_inductive(b: Bounds) -> tuple[int, str | None, float]:

@@ -56,6 +56,7 @@ from fsm.core.reducer import Counts, Step, compaction_counts, made_model_call, m
 from fsm.core.vocabulary import State, Trigger
 
 __all__ = [
+    "ANSWERED",
     "CACHE",
     "CHOICES",
     "EFFECTS",
@@ -64,6 +65,8 @@ __all__ = [
     "OVERDRAWN",
     "PLENTY",
     "ROOT_ONLY",
+    "SPAWNING",
+    "TYPED",
     "USD_OVERDRAWN",
     "ZERO",
     "Bounds",
@@ -112,15 +115,20 @@ USD_OVERDRAWN = -(1 << 40)
 """The budget after a call was taken where the guards saw the USD budget spent (either search): a violation."""
 
 KINDS = ("tool", "task")
-ROOT_ONLY = frozenset({"compact", "blocked"})
-"""The choices only the root makes: ``/compact``, and a UserPromptSubmit hook blocking its prompt (a subagent's
-prompt fires no hook)."""
+TYPED, ANSWERED = "typed", "answered"
+"""The root's one pending call after ``skill_forked`` (a typed ``/NAME`` of a forked skill: a subagent answers
+it, as a ``task`` call), and once answered (``fork_returned`` ends the run; no results go to the model)."""
+SPAWNING = ("task", TYPED)
+ROOT_ONLY = frozenset({"compact", "blocked", "fork"})
+"""The choices only the root makes: ``/compact``, a UserPromptSubmit hook blocking its prompt (a subagent's
+prompt fires no hook), and a prompt that is ``/NAME`` of a ``context: fork`` skill."""
 
 CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
     "idle": {
         "prompt": ("prompt", "budget_spent"),
         "blocked": ("prompt_blocked",),
         "compact": ("compact_requested",),
+        "fork": ("skill_forked",),
         "interrupt": (),
     },
     "awaiting_model": {
@@ -149,9 +157,10 @@ CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
 }
 """Per state, what may happen in a step, and the triggers the driver tries for it in order. ``tools`` stands
 for every reply of 1..K calls of each kind; in ``executing_tools`` what ``run`` tries depends on the data
-(:func:`triggers_for`). An interrupt also stops every busy agent above the one it hits. ``compact`` (``/compact``)
-and ``blocked`` (a UserPromptSubmit hook blocks the prompt) are the root's only (:data:`ROOT_ONLY`): a subagent's
-prompt fires no hook and is never ``/compact``. In ``awaiting_model`` the request may be over the threshold
+(:func:`triggers_for`). An interrupt also stops every busy agent above the one it hits. ``compact`` (``/compact``),
+``blocked`` (a UserPromptSubmit hook blocks the prompt) and ``fork`` (the prompt is ``/NAME`` of a ``context: fork``
+skill: a subagent answers it, then ``fork_returned`` ends the run) are the root's only (:data:`ROOT_ONLY`): a
+subagent's prompt fires no hook and is never a command. In ``awaiting_model`` the request may be over the threshold
 (``full``: the driver compacts first when the table lets it, else it calls the model, which the other choices cover)
 or the model may refuse it as too long (``too long``); in ``compacting`` the cheap passes suffice, or one summary
 call is made (:data:`SUMMARY_CHOICES`: it counts toward the budget), or it fails, or a PreCompact hook blocks. In
@@ -186,6 +195,8 @@ EFFECTS: dict[str, str] = {
     "compacted": "the failures in a row end",
     "summarized": "the failures in a row end",
     "compaction_failed": "one more failure in a row",
+    "skill_forked": "inbox taken; turn 0; the root's run starts; pending = the typed /NAME's call",
+    "fork_returned": "the typed /NAME's answered call is gone",
 }
 """What each trigger does besides the model call it may follow (:func:`effect` is the code; this, the words)."""
 
@@ -322,11 +333,13 @@ def triggers_for(node: Node, choice: str, b: Bounds) -> tuple[str, ...]:
     if state == "executing_tools" and choice == "run":
         if children:  # the parent's own move: a spawn, when the next call may start (returns are ``return i``)
             started = len(children)
-            spawn = len(pending) > started and pending[started] == "task" and started < b.max_parallel
+            spawn = len(pending) > started and pending[started] in SPAWNING and started < b.max_parallel
             return ("subagent_spawned",) if spawn else ()
         if not pending:
             return ("tools_done", "turn_limit", "budget_spent")
-        return ("subagent_spawned", "tool_ran") if pending[0] == "task" else ("tool_ran",)
+        if pending == (ANSWERED,):
+            return ("fork_returned",)
+        return ("subagent_spawned", "tool_ran") if pending[0] in SPAWNING else ("tool_ran",)
     return CHOICES[state][choice]
 
 
@@ -357,10 +370,14 @@ def effect(node: Node, trigger: str, dest: str, turn: int, kinds: tuple[str, ...
     counts = compaction_counts(trigger, state, counts)
     if trigger in ("prompt", "prompt_blocked", "compact_requested") or (trigger == "budget_spent" and state == "idle"):
         inbox, turn = False, 0
+    elif trigger == "skill_forked":
+        inbox, turn, pending = False, 0, (TYPED,)
+    elif trigger == "fork_returned":
+        pending = ()
     elif trigger == "tool_ran":
-        pending = pending[1:]
+        pending = (ANSWERED,) if pending[0] == TYPED else pending[1:]
     elif trigger == "subagent_returned":
-        pending = pending[:child] + pending[child + 1 :]
+        pending = (ANSWERED,) if pending[child] == TYPED else pending[:child] + pending[child + 1 :]
         children = children[:child] + children[child + 1 :]
     elif trigger == "interrupted":
         pending, children = (), ()
@@ -401,7 +418,7 @@ def _fire(
         turn += 1
     spends = calls_of(trigger, state, model_called)
     budgets = _spend(budget, b) if spends and not b.reduced else [budget]
-    starts = trigger in ("prompt", "compact_requested") and not path
+    starts = trigger in ("prompt", "compact_requested", "skill_forked") and not path
     if starts:
         budgets = [b.full()]
     out: dict[tuple[Config, tuple[int, str, str, str], tuple[str, ...]], None] = {}

@@ -141,6 +141,9 @@ class RunResult:
     """The HTTP status of the model call that failed the run (``model_error``, ``context_window``), when one came."""
     context_tokens: int | None = None
     """The tokens the root's next request would hold (``Agent.context_tokens``); None without a compactor."""
+    typed_fork: bool = False
+    """The run was a typed ``/NAME`` of a ``context: fork`` skill: its subagent answered, the root's query loop never
+    ran (Claude Code's result then has no ``api_error_status`` nor ``terminal_reason``)."""
 
     @property
     def is_error(self) -> bool:
@@ -152,7 +155,7 @@ class RunResult:
         """Claude Code's ``terminal_reason`` for this ending (:data:`TERMINAL_REASONS`), None when it has none."""
         if self.outcome == "interrupted" and self.interrupted_in is not None:
             return self.interrupted_in
-        return TERMINAL_REASONS.get(self.outcome)
+        return None if self.typed_fork else TERMINAL_REASONS.get(self.outcome)
 
     @property
     def exit_code(self) -> int:
@@ -191,7 +194,7 @@ class RunResult:
         data: dict[str, Any] = {"type": "result", "subtype": self.subtype}
         if success:  # Claude Code's two result shapes differ in key order, api_error_status and result
             data["is_error"] = self.is_error
-            if self.outcome != "prompt_blocked":  # no query loop ran: Claude Code's result has no API status
+            if self.outcome != "prompt_blocked" and not self.typed_fork:  # no query loop ran: no API status
                 data["api_error_status"] = self.api_error_status
         data.update(duration_ms=self.duration_ms, duration_api_ms=self.duration_api_ms)
         if not success:
@@ -319,6 +322,7 @@ def summarize(
         interrupted_in=aborted_in(records) if ending.signal else None,
         api_error_status=getattr(agent.model, "last_error_status", None) if outcome in _ERRORS else None,
         context_tokens=agent.context_tokens(),
+        typed_fork=any(r.trigger == "fork_returned" for r in records),
     )
 
 

@@ -62,7 +62,7 @@ from fsm.core.prompts import child_system, compose, parent_system, subagent_syst
 from fsm.core.records import AgentState, Compaction, Transition, tool_result_block
 from fsm.core.reducer import PARENT_INTERRUPTED, Step, child_state, compaction_counts, reduce, reply_order
 from fsm.core.result import CANNOT_DELEGATE, CANNOT_FORK, INTERRUPTED, INTERRUPTED_MARKER, subagent_result, task_refused
-from fsm.core.scheduler import Abandoned, plan, run_children
+from fsm.core.scheduler import Abandoned, plan, run_children, typed
 from fsm.core.scheduler import deepest_busy as _deepest_busy
 from fsm.core.subagents import AgentDefinition, task_problem
 from fsm.core.vocabulary import HookEventName, Outcome, State, Trigger
@@ -76,7 +76,18 @@ from fsm.policy.hooks import Ask, BlockingError, Deny, HookEvent, Hooks, PromptB
 from fsm.policy.judge import Policy
 from fsm.policy.rules import claude_name, parse_rule
 from fsm.skills.catalog import SKILL_TOOL, Catalog, Skill
-from fsm.skills.invoke import expand_slash, fork_result, launching, load, skills_in_use, slash_skill
+from fsm.skills.invoke import (
+    TYPED,
+    expand_slash,
+    fork_result,
+    launching,
+    load,
+    skills_in_use,
+    slash_skill,
+    stdout,
+    typed_fork,
+    typed_text,
+)
 from fsm.skills.listing import listing
 from tools import REGISTRY, ToolOutput, Workspace, check_input, run_tool
 from tools.jobs import Job, Jobs, notification
@@ -283,6 +294,12 @@ class Agent:
         """On the root: the SessionStart hooks its next prompt fires first (``start_session``), if any."""
         self._session_context: str | None = None
         """On the root: what those hooks said, added to the next prompt's message."""
+        self._granted: list[str] = []
+        """The allow rules skills granted in the step under way; its transition records them (``granted``)."""
+        if _parent is None and data.grants:  # a restored session: what its skills allowed is allowed again
+            self._remember(data.grants, "a skill of the resumed session")
+        self._skill_model: Model | None = None
+        """The model a skill invoked in this run asks for (its ``model``): the run's turns after it call it."""
         self._prompt_id: str | None = None
         """On the root: the id of the prompt whose run this is (hooks' ``prompt_id``), new with each prompt."""
         self._ids_seen: tuple[list[Message] | None, int, Message | None, set[str]] = (None, 0, None, set())
@@ -442,6 +459,7 @@ class Agent:
             answers = sorted(  # a hook's context block (no tool_use_id) stays after the results
                 [*self.data.results, *interrupted], key=lambda b: order.get(b.get("tool_use_id", ""), len(order))
             )
+            answers = [b for b in answers if not str(b.get("tool_use_id", "")).startswith(TYPED) or order]
             marker = {"type": "text", "text": INTERRUPTED_MARKER}
             killed, notified = self._killed_jobs()
             told = [block for message in killed for block in message["content"]]
@@ -533,11 +551,17 @@ class Agent:
             extra = "\n\n".join(texts) if texts else None
         compact = self._parent is None and is_compact_prompt(prompt)
         said = prompt
+        if self._parent is None:  # a new run: no skill has asked for a model yet
+            self._skill_model = None
         if self._parent is None and self._options.skills is not None and not compact:
             invoked = slash_skill(prompt, self._options.skills)  # `/name args`: the skill's text is the prompt
+            forked = typed_fork(prompt, self._options.skills)
+            if forked is not None:  # … or, for a context: fork skill, a subagent's: no turn of the root's
+                return self._typed_fork(forked, extra, notes)
             if invoked is not None:
                 said = expand_slash(prompt, self._options.skills) or prompt
                 self._grant(invoked)
+                self._use_model(invoked)
         context = None if compact else self._session_context  # /compact appends no message: it waits
         texts = [t for t in (extra, context) if isinstance(t, str)]
         content: Any = [{"type": "text", "text": t} for t in (said, *texts)] if texts else said
@@ -565,6 +589,24 @@ class Agent:
             if spent is not None:
                 return self._fire("budget_spent", notes=tuple(notes), outcome=spent)
             return self._fire("prompt", appended=appended, notes=tuple(notes))
+
+    def _typed_fork(self, call: Block, extra: str | None, notes: list[str]) -> Transition:
+        """``skill_forked``: the root's prompt ``/NAME args`` names a ``context: fork`` skill, so, as in Claude
+        Code, the prompt is kept as typed and the skill's text runs as a subagent's prompt (*call*, never sent to
+        the model, stands for it); the subagent's answer ends the run (``fork_returned``)."""
+        context, self._session_context = self._session_context, None
+        texts = [t for t in (extra, context) if isinstance(t, str)]
+        said = f"/{call['input']['skill']} {call['input']['args']}".strip()
+        content: Any = [{"type": "text", "text": t} for t in (said, *texts)] if texts else said
+        options = self._options
+        return self._fire(
+            "skill_forked",
+            tool_call=call,
+            appended=({"role": "user", "content": content},),
+            notes=tuple(notes),
+            run_limits=(options.max_turns, options.max_model_calls),
+            max_budget_usd=options.max_budget_usd,
+        )
 
     def start_session(self, source: Literal["startup", "resume"]) -> None:
         """Have this root agent fire the ``SessionStart`` hooks with *source* (``startup``: a new session;
@@ -601,9 +643,10 @@ class Agent:
         if progress:  # before the call: what a listener raises here is no model failure
             listeners.tell("model_call", self.data.agent_id, self._depth)
         self._start_call()
+        model = self._skill_model or self.model
         try:
-            if progress and isinstance(self.model, StreamingModel):
-                reply = self.model.stream(
+            if progress and isinstance(model, StreamingModel):
+                reply = model.stream(
                     system=self.system,
                     messages=self.data.messages,
                     tools=self._schemas,
@@ -611,7 +654,7 @@ class Agent:
                     on_event=functools.partial(listeners.tell_event, self.data.agent_id, self._depth),
                 )
             else:
-                reply = self.model.create(
+                reply = model.create(
                     system=self.system, messages=self.data.messages, tools=self._schemas, max_tokens=self._max_tokens
                 )
         except ModelError as exc:
@@ -698,6 +741,17 @@ class Agent:
             return self.history[-1]
         if action == "call":
             return self._run_call(target)
+        typed = self._typed_answer()
+        if typed is not None:  # a typed /NAME's subagent answered: the run ends with its answer, no model call
+            killed, notified = self._killed_jobs()
+            answer = ToolOutput(_text_of(typed["content"]) or "", is_error=bool(typed.get("is_error")))
+            return self._fire(
+                "fork_returned",
+                appended=({"role": "user", "content": stdout(answer.text)}, *killed),
+                tool_result=answer,
+                outcome="end_turn",
+                notified=notified,
+            )
         told, notified = self._ended_jobs()
         results: tuple[Message, ...] = ({"role": "user", "content": [*self.data.results, *told]},)
         with self._tree_lock:
@@ -707,6 +761,13 @@ class Agent:
             if limit is not None:
                 return self._fire("budget_spent", appended=results, outcome=limit, notified=notified)
             return self._fire("tools_done", appended=results, notified=notified)
+
+    def _typed_answer(self) -> Block | None:
+        """The result block answering a typed ``/NAME``'s call (:meth:`_typed_fork`), once every call is answered."""
+        data = self.data
+        if self._parent is not None or data.pending or (data.messages and data.messages[-1]["role"] == "assistant"):
+            return None
+        return next((b for b in data.results if str(b.get("tool_use_id", "")).startswith(TYPED)), None)
 
     def _step_stopping(self) -> Transition:
         name: HookEventName = "Stop" if self._depth == 0 else "SubagentStop"
@@ -978,22 +1039,40 @@ class Agent:
         if loaded.skill.fork:  # only the root forks: a subagent cannot start another
             return ToolOutput(f"Error: {loaded.skill.name}: {CANNOT_FORK}", is_error=True), None
         self._grant(loaded.skill)
+        self._use_model(loaded.skill)
         return ToolOutput(launching(loaded.skill.name)), loaded.text
+
+    def _use_model(self, skill: Skill) -> None:
+        """Have this run's next turns call the model *skill* names, if it names one (Claude Code's ``model`` of a
+        skill run inline: the rest of the run; its ``inherit``, or none, keeps the model)."""
+        if skill.model is not None and hasattr(self.model, "with_model"):
+            self._skill_model = self.model.with_model(skill.model)
 
     def _grant(self, skill: Skill) -> None:
         """Allow what a trusted *skill*'s ``allowed-tools`` name, for the rest of the session (never an untrusted
         folder's: ``fsm.skills.catalog``)."""
         if not skill.trusted:
             return
+        self._remember(skill.allowed_tools, f"skill {skill.name}")
+        self._granted.extend(skill.allowed_tools)  # journalled with this step's transition (``granted``)
+
+    def _remember(self, rules: Iterable[str], source: str) -> None:
+        """Allow what *rules* (as written) match for the rest of the session, those not allowed yet."""
         known = {r.text for r in self._policy.session}
-        for text in skill.allowed_tools:
+        for text in rules:
             if text not in known:
-                self._policy.remember(parse_rule(text, source=f"skill {skill.name}", base=self.workspace.root))
+                self._policy.remember(parse_rule(text, source=source, base=self.workspace.root))
 
     def _fork(self, call: Block) -> Transition:
         """``subagent_spawned`` for a ``Skill`` call of a ``context: fork`` skill: its text is the subagent's
         prompt; ``tool_ran`` answering why not when it cannot."""
         self._step_started = time.time()
+        if typed(call, self.data):  # the user typed it: no permission asked, any skill a user may invoke
+            skill = (self._options.skills or Catalog()).get(call["input"].get("skill"))
+            if skill is None:  # a resumed session without the skill
+                missing = ToolOutput(f"Error: Unknown skill: {call['input'].get('skill')}", is_error=True)
+                return self._fire("tool_ran", tool_call=call, tool_result=missing)
+            return self._spawn_fork(call, skill, typed_text(skill, str(call["input"].get("args", ""))), ())
         allowed = self._permit(call)
         problem = check_input(REGISTRY[SKILL_TOOL].input_schema, call["input"])
         loaded = load(self._skills, call["input"]) if problem is None else f"Error: {SKILL_TOOL}: {problem}"
@@ -1003,16 +1082,26 @@ class Agent:
             return self._fire(
                 "tool_ran", tool_call=call, tool_result=refusal, notes=allowed.notes, denial=allowed.denial
             )
-        self._grant(loaded.skill)
-        kind = loaded.skill.agent if loaded.skill.agent in self._options.agents else None
+        return self._spawn_fork(call, loaded.skill, loaded.text, allowed.notes)
+
+    def _spawn_fork(self, call: Block, skill: Skill, text: str, notes: tuple[str, ...]) -> Transition:
+        """``subagent_spawned``: the forked *skill*'s *text* is a subagent's prompt (its ``agent`` type, else the
+        general-purpose one; its ``model``), answering *call*."""
+        self._grant(skill)
+        kind = skill.agent if skill.agent in self._options.agents else None
         limit = self._options.agents[kind].max_turns if kind is not None else None
         child_id = f"{self.agent_id}.{self.data.spawned + 1}"
         child = self._new_child(
-            child_state(self.data, call, child_id, subagent_type=kind, max_turns=limit, prompt=loaded.text)
+            child_state(self.data, call, child_id, subagent_type=kind, max_turns=limit, prompt=text), model=skill.model
         )
-        _, start_notes = self._hooks.fire(child._event("SubagentStart", prompt=loaded.text))
+        _, start_notes = self._hooks.fire(child._event("SubagentStart", prompt=text))
         return self._fire(
-            "subagent_spawned", tool_call=call, child=child.agent_id, notes=(*allowed.notes, *start_notes), adopt=child
+            "subagent_spawned",
+            tool_call=call,
+            child=child.agent_id,
+            notes=(*notes, *start_notes),
+            adopt=child,
+            prompt=text,  # journalled: a snapshot's subagent starts with it (a Skill call has no prompt key)
         )
 
     def _spawn(self, call: Block) -> Transition:
@@ -1043,19 +1132,21 @@ class Agent:
             "subagent_spawned", tool_call=call, child=child.agent_id, notes=(*allowed.notes, *start_notes), adopt=child
         )
 
-    def _new_child(self, data: AgentState) -> Agent:
-        """A subagent sharing this agent's model, workspace, hooks, approver and settings, with *data*."""
+    def _new_child(self, data: AgentState, *, model: str | None = None) -> Agent:
+        """A subagent sharing this agent's model, workspace, hooks, approver and settings, with *data*; *model*
+        (a forked skill's) wins over its type's, as in Claude Code."""
         definition: AgentDefinition | None = self._options.agents.get(data.subagent_type or "")
-        model = self.model
-        if definition is not None and definition.model is not None and hasattr(model, "with_model"):
-            model = model.with_model(definition.model)
+        wanted = model if model is not None else definition.model if definition is not None else None
+        called = self.model
+        if wanted is not None and hasattr(called, "with_model"):
+            called = called.with_model(wanted)
         options = self.opts.for_subagent(
             definition,
             system=functools.partial(subagent_system, self.workspace),
             max_turns=self.data.max_turns,
             max_model_calls=self._root.data.max_model_calls,
         )
-        return Agent(model, str(self.workspace.root), options=options, data=data, _parent=self)
+        return Agent(called, str(self.workspace.root), options=options, data=data, _parent=self)
 
     def _running(self, child_id: str) -> Agent:
         child = next((c for c in self.children if c.agent_id == child_id), None)
@@ -1076,9 +1167,10 @@ class Agent:
         call = next(c for c in self.data.pending if c["id"] == child.data.parent_tool_use_id)
         began = child.history[0].started_at if child.history else self._step_started
         output = child.result()
-        if call["name"] == SKILL_TOOL and not output.is_error:
+        by_hand = typed(call, self.data)  # a typed /NAME: its answer as it is, no tool hook (no tool was called)
+        if call["name"] == SKILL_TOOL and not output.is_error and not by_hand:
             output = ToolOutput(fork_result(str(call["input"].get("skill")), output.text))
-        context, notes = self._post_tool_use(call, output, self._step_started - began)
+        context, notes = (None, []) if by_hand else self._post_tool_use(call, output, self._step_started - began)
         return self._fire(
             "subagent_returned",
             tool_call=call,
@@ -1276,6 +1368,8 @@ class Agent:
         with self._tree_lock:
             if self._cancelled and trigger != "interrupted":
                 raise Abandoned(f"{self.agent_id} was interrupted while this step ran; {trigger} is dropped")
+            if self._granted:  # what a skill invoked in this step allowed: the record keeps it for resume
+                fields["granted"], self._granted = tuple(self._granted), []
             commit = _Commit(Step(trigger, self.data.state, child=child, **fields), notes, adopt, release, release_all)
             if not self._events[trigger].trigger(self, commit=commit) or commit.record is None:
                 raise AssertionError(
@@ -1333,6 +1427,7 @@ class Agent:
             step.window,
             step.job,
             step.notified,
+            step.granted,
         )
         agent: Agent | None = self
         while agent is not None:

@@ -81,6 +81,13 @@ TRANSITIONS: list[Row] = [
         "doc": "the queued prompt is /compact: a turn of its own that compacts the history (a new run)",
     },
     {
+        "trigger": "skill_forked",
+        "source": "idle",
+        "dest": "executing_tools",
+        "unless": ["out_of_model_calls", "out_of_budget_usd"],
+        "doc": "the root's prompt is /NAME of a context: fork skill: a subagent runs it (a new run; no turn here)",
+    },
+    {
         "trigger": "prompt_blocked",
         "source": "idle",
         "dest": "idle",
@@ -265,6 +272,12 @@ TRANSITIONS: list[Row] = [
         "source": "executing_tools",
         "dest": None,
         "doc": "the idle child's final text answers the task call",
+    },
+    {
+        "trigger": "fork_returned",
+        "source": "executing_tools",
+        "dest": "idle",
+        "doc": "the subagent of a typed /NAME answered: its answer is the run's result (no model call)",
     },
     {
         "trigger": "tools_done",

@@ -123,7 +123,8 @@ class Transition:
     """On ``compact_requested``: the ``/compact`` prompt's instructions for the summary, if it gave any."""
     prompt: str | None = None
     """On ``prompt_blocked``: the prompt a UserPromptSubmit hook blocked (never a message: Claude Code drops it);
-    ``error`` holds Claude Code's words for the block."""
+    ``error`` holds Claude Code's words for the block. On ``subagent_spawned`` for a forked skill: the subagent's
+    prompt (the skill's text), which its ``Skill`` call does not hold."""
     window: int | None = None
     """On a request the model refused as too long ("prompt is too long: N tokens > M maximum"): the window it named,
     in the agent's compactor's count (M scaled by the compactor's estimate of the request over N). Kept in the
@@ -132,6 +133,9 @@ class Transition:
     """On ``tool_ran``: the id of the background job the call started (``bash`` with ``run_in_background``)."""
     notified: tuple[str, ...] = ()
     """The background jobs whose ``<task-notification>`` the appended messages carry (each job is told once)."""
+    granted: tuple[str, ...] = ()
+    """On the step that invoked a trusted skill: the allow rules its ``allowed-tools`` granted for the session, as
+    written (the root's data keeps them, ``AgentState.grants``, so a resumed session has them again)."""
 
 
 @define
@@ -204,6 +208,9 @@ class AgentState:
     context_window: int | None = None
     """The context window the model named when it last refused a request as too long, in the compactor's count
     (``Transition.window``; None: it never did). Requests are compacted to stay under nine tenths of it."""
+    grants: list[str] = Factory(list)
+    """On the root: the allow rules the session's skills granted (their ``allowed-tools``), in order, each once;
+    a restored agent remembers them again."""
     todos: list[dict[str, str]] = Factory(list)
     """The todo list the agent's last successful ``TodoWrite`` left (``content``, ``status``, ``activeForm`` each;
     empty once every item was completed, as Claude Code clears it)."""

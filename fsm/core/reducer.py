@@ -95,6 +95,8 @@ class Change(Protocol):
     def job(self) -> str | None: ...
     @property
     def notified(self) -> tuple[str, ...]: ...
+    @property
+    def granted(self) -> tuple[str, ...]: ...
 
 
 @define
@@ -125,6 +127,7 @@ class Step:
     window: int | None = None
     job: str | None = None
     notified: tuple[str, ...] = ()
+    granted: tuple[str, ...] = ()
 
 
 def made_summary_call(change: Change) -> bool:
@@ -146,7 +149,7 @@ def compaction_counts(trigger: str, source: str, counts: Counts) -> Counts:
     not reset the count of compactions (only a reply does): else a compaction that fails, a Stop hook that forces a
     turn and the compaction that turn starts would loop without a model call (``agentfsm check`` finds it)."""
     compactions, failed, manual = counts
-    if trigger == "prompt":
+    if trigger in ("prompt", "skill_forked"):
         return 0, 0, False
     if trigger == "compact_requested":
         return 1, 0, True
@@ -199,10 +202,11 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
         run.jobs.append(change.job)
     if change.notified:
         run.jobs = [job for job in run.jobs if job not in change.notified]
+    run.grants.extend(rule for rule in change.granted if rule not in run.grants)
     if change.reply is not None and change.source != "compacting":  # a summary is no answer of the agent's
         s.final_text = change.reply.text
     match change.trigger:
-        case "prompt" | "compact_requested":
+        case "prompt" | "compact_requested" | "skill_forked":
             s.compaction_instructions = change.instructions
             s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced = None, 0, None, None, "", False
             if change.run_limits is not None:
@@ -210,6 +214,8 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
                 s.max_budget_usd = change.max_budget_usd
             if run is s:
                 s.run_calls, s.run_cost_usd, s.run_tool_calls = 0, 0.0, 0
+            if change.tool_call is not None:  # a typed /NAME of a forked skill: its call, which a subagent answers
+                s.pending, s.results, s.unrunnable = [change.tool_call], [], {}
         case "replied_with_tools":
             assert change.reply is not None
             s.pending, s.results, s.unrunnable = list(change.reply.tool_uses), [], change.reply.unrunnable
@@ -244,6 +250,9 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
                 s.active.append(change.child)
         case "tools_done":
             s.results = []
+        case "fork_returned":
+            assert change.tool_result is not None
+            s.results, s.outcome, s.error, s.final_text = [], change.outcome, None, change.tool_result.text
         case "continue_forced":
             s.outcome, s.stop_forced = None, True
         case "job_ended":

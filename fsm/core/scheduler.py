@@ -39,8 +39,9 @@ from typing import Any, Literal, Protocol, TypeVar
 
 from fsm.core.records import AgentState
 from fsm.core.vocabulary import State
+from fsm.skills.invoke import TYPED
 
-__all__ = ["Abandoned", "Action", "deepest_busy", "plan", "run_children", "spawns"]
+__all__ = ["Abandoned", "Action", "deepest_busy", "plan", "run_children", "spawns", "typed"]
 
 Action = Literal["child", "spawn", "call", "done", "interrupt"]
 """What a step in ``executing_tools`` does (see :func:`plan`)."""
@@ -67,11 +68,20 @@ def _made(child: Child) -> int:
     return child.data.transitions
 
 
+def typed(call: dict[str, Any], data: AgentState) -> bool:
+    """Whether *call* is the one a typed ``/NAME`` of a forked skill stands for (``fsm.skills.invoke.typed_fork``):
+    its id says so and no reply of the model's made it (the conversation does not end with one)."""
+    last = data.messages[-1] if data.messages else None
+    return call["id"].startswith(TYPED) and (last is None or last["role"] != "assistant")
+
+
 def spawns(call: dict[str, Any], data: AgentState, delegates: bool, forks: Collection[str] = ()) -> bool:
     """Whether *call* starts a subagent: a ``task`` call of an agent that *delegates*, or a ``Skill`` call of one
     of the skills *forks* names (``context: fork``; only a root has any), unless the reply left it unrunnable."""
     if call["id"] in data.unrunnable:
         return False
+    if typed(call, data):
+        return True
     if call["name"] == "task":
         return delegates
     tool_input = call.get("input")

@@ -31,6 +31,7 @@ State = Literal["idle", "awaiting_model", "compacting", "executing_tools", "awai
 Trigger = Literal[
     "prompt",
     "compact_requested",
+    "skill_forked",
     "prompt_blocked",
     "budget_spent",
     "replied_with_tools",
@@ -47,6 +48,7 @@ Trigger = Literal[
     "tool_ran",
     "subagent_spawned",
     "subagent_returned",
+    "fork_returned",
     "tools_done",
     "job_ended",
     "wait_ceiling",

@@ -350,7 +350,7 @@ class _Writer:
         record_json, appended_json = self.codec.encode(record)
         usage = record.reply.usage if record.reply is not None else None
         prompt = None
-        if self.needs_prompt and record.trigger == "prompt" and record.agent == self.root:
+        if self.needs_prompt and record.trigger in ("prompt", "skill_forked") and record.agent == self.root:
             prompt, self.needs_prompt = _prompt_text(record), False
         row = (
             self.session_id,

@@ -14,7 +14,8 @@ run becomes a regression test (``agentfsm replay SESSION_ID`` is the command, in
 
 A Ctrl-C during a model call is replayed (the recorded model raises it); one during a tool or a Stop hook
 cannot be, so such a recording replays up to the interruption. A prompt a UserPromptSubmit hook blocked
-(``prompt_blocked``) is blocked again with the recorded words, whatever hooks the replay has.
+(``prompt_blocked``) is blocked again with the recorded words, whatever hooks the replay has. A typed ``/NAME`` of a
+forked skill (``skill_forked``) is typed again: it replays when the replay is given the skill (``skills=``).
 """
 
 from __future__ import annotations
@@ -211,7 +212,7 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
         idle = not agent.busy
         if expected.trigger == "compact_requested" and expected.agent == agent.agent_id and idle:
             agent.send(f"{COMPACT_COMMAND} {expected.instructions or ''}")
-        if expected.trigger == "prompt" and expected.agent == agent.agent_id and idle:
+        if expected.trigger in ("prompt", "skill_forked") and expected.agent == agent.agent_id and idle:
             if expected.run_limits is not None:
                 agent.set_limits(*expected.run_limits, max_budget_usd=expected.max_budget_usd)
             agent.send(_prompt_of(expected))

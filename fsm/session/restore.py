@@ -24,6 +24,7 @@ from typing import TYPE_CHECKING, Any
 from attrs import frozen
 
 from fsm.core.agent import Agent
+from fsm.core.scheduler import typed
 from fsm.session.snapshot import Snapshot
 from tools.processes import ToolProcess, kill_survivors
 
@@ -157,6 +158,7 @@ def _in_flight(agent: Agent) -> bool:
         and not agent.children
         and bool(agent.data.pending)
         and agent.data.pending[0]["name"] != "task"
+        and not typed(agent.data.pending[0], agent.data)  # a typed /NAME's call: its subagent is started, not run
     )
 
 

@@ -66,7 +66,9 @@ class Snapshot:
         if record.trigger == "subagent_spawned":
             if record.child is None or record.tool_call is None:
                 raise ValueError(f"seq {record.seq}: subagent_spawned without a child or its task call")
-            agents[record.child] = child_state(agents[record.agent], record.tool_call, record.child)
+            agents[record.child] = child_state(
+                agents[record.agent], record.tool_call, record.child, prompt=record.prompt
+            )  # a forked skill's subagent: the skill's text, journalled as the record's prompt
         data = agents[record.agent]
         reduce(data, record, agents[self.root])
         data.state = record.dest  # the machine's part: the state name

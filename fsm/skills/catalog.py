@@ -32,6 +32,7 @@ from typing import Any, Literal
 from attrs import field, frozen
 
 from fsm.errors import ConfigError
+from fsm.model.aliases import resolve_model
 from fsm.policy.rules import RuleError, parse_rule
 
 __all__ = ["MAX_BYTES", "SKILL_TOOL", "Catalog", "Kind", "Skill", "discover", "parse_skill", "split_tools"]
@@ -94,6 +95,8 @@ class Skill:
     agent: str | None = None
     """With ``fork``: the custom subagent type to run it (None: the general-purpose one)."""
     model: str | None = None
+    """The model the turns it drives call (its subagent's, forked), as the id sent: an alias resolved, ``inherit``
+    (or none) None."""
     argument_hint: str | None = None
 
 
@@ -241,9 +244,14 @@ def parse_skill(text: str, path: Path, *, kind: Kind, trusted: bool = True) -> S
         _flag(data, "user-invocable", source, True),
         context == "fork",
         _text(data, "agent", source),
-        _text(data, "model", source),
+        _model(_text(data, "model", source)),
         _text(data, "argument-hint", source),
     )
+
+
+def _model(name: str | None) -> str | None:
+    """A skill's ``model`` as the id sent (Claude Code's aliases resolved); None for ``inherit`` or none."""
+    return None if name is None or name.strip() in ("", "inherit") else resolve_model(name).id
 
 
 def _read(path: Path) -> str:

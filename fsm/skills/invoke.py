@@ -1,5 +1,6 @@
 """What invoking a skill gives, in Claude Code's words: :func:`load` for the ``Skill`` tool, :func:`expand_slash`
-for a ``/name args`` prompt, :func:`skills_in_use` for compaction to give back.
+for a ``/name args`` prompt (:func:`typed_fork` when the skill is ``context: fork``), :func:`skills_in_use` for
+compaction to give back.
 
 A skill is found by its name in the :class:`~fsm.skills.catalog.Catalog` (a key): no path is ever built from the
 name the model or the user gave. Its text is ``Base directory for this skill: DIR``, a blank line, and its body
@@ -21,6 +22,7 @@ from fsm.skills.catalog import Catalog, Skill
 
 __all__ = [
     "HEADER",
+    "TYPED",
     "Loaded",
     "expand",
     "expand_slash",
@@ -29,10 +31,15 @@ __all__ = [
     "load",
     "skills_in_use",
     "slash_skill",
+    "stdout",
+    "typed_fork",
+    "typed_text",
 ]
 
 HEADER = "Base directory for this skill: "
 """How a loaded skill's text starts (Claude Code's words); :func:`skills_in_use` finds skills by it."""
+TYPED = "forked-command-"
+"""How the id of the call :func:`typed_fork` makes starts (Claude Code's progress id for a forked ``/name``)."""
 _POSITIONAL = re.compile(r"\$ARGUMENTS\[(\d+)\]|\$(\d+)(?!\d)")
 
 
@@ -126,6 +133,33 @@ def expand_slash(prompt: str, catalog: Catalog) -> str | None:
         f"<command-args>{args}</command-args>\n"
     )
     return f"{tags}\n{_text(skill, args)}"
+
+
+def typed_fork(prompt: str, catalog: Catalog) -> dict[str, Any] | None:
+    """The ``Skill`` call a ``/name args`` *prompt* stands for when *name* is a ``context: fork`` skill a user may
+    invoke: Claude Code runs its text as a subagent's prompt, no model turn of the main agent's. The call is never
+    sent to the model (its id starts with :data:`TYPED`); None for any other prompt."""
+    skill = slash_skill(prompt, catalog)
+    match = _SLASH.match(prompt.strip())
+    if skill is None or match is None or not skill.fork:
+        return None
+    args = (match.group(2) or "").strip()
+    return {
+        "type": "tool_use",
+        "id": f"{TYPED}{skill.name}",
+        "name": "Skill",
+        "input": {"skill": skill.name, "args": args},
+    }
+
+
+def typed_text(skill: Skill, args: str) -> str:
+    """The prompt of the subagent that runs a typed ``/name args`` of the forked *skill*."""
+    return _text(skill, args)
+
+
+def stdout(text: str) -> str:
+    """The message that carries a forked ``/name``'s answer into the conversation (Claude Code's words)."""
+    return f"<local-command-stdout>\n{text}\n</local-command-stdout>"
 
 
 def _texts(content: object) -> list[str]:

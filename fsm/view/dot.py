@@ -41,8 +41,9 @@ __all__ = ["INSTALL_HINT", "graph", "png", "svg"]
 
 INSTALL_HINT = "SVG and PNG need pygraphviz: pip install 'agentfsm[diagrams]'"
 _FONT = "Helvetica"
-_BACK = frozenset({"stopped", "tools_done", "continue_forced"})
-"""Edges that go back up the run; they do not rank the layout, so it reads top to bottom: idle, model, tools."""
+_BACK = frozenset({"stopped", "tools_done", "continue_forced", "fork_returned", "skill_forked"})
+"""Edges that go back up the run (and a typed forked ``/NAME``'s, which pass the model's states by); they do not
+rank the layout, so it reads top to bottom: idle, model, tools."""
 _BESIDE = (("idle", "compacting"), ("awaiting_model", "stopping", "awaiting_jobs"))
 """Rows of states side by side in each machine, with executing_tools below and the child machine below that: the
 layout that keeps the drawing narrow enough to read at README width (tests/fsm/view/test_diagram.py measures it).
@@ -84,7 +85,7 @@ def graph(highlight: str | None = None, *, last: Last | None = None, conditions:
         rankdir="TB",
         newrank="true",
         compound="true",
-        nodesep="0.2",
+        nodesep="0.15",
         ranksep="0.4",
         fontname=_FONT,
         fontsize="14",

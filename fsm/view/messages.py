@@ -231,9 +231,12 @@ class ClaudeStream:
                 "usage": usage_of(record),
             }
             return {"type": "assistant", "message": api, **common}
-        if record.trigger in ("prompt", "continue_forced") and parent is None:
+        if record.trigger in ("prompt", "continue_forced", "skill_forked") and parent is None:
             return None  # the root's own prompt (or a Stop hook's): claude -p does not echo it
-        return {"type": "user", "message": {"role": "user", "content": message["content"]}, **common}
+        line: dict[str, Any] = {"type": "user", "message": {"role": "user", "content": message["content"]}, **common}
+        if record.trigger == "fork_returned" and index == 0:  # a typed /NAME's answer: Claude Code replays it
+            line["isReplay"] = True
+        return line
 
     def _synthetic(self, record: Transition) -> dict[str, Any]:
         """Claude Code's synthetic assistant message for a model call that failed: the error as its text."""

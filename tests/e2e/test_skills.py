@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+from fsm.model.aliases import ALIASES
+from fsm.skills.invoke import HEADER
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import Runner
 from tests.e2e.fake_server import FakeAnthropic
@@ -15,6 +17,10 @@ TODOS = [
     {"content": "Greet Alice", "status": "completed", "activeForm": "Greeting Alice"},
     {"content": "Report", "status": "in_progress", "activeForm": "Reporting"},
 ]
+
+
+FORK_MODEL = "claude-fork-test-1"
+"""The survey skill's model, an id no alias gives."""
 
 
 def prompt_of(message: dict[str, Any]) -> str:
@@ -31,8 +37,9 @@ def skill(root: Path, name: str, frontmatter: str, body: str) -> Path:
 
 
 def workspace(project: Path, extra: Path) -> Path:
-    skill(project, "greet", "argument-hint: [name]\nallowed-tools: Bash(mkdir:*)\n", "Say hello to $ARGUMENTS.\n")
-    skill(project, "survey", "context: fork\n", "Survey $ARGUMENTS and report.\n")
+    greet = "argument-hint: [name]\nallowed-tools: Bash(mkdir:*)\nmodel: haiku\n"
+    skill(project, "greet", greet, "Say hello to $ARGUMENTS.\n")
+    skill(project, "survey", f"context: fork\nmodel: {FORK_MODEL}\n", "Survey $ARGUMENTS and report.\n")
     bad = skill(project, "broken", "colour: red\n", "x\n")
     skill(extra, "beside", "", "From beside.\n")
     (project / ".claude" / "commands").mkdir()
@@ -47,7 +54,8 @@ class TestHeadless:
         """/greet Alice is the skill's text; the system prompt lists the skills (not their bodies); the model's
         Skill call of a fork skill runs a subagent; its TodoWrite is a tool_use on the stream; system/init names
         the skills and slash commands; the bad skill is one note of the result, and so is the untrusted folder's
-        skill whose allowed-tools are ignored."""
+        skill whose allowed-tools are ignored. The skills' models: /greet's (haiku) drives the root's turns of the
+        run, the forked survey's subagent calls its own."""
         extra = tmp_path / "extra"
         bad = workspace(project, extra)
         fake.script = [
@@ -75,6 +83,7 @@ class TestHeadless:
         assert "Survey $ARGUMENTS" not in first.system  # names and descriptions only, never a body
         assert first.tool_names[-2:] == ["TodoWrite", "Skill"]
         assert prompt_of(child.messages[0]).endswith("Survey the repo and report.\n")
+        assert [r.body["model"] for r in (first, child, last)] == [ALIASES["haiku"], FORK_MODEL, ALIASES["haiku"]]
         forked = last.messages[-1]["content"][1]
         assert (forked["tool_use_id"], forked["content"]) == (
             "fork",
@@ -97,18 +106,34 @@ class TestStreamJsonInput:
     def test_a_slash_command_line_is_the_skills_text(
         self, agentfsm: Runner, fake: FakeAnthropic, project: Path, tmp_path: Path
     ) -> None:
-        """A stream-json user message "/deploy staging" sends the command's text; in text mode a bad skill is one
-        warning line on stderr, --verbose names each skill loaded, and in a trusted folder no skill's allowed-tools
-        are ignored."""
+        """A stream-json user message "/deploy staging" sends the command's text, on the session's model; the
+        model's Skill call of greet (model: haiku) loads it inline and the turns after call haiku; in text mode a
+        bad skill is one warning line on stderr, --verbose names each skill loaded, and in a trusted folder no
+        skill's allowed-tools are ignored. A second line "/survey the repo" (context: fork) runs the skill in a
+        subagent on the skill's model, no turn of the session's: its answer is that turn's result."""
         workspace(project, tmp_path / "extra")
-        fake.script = [text_reply("deployed")]
-        line = {"type": "user", "message": {"role": "user", "content": "/deploy staging"}}
+        fake.script = [
+            tool_reply(tool_use("Skill", {"skill": "greet", "args": "Bob"})),
+            text_reply("deployed"),
+            text_reply("surveyed"),
+        ]
+        lines = [
+            {"type": "user", "message": {"role": "user", "content": text}} for text in ("/deploy staging", "/survey it")
+        ]
         run = agentfsm(
             "-p", "--input-format", "stream-json", "--output-format", "stream-json", "--verbose",
-            "--no-transition-events", input=json.dumps(line) + "\n",
+            "--no-transition-events", input="".join(json.dumps(line) + "\n" for line in lines),
         )  # fmt: skip
         assert run.code == 0, run.stderr
-        assert prompt_of(fake.messages_requests[0].messages[0]).endswith("Deploy to staging.\n")
+        first, after, forked = fake.messages_requests
+        assert prompt_of(first.messages[0]).endswith("Deploy to staging.\n")
+        assert first.body["model"] != ALIASES["haiku"] and after.body["model"] == ALIASES["haiku"]
+        assert len(forked.messages) == 1  # the subagent's request: the skill's text, nothing of the session's
+        survey = project / ".claude" / "skills" / "survey"
+        assert prompt_of(forked.messages[0]) == f"{HEADER}{survey}\n\nSurvey it and report.\n"
+        assert forked.body["model"] == FORK_MODEL
+        results = [o for o in run.json_lines() if o["type"] == "result"]
+        assert [(r["result"], r["num_turns"]) for r in results] == [("deployed", 2), ("surveyed", 0)]
         fake.script = [text_reply("hi")]
         fake.requests.clear()
         text = agentfsm("-p", "hi", "--verbose", "--trust")

@@ -42,8 +42,15 @@ SUBTASK = "SUBTASK:"
 """Starts the prompt of every subagent call a script makes, so the fake can tell a subagent's request apart."""
 
 _NAMES: dict[Harness, dict[str, str]] = {
-    "claude": {"Bash": "Bash", "Read": "Read", "Write": "Write", "Edit": "Edit", "Agent": "Agent"},
-    "agentfsm": {"Bash": "bash", "Read": "read_file", "Write": "write_file", "Edit": "edit_file", "Agent": "task"},
+    "claude": {"Bash": "Bash", "Read": "Read", "Write": "Write", "Edit": "Edit", "Agent": "Agent", "Skill": "Skill"},
+    "agentfsm": {
+        "Bash": "bash",
+        "Read": "read_file",
+        "Write": "write_file",
+        "Edit": "edit_file",
+        "Agent": "task",
+        "Skill": "Skill",
+    },
 }
 CANONICAL = {ours: neutral for neutral, ours in _NAMES["agentfsm"].items()} | {"Task": "Agent"}
 """Any harness's tool name → the neutral (Claude Code) one, for comparing values that name tools."""

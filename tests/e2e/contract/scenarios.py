@@ -93,6 +93,16 @@ REVIEWER = json.dumps({"reviewer": {"description": "Reviews code", "prompt": "Yo
 FIRST = (("-p", "first", "--session-id", "{session}", *STREAM), None)
 LOOP = tuple([BASH] * 8)
 
+SKILLS = {
+    "a.txt": "hello\n",
+    ".claude/skills/greet/SKILL.md": "---\nname: greet\ndescription: Greets someone.\nargument-hint: [name]\n---\n"
+    "Say hello to $ARGUMENTS.\n",
+    ".claude/skills/survey/SKILL.md": "---\nname: survey\ndescription: Surveys a topic.\ncontext: fork\n---\n"
+    f"{SUBTASK} survey $ARGUMENTS and report.\n",
+    ".claude/commands/deploy.md": "Deploy to $ARGUMENTS.\n",
+}
+"""A workspace with two skills (one forked) and a command; the forked body starts a subagent's script."""
+
 SCENARIOS: tuple[Scenario, ...] = (
     # Output formats
     Scenario("text_plain", ("-p", "hi")),
@@ -198,6 +208,15 @@ SCENARIOS: tuple[Scenario, ...] = (
                                                                    "content_type": "text/html"},)),
     Scenario("api_error_after_a_tool", ("-p", "run it", *STREAM, *BYPASS),
              script=(BASH, {"status": 400, "message": "prompt is too long: 250000 tokens > 200000 maximum"})),
+    # Skills
+    Scenario("skills_listed_and_loaded", ("-p", "hi", *STREAM, *BYPASS), files=SKILLS,
+             script=({"call": "Skill", "input": {"skill": "greet", "args": "Bob"}}, DONE)),
+    Scenario("skill_forked_by_the_model", ("-p", "hi", *STREAM, *BYPASS), files=SKILLS,
+             script=({"call": "Skill", "input": {"skill": "survey", "args": "the repo"}}, DONE),
+             sub=({"text": "surveyed"},)),
+    Scenario("skill_forked_typed", ("-p", "/survey the repo", *STREAM, *BYPASS), files=SKILLS,
+             sub=({"text": "surveyed"},), why="/name of a context: fork skill runs a subagent, no main turn"),
+    Scenario("skill_typed_inline", ("-p", "/greet Alice", *STREAM, *BYPASS), files=SKILLS),
     # Hooks
     Scenario("hook_pre_tool_use_deny", ("-p", "run it", *STREAM, *BYPASS, "--settings", _settings(PreToolUse=_hook(
         "printf '%s' '{\"hookSpecificOutput\": {\"hookEventName\": \"PreToolUse\", \"permissionDecision\": \"deny\", "

@@ -4,9 +4,9 @@ i``, is ``step(child=…)``, which is how threads and the debugger move one of t
 
 For each configuration the checker reaches (breadth-first, exact budget), the real agent is rebuilt from a copy of its
 data with ``Agent.restore``, made to take each choice (a ScriptedModel-like model answers as the choice says, real tools
-run in a temp dir, a Stop hook forces a turn or not, a UserPromptSubmit hook blocks the prompt or not, Ctrl-C comes
-inside the model call or between steps), and the transitions it makes and the configuration it reaches are compared with
-the checker's.
+run in a temp dir, a Stop hook forces a turn or not, a UserPromptSubmit hook blocks the prompt or not, the prompt is
+``/NAME`` of a ``context: fork`` skill or not, Ctrl-C comes inside the model call or between steps), and the
+transitions it makes and the configuration it reaches are compared with the checker's.
 """
 
 from __future__ import annotations
@@ -22,6 +22,8 @@ from fsm import Agent, Hooks, ModelError, Reply
 from fsm.checker.search import Bounds, Config, Node, explore, initial, moves
 from fsm.policy.chain import allow_all
 from fsm.policy.hooks import PromptBlock
+from fsm.skills import discover
+from fsm.skills.invoke import TYPED
 from fsm.testing import text_reply, tool_reply, tool_use
 
 
@@ -51,9 +53,15 @@ class ChoiceModel:
         return Reply.from_wire(tool_reply(*blocks))
 
 
+def kind(call: dict[str, Any]) -> str:
+    return "typed" if call["id"].startswith(TYPED) else "task" if call["name"] == "task" else "tool"
+
+
 def node(agent: Agent) -> Node:
     data = agent.data
-    kinds = tuple("task" if c["name"] == "task" else "tool" for c in data.pending)
+    kinds = tuple(kind(c) for c in data.pending)
+    if not kinds and any(str(b.get("tool_use_id", "")).startswith(TYPED) for b in data.results):
+        kinds = ("answered",)  # a typed /NAME's call answered: fork_returned ends the run
     counts = (data.compactions, data.failed_compactions, data.manual_compaction and data.state == "compacting")
     counts = (0, 0, False) if data.state == "idle" else counts  # as the checker keeps them (nothing reads them)
     return (data.state, data.turn, kinds, data.inbox is not None, tuple(node(c) for c in agent.children), counts)
@@ -72,6 +80,10 @@ class Driver:
         for event in ("Stop", "SubagentStop"):
             self.hooks.on(event, lambda e: "go on" if self.force else None)
         self.hooks.on("UserPromptSubmit", lambda e: PromptBlock("no prompts today") if self.block else None)
+        skill = workdir / ".claude" / "skills" / "research" / "SKILL.md"  # the choice "fork" types /research
+        skill.parent.mkdir(parents=True, exist_ok=True)
+        skill.write_text("---\nname: research\ndescription: Researches.\ncontext: fork\n---\nFind out.\n")
+        self.skills = discover(workdir, home=workdir / "home")
 
     def fresh(self) -> Agent:
         agent = Agent(
@@ -82,6 +94,7 @@ class Driver:
             allow_all,
             max_model_calls=self.b.max_model_calls,
             max_parallel=self.b.max_parallel,
+            skills=self.skills,
         )
         agent.send("go")
         return agent
@@ -98,6 +111,7 @@ class Driver:
             max_turns=self.b.max_turns,
             max_model_calls=self.b.max_model_calls,
             max_parallel=self.b.max_parallel,
+            skills=self.skills,
         )
 
     def take(self, agent: Agent, choice: str) -> tuple[tuple[tuple[int, str, str, str], ...], Agent]:
@@ -109,6 +123,8 @@ class Driver:
             child, choice = agent.children[int(index)].agent_id, rest or "return"
         mover = agent if child is None else agent.children[[c.agent_id for c in agent.children].index(child)]
         self.force, self.block = choice == "force", choice == "blocked"
+        if choice == "fork":  # the root's prompt is /NAME of a context: fork skill
+            mover.data.inbox = "/research x"
         if choice.startswith("tools "):
             self.model.next = ("tools", tuple(choice[6:].split("+")))
         else:

@@ -28,7 +28,8 @@ def agent(tmp_path: Path, *replies: object, trusted: bool = True, **options: obj
     ws = workspace(tmp_path)
     model = ScriptedModel(replies)
     skills = discover(ws, home=tmp_path / "home", trusted=trusted)
-    return Agent(model, str(ws), skills=skills, permissions=Policy(), **options), model  # type: ignore[arg-type]
+    options.setdefault("permissions", Policy())
+    return Agent(model, str(ws), skills=skills, **options), model  # type: ignore[arg-type]
 
 
 class TestInline:
@@ -84,11 +85,9 @@ class TestInline:
             ("Error: Skill manual cannot be used with Skill tool due to disable-model-invocation", True),
         ]
 
-    def test_deny_rules_still_win_and_resume_keeps_no_grant(self, tmp_path: Path) -> None:
-        """A deny rule beats a skill's allow rule; a resumed session starts without the skill's rules."""
+    def test_deny_rules_still_win(self, tmp_path: Path) -> None:
+        """A deny rule beats a skill's allow rule."""
         from fsm.policy.rules import parse_rule
-        from fsm.session.journal import Journal, default_path
-        from fsm.session.restore import resume
 
         ws = workspace(tmp_path)
         model = ScriptedModel(
@@ -100,14 +99,32 @@ class TestInline:
         )
         policy = Policy(deny=(parse_rule("Bash(mkdir:*)"),))
         a = Agent(model, str(ws), skills=discover(ws, home=tmp_path / "home"), permissions=policy)
+        a.run("go")
+        assert model.requests[2].messages[-1]["content"][0]["is_error"] is True
+        assert not (ws / "made").exists()
+
+    def test_a_grant_is_journalled_and_kept_by_resume(self, tmp_path: Path) -> None:
+        """The skill's allow rules go on the journalled transition that invoked it (``granted``) and into the
+        root's data, so the resumed session (``--resume``, ``--continue``) allows them again: its mkdir runs
+        unasked, with nobody there to answer."""
+        from fsm.session.journal import Journal, default_path
+        from fsm.session.restore import resume
+
+        ws = workspace(tmp_path)
+        model = ScriptedModel([tool_reply(tool_use("Skill", {"skill": "greet"})), text_reply("loaded")])
+        a = Agent(model, str(ws), skills=discover(ws, home=tmp_path / "home"), permissions=Policy())
         with Journal(default_path(ws)) as journal:
             session = journal.start(a)
             a.run("go")
-        assert model.requests[2].messages[-1]["content"][0]["is_error"] is True
-        assert not (ws / "made").exists()
+        assert [r.granted for r in a.history if r.granted] == [("Bash(mkdir:*)",)]
+        assert a.data.grants == ["Bash(mkdir:*)"]
+        later = ScriptedModel([tool_reply(tool_use("bash", {"command": "mkdir made"})), text_reply("made")])
         with Journal(default_path(ws)) as journal:
-            again = resume(journal, session, ScriptedModel([]), skills=discover(ws, home=tmp_path / "home"))
-        assert again.permissions.session == []
+            again = resume(journal, session, later, skills=discover(ws, home=tmp_path / "home"))
+            assert [r.text for r in again.permissions.session] == ["Bash(mkdir:*)"]
+            assert again.run("make it") == "made"
+        assert (ws / "made").is_dir()
+        assert later.requests[1].messages[-1]["content"][0].get("is_error") is None
 
 
 class TestFork:
@@ -165,9 +182,65 @@ class TestSlashAndListing:
         assert sent.startswith("<command-message>manual</command-message>\n<command-name>/manual</command-name>")
         assert sent.endswith("Only by hand: now\n")
 
-    def test_a_forked_skill_typed_runs_here_and_compact_keeps_its_meaning(self, tmp_path: Path) -> None:
-        """/research x sends the skill's text as the prompt (no subagent); /compact compacts even when a skill is
-        named compact."""
+    def test_a_forked_skill_typed_runs_as_a_subagent(self, tmp_path: Path) -> None:
+        """/research caching (context: fork) runs the skill's text as a subagent's prompt, as Claude Code does: the
+        root calls no model, the prompt is kept as typed and the subagent's answer is the run's result, in a
+        <local-command-stdout> message the next prompt's call sees. The user typed it: a deny rule for Skill does
+        not stop it, and no tool hook fires (SubagentStart does, as for any subagent)."""
+        from fsm import Hooks
+        from fsm.policy.rules import parse_rule
+
+        fired: list[str] = []
+        hooks = Hooks()
+        for event in ("PreToolUse", "PostToolUse", "SubagentStart"):
+            hooks.on(event, lambda e, event=event: fired.append(event))
+        a, model = agent(
+            tmp_path,
+            text_reply("caches are fast"),
+            text_reply("ok"),
+            hooks=hooks,
+            permissions=Policy(deny=(parse_rule("Skill"),)),
+        )
+        assert a.run("/research caching") == "caches are fast"
+        assert fired == ["SubagentStart"]
+        assert model.requests[0].messages[0]["content"].endswith("Find out about caching and report.\n")
+        assert [(r.trigger, r.dest) for r in a.history if r.depth == 0] == [
+            ("skill_forked", "executing_tools"),
+            ("subagent_spawned", "executing_tools"),
+            ("subagent_returned", "executing_tools"),
+            ("fork_returned", "idle"),
+        ]
+        assert (a.turn, a.outcome, a.data.model_calls) == (0, "end_turn", 0)
+        a.run("thanks")
+        assert model.requests[1].messages == [
+            {"role": "user", "content": "/research caching"},
+            {"role": "user", "content": "<local-command-stdout>\ncaches are fast\n</local-command-stdout>"},
+            {"role": "user", "content": "thanks"},
+        ]
+
+    def test_a_typed_fork_is_journalled_resumed_and_replayed(self, tmp_path: Path) -> None:
+        """A session with a typed forked /NAME resumes after it (its messages back) and replays from its journal
+        without a divergence when the replay has the skill."""
+        from fsm.session.journal import Journal, default_path
+        from fsm.session.replay import replay
+        from fsm.session.restore import resume
+
+        ws = workspace(tmp_path)
+        skills = discover(ws, home=tmp_path / "home")
+        a = Agent(ScriptedModel([text_reply("caches are fast")]), str(ws), skills=skills)
+        with Journal(default_path(ws)) as journal:
+            session = journal.start(a)
+            a.run("/research caching")
+        with Journal(default_path(ws)) as journal:
+            again = resume(journal, session, ScriptedModel([]), skills=skills)
+            assert (again.state, again.data.messages) == ("idle", a.data.messages)
+            assert journal.find(session).prompt == "/research caching"  # what `agentfsm sessions` lists
+            report = replay(journal, session, workdir=str(ws), skills=skills)
+        assert report.divergence is None, report.describe()
+        assert report.matched == len(a.history)
+
+    def test_compact_keeps_its_meaning(self, tmp_path: Path) -> None:
+        """/compact compacts even when a skill is named compact."""
         from tests.fsm.core.compaction_double import CharCompactor
 
         ws = workspace(tmp_path)
@@ -175,9 +248,7 @@ class TestSlashAndListing:
         (ws / ".claude" / "commands" / "compact.md").write_text("Not a compaction.\n")
         model = ScriptedModel([text_reply("ok"), text_reply("the summary")])
         a = Agent(model, str(ws), skills=discover(ws, home=tmp_path / "home"), compactor=CharCompactor(threshold=None))
-        a.run("/research x")
-        assert model.requests[0].messages[0]["content"].endswith("Find out about x and report.\n")
-        assert not any(r.trigger == "subagent_spawned" for r in a.history)
+        a.run("hi")
         a.run("/compact")
         assert a.history[-1].trigger != "prompt" and any(r.trigger == "compact_requested" for r in a.history)
 

@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from fsm.errors import ConfigError
+from fsm.model.aliases import ALIASES
 from fsm.skills import discover, parse_skill
 from fsm.skills.catalog import split_tools
 
@@ -33,8 +34,16 @@ class TestParseSkill:
         assert (skill.name, skill.description) == ("pdf-tools", "Fills PDF forms. When a PDF is mentioned.")
         assert skill.allowed_tools == ("Bash(pdftk:*)", "Read")
         assert (skill.model_invocable, skill.user_invocable, skill.fork, skill.trusted) == (False, False, True, False)
-        assert (skill.agent, skill.model, skill.argument_hint) == ("reviewer", "haiku", "[file]")
+        assert (skill.agent, skill.model, skill.argument_hint) == ("reviewer", ALIASES["haiku"], "[file]")
         assert (skill.base, skill.body) == (path.parent, "Do it with $ARGUMENTS.\n")
+
+    @pytest.mark.parametrize(("given", "model"), [("inherit", None), ("claude-x-1", "claude-x-1"), ("opus", "OPUS")])
+    def test_the_model_is_the_id_sent(self, tmp_path: Path, given: str, model: str | None) -> None:
+        """``model`` is kept as the id a request sends: an alias resolved as Claude Code resolves it, an id as it
+        is, ``inherit`` none (the caller's model)."""
+        path = write_skill(tmp_path, "m", f"name: m\ndescription: M.\nmodel: {given}\n")
+        expected = ALIASES["opus"] if model == "OPUS" else model
+        assert parse_skill(path.read_text(), path, kind="project", trusted=True).model == expected
 
     @pytest.mark.parametrize(
         ("folder", "frontmatter", "problem"),

@@ -30,10 +30,11 @@ class TestNeverTaken:
         )
 
     def test_today(self):
-        """Today: the subagent's spawn and return (it never spawns), /compact (the root's prompt only) and so the
-        subagent's ends of a /compact (to idle: told apart by dest), its third failed compaction in a row (not reached
-        within these bounds), its prompt_blocked (its prompt fires no UserPromptSubmit), the root's budget_spent from
-        idle, and every edge of the subagent's awaiting_jobs (a subagent starts no job)."""
+        """Today: the subagent's spawn and return (it never spawns), /compact and a typed forked /NAME (the root's
+        prompt only) and so the subagent's ends of a /compact (to idle: told apart by dest) and of a typed /NAME, its
+        prompt_blocked (its prompt fires no UserPromptSubmit), the root's budget_spent from idle, and every edge of
+        the subagent's awaiting_jobs (a subagent starts no job). (A typed /NAME's subagent, which has the run to
+        itself, reaches its third failed compaction in a row within these bounds.)"""
         assert drawn.never_taken() == {
             ("", "idle", "budget_spent", "stopping"),
             (CHILD, "executing_tools", "subagent_spawned", "executing_tools"),
@@ -42,7 +43,8 @@ class TestNeverTaken:
             (CHILD, "idle", "prompt_blocked", "idle"),
             *((CHILD, "compacting", t, "idle") for t in ("compaction_blocked", "compacted", "summarized")),
             (CHILD, "compacting", "compaction_failed", "idle"),
-            (CHILD, "compacting", "compaction_failed", "stopping"),
+            (CHILD, "idle", "skill_forked", "executing_tools"),
+            (CHILD, "executing_tools", "fork_returned", "idle"),
             (CHILD, "awaiting_model", "replied_final", "awaiting_jobs"),  # a subagent has no jobs: it never waits
             *((CHILD, "awaiting_jobs", t, "stopping") for t in ("budget_spent", "wait_ceiling")),
             (CHILD, "awaiting_jobs", "job_ended", "awaiting_model"),
@@ -58,12 +60,13 @@ class TestNeverTaken:
             "the subagent's compacted from compacting to idle",
             "the subagent's compaction_blocked from compacting to idle",
             "the subagent's compaction_failed from compacting to idle",
-            "the subagent's compaction_failed from compacting to stopping",
             "the subagent's summarized from compacting to idle",
+            "the subagent's fork_returned from executing_tools",
             "the subagent's subagent_returned from executing_tools",
             "the subagent's subagent_spawned from executing_tools",
             "the subagent's compact_requested from idle",
             "the subagent's prompt_blocked from idle",
+            "the subagent's skill_forked from idle",
         ]
         assert drawn.left_out("`")[0] == "the root's `budget_spent` from `idle`"
 
@@ -87,7 +90,10 @@ class TestGuards:
         """Today's table in words; budget_spent, guarded two ways, is named with its sources (compaction's rows too)."""
         compacting = "compaction_blocked from compacting, compacted from compacting, summarized from compacting"
         assert [(drawn.named(who), guard) for who, guard in drawn.guards()] == [
-            (f"prompt, compact_requested, {compacting}", "unless out_of_model_calls or out_of_budget_usd"),
+            (
+                f"prompt, compact_requested, skill_forked, {compacting}",
+                "unless out_of_model_calls or out_of_budget_usd",
+            ),
             ("budget_spent from idle, compacting, awaiting_jobs", "if out_of_model_calls"),
             ("budget_spent from idle, compacting, awaiting_jobs", "if out_of_budget_usd"),
             ("replied_final", "if has_jobs, unless out_of_turns or out_of_model_calls or out_of_budget_usd"),
