@@ -34,7 +34,7 @@ from fsm.compaction.window import CompactSettings
 from fsm.core.context import context_text
 from fsm.core.limits import BG_WAIT_CEILING
 from fsm.core.lines import visible
-from fsm.core.options import AgentOptions
+from fsm.core.options import AgentOptions, Connect
 from fsm.core.prompts import compose, parent_system
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
@@ -50,7 +50,7 @@ from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
 from fsm.session.journal import default_path
 from fsm.skills.catalog import Catalog
-from tools import Workspace
+from tools import Tool, Workspace
 from tools.sandbox import Sandbox
 from tools.secrets import distrust, take_secrets
 
@@ -460,14 +460,30 @@ class RunOptions:
                 "use a model it prices, or drop --max-budget-usd"
             )
         options = attrs.evolve(options, compactor=self.compactor())
-        if self.agent.mcp_servers:  # connected before the first model call, so its tools are in the first request
+        # the root's first prompt connects the servers (``connecting``): nothing starts here
+        options = attrs.evolve(options, mcp_connect=self._connector())
+        return Agent(chosen, str(self.agent.workdir), options=options)
+
+    def _connector(self) -> Connect | None:
+        """How the root connects the configured MCP servers: live (``fsm.mcp``, imported only when it runs); with
+        ``--recorded``, from the session's journal, starting no server; None: there is nothing to connect."""
+        if self.session.recorded:
+            from fsm.cli.run_session import recorded_servers
+
+            return recorded_servers(self.session)
+        if not self.agent.mcp_servers:
+            return None
+        servers, cwd, sdk = self.agent.mcp_servers, str(self.agent.workdir), self.agent.mcp_sdk
+
+        def connect() -> tuple[tuple[Tool, ...], tuple[str, ...]]:
             from fsm import mcp
 
-            tools, notices = mcp.connect(self.agent.mcp_servers, cwd=str(self.agent.workdir), sdk=self.agent.mcp_sdk)
-            options = attrs.evolve(options, mcp_tools=tools)
-            for notice in notices:
-                print(f"agentfsm: {visible(notice)}", file=sys.stderr, flush=True)
-        return Agent(chosen, str(self.agent.workdir), options=options)
+            def notice(line: str) -> None:
+                print(f"agentfsm: {visible(line)}", file=sys.stderr, flush=True)
+
+            return mcp.connector(servers, cwd=cwd, sdk=sdk, notice=notice)()
+
+        return connect
 
     def compactor(self) -> PassesCompactor:
         """How the root agent (and its subagents) compact: the model's window, the thresholds the flags, settings

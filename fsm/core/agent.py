@@ -47,6 +47,7 @@ from fsm.core.guards import Facts
 from fsm.core.guards import by_hand as _by_hand
 from fsm.core.guards import can_spawn as _can_spawn
 from fsm.core.guards import has_jobs as _has_jobs
+from fsm.core.guards import must_connect as _must_connect
 from fsm.core.guards import out_of_budget_usd as _out_of_budget_usd
 from fsm.core.guards import out_of_compaction_tries as _out_of_compaction_tries
 from fsm.core.guards import out_of_compactions as _out_of_compactions
@@ -345,6 +346,8 @@ class Agent:
             limits = {}
         agent = cls(model, workdir, options=options, data=data, **{**limits, **keywords})
         agent._listeners.seq = itertools.count(next_seq)
+        if agent.busy and agent.state not in ("idle", "connecting"):  # a run past its prompt: no step connects
+            agent._connect_servers()
         agent.children.extend(agent._new_child(child) for child in children)
         return agent
 
@@ -591,6 +594,30 @@ class Agent:
             said = f"<system-reminder>\nSessionStart hook additional context: {text}\n</system-reminder>"
             self._session_context = said if self._session_context is None else f"{self._session_context}\n\n{said}"
         return notes
+
+    def _step_connecting(self) -> Transition:
+        """Connect the root's MCP servers, all at once (``AgentOptions.mcp_connect``): their tools join those every
+        later request offers, and each server's status is a note of the record; then the run's first model call,
+        under the budgets' guards. Ctrl-C here ends every session started (the connector's part) and goes idle."""
+        notes = self._connect_servers()
+        with self._tree_lock:
+            spent = _budget_spent(self.facts())
+            if spent is not None:
+                return self._fire("budget_spent", notes=notes, outcome=spent)
+            return self._fire("connected", notes=notes)
+
+    def _connect_servers(self) -> tuple[str, ...]:
+        """Run the root's connector, if it has one still to run: its tools offered from now (and to every subagent
+        spawned from now), the connector dropped; its notes."""
+        connect = self._options.mcp_connect if self._parent is None else None
+        if connect is None:
+            return ()
+        tools, notes = connect()
+        options = self._options
+        self._options = attrs.evolve(options, mcp_tools=(*options.mcp_tools, *tools), mcp_connect=None)
+        self._tools = self._options.toolset(self._policy, depth=self._depth)
+        self._schemas = [t.schema for t in self._tools]
+        return tuple(notes)
 
     def _step_awaiting_model(self) -> Transition:
         full = self._context_full()
@@ -1214,6 +1241,7 @@ class Agent:
             failed_compactions=self.data.failed_compactions,
             manual=self.data.manual_compaction,
             jobs=len(root.data.jobs),
+            servers=int(root._options.mcp_connect is not None),
         )
 
     def _judged(self, event: EventData | None) -> Facts:
@@ -1257,6 +1285,10 @@ class Agent:
     def has_jobs(self, event: EventData | None = None) -> bool:
         """Whether this is the root and the tree has background jobs the model has not been told the end of."""
         return _has_jobs(self._judged(event))
+
+    def must_connect(self, event: EventData | None = None) -> bool:
+        """Whether this is the root and its MCP servers are configured and not connected yet."""
+        return _must_connect(self._judged(event))
 
     # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
@@ -1407,6 +1439,12 @@ class Agent:
     @approver.setter
     def approver(self, value: Approver) -> None:
         self._approver = value
+
+    @property
+    def servers_pending(self) -> bool:
+        """Whether this root's MCP servers are still to connect: its next prompt goes to ``connecting`` (or it is
+        there now)."""
+        return self._parent is None and self._options.mcp_connect is not None
 
     @property
     def busy(self) -> bool:

@@ -25,14 +25,15 @@ __all__ = [
     "Trigger",
 ]
 
-State = Literal["idle", "awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping"]
-"""Where an agent is: the machine's six states."""
+State = Literal["idle", "connecting", "awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping"]
+"""Where an agent is: the machine's seven states."""
 
 Trigger = Literal[
     "prompt",
     "compact_requested",
     "prompt_blocked",
     "budget_spent",
+    "connected",
     "replied_with_tools",
     "replied_final",
     "paused",
@@ -65,6 +66,7 @@ GuardName = Literal[
     "out_of_compaction_tries",
     "by_hand",
     "has_jobs",
+    "must_connect",
 ]
 """The yes/no questions the table's rows ask (``conditions`` / ``unless``), answered by :mod:`fsm.core.guards`."""
 

@@ -20,6 +20,7 @@ __all__ = ["describe", "describe_next"]
 _FIXED: dict[NextAction, str] = {
     "wait": "nothing (send a prompt)",
     "send_prompt": "send the prompt",
+    "connect_servers": "connect the MCP servers (all at once)",
     "call_model": "call the model",
     "run_stop_hooks": "run Stop hooks",
     "wait_for_jobs": "wait for a background job to end (or the wait ceiling)",
