@@ -33,7 +33,8 @@ class TestNeverTaken:
         """Today: the subagent's spawn and return (it never spawns), /compact (the root's prompt only) and so the
         subagent's ends of a /compact (to idle: told apart by dest), its third failed compaction in a row (not reached
         within these bounds), its prompt_blocked (its prompt fires no UserPromptSubmit), the root's budget_spent from
-        idle, and every edge of the subagent's awaiting_jobs (a subagent starts no job)."""
+        idle, every edge of the subagent's awaiting_jobs (a subagent starts no job) and of its connecting (it never
+        connects: it reuses the root's MCP tools)."""
         assert drawn.never_taken() == {
             ("", "idle", "budget_spent", "stopping"),
             (CHILD, "executing_tools", "subagent_spawned", "executing_tools"),
@@ -47,6 +48,10 @@ class TestNeverTaken:
             *((CHILD, "awaiting_jobs", t, "stopping") for t in ("budget_spent", "wait_ceiling")),
             (CHILD, "awaiting_jobs", "job_ended", "awaiting_model"),
             (CHILD, "awaiting_jobs", "interrupted", "idle"),
+            (CHILD, "idle", "prompt", "connecting"),  # a subagent never connects
+            (CHILD, "connecting", "connected", "awaiting_model"),
+            (CHILD, "connecting", "budget_spent", "stopping"),
+            (CHILD, "connecting", "interrupted", "idle"),
         }
         assert drawn.left_out() == [
             "the root's budget_spent from idle",
@@ -60,9 +65,13 @@ class TestNeverTaken:
             "the subagent's compaction_failed from compacting to idle",
             "the subagent's compaction_failed from compacting to stopping",
             "the subagent's summarized from compacting to idle",
+            "the subagent's budget_spent from connecting",
+            "the subagent's connected from connecting",
+            "the subagent's interrupted from connecting",
             "the subagent's subagent_returned from executing_tools",
             "the subagent's subagent_spawned from executing_tools",
             "the subagent's compact_requested from idle",
+            "the subagent's prompt from idle to connecting",
             "the subagent's prompt_blocked from idle",
         ]
         assert drawn.left_out("`")[0] == "the root's `budget_spent` from `idle`"
@@ -87,9 +96,13 @@ class TestGuards:
         """Today's table in words; budget_spent, guarded two ways, is named with its sources (compaction's rows too)."""
         compacting = "compaction_blocked from compacting, compacted from compacting, summarized from compacting"
         assert [(drawn.named(who), guard) for who, guard in drawn.guards()] == [
-            (f"prompt, compact_requested, {compacting}", "unless out_of_model_calls or out_of_budget_usd"),
-            ("budget_spent from idle, compacting, awaiting_jobs", "if out_of_model_calls"),
-            ("budget_spent from idle, compacting, awaiting_jobs", "if out_of_budget_usd"),
+            ("prompt from idle", "if must_connect, unless out_of_model_calls or out_of_budget_usd"),
+            (
+                f"prompt from idle, compact_requested, connected, {compacting}",
+                "unless out_of_model_calls or out_of_budget_usd",
+            ),
+            ("budget_spent from idle, connecting, compacting, awaiting_jobs", "if out_of_model_calls"),
+            ("budget_spent from idle, connecting, compacting, awaiting_jobs", "if out_of_budget_usd"),
             ("replied_final", "if has_jobs, unless out_of_turns or out_of_model_calls or out_of_budget_usd"),
             (
                 "paused, tools_done, job_ended, continue_forced",
