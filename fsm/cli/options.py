@@ -461,7 +461,9 @@ class RunOptions:
             )
         options = attrs.evolve(options, compactor=self.compactor())
         # the root's first prompt connects the servers (``connecting``): nothing starts here
-        options = attrs.evolve(options, mcp_connect=self._connector())
+        connect = self._connector()
+        live = connect is not None and not self.session.recorded  # a live server may change its tools
+        options = attrs.evolve(options, mcp_connect=connect, mcp_refresh=_refresh_servers if live else None)
         return Agent(chosen, str(self.agent.workdir), options=options)
 
     def _connector(self) -> Connect | None:
@@ -502,6 +504,12 @@ class RunOptions:
             settings=self.agent.compaction,
             betas=tuple(self.model.request.betas or ()),
         )
+
+
+def _refresh_servers() -> tuple[tuple[Tool, ...], tuple[str, ...]] | None:
+    """The root's ``mcp_refresh``: ``fsm.mcp.refresh`` once the servers are connected (nothing before)."""
+    mcp = sys.modules.get("fsm.mcp")
+    return mcp.refresh() if mcp is not None else None
 
 
 def _resuming(flags: dict[str, Any]) -> bool:

@@ -79,7 +79,7 @@ from fsm.policy.rules import claude_name, parse_rule
 from fsm.skills.catalog import SKILL_TOOL, Catalog, Skill
 from fsm.skills.invoke import expand_slash, fork_result, launching, load, skills_in_use, slash_skill
 from fsm.skills.listing import listing
-from tools import REGISTRY, ToolOutput, Workspace, check_input, run_tool
+from tools import REGISTRY, Tool, ToolOutput, Workspace, check_input, run_tool
 from tools.jobs import Job, Jobs, notification
 from tools.reads import ReadMemory
 from tools.task import GENERAL_PURPOSE
@@ -241,6 +241,10 @@ class Agent:
         self._tools = options.toolset(policy, depth=depth)
         self._options = options
         """The options as given; ``opts`` fills in the defaults from what the agent made of them (below)."""
+        self._given_mcp = options.mcp_tools
+        """The MCP tools the options gave; those its servers' connector gives come after them."""
+        self._mcp_notes: tuple[str, ...] = ()
+        """What changed in the MCP servers' tools before this step, for its record."""
         self._hooks = options.hooks if options.hooks is not None else default_hooks()
         self._approver: Approver = options.approver if options.approver is not None else deny_unattended
         self._policy, self._max_tokens = policy, options.max_tokens
@@ -613,13 +617,27 @@ class Agent:
         if connect is None:
             return ()
         tools, notes = connect()
-        options = self._options
-        self._options = attrs.evolve(options, mcp_tools=(*options.mcp_tools, *tools), mcp_connect=None)
-        self._tools = self._options.toolset(self._policy, depth=self._depth)
-        self._schemas = [t.schema for t in self._tools]
+        self._offer_mcp(tools, mcp_connect=None)
         return tuple(notes)
 
+    def _refresh_servers(self) -> None:
+        """Before the root's model call: when a connected server's tools changed, offer the new list from this call
+        on; the change is noted on the step's record."""
+        refresh = self._options.mcp_refresh if self._parent is None and self._options.mcp_connect is None else None
+        fresh = refresh() if refresh is not None else None
+        if fresh is not None:
+            tools, notes = fresh
+            self._offer_mcp(tools)
+            self._mcp_notes = (*self._mcp_notes, *notes)
+
+    def _offer_mcp(self, tools: tuple[Tool, ...], **changes: Any) -> None:
+        """Offer *tools* as the connected servers' (beside the MCP tools the options gave from the start)."""
+        self._options = attrs.evolve(self._options, mcp_tools=(*self._given_mcp, *tools), **changes)
+        self._tools = self._options.toolset(self._policy, depth=self._depth)
+        self._schemas = [t.schema for t in self._tools]
+
     def _step_awaiting_model(self) -> Transition:
+        self._refresh_servers()
         full = self._context_full()
         if full is not None:
             return self._fire("context_full", notes=(full,))
@@ -1305,6 +1323,8 @@ class Agent:
     ) -> Transition:
         """Fire *trigger* carrying the step's result (*fields*: a Step's; *notes* and *child* go on the record);
         the subagent tree changes with it (*adopt* a new child, *release* a returned one, or all on interruption)."""
+        if self._mcp_notes:
+            notes, self._mcp_notes = (*self._mcp_notes, *notes), ()
         with self._tree_lock:
             if self._cancelled and trigger != "interrupted":
                 raise Abandoned(f"{self.agent_id} was interrupted while this step ran; {trigger} is dropped")

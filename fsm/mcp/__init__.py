@@ -31,7 +31,17 @@ else:  # each name loads on first use (PEP 562): a run without servers never imp
 
     __getattr__, __dir__, _ = lazy_loader.attach(__name__, submod_attrs={"client": ["Connections", "ServerStatus"]})
 
-__all__ = ["Connections", "ServerConfig", "ServerStatus", "close", "connect", "connector", "running", "status_note"]
+__all__ = [
+    "Connections",
+    "ServerConfig",
+    "ServerStatus",
+    "close",
+    "connect",
+    "connector",
+    "refresh",
+    "running",
+    "status_note",
+]
 
 _RUNNING: list[Connections] = []
 
@@ -75,12 +85,32 @@ def connector(
     return connect_all
 
 
+def refresh() -> tuple[tuple[Tool, ...], tuple[str, ...]] | None:
+    """Before a model call: when a connected server said its tools changed (``notifications/tools/list_changed``),
+    every server's tools as they are now and a note per server whose list changed (``MCP server 'tiny': tools
+    changed (9 tools)``); None when none did (or nothing is connected)."""
+    connections = running()
+    if connections is None:
+        return None
+    from fsm.mcp.config import connect_timeout
+    from fsm.mcp.tools import mcp_tools
+
+    changed = connections.relist(timeout=connect_timeout())
+    if not changed:
+        return None
+    tools, notices = mcp_tools(connections.statuses, connections)
+    notes = [
+        f"MCP server {s.name!r}: tools changed ({len(s.tools)} tool{'s' if len(s.tools) != 1 else ''})" for s in changed
+    ]
+    return tools, (*notes, *notices)
+
+
 def status_note(status: ServerStatus) -> str:
     """One server's status as the ``connecting`` step's record notes it: ``MCP server 'tiny': connected (7 tools,
     1.02 s)``, ``MCP server 'mute': failed: MCP server "mute" connection timed out after 15000ms``."""
     head = f"MCP server {status.name!r}: {status.status}"
     if status.status == "connected":
-        return f"{head} ({len(status.tools)} tool{'s' if len(status.tools) != 1 else ''}, {status.seconds:.2f} s)"
+        return f"{head} ({_count(status)}, {status.seconds:.2f} s)"
     return f"{head}: {status.error}" if status.error else head
 
 
@@ -93,3 +123,7 @@ def close() -> None:
     """End every MCP session this process opened (each stdio server's process group killed)."""
     while _RUNNING:
         _RUNNING.pop().close()
+
+
+def _count(status: ServerStatus) -> str:
+    return f"{len(status.tools)} tool{'s' if len(status.tools) != 1 else ''}"
