@@ -378,7 +378,7 @@ class RunOptions:
                     project_file=root / ".mcp.json",
                     trusted=trust,
                     flags=flags.get("mcp_config") or (),
-                    strict=bool(flags.get("strict_mcp_config")),
+                    strict=bool(flags.get("strict_mcp_config")) or bare,  # --bare: --mcp-config's only, as Claude Code
                     enable_all=settings.enable_all_project_mcp_servers,
                     enabled=settings.enabled_mcpjson_servers,
                     disabled=settings.disabled_mcpjson_servers,
