@@ -25,6 +25,7 @@ from fsm.policy.rules import parse_rule
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from fsm.view import describe_next
 from fsm.view.debugtext import location
+from tools import Tool, ToolOutput
 
 ROOT = Path(__file__).resolve().parents[3]
 TARGET = Path(__file__).with_name("debug_target.py")
@@ -273,6 +274,34 @@ class TestLooking:
         assert replies(output)[4] == (
             "  depth 0  agent a1  executing_tools  turn 1/30  next: step subagent a1.1 (call the model)\n"
             "> depth 1  agent a1.1  awaiting_model  turn 0/30  next: call the model\n"
+        )
+
+    def test_stepping_through_connecting_to_an_mcp_call(self, tmp_path):
+        """With MCP servers to connect, step shows idle -> connecting, then connecting -> awaiting_model with each
+        server's status; where shows the connecting step next, and later the MCP call next, by server and tool."""
+
+        def ping(workspace, **arguments):
+            return ToolOutput("pong")
+
+        def connect():
+            tool = Tool("mcp__tiny__add", "add", {"type": "object", "properties": {}}, ping, checked=False)
+            return (tool,), ("MCP server 'tiny': connected (1 tool, 0.05 s)",)
+
+        agent = Agent(
+            ScriptedModel([tool_reply(tool_use("mcp__tiny__add", {"a": 2, "b": 3}, id="t_add")), text_reply("5")]),
+            str(tmp_path),
+            data=AgentState(agent_id="a1"),
+            mcp_connect=connect,
+        )
+        agent.send("add")
+        moves = replies(session(agent, "s", "w", "s", "s", "w"))
+        assert "idle --prompt--> connecting" in moves[0]
+        assert moves[1] == "> depth 0  agent a1  connecting  turn 0/30  next: connect the MCP servers (all at once)\n"
+        assert "connecting --connected--> awaiting_model" in moves[2]
+        assert "MCP server 'tiny': connected (1 tool, 0.05 s)" in moves[2]
+        assert moves[4] == (
+            "> depth 0  agent a1  executing_tools  turn 1/30  "
+            "next: call MCP server tiny's tool add (mcp__tiny__add) 2\n"
         )
 
     def test_print_targets(self, tmp_path):
