@@ -64,7 +64,7 @@ def run(options: RunOptions) -> int:
             channel.respond(first["request_id"], error=str(exc))
         raise
     if any(s.transport == "sdk" for s in options.agent.mcp_servers):
-        channel.start()  # the SDK's servers answer on the channel while the agent is built, before initialize's answer
+        channel.start()  # the SDK's servers answer on the channel (the first prompt's connecting step asks them)
     with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, session):
         _serve(channel, agent, session.id if session else agent.agent_id)  # first: the reader may run already
         if first is not None:

@@ -294,11 +294,14 @@ class TestLooking:
             mcp_connect=connect,
         )
         agent.send("add")
-        moves = replies(session(agent, "s", "w", "s", "s", "w"))
-        assert "idle --prompt--> connecting" in moves[0]
-        assert moves[1] == "> depth 0  agent a1  connecting  turn 0/30  next: connect the MCP servers (all at once)\n"
-        assert "connecting --connected--> awaiting_model" in moves[2]
-        assert "MCP server 'tiny': connected (1 tool, 0.05 s)" in moves[2]
+        moves = replies(session(agent, "s", "w", "s", "s", "w"))  # as docs/mcp.md shows them
+        connecting = "> depth 0  agent a1  connecting  turn 0/30  next: connect the MCP servers (all at once)\n"
+        assert moves[0] == "#1 depth 0 a1: idle --prompt--> connecting (turn 0)\n" + connecting
+        assert moves[1] == connecting
+        assert moves[2].startswith(
+            "#2 depth 0 a1: connecting --connected--> awaiting_model (turn 0)  "
+            "[MCP server 'tiny': connected (1 tool, 0.05 s)]\n"
+        )
         assert moves[4] == (
             "> depth 0  agent a1  executing_tools  turn 1/30  "
             "next: call MCP server tiny's tool add (mcp__tiny__add) 2\n"
