@@ -152,7 +152,7 @@ def test_servers_connect_before_the_first_request(
         ("connecting", "connected", "awaiting_model"),
     ]
     notes = {note.split("'")[1]: note for note in records[1].notes if note.startswith("MCP server '")}
-    assert re.fullmatch(r"MCP server 'tiny': connected \(8 tools, [\d.]+ s\)", notes["tiny"]), notes
+    assert re.fullmatch(r"MCP server 'tiny': connected \(9 tools, [\d.]+ s\)", notes["tiny"]), notes
     assert notes["gone"].startswith("MCP server 'gone': failed: ")
     assert took < 20  # nothing waits for MCP_TIMEOUT: every server answered or failed at once
     pids = _pids(pidfile)
