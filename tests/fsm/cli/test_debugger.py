@@ -225,7 +225,7 @@ class TestBreakpoints:
         assert moves[6].startswith("Deleted all breakpoints.\n")
         assert moves[7].startswith("No breakpoints.\n")
         assert moves[8].startswith(
-            "*** cannot break on 'nowhere': use a state (idle, awaiting_model, "
+            "*** cannot break on 'nowhere': use a state (idle, connecting, awaiting_model, "
             "compacting, executing_tools, awaiting_jobs, stopping), a trigger (e.g. tools_done), tool:NAME, depth:N or "
             "turn:N\n"
         )
