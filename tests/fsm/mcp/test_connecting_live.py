@@ -1,9 +1,11 @@
-"""``notifications/tools/list_changed``: a server that adds a tool mid-run, and the next model request offers it."""
+"""The connecting step with a real server: Ctrl-C while it waits, and ``notifications/tools/list_changed`` (a server
+that adds a tool mid-run, and the next model request offers it)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -48,3 +50,38 @@ def test_a_tool_added_after_a_call_is_in_the_next_request(tmp_path: Path) -> Non
     assert changed.source == "awaiting_model" and changed.turn == 2
     assert "MCP server 'tiny': tools changed (10 tools)" in changed.notes
     assert mcp.refresh() is None  # closed: nothing to list
+
+
+@pytest.mark.slow
+def test_ctrl_c_while_connecting_kills_what_started(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Ctrl-C while the connecting step waits (here: once the server has started) ends every session started, its
+    process killed, keeps no connections, and takes the agent connecting --interrupted--> idle."""
+    import concurrent.futures
+    import time
+
+    pidfile = tmp_path / "pids"
+    servers = parse_servers(
+        {"mute": {"command": sys.executable, "args": [SERVER, "silent", "--pidfile", str(pidfile)]}}, "s"
+    )
+    real_wait = concurrent.futures.wait
+
+    def interrupted_wait(futures: Any, timeout: float | None = None) -> Any:
+        give_up = time.monotonic() + 30
+        while not pidfile.exists() and time.monotonic() < give_up:
+            time.sleep(0.02)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(concurrent.futures, "wait", interrupted_wait)
+    agent = Agent(ScriptedModel([]), str(tmp_path), mcp_connect=mcp.connector(servers, cwd=str(tmp_path)))
+    agent.send("go")
+    agent.step()
+    with pytest.raises(KeyboardInterrupt):
+        agent.step()
+    monkeypatch.setattr(concurrent.futures, "wait", real_wait)
+    assert [(r.source, r.trigger, r.dest) for r in agent.history][-1] == ("connecting", "interrupted", "idle")
+    assert mcp.running() is None and agent.servers_pending
+    [pid] = [int(line) for line in pidfile.read_text().split()]
+    give_up = time.monotonic() + 10
+    while Path(f"/proc/{pid}").exists() and time.monotonic() < give_up:
+        time.sleep(0.02)
+    assert not Path(f"/proc/{pid}").exists()
