@@ -58,7 +58,16 @@ if TYPE_CHECKING:
     from fsm.core.agent import Agent
     from fsm.model.protocol import Model
 
-__all__ = ["NO_API_KEY", "RUN_LIMITS", "AgentSetup", "ModelSetup", "Output", "RunOptions", "SessionChoice"]
+__all__ = [
+    "NO_API_KEY",
+    "RUN_LIMITS",
+    "AgentSetup",
+    "ModelSetup",
+    "Output",
+    "RunOptions",
+    "SessionChoice",
+    "recorded_servers",
+]
 
 RUN_LIMITS = ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
 """The options a run takes when its prompt is sent: a resumed session keeps its own unless the command line
@@ -470,8 +479,6 @@ class RunOptions:
         """How the root connects the configured MCP servers: live (``fsm.mcp``, imported only when it runs); with
         ``--recorded``, from the session's journal, starting no server; None: there is nothing to connect."""
         if self.session.recorded:
-            from fsm.cli.run_session import recorded_servers
-
             return recorded_servers(self.session)
         if not self.agent.mcp_servers:
             return None
@@ -504,6 +511,30 @@ class RunOptions:
             settings=self.agent.compaction,
             betas=tuple(self.model.request.betas or ()),
         )
+
+
+def recorded_servers(choice: SessionChoice) -> Connect | None:
+    """With ``--session ID --recorded``: the ``mcp_connect`` that serves the MCP results that session got after
+    ``--at SEQ`` (``fsm.session.replay.recorded_connect``): no server starts; None without ``--recorded``, or when
+    the session called no MCP tool and connected no server.
+
+    Raises:
+        ConfigError: an unknown session.
+    """
+    if not choice.recorded or choice.fork_of is None or choice.journal is None:
+        return None
+    from fsm.session.replay import connects, recorded_connect
+
+    if not choice.journal.exists():
+        raise ConfigError(f"no session {choice.fork_of!r}: {choice.journal} does not exist yet")
+    from fsm.session.journal import Journal
+
+    with Journal(choice.journal) as journal:
+        records = journal.records(choice.fork_of)
+    served = [r for r in records if choice.at is None or r.seq > choice.at]
+    if not connects(records) and not any(r.tool_call and r.tool_call["name"].startswith("mcp__") for r in records):
+        return None
+    return recorded_connect(records, served=served)
 
 
 def _refresh_servers() -> tuple[tuple[Tool, ...], tuple[str, ...]] | None:

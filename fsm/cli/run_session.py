@@ -29,10 +29,9 @@ from fsm.session.restore import KilledOrphan, restore_at, resume
 if TYPE_CHECKING:
     from fsm.cli.options import SessionChoice
     from fsm.core.agent import Agent
-    from fsm.core.options import Connect
     from fsm.model.protocol import Model
 
-__all__ = ["Session", "open_session", "recorded_model", "recorded_servers", "session_for"]
+__all__ = ["Session", "open_session", "recorded_model", "session_for"]
 
 
 @frozen
@@ -251,28 +250,6 @@ def recorded_model(choice: SessionChoice) -> Model | None:
     with Journal(choice.journal) as journal:
         records = journal.records(choice.fork_of)
     return served([r for r in records if choice.at is None or r.seq > choice.at])
-
-
-def recorded_servers(choice: SessionChoice) -> Connect | None:
-    """With ``--session ID --recorded``: the ``mcp_connect`` that serves the MCP results that session got after
-    ``--at SEQ`` (``fsm.session.replay.recorded_connect``): no server starts; None without ``--recorded``, or when
-    the session called no MCP tool and connected no server.
-
-    Raises:
-        ConfigError: an unknown session.
-    """
-    if not choice.recorded or choice.fork_of is None or choice.journal is None:
-        return None
-    from fsm.session.replay import connects, recorded_connect
-
-    if not choice.journal.exists():
-        raise ConfigError(f"no session {choice.fork_of!r}: {choice.journal} does not exist yet")
-    with Journal(choice.journal) as journal:
-        records = journal.records(choice.fork_of)
-    served = [r for r in records if choice.at is None or r.seq > choice.at]
-    if not connects(records) and not any(r.tool_call and r.tool_call["name"].startswith("mcp__") for r in records):
-        return None
-    return recorded_connect(records, served=served)
 
 
 def _with_id(agent: Agent, session_id: str) -> Agent:

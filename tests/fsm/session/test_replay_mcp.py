@@ -9,8 +9,7 @@ from typing import Any
 import attrs
 import pytest
 
-from fsm.cli.options import RunOptions, SessionChoice
-from fsm.cli.run_session import recorded_servers
+from fsm.cli.options import RunOptions, SessionChoice, recorded_servers
 from fsm.mcp.config import parse_servers
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tests.fsm.cli.cli_support import parse
