@@ -4,8 +4,8 @@ Safety alone is proved by a machine that does nothing: a table whose USD guard i
 so no limit is ever broken. So beside the safety properties, :func:`vacuous` checks that the table does what a run
 is for: some run makes a model call, runs a tool, spawns a subagent, which calls the model (with a budget of two
 calls or more: with one, the root's is the only call) and returns to its parent, and compacts (with compaction);
-and that Ctrl-C stops the run from every busy configuration (wherever the root is in ``awaiting_model``,
-``compacting``, ``executing_tools`` or ``stopping``, some move takes it ``interrupted``).
+and that Ctrl-C stops the run from every busy configuration (wherever the root is in ``connecting``,
+``awaiting_model``, ``compacting``, ``executing_tools`` or ``stopping``, some move takes it ``interrupted``).
 
 :func:`most_calls` computes the worst case: the longest run of the searched graph in model calls, with the run's
 calls counted along it, each move taken only with the counts its guards allow. In the exact system the budget is
@@ -39,7 +39,7 @@ from fsm.checker.space import (
 __all__ = ["Graph", "most_calls", "step_calls", "vacuous", "witness"]
 
 Graph = dict[Config, list[tuple[Move, Config]]]
-BUSY = ("awaiting_model", "compacting", "executing_tools", "stopping")
+BUSY = ("connecting", "awaiting_model", "compacting", "executing_tools", "stopping")
 """The states Ctrl-C must stop the run from."""
 
 
@@ -61,8 +61,8 @@ def vacuous(graph: Graph, b: Bounds) -> tuple[str, Config | None] | None:
             for depth, source, trigger, dest in made:
                 seen.add(trigger)
                 stopped = stopped or (depth == 0 and trigger == "interrupted")
-                if dest == "compacting":
-                    seen.add("compacting")
+                if dest in ("compacting", "connecting"):
+                    seen.add(dest)
                 if depth == 1 and made_call(trigger, source, False):
                     seen.add("a subagent's call")
             if step_calls(made):
@@ -80,9 +80,14 @@ def vacuous(graph: Graph, b: Bounds) -> tuple[str, Config | None] | None:
         ("subagent_returned", "no subagent returns to its parent"),
         ("fork_returned", "no typed /NAME of a forked skill ends its run"),
         ("compacting", "no run compacts"),
+        ("connecting", "no run connects MCP servers"),
     ]
     for name, problem in wanted:
-        needed = (name != "compacting" or b.compaction) and (name != "a subagent's call" or b.max_model_calls >= 2)
+        needed = (
+            (name != "compacting" or b.compaction)
+            and (name != "connecting" or b.servers)
+            and (name != "a subagent's call" or b.max_model_calls >= 2)
+        )
         if needed and name not in seen:
             return f"vacuous: {problem}", None
     return None

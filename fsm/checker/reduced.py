@@ -33,6 +33,7 @@ with persistent sets, which proves the checker's properties at the defaults in s
 
 6. *Background jobs* are not tracked either: wherever the root's guards are asked it may have jobs or not (the Facts
    ``jobs`` 1 or 0, as in the exact system: :mod:`fsm.checker.space`); what they do is :mod:`fsm.checker.jobs`'s.
+   Nor are *MCP servers*: wherever the root's guards are asked it may have servers to connect or not (``servers``).
 
 With the reduced graph acyclic (checked: termination), the standard arguments (the first move of the chosen
 agent in any run commutes to the front; a run without one commutes with it) give: a violation -- of an agent's
@@ -142,9 +143,11 @@ def _vectors(
                 failed_compactions=counts[1],
                 manual=counts[2],
                 jobs=jobs,
+                servers=servers,
             )
             for run_calls, others in cells
             for jobs in ((0, 1) if b.jobs and not depth else (0,))  # the root's jobs are not tracked (6.)
+            for servers in ((0, 1) if b.servers and not depth else (0,))  # nor its MCP servers
         ]
         found = CACHE[key] = tuple(tuple(f(one) for f in functions) for one in facts)
     return found
@@ -272,7 +275,7 @@ def _ctrl_c(config: Config, b: Bounds) -> list[Option]:
     root, budget = config
     plain = all(
         not ifs and not nots
-        for state in ("awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping")
+        for state in ("connecting", "awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping")
         for _, ifs, nots in rows("interrupted", state)
     )
     key = ("ctrl-c", root[:2], root[3], root[5], tuple(kid[0] for kid in root[4]) if plain else root[4], budget, b)

@@ -208,8 +208,9 @@ def explore(
 def check(b: Bounds) -> Report:
     """Prove the properties for bounds *b*, or find a counterexample (shortest in the graph searched).
 
-    Beside the safety properties, the run-level ones of :mod:`fsm.checker.liveness`: some run makes a model call,
-    runs a tool, spawns a subagent that calls the model and returns, compacts; Ctrl-C stops the run from every
+    Beside the safety properties, the run-level ones of :mod:`fsm.checker.liveness`: some run connects MCP servers
+    (with ``servers``), makes a model call, runs a tool, spawns a subagent that calls the model and returns,
+    compacts; Ctrl-C stops the run from every
     busy configuration; and, where the table allows more calls than the budget, some run makes exactly
     ``max_model_calls`` (a budget guard that stops runs early is reported with the run that makes the most).
 
@@ -350,6 +351,8 @@ def _nodes(b: Bounds, *, child: bool) -> Iterator[Node]:
         if b.compaction
         else [ZERO]
     )
+    if b.servers and not child:
+        yield ("connecting", 0, (), False, (), ZERO)
     for turn in range(b.max_turns + 1):
         yield ("idle", turn, (), False, (), ZERO)
         if not child or turn == 0:
@@ -387,6 +390,7 @@ def check_inductive(b: Bounds) -> tuple[int, str | None, float]:
         reduce=False,
         budget_usd=b.budget_usd,
         jobs=b.jobs,
+        servers=b.servers,
         compaction=b.compaction,
     )
     clear_cache()

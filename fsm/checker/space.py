@@ -29,6 +29,10 @@ guards are asked, it may have jobs the model was not told the end of or not (the
 ``has_jobs`` may hold at any final reply. That over-approximates every run (what the jobs do decides only whether a
 final reply waits), so what is proved holds whatever jobs the tool calls start.
 
+**MCP servers** are one more such view: wherever the root's guards are asked, it may have servers still to connect
+or not (the Facts ``servers`` 1 or 0), so its prompt may go to ``connecting`` or straight to ``awaiting_model``;
+``connecting`` (the root's only) connects them in one step, or Ctrl-C comes.
+
 **The USD budget** (``Bounds(budget_usd=True)``, the default). Its guard, ``out_of_budget_usd``, reads the cost of
 the replies in, which the table cannot know: so wherever an agent's guards are asked, the budget may be spent or
 not (the Facts ``run_cost_usd`` 1.0 or 0.0 of a budget of 1.0), whatever came before, except at the root's prompt,
@@ -131,6 +135,7 @@ CHOICES: dict[str, dict[str, tuple[str, ...]]] = {
         "fork": ("skill_forked",),
         "interrupt": (),
     },
+    "connecting": {"connect": ("connected", "budget_spent"), "interrupt": ("interrupted",)},
     "awaiting_model": {
         "final": ("replied_final",),
         "tools": ("replied_with_tools",),
@@ -164,7 +169,8 @@ subagent's prompt fires no hook and is never a command. In ``awaiting_model`` th
 (``full``: the driver compacts first when the table lets it, else it calls the model, which the other choices cover)
 or the model may refuse it as too long (``too long``); in ``compacting`` the cheap passes suffice, or one summary
 call is made (:data:`SUMMARY_CHOICES`: it counts toward the budget), or it fails, or a PreCompact hook blocks. In
-``awaiting_jobs`` (the root waits for its background jobs) a job ends, or the wait ceiling passes."""
+``awaiting_jobs`` (the root waits for its background jobs) a job ends, or the wait ceiling passes. In ``connecting``
+(the root's MCP servers) every server connects, fails or times out, in one step."""
 SUMMARY_CHOICES = frozenset({"summary", "fail"})
 COMPACTION_CHOICES = frozenset({"compact", "full", "too long"})
 """The choices that lead into ``compacting``; ``Bounds(compaction=False)`` leaves them out."""
@@ -220,6 +226,9 @@ class Bounds:
     jobs: bool = True
     """The root may have background jobs, which any of its guards may see (``has_jobs``); False: it has none (an
     agent that starts no job: the refinement test's)."""
+    servers: bool = True
+    """The root may have MCP servers to connect, which its guards may see (``must_connect``); False: it has none (the
+    refinement test's agent)."""
     compaction: bool = True
     """The agents compact (:data:`COMPACTION_CHOICES` may happen); False: they have no compactor, so only a model
     error ends a run over the window (the exact system's tests at larger bounds)."""
@@ -426,12 +435,13 @@ def _fire(
     views = usd_views(b, fixed=fixed) if usd is None else (usd and b.budget_usd and not fixed,)
     asks = b.jobs and not depth and any("has_jobs" in (*i, *n) for _, i, n in rows(trigger, state))
     jobs_views = (0, 1) if asks else (0,)
-    for left, spent, jobs in itertools.product(budgets, views, jobs_views):
+    connects = b.servers and not depth and any("must_connect" in (*i, *n) for _, i, n in rows(trigger, state))
+    for left, spent, jobs, servers in itertools.product(budgets, views, jobs_views, (0, 1) if connects else (0,)):
         others = awaiting(root) - (state in HOLDING)
         run_calls = b.max_model_calls - (left if left != PLENTY else b.cap + 1)
         dest = None
         for to, ifs, nots in rows(trigger, state):
-            key = (turn, depth, len(children), run_calls, others, spent, counts, jobs, ifs, nots, b)
+            key = (turn, depth, len(children), run_calls, others, spent, counts, jobs, servers, ifs, nots, b)
             verdict = CACHE.get(key)
             if verdict is None:
                 budget_usd, cost_usd = usd_facts(spent, b)
@@ -450,6 +460,7 @@ def _fire(
                     failed_compactions=counts[1],
                     manual=counts[2],
                     jobs=jobs,
+                    servers=servers,
                 )
                 verdict = CACHE[key] = _passes(ifs, nots, facts)
             if verdict:

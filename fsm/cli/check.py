@@ -28,9 +28,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
         "granted with the USD budget spent (whatever the replies cost), no deadlock, "
         "idle reachable from everywhere, termination, and at most 2 compactions per model call "
         "(so no loop of compactions), then that every background job is told to the model exactly once and "
-        "no run waits for ever; and that the table is not vacuous: some run calls the model, runs a "
-        "tool, spawns a subagent that calls the model and returns, compacts, and uses the whole budget, and "
-        "Ctrl-C stops every busy configuration; or print a counterexample. The worst case printed is the "
+        "no run waits for ever; and that the table is not vacuous: some run connects MCP servers, calls the "
+        "model, runs a tool, spawns a subagent that calls the model and returns, compacts, and uses the whole "
+        "budget, and Ctrl-C stops every busy configuration; or print a counterexample. The worst case printed is the "
         "longest run of the searched graph, its calls counted. "
         "By default the search is reduced (the budget judged per agent as 'a call free' or "
         "'none free', subagents' independent moves explored in one order: seconds at the "
@@ -98,10 +98,11 @@ def _live(report: Report) -> str:
     b = report.bounds
     subagent = "a subagent that calls the model and returns" if b.max_model_calls >= 2 else "a subagent that returns"
     compacts = "compacts, " if b.compaction else ""
+    connects = "connects MCP servers, " if b.servers else ""
     budget = "; some run uses the whole budget" if report.worst_case == b.max_model_calls else ""
     return (
-        f"live: some run calls the model, runs a tool, {compacts}and spawns {subagent}; Ctrl-C stops every busy "
-        f"configuration{budget}"
+        f"live: some run {connects}calls the model, runs a tool, {compacts}and spawns {subagent}; Ctrl-C stops "
+        f"every busy configuration{budget}"
     )
 
 

@@ -197,17 +197,46 @@ def _stream_messages(
         agent.watch_progress(stream.progress)  # watching makes the model stream
     if hasattr(agent.model, "on_notice"):
         agent.model.on_notice = stream.notice
-    mcp = sys.modules.get("fsm.mcp")  # imported only by a run that has MCP servers
-    connections = mcp.running() if mcp is not None else None
-    stream.init(
-        agent,
-        mcp_servers=[s.to_json() for s in connections.statuses] if connections is not None else [],
-        permission_mode=agent.permissions.mode,
-        agents=["general-purpose", *agent.agents],
-        version=version(),
-        api_key_source=getattr(agent.model, "key_source", "none"),
-    )
-    return stream
+
+    def init() -> None:
+        mcp = sys.modules.get("fsm.mcp")  # imported only by a run that has MCP servers
+        connections = mcp.running() if mcp is not None else None
+        stream.init(
+            agent,
+            mcp_servers=[s.to_json() for s in connections.statuses] if connections is not None else [],
+            permission_mode=agent.permissions.mode,
+            agents=["general-purpose", *agent.agents],
+            version=version(),
+            api_key_source=getattr(agent.model, "key_source", "none"),
+        )
+
+    if not agent.servers_pending:
+        init()
+        return stream
+    return _after_connecting(stream, init)
+
+
+def _after_connecting(stream: Callable[[Transition], None], init: Callable[[], None]) -> Callable[[Transition], None]:
+    """*stream*, whose ``system/init`` waits for the MCP servers, as Claude Code's does: it is written once the
+    ``connecting`` step is done (or a step that does not connect is), before the first request, with each server's
+    status and the tools; the records before it are held back until then, so init stays the first line."""
+    held: list[Transition] = []
+    written = False
+
+    def listen(record: Transition) -> None:
+        nonlocal written
+        if written:
+            stream(record)
+            return
+        held.append(record)
+        if record.dest != "connecting":
+            init()
+            written = True
+            for kept in held:
+                stream(kept)
+            held.clear()
+
+    return listen
 
 
 def _replay(prompt: str, session_id: str) -> dict[str, Any]:

@@ -34,7 +34,7 @@ from fsm.compaction.window import CompactSettings
 from fsm.core.context import context_text
 from fsm.core.limits import BG_WAIT_CEILING
 from fsm.core.lines import visible
-from fsm.core.options import AgentOptions
+from fsm.core.options import AgentOptions, Connect
 from fsm.core.prompts import compose, parent_system
 from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
 from fsm.core.subagents import AgentDefinition
@@ -50,7 +50,7 @@ from fsm.policy.hooks import Hooks
 from fsm.policy.judge import Policy
 from fsm.session.journal import default_path
 from fsm.skills.catalog import Catalog
-from tools import Workspace
+from tools import Tool, Workspace
 from tools.sandbox import Sandbox
 from tools.secrets import distrust, take_secrets
 
@@ -58,7 +58,16 @@ if TYPE_CHECKING:
     from fsm.core.agent import Agent
     from fsm.model.protocol import Model
 
-__all__ = ["NO_API_KEY", "RUN_LIMITS", "AgentSetup", "ModelSetup", "Output", "RunOptions", "SessionChoice"]
+__all__ = [
+    "NO_API_KEY",
+    "RUN_LIMITS",
+    "AgentSetup",
+    "ModelSetup",
+    "Output",
+    "RunOptions",
+    "SessionChoice",
+    "recorded_servers",
+]
 
 RUN_LIMITS = ("max_turns", "max_model_calls", "max_budget_usd", "max_parallel")
 """The options a run takes when its prompt is sent: a resumed session keeps its own unless the command line
@@ -378,7 +387,7 @@ class RunOptions:
                     project_file=root / ".mcp.json",
                     trusted=trust,
                     flags=flags.get("mcp_config") or (),
-                    strict=bool(flags.get("strict_mcp_config")),
+                    strict=bool(flags.get("strict_mcp_config")) or bare,  # --bare: --mcp-config's only, as Claude Code
                     enable_all=settings.enable_all_project_mcp_servers,
                     enabled=settings.enabled_mcpjson_servers,
                     disabled=settings.disabled_mcpjson_servers,
@@ -460,14 +469,30 @@ class RunOptions:
                 "use a model it prices, or drop --max-budget-usd"
             )
         options = attrs.evolve(options, compactor=self.compactor())
-        if self.agent.mcp_servers:  # connected before the first model call, so its tools are in the first request
+        # the root's first prompt connects the servers (``connecting``): nothing starts here
+        connect = self._connector()
+        live = connect is not None and not self.session.recorded  # a live server may change its tools
+        options = attrs.evolve(options, mcp_connect=connect, mcp_refresh=_refresh_servers if live else None)
+        return Agent(chosen, str(self.agent.workdir), options=options)
+
+    def _connector(self) -> Connect | None:
+        """How the root connects the configured MCP servers: live (``fsm.mcp``, imported only when it runs); with
+        ``--recorded``, from the session's journal, starting no server; None: there is nothing to connect."""
+        if self.session.recorded:
+            return recorded_servers(self.session)
+        if not self.agent.mcp_servers:
+            return None
+        servers, cwd, sdk = self.agent.mcp_servers, str(self.agent.workdir), self.agent.mcp_sdk
+
+        def connect() -> tuple[tuple[Tool, ...], tuple[str, ...]]:
             from fsm import mcp
 
-            tools, notices = mcp.connect(self.agent.mcp_servers, cwd=str(self.agent.workdir), sdk=self.agent.mcp_sdk)
-            options = attrs.evolve(options, mcp_tools=tools)
-            for notice in notices:
-                print(f"agentfsm: {visible(notice)}", file=sys.stderr, flush=True)
-        return Agent(chosen, str(self.agent.workdir), options=options)
+            def notice(line: str) -> None:
+                print(f"agentfsm: {visible(line)}", file=sys.stderr, flush=True)
+
+            return mcp.connector(servers, cwd=cwd, sdk=sdk, notice=notice)()
+
+        return connect
 
     def compactor(self) -> PassesCompactor:
         """How the root agent (and its subagents) compact: the model's window, the thresholds the flags, settings
@@ -486,6 +511,36 @@ class RunOptions:
             settings=self.agent.compaction,
             betas=tuple(self.model.request.betas or ()),
         )
+
+
+def recorded_servers(choice: SessionChoice) -> Connect | None:
+    """With ``--session ID --recorded``: the ``mcp_connect`` that serves the MCP results that session got after
+    ``--at SEQ`` (``fsm.session.replay.recorded_connect``): no server starts; None without ``--recorded``, or when
+    the session called no MCP tool and connected no server.
+
+    Raises:
+        ConfigError: an unknown session.
+    """
+    if not choice.recorded or choice.fork_of is None or choice.journal is None:
+        return None
+    from fsm.session.replay import connects, recorded_connect
+
+    if not choice.journal.exists():
+        raise ConfigError(f"no session {choice.fork_of!r}: {choice.journal} does not exist yet")
+    from fsm.session.journal import Journal
+
+    with Journal(choice.journal) as journal:
+        records = journal.records(choice.fork_of)
+    served = [r for r in records if choice.at is None or r.seq > choice.at]
+    if not connects(records) and not any(r.tool_call and r.tool_call["name"].startswith("mcp__") for r in records):
+        return None
+    return recorded_connect(records, served=served)
+
+
+def _refresh_servers() -> tuple[tuple[Tool, ...], tuple[str, ...]] | None:
+    """The root's ``mcp_refresh``: ``fsm.mcp.refresh`` once the servers are connected (nothing before)."""
+    mcp = sys.modules.get("fsm.mcp")
+    return mcp.refresh() if mcp is not None else None
 
 
 def _resuming(flags: dict[str, Any]) -> bool:

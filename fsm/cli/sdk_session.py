@@ -10,8 +10,8 @@ The SDK's requests and what they do, served from the first line (before ``initia
 ``interrupt`` ends the turn as Ctrl-C does; ``set_permission_mode`` and ``set_model`` apply from the next check and
 the next model call (``set_permission_mode`` answers ``{"mode": MODE}`` and streams Claude Code's ``system/status``
 line, ``{"status": null, "permissionMode": MODE}``); ``mcp_status`` lists every MCP server with its status,
-tools and config; ``mcp_reconnect`` connects one again, ``mcp_toggle`` ends one (``enabled: false``: its calls fail
-from then) or connects it again;
+tools and config (``pending`` before the first prompt's ``connecting`` step connects it); ``mcp_reconnect``
+connects one again, ``mcp_toggle`` ends one (``enabled: false``: its calls fail from then) or connects it again;
 ``get_context_usage`` counts the root's last request; ``stop_task`` names no task we run (an error response);
 any other subtype gets an error response.
 """
@@ -22,6 +22,7 @@ import json
 import os
 import sys
 import uuid
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 import attrs
@@ -29,6 +30,7 @@ import attrs
 from fsm.cli import headless
 from fsm.cli.control import Answer, Channel
 from fsm.errors import ConfigError
+from fsm.mcp.config import ServerConfig
 from fsm.policy.hooks import Ask, Deny
 from fsm.policy.modes import resolve_mode
 from fsm.policy.sdk import SdkApprover, TurnInterrupt, install
@@ -64,9 +66,10 @@ def run(options: RunOptions) -> int:
             channel.respond(first["request_id"], error=str(exc))
         raise
     if any(s.transport == "sdk" for s in options.agent.mcp_servers):
-        channel.start()  # the SDK's servers answer on the channel while the agent is built, before initialize's answer
+        channel.start()  # the SDK's servers answer on the channel (the first prompt's connecting step asks them)
     with session_for(options.session, options.build_agent(), limits=options.agent.limits_given()) as (agent, session):
-        _serve(channel, agent, session.id if session else agent.agent_id)  # first: the reader may run already
+        # first: the reader may run already
+        _serve(channel, agent, session.id if session else agent.agent_id, servers=options.agent.mcp_servers)
         if first is not None:
             channel.respond(first["request_id"], initialize_response(agent))
         channel.start()
@@ -142,8 +145,9 @@ def initialize_response(agent: Agent) -> dict[str, Any]:
     }
 
 
-def _serve(channel: Channel, agent: Agent, session_id: str) -> None:
-    """Register the handlers of the SDK's requests on *channel*, for *agent* of session *session_id*."""
+def _serve(channel: Channel, agent: Agent, session_id: str, *, servers: Sequence[ServerConfig] = ()) -> None:
+    """Register the handlers of the SDK's requests on *channel*, for *agent* of session *session_id*, whose MCP
+    servers (*servers*) its first prompt connects."""
 
     def initialize(request: dict[str, Any]) -> dict[str, Any]:
         raise ValueError("already initialized: initialize is the first request of a session, sent once")
@@ -168,7 +172,9 @@ def _serve(channel: Channel, agent: Agent, session_id: str) -> None:
     def mcp_status(request: dict[str, Any]) -> dict[str, Any]:
         mcp = sys.modules.get("fsm.mcp")  # imported only by a run that has MCP servers
         connections = mcp.running() if mcp is not None else None
-        return {"mcpServers": [s.to_status_json() for s in connections.statuses] if connections else []}
+        if connections is None:  # not connected yet: the first prompt's connecting step connects them
+            return {"mcpServers": [_not_yet(config) for config in servers]}
+        return {"mcpServers": [s.to_status_json() for s in connections.statuses]}
 
     def mcp_reconnect(request: dict[str, Any]) -> dict[str, Any]:
         from fsm import mcp
@@ -209,6 +215,20 @@ def _serve(channel: Channel, agent: Agent, session_id: str) -> None:
     channel.on("mcp_toggle", mcp_toggle, threaded=True)
     channel.on("get_context_usage", lambda request: context_usage(agent))
     channel.on("stop_task", stop_task)
+
+
+def _not_yet(config: ServerConfig) -> dict[str, Any]:
+    """A server before the connecting step, as ``mcp_status`` reports it: ``pending`` (Claude Code's word for one
+    not connected yet), or ``disabled`` / ``failed`` with why when it will not start."""
+    status, error = ("disabled", config.disabled) if config.disabled is not None else ("pending", None)
+    if config.problem is not None:
+        status, error = "failed", config.problem
+    shown: dict[str, Any] = {"name": config.name, "status": status}
+    if error is not None:
+        shown["error"] = error
+    shown["config"] = {"type": config.transport, **dict(config.raw)}
+    shown["scope"] = config.scope
+    return shown
 
 
 def context_usage(agent: Agent) -> dict[str, Any]:

@@ -47,6 +47,7 @@ from fsm.core.guards import Facts
 from fsm.core.guards import by_hand as _by_hand
 from fsm.core.guards import can_spawn as _can_spawn
 from fsm.core.guards import has_jobs as _has_jobs
+from fsm.core.guards import must_connect as _must_connect
 from fsm.core.guards import out_of_budget_usd as _out_of_budget_usd
 from fsm.core.guards import out_of_compaction_tries as _out_of_compaction_tries
 from fsm.core.guards import out_of_compactions as _out_of_compactions
@@ -89,7 +90,7 @@ from fsm.skills.invoke import (
     typed_text,
 )
 from fsm.skills.listing import listing
-from tools import REGISTRY, ToolOutput, Workspace, check_input, run_tool
+from tools import REGISTRY, Tool, ToolOutput, Workspace, check_input, run_tool
 from tools.jobs import Job, Jobs, notification
 from tools.reads import ReadMemory
 from tools.task import GENERAL_PURPOSE
@@ -251,6 +252,10 @@ class Agent:
         self._tools = options.toolset(policy, depth=depth)
         self._options = options
         """The options as given; ``opts`` fills in the defaults from what the agent made of them (below)."""
+        self._given_mcp = options.mcp_tools
+        """The MCP tools the options gave; those its servers' connector gives come after them."""
+        self._mcp_notes: tuple[str, ...] = ()
+        """What changed in the MCP servers' tools before this step, for its record."""
         self._hooks = options.hooks if options.hooks is not None else default_hooks()
         self._approver: Approver = options.approver if options.approver is not None else deny_unattended
         self._policy, self._max_tokens = policy, options.max_tokens
@@ -362,6 +367,8 @@ class Agent:
             limits = {}
         agent = cls(model, workdir, options=options, data=data, **{**limits, **keywords})
         agent._listeners.seq = itertools.count(next_seq)
+        if agent.busy and agent.state not in ("idle", "connecting"):  # a run past its prompt: no step connects
+            agent._connect_servers()
         agent.children.extend(agent._new_child(child) for child in children)
         return agent
 
@@ -634,7 +641,45 @@ class Agent:
             self._session_context = said if self._session_context is None else f"{self._session_context}\n\n{said}"
         return notes
 
+    def _step_connecting(self) -> Transition:
+        """Connect the root's MCP servers, all at once (``AgentOptions.mcp_connect``): their tools join those every
+        later request offers, and each server's status is a note of the record; then the run's first model call,
+        under the budgets' guards. Ctrl-C here ends every session started (the connector's part) and goes idle."""
+        notes = self._connect_servers()
+        with self._tree_lock:
+            spent = _budget_spent(self.facts())
+            if spent is not None:
+                return self._fire("budget_spent", notes=notes, outcome=spent)
+            return self._fire("connected", notes=notes)
+
+    def _connect_servers(self) -> tuple[str, ...]:
+        """Run the root's connector, if it has one still to run: its tools offered from now (and to every subagent
+        spawned from now), the connector dropped; its notes."""
+        connect = self._options.mcp_connect if self._parent is None else None
+        if connect is None:
+            return ()
+        tools, notes = connect()
+        self._offer_mcp(tools, mcp_connect=None)
+        return tuple(notes)
+
+    def _refresh_servers(self) -> None:
+        """Before the root's model call: when a connected server's tools changed, offer the new list from this call
+        on; the change is noted on the step's record."""
+        refresh = self._options.mcp_refresh if self._parent is None and self._options.mcp_connect is None else None
+        fresh = refresh() if refresh is not None else None
+        if fresh is not None:
+            tools, notes = fresh
+            self._offer_mcp(tools)
+            self._mcp_notes = (*self._mcp_notes, *notes)
+
+    def _offer_mcp(self, tools: tuple[Tool, ...], **changes: Any) -> None:
+        """Offer *tools* as the connected servers' (beside the MCP tools the options gave from the start)."""
+        self._options = attrs.evolve(self._options, mcp_tools=(*self._given_mcp, *tools), **changes)
+        self._tools = self._options.toolset(self._policy, depth=self._depth)
+        self._schemas = [t.schema for t in self._tools]
+
     def _step_awaiting_model(self) -> Transition:
+        self._refresh_servers()
         full = self._context_full()
         if full is not None:
             return self._fire("context_full", notes=(full,))
@@ -1306,6 +1351,7 @@ class Agent:
             failed_compactions=self.data.failed_compactions,
             manual=self.data.manual_compaction,
             jobs=len(root.data.jobs),
+            servers=int(root._options.mcp_connect is not None),
         )
 
     def _judged(self, event: EventData | None) -> Facts:
@@ -1350,6 +1396,10 @@ class Agent:
         """Whether this is the root and the tree has background jobs the model has not been told the end of."""
         return _has_jobs(self._judged(event))
 
+    def must_connect(self, event: EventData | None = None) -> bool:
+        """Whether this is the root and its MCP servers are configured and not connected yet."""
+        return _must_connect(self._judged(event))
+
     # -- commit and record (the machine's callbacks) ------------------------------------------------------
 
     def _fire(
@@ -1365,6 +1415,8 @@ class Agent:
     ) -> Transition:
         """Fire *trigger* carrying the step's result (*fields*: a Step's; *notes* and *child* go on the record);
         the subagent tree changes with it (*adopt* a new child, *release* a returned one, or all on interruption)."""
+        if self._mcp_notes:
+            notes, self._mcp_notes = (*self._mcp_notes, *notes), ()
         with self._tree_lock:
             if self._cancelled and trigger != "interrupted":
                 raise Abandoned(f"{self.agent_id} was interrupted while this step ran; {trigger} is dropped")
@@ -1502,6 +1554,12 @@ class Agent:
     @approver.setter
     def approver(self, value: Approver) -> None:
         self._approver = value
+
+    @property
+    def servers_pending(self) -> bool:
+        """Whether this root's MCP servers are still to connect: its next prompt goes to ``connecting`` (or it is
+        there now)."""
+        return self._parent is None and self._options.mcp_connect is not None
 
     @property
     def busy(self) -> bool:

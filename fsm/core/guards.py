@@ -20,6 +20,7 @@ __all__ = [
     "by_hand",
     "can_spawn",
     "has_jobs",
+    "must_connect",
     "out_of_budget_usd",
     "out_of_compaction_tries",
     "out_of_compactions",
@@ -67,6 +68,8 @@ class Facts:
     jobs: int = 0
     """The tree's background jobs started and not yet told to the model (running, or ended with their
     ``<task-notification>`` still to deliver); counted on the root's data."""
+    servers: int = 0
+    """1 when the root has MCP servers configured and not connected yet (its first prompt connects them), else 0."""
 
 
 def out_of_turns(f: Facts) -> bool:
@@ -115,6 +118,12 @@ def has_jobs(f: Facts) -> bool:
     return f.depth == 0 and f.jobs > 0
 
 
+def must_connect(f: Facts) -> bool:
+    """Whether the agent is the root and its MCP servers are configured and not connected yet: its prompt goes to
+    ``connecting`` first (a subagent never connects: it reuses the root's tools)."""
+    return f.depth == 0 and f.servers > 0
+
+
 GUARD_FUNCTIONS: dict[str, Callable[[Facts], bool]] = {
     "out_of_turns": out_of_turns,
     "out_of_model_calls": out_of_model_calls,
@@ -124,5 +133,6 @@ GUARD_FUNCTIONS: dict[str, Callable[[Facts], bool]] = {
     "out_of_compaction_tries": out_of_compaction_tries,
     "by_hand": by_hand,
     "has_jobs": has_jobs,
+    "must_connect": must_connect,
 }
 """Every guard name the table may use, and the function that answers it."""

@@ -57,6 +57,7 @@ class Row(TypedDict):
 
 STATE_DOCS: dict[State, str] = {
     "idle": "waiting for send(prompt)",
+    "connecting": "the root's MCP servers connect, all at once, in one step (bounded by MCP_TIMEOUT)",
     "awaiting_model": "one model call per step (one turn)",
     "compacting": "one compaction per step: cheap passes, then at most one summary call",
     "executing_tools": "one tool_use per step, or one step of the running subagent",
@@ -66,6 +67,14 @@ STATE_DOCS: dict[State, str] = {
 STATES: list[State] = list(STATE_DOCS)
 
 TRANSITIONS: list[Row] = [
+    {
+        "trigger": "prompt",
+        "source": "idle",
+        "dest": "connecting",
+        "conditions": "must_connect",
+        "unless": ["out_of_model_calls", "out_of_budget_usd"],
+        "doc": "the root's first prompt while its MCP servers are unconnected: a user message (a new run)",
+    },
     {
         "trigger": "prompt",
         "source": "idle",
@@ -106,6 +115,27 @@ TRANSITIONS: list[Row] = [
         "dest": "stopping",
         "conditions": "out_of_budget_usd",
         "doc": "a subagent starts when the run's USD budget is spent: it stops without a call",
+    },
+    {
+        "trigger": "connected",
+        "source": "connecting",
+        "dest": "awaiting_model",
+        "unless": ["out_of_model_calls", "out_of_budget_usd"],
+        "doc": "every MCP server connected, failed or timed out (each status noted): the first request has their tools",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "connecting",
+        "dest": "stopping",
+        "conditions": "out_of_model_calls",
+        "doc": "the servers are connected, but the run's budget of model calls is spent",
+    },
+    {
+        "trigger": "budget_spent",
+        "source": "connecting",
+        "dest": "stopping",
+        "conditions": "out_of_budget_usd",
+        "doc": "the servers are connected, but the run's cost has reached its USD budget",
     },
     {
         "trigger": "replied_with_tools",
@@ -346,9 +376,9 @@ TRANSITIONS: list[Row] = [
     {"trigger": "stopped", "source": "stopping", "dest": "idle", "doc": "the run is over; its outcome is on the agent"},
     {
         "trigger": "interrupted",
-        "source": ["awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping"],
+        "source": ["connecting", "awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping"],
         "dest": "idle",
-        "doc": "Ctrl-C: pending tool_use blocks get an interrupted error result; background jobs are killed",
+        "doc": "Ctrl-C: pending tool_use blocks get an interrupted error result; jobs, servers starting killed",
     },
 ]
 

@@ -22,6 +22,7 @@ __all__ = ["NextAction", "NextStep", "next_step"]
 NextAction = Literal[
     "wait",
     "send_prompt",
+    "connect_servers",
     "call_model",
     "start_compaction",
     "compact",
@@ -37,9 +38,9 @@ NextAction = Literal[
     "finish_interruption",
     "send_results",
 ]
-"""What a step can do: nothing yet (idle, no prompt), send the prompt, call the model, go to ``compacting`` instead
-(the request is over the limit), compact the history (``plan`` says how), run the Stop hooks, run
-a tool call, answer a call that cannot run with its error, refuse a subagent's ``task`` call, answer a ``task``
+"""What a step can do: nothing yet (idle, no prompt), send the prompt, connect the MCP servers, call the model, go
+to ``compacting`` instead (the request is over the limit), compact the history (``plan`` says how), run the Stop hooks,
+run a tool call, answer a call that cannot run with its error, refuse a subagent's ``task`` call, answer a ``task``
 call the agent does not offer, spawn a subagent, step a running one, return an idle one, finish an interruption
 a subagent's run ended with, or send the reply's tool results to the model."""
 
@@ -94,6 +95,7 @@ class Asked(Protocol):
 
 
 _STATES: dict[str, NextAction] = {
+    "connecting": "connect_servers",
     "awaiting_model": "call_model",
     "stopping": "run_stop_hooks",
     "awaiting_jobs": "wait_for_jobs",

@@ -48,7 +48,15 @@ from tools import BASE_TOOL_NAMES, BASH_TIMEOUT, EXTRA_TOOL_NAMES, JOB_TOOL_NAME
 from tools.sandbox import Sandbox
 from tools.task import task_tool
 
-__all__ = ["AgentOptions", "OptionKeywords"]
+__all__ = ["AgentOptions", "Connect", "OptionKeywords", "Refresh"]
+
+Connect = Callable[[], tuple[tuple[Tool, ...], tuple[str, ...]]]
+"""How a root connects its MCP servers (``fsm.mcp``), in the ``connecting`` step: it returns the connected servers'
+tools and one note per server (its status) and per tool left out. It may raise ``KeyboardInterrupt`` (Ctrl-C),
+having ended every session it started."""
+Refresh = Callable[[], tuple[tuple[Tool, ...], tuple[str, ...]] | None]
+"""Asked by the root before each model call: when a connected MCP server's tools changed
+(``notifications/tools/list_changed``), every connected server's tools now and a note per change; None: unchanged."""
 
 
 def _known_tools(instance: object, attribute: attrs.Attribute[Any], value: tuple[str, ...] | None) -> None:
@@ -113,6 +121,14 @@ class AgentOptions:
     mcp_tools: tuple[Tool, ...] = field(default=(), converter=_tool_tuple)
     """The connected MCP servers' tools (``fsm.mcp``), offered after *tools* (less those a bare deny rule of
     *permissions* names, ``mcp__server`` among them); shared with subagents, whose custom type may name them."""
+    mcp_connect: Connect | None = field(default=None, eq=False)
+    """How the root connects its MCP servers, once, in ``connecting`` (its first prompt goes there; the tools
+    it returns join *mcp_tools*); None: there is nothing to connect. Subagents never connect (it is not passed
+    on): they reuse the root's tools."""
+    mcp_refresh: Refresh | None = field(default=None, eq=False)
+    """Asked by the root before each model call (``fsm.mcp.refresh``): the connected servers' tools anew when one
+    said its list changed, so that call offers the new list (the record notes the change); subagents spawned
+    later get it, a running one keeps the list it started with."""
     system: str | None = field(default=None, validator=Kind(str, "a string or None"))
     """The system prompt (None: ours for the agent's depth); *context* is added after it."""
     context: str = field(default="", validator=Kind(str, "a string", optional=False))
@@ -200,7 +216,7 @@ class AgentOptions:
         *max_model_calls*, no budget or ``max_parallel`` of its own; a custom type (*definition*) brings its
         prompt (made a system prompt by *system*), its tools and its cap on turns (at most *max_turns*)."""
         changes: dict[str, Any] = {"max_turns": max_turns, "max_model_calls": max_model_calls}
-        changes.update(system=None, max_budget_usd=None, max_parallel=None)
+        changes.update(system=None, max_budget_usd=None, max_parallel=None, mcp_connect=None, mcp_refresh=None)
         if definition is not None:
             named = definition.tools or BASE_TOOL_NAMES
             builtin = tuple(n for n in named if not n.startswith("mcp__"))
@@ -227,6 +243,8 @@ class OptionKeywords(TypedDict, total=False):
     compaction: CompactSettings | None
     tools: Iterable[str] | None
     mcp_tools: Iterable[Tool]
+    mcp_connect: Connect | None
+    mcp_refresh: Refresh | None
     system: str | None
     context: str
     bash_timeout: float

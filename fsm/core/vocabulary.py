@@ -25,8 +25,8 @@ __all__ = [
     "Trigger",
 ]
 
-State = Literal["idle", "awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping"]
-"""Where an agent is: the machine's six states."""
+State = Literal["idle", "connecting", "awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping"]
+"""Where an agent is: the machine's seven states."""
 
 Trigger = Literal[
     "prompt",
@@ -34,6 +34,7 @@ Trigger = Literal[
     "skill_forked",
     "prompt_blocked",
     "budget_spent",
+    "connected",
     "replied_with_tools",
     "replied_final",
     "paused",
@@ -67,6 +68,7 @@ GuardName = Literal[
     "out_of_compaction_tries",
     "by_hand",
     "has_jobs",
+    "must_connect",
 ]
 """The yes/no questions the table's rows ask (``conditions`` / ``unless``), answered by :mod:`fsm.core.guards`."""
 

@@ -4,7 +4,8 @@
 loop that holds its ``mcp.Client`` open until :meth:`Connections.close`; the caller waits for them all, bounded
 by ``MCP_TIMEOUT``, and gets one :class:`ServerStatus` per server in Claude Code's words (``connected`` with its
 tools, ``failed`` with the error, ``disabled``, ``needs-auth``). A tool call (:meth:`Connections.call`) is sent on
-the loop and waited for, bounded by the server's call timeout; a server that died gives an error, never a raise.
+the loop and waited for, bounded by the server's call timeout; a server that died gives an error, never a raise. A
+server's ``notifications/tools/list_changed`` marks its list stale; :meth:`Connections.relist` lists it anew.
 
 A stdio server is started through ``fsm/mcp/launch.py``, which asks the kernel to SIGKILL it when agentfsm dies
 (even by SIGKILL), in its own session (the ``mcp`` package's ``start_new_session``), with the ``mcp`` package's
@@ -103,6 +104,8 @@ class _Live:
     """Why the session ended while the run went on (the server exited, the connection dropped)."""
     unauthorized: bool = False
     """An HTTP server answered 401: it wants OAuth (``needs-auth``)."""
+    stale: bool = False
+    """The server sent ``notifications/tools/list_changed``: :meth:`Connections.relist` lists its tools anew."""
 
 
 class Connections:
@@ -165,6 +168,28 @@ class Connections:
                 status = attrs.evolve(status, status="failed", error=why)
             now.append(status)
         return now
+
+    def relist(self, *, timeout: float) -> list[ServerStatus]:
+        """List anew the tools of every connected server that said its list changed
+        (``notifications/tools/list_changed``), each bounded by *timeout*; their new statuses (kept in
+        :attr:`statuses`), none when no list changed. A server that does not answer keeps its old list."""
+        changed = []
+        for index, status in enumerate(self._statuses):
+            live = self._live.get(status.name)
+            if live is None or not live.stale or live.client is None or status.status != "connected":
+                continue
+            live.stale = False
+            future = self._submit(live.client.list_tools(cache_mode="refresh"))
+            try:
+                listed = future.result(timeout=timeout)
+            except Exception as exc:  # the old list stays; a dead server is reported by its next call
+                future.cancel()
+                log.debug("listing the tools of %s again: %s", status.name, exc)
+                continue
+            tools = tuple(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools)
+            self._statuses[index] = attrs.evolve(status, tools=tools)
+            changed.append(self._statuses[index])
+        return changed
 
     def reconnect(self, name: str, *, timeout: float) -> ServerStatus:
         """End server *name*'s session (if any) and connect it again (``mcp_reconnect``); its new status.
@@ -266,7 +291,13 @@ class Connections:
         from mcp import Client
 
         try:
-            async with Client(self._transport(live.config), client_info=_client_info()) as client:
+
+            async def told(message: Any) -> None:
+                if getattr(message, "method", None) == "notifications/tools/list_changed":
+                    live.stale = True
+
+            transport = self._transport(live.config)
+            async with Client(transport, client_info=_client_info(), message_handler=told) as client:
                 live.client = client
                 listed = await client.list_tools()
                 tools = tuple(t.model_dump(mode="json", by_alias=True, exclude_none=True) for t in listed.tools)
@@ -275,7 +306,13 @@ class Connections:
                 if not ready.done():
                     ready.set_result((tools, info.model_dump(mode="json", exclude_none=True) if info else None))
                 assert live.stop is not None
-                await live.stop.wait()
+                watcher = asyncio.ensure_future(_watch(client, live))
+                try:
+                    await live.stop.wait()
+                finally:
+                    watcher.cancel()
+                    with contextlib.suppress(BaseException):
+                        await watcher
         except BaseException as exc:
             if not ready.done():
                 live.took = time.monotonic() - live.began
@@ -380,6 +417,17 @@ class Connections:
         if self._thread is not None:
             self._thread.join(timeout=1)
         atexit.unregister(self.close)
+
+
+async def _watch(client: Any, live: _Live) -> None:
+    """Mark *live*'s tools stale at each change its server tells of on a ``subscriptions/listen`` stream (protocol
+    2026-07-28; earlier ones send ``notifications/tools/list_changed``, which the message handler takes)."""
+    try:
+        async with client.listen(tools_list_changed=True) as subscription:
+            async for _event in subscription:
+                live.stale = True
+    except Exception as exc:  # an older protocol, or a server without the stream: the notification says it
+        log.debug("no tools/list_changed stream from %s: %s", live.config.name, exc)
 
 
 def _error(text: str) -> CallResult:

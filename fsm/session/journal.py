@@ -39,8 +39,8 @@ transition that does not decode, or an initial state that does not, is a :class:
 read; a ``settings`` cell that is not a JSON object leaves the session listed, its ``SessionInfo.damage`` saying
 why, and resuming or replaying it a ``JournalError``.
 
-``settings`` holds the options a resume and a replay need, and, for a run with MCP servers, ``mcp_servers``: each
-server's status as it was connected (``name``, ``status``, ``error``, its tools' names). ``initial`` is the root's
+``settings`` holds the options a resume and a replay need (each MCP server's status is a note of the
+``connecting`` transition that connected it, as ``fsm.mcp.status_note`` words it). ``initial`` is the root's
 AgentState (JSON) when the session began; a fork has none and starts from its
 origin's state at ``forked_at``. ``record`` and ``appended`` are the encoded Transition and messages.
 """
@@ -54,7 +54,6 @@ import logging
 import os
 import re
 import sqlite3
-import sys
 import threading
 import time
 import uuid
@@ -599,7 +598,6 @@ class Journal:
             "max_turns": agent.max_turns,
             "model": getattr(agent.model, "model", None),
             "permissions": agent.permissions.to_json(),
-            **_mcp_servers(),
         }
         session_id = agent.agent_id if forked_from is None else self.new_id()
         while self._query("SELECT 1 FROM sessions WHERE id = ?", (session_id,)) or session_id in self._opened:
@@ -793,21 +791,6 @@ class Follower:
                 ) from exc
             self.last_seq = seq
         return records
-
-
-def _mcp_servers() -> dict[str, Any]:
-    """``{"mcp_servers": [...]}``: each MCP server's status as the run connected it (``fsm.mcp``), when it has
-    any; nothing otherwise (the package is not even imported then)."""
-    mcp = sys.modules.get("fsm.mcp")
-    connections = mcp.running() if mcp is not None else None
-    if connections is None:
-        return {}
-    return {
-        "mcp_servers": [
-            {**s.to_json(), **({"error": s.error} if s.error else {}), "tools": [t["name"] for t in s.tools]}
-            for s in connections.statuses
-        ]
-    }
 
 
 def _settings(sid: str, path: Path, cell: object) -> tuple[dict[str, Any], str | None]:

@@ -21,6 +21,7 @@ forked skill (``skill_forked``) is typed again: it replays when the replay is gi
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from attrs import frozen
@@ -38,7 +39,7 @@ from fsm.session.restore import RESUMED_NOTE
 from fsm.testing import ScriptedModel
 from tools import Tool, ToolOutput, Workspace
 
-__all__ = ["Divergence", "ReplayReport", "recorded_mcp_tools", "recorded_model", "replay"]
+__all__ = ["Divergence", "ReplayReport", "recorded_connect", "recorded_mcp_tools", "recorded_model", "replay"]
 
 
 @frozen
@@ -107,6 +108,23 @@ def recorded_mcp_tools(records: list[Transition]) -> tuple[Tool, ...]:
     return tuple(
         Tool(name, "(recorded)", {"type": "object"}, recorded(queue), checked=False) for name, queue in answers.items()
     )
+
+
+def recorded_connect(
+    records: list[Transition], *, served: list[Transition] | None = None
+) -> Callable[[], tuple[tuple[Tool, ...], tuple[str, ...]]]:
+    """An ``mcp_connect`` that starts no server: the ``connecting`` step it serves gives the MCP tools the recording
+    called (answering from *served*, the records whose results to give, all of them by default) and the notes of the
+    recording's own ``connecting`` step (each server's status), as a replay uses the recorded replies."""
+    notes = next((r.notes for r in records if r.source == "connecting" and r.trigger != "interrupted"), ())
+    tools = recorded_mcp_tools(records if served is None else served)
+    return lambda: (tools, tuple(notes))
+
+
+def connects(records: list[Transition]) -> bool:
+    """Whether the recording connected MCP servers in a ``connecting`` step (a journal from before that state
+    had its servers' tools from the start)."""
+    return any(r.dest == "connecting" for r in records)
 
 
 def recorded_model(records: list[Transition]) -> ScriptedModel:
@@ -194,7 +212,10 @@ def replay(journal: Journal, session_id: str, *, workdir: str, results: bool = F
     info = journal.find(session_id)
     records = journal.records(info.id)
     model = recorded_model(records)
-    given = {**info.agent_options(), "mcp_tools": recorded_mcp_tools(records), **options}
+    servers: dict[str, Any] = (
+        {"mcp_connect": recorded_connect(records)} if connects(records) else {"mcp_tools": recorded_mcp_tools(records)}
+    )
+    given = {**info.agent_options(), **servers, **options}
     agent = Agent.restore(model, workdir, journal.initial_state(info.id), **given)
     produced: list[Transition] = []
     agent.subscribe(produced.append)

@@ -1,8 +1,9 @@
 """What the web view sends the browser: sessions as rows, transitions as events, the machine as classed SVG.
 
 Everything here is plain JSON data; the page renders every string from the journal as text. An event is one
-Transition flattened for the page (the reply's blocks, the tool call and its full result, the prompt text, the todo
-list a ``TodoWrite`` left, shown as a checklist), so
+Transition flattened for the page (the reply's blocks, the tool call and its full result, an MCP call's server and
+tool, the prompt text, the todo list a ``TodoWrite`` left, shown as a checklist; each MCP server's status is a
+note of the ``connecting`` step), so
 the browser builds the transcript and the timeline from events alone and appends new ones as they come.
 """
 
@@ -16,7 +17,7 @@ from fsm.session.journal import SessionInfo
 from fsm.view.diagram import CHILD, NODES, graph
 from tools.todo import TODO_WRITE, todos_after
 
-__all__ = ["compaction", "cost", "edge_class", "event", "node_class", "session_row", "svg"]
+__all__ = ["compaction", "cost", "edge_class", "event", "mcp_call", "node_class", "session_row", "svg"]
 
 
 def cost(info: SessionInfo) -> float | None:
@@ -82,6 +83,9 @@ def event(record: Transition) -> dict[str, Any]:
         data["prompt"] = "/compact" + (f" {record.instructions}" if record.instructions else "")
     if record.tool_call is not None:  # its input is in the reply that asked for it
         data["call"] = {"id": record.tool_call.get("id"), "name": record.tool_call.get("name")}
+        server = mcp_call(str(record.tool_call.get("name", "")))
+        if server is not None:
+            data["call"]["mcp"] = server
     call, result = record.tool_call, record.tool_result
     if call is not None and call.get("name") == TODO_WRITE and result is not None and not result.is_error:
         data["todos"] = todos_after(call["input"])  # the list as the step left it, for the page's checklist
@@ -99,6 +103,15 @@ def event(record: Transition) -> dict[str, Any]:
     if record.notes:
         data["notes"] = list(record.notes)
     return data
+
+
+def mcp_call(name: str) -> dict[str, str] | None:
+    """The server and tool of an MCP call's name (``mcp__tiny__add``: ``{"server": "tiny", "tool": "add"}``), or
+    None for a built-in tool's; the page reads names of the replies' tool_use blocks the same way."""
+    if not name.startswith("mcp__"):
+        return None
+    server, _, tool = name.removeprefix("mcp__").partition("__")
+    return {"server": server, "tool": tool}
 
 
 def compaction(record: Transition) -> dict[str, Any]:

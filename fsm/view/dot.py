@@ -44,11 +44,12 @@ _FONT = "Helvetica"
 _BACK = frozenset({"stopped", "tools_done", "continue_forced", "fork_returned", "skill_forked"})
 """Edges that go back up the run (and a typed forked ``/NAME``'s, which pass the model's states by); they do not
 rank the layout, so it reads top to bottom: idle, model, tools."""
-_BESIDE = (("idle", "compacting"), ("awaiting_model", "stopping", "awaiting_jobs"))
+_BESIDE = (("connecting", "compacting"), ("awaiting_model", "stopping"))
 """Rows of states side by side in each machine, with executing_tools below and the child machine below that: the
 layout that keeps the drawing narrow enough to read at README width (tests/fsm/view/test_diagram.py measures it).
-``compacting`` beside ``idle`` (not ``awaiting_model``) keeps the rows narrow; ``awaiting_jobs`` goes beside
-``stopping``, where the final reply leads (a state a machine does not draw is left out of its row)."""
+``compacting`` beside ``connecting`` (both between ``idle`` and ``awaiting_model``) keeps the rows narrow; the
+layout places ``awaiting_jobs`` itself (a third state in the second row made the drawing too wide once the typed
+fork's edges joined; a state a machine does not draw is left out of its row)."""
 _PORTS: dict[str, dict[str, str]] = {"paused": {"tailport": "s", "headport": "s"}, "stopped": {"tailport": "n"}}
 """Where these edges leave and enter their node: clear of the labels between awaiting_model and stopping."""
 _ANCHOR = {"": "awaiting_model", CHILD: "stopping"}

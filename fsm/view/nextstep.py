@@ -20,6 +20,7 @@ __all__ = ["describe", "describe_next"]
 _FIXED: dict[NextAction, str] = {
     "wait": "nothing (send a prompt)",
     "send_prompt": "send the prompt",
+    "connect_servers": "connect the MCP servers (all at once)",
     "call_model": "call the model",
     "run_stop_hooks": "run Stop hooks",
     "wait_for_jobs": "wait for a background job to end (or the wait ceiling)",
@@ -73,4 +74,7 @@ def describe(step: NextStep) -> str:
     if step.action == "answer_unrunnable":
         return f"answer {name} with an error (the call cannot run)"
     first = next(iter(tool_input.values()), "") if isinstance(tool_input, dict) else tool_input
+    if name.startswith("mcp__"):  # mcp__SERVER__TOOL: the server's tool, called over MCP
+        server, _, tool = name.removeprefix("mcp__").partition("__")
+        return f"call MCP server {server}'s tool {tool} ({name}) {short(first, 60)}"
     return f"run {name} {short(first, 60)}"

@@ -452,9 +452,10 @@ class TestControl:
 
     def test_sdk_mcp_servers(self, fake: FakeAnthropic, project: Path) -> None:
         """An in-process SDK MCP server (``create_sdk_mcp_server``, ``@tool``) is served over the control protocol:
-        connected before the first request, its tool there as ``mcp__calc__add``, its call answered by the SDK
-        host (allowed by ``allowed_tools``); ``get_mcp_status`` reports it connected with its tool, ``disabled`` after
-        ``toggle_mcp_server(False)`` and connected again after ``reconnect_mcp_server``."""
+        ``pending`` before the first query, connected by its connecting step before the first request, its tool
+        there as ``mcp__calc__add``, its call answered by the SDK host (allowed by ``allowed_tools``);
+        ``get_mcp_status`` then reports it connected with its tool, ``disabled`` after ``toggle_mcp_server(False)``
+        and connected again after ``reconnect_mcp_server``."""
         from claude_agent_sdk import create_sdk_mcp_server, tool
 
         @tool("add", "Add two integers", {"a": int, "b": int})
@@ -465,18 +466,20 @@ class TestControl:
         server = create_sdk_mcp_server("calc", tools=[add])
         options = _options(fake, project, mcp_servers={"calc": server}, allowed_tools=["mcp__calc__add"])
 
-        async def program() -> tuple[Any, list[Any], list[str]]:
+        async def program() -> tuple[Any, Any, list[Any], list[str]]:
             async with ClaudeSDKClient(options) as client:
-                status = await client.get_mcp_status()
+                before = await client.get_mcp_status()
                 await client.query("add them")
                 messages = [m async for m in client.receive_response()]
+                status = await client.get_mcp_status()
                 await client.toggle_mcp_server("calc", False)
                 toggled = [(await client.get_mcp_status())["mcpServers"][0]["status"]]
                 await client.reconnect_mcp_server("calc")
                 toggled.append((await client.get_mcp_status())["mcpServers"][0]["status"])
-                return status, messages, toggled
+                return before, status, messages, toggled
 
-        status, messages, toggled = _run(program)
+        before, status, messages, toggled = _run(program)
+        assert [(s["name"], s["status"]) for s in before["mcpServers"]] == [("calc", "pending")]
         assert toggled == ["disabled", "connected"]
         assert _result(messages).result == "42"
         assert "mcp__calc__add" in fake.messages_requests[0].tool_names

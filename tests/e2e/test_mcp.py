@@ -1,7 +1,8 @@
 """MCP servers end to end: configured as a Claude Code user configures them, connected before the first request.
 
 One run per situation, each checked for several things: a stdio server slow to start, streamable-HTTP and SSE servers
-on 127.0.0.1 (from a trusted workspace's ``.mcp.json``) and a server that never answers, all at once; an
+on 127.0.0.1 (from a trusted workspace's ``.mcp.json``) and a server that cannot start, all at once (a server that
+never answers fails within its timeout: tests/fsm/mcp/test_client.py, without a run waiting for it); an
 untrusted workspace and the default permission mode; SIGKILL of agentfsm while a server runs. The servers are
 ``tests/mcp/server.py`` (the ``mcp`` package's ``MCPServer``).
 """
@@ -10,9 +11,9 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
-import sqlite3
 import subprocess
 import sys
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 
 import pytest
 
+from fsm.session.journal import Journal
 from fsm.testing import text_reply, tool_reply, tool_use
 from tests.e2e.conftest import AGENTFSM, Runner, base_env
 from tests.e2e.fake_server import FakeAnthropic
@@ -81,15 +83,16 @@ def http_servers() -> Iterator[tuple[str, str]]:
 def test_servers_connect_before_the_first_request(
     agentfsm: Runner, fake: FakeAnthropic, project: Path, http_servers: tuple[str, str]
 ) -> None:
-    """A slow stdio server and an HTTP server are connected, with their tools in the first request; one that never
-    answers fails within MCP_TIMEOUT; calls are answered (a PreToolUse hook's regex matcher blocks one); the journal
-    records the statuses; no server process is left after the exit."""
+    """A slow stdio server and an HTTP server are connected in the connecting step, with their tools in init and the
+    first request; one that cannot start is failed and the run goes on; calls are answered (a PreToolUse hook's
+    regex matcher blocks one); the journal's connecting transition notes each status; no server process is left
+    after the exit."""
     pidfile = project.parent / "pids"
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"web": {"type": "http", "url": "${WEB_URL}"}}}))
     config = {
         "mcpServers": {
             "tiny": {**stdio("stdio", "--delay", "1", "--pidfile", str(pidfile)), "env": {"FOO": "${FOO:-dflt}"}},
-            "mute": stdio("silent", "--pidfile", str(pidfile)),
+            "gone": {"command": str(project.parent / "no-such-server")},
             "old": {"type": "sse", "url": http_servers[1]},
         }
     }
@@ -106,7 +109,7 @@ def test_servers_connect_before_the_first_request(
         text_reply("done"),
     ]
     env = base_env(
-        ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-ant-secret", MCP_TIMEOUT="15000", WEB_URL=http_servers[0]
+        ANTHROPIC_BASE_URL=fake.url, ANTHROPIC_API_KEY="sk-ant-secret", MCP_TIMEOUT="30000", WEB_URL=http_servers[0]
     )
     began = time.monotonic()
     run = agentfsm(
@@ -123,7 +126,7 @@ def test_servers_connect_before_the_first_request(
     assert statuses["tiny"] == {"name": "tiny", "status": "connected"}
     assert statuses["web"] == {"name": "web", "status": "connected"}
     assert statuses["old"] == {"name": "old", "status": "connected"}
-    assert statuses["mute"] == {"name": "mute", "status": "failed"}  # Claude Code's init says no more
+    assert statuses["gone"] == {"name": "gone", "status": "failed"}  # Claude Code's init says no more
     assert "mcp__tiny__add" in init["tools"] and "mcp__web__add" in init["tools"]
     first = fake.messages_requests[0]
     assert {"mcp__tiny__add", "mcp__web__add", "mcp__tiny__picture"} <= set(first.tool_names)
@@ -142,27 +145,29 @@ def test_servers_connect_before_the_first_request(
     assert results["toolu_hooked"]["is_error"] is True and "no big ones" in results["toolu_hooked"]["content"]
     assert lines[-1]["result"] == "done"
     assert [d["tool_name"] for d in lines[-1]["permission_denials"]] == ["mcp__tiny__big"]
-    with sqlite3.connect(project.parent / "journal.db") as db:
-        [(settings,)] = db.execute("SELECT settings FROM sessions").fetchall()
-    journalled = {s["name"]: s for s in json.loads(settings)["mcp_servers"]}
-    assert journalled["tiny"]["status"] == "connected" and "add" in journalled["tiny"]["tools"]
-    assert (
-        journalled["mute"]["status"] == "failed"
-        and journalled["mute"]["error"] == 'MCP server "mute" connection timed out after 15000ms'
-    )
-    assert took < 30
+    with Journal(project.parent / "journal.db") as journal:
+        records = journal.records(init["session_id"])
+    assert [(r.source, r.trigger, r.dest) for r in records[:2]] == [
+        ("idle", "prompt", "connecting"),
+        ("connecting", "connected", "awaiting_model"),
+    ]
+    notes = {note.split("'")[1]: note for note in records[1].notes if note.startswith("MCP server '")}
+    assert re.fullmatch(r"MCP server 'tiny': connected \(9 tools, [\d.]+ s\)", notes["tiny"]), notes
+    assert notes["gone"].startswith("MCP server 'gone': failed: ")
+    assert took < 20  # nothing waits for MCP_TIMEOUT: every server answered or failed at once
     pids = _pids(pidfile)
-    assert len(pids) == 2 and gone(pids, within=2.0)
+    assert len(pids) == 1 and gone(pids, within=2.0)
 
 
 def test_untrusted_project_servers_start_nothing_and_calls_ask(
-    agentfsm: Runner, fake: FakeAnthropic, project: Path
+    agentfsm: Runner, fake: FakeAnthropic, project: Path, http_servers: tuple[str, str]
 ) -> None:
     """An untrusted workspace's .mcp.json starts nothing (disabled, with the reason); an MCP tool asks in the
-    default mode, so a headless run denies it and lists it in permission_denials; a deny rule hides a tool."""
+    default mode, so a headless run denies it and lists it in permission_denials; a deny rule hides a tool. (The
+    server given is the module's HTTP one, already running: no stdio server to start.)"""
     pidfile = project.parent / "pids"
     (project / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": stdio("stdio", "--pidfile", str(pidfile))}}))
-    config = {"mcpServers": {"tiny": stdio("stdio")}}
+    config = {"mcpServers": {"tiny": {"type": "http", "url": http_servers[0]}}}
     fake.script = [tool_reply(tool_use("mcp__tiny__add", {"a": 1, "b": 1}, id="toolu_add")), text_reply("ok")]
     run = agentfsm(
         "-p", "go", "--output-format", "stream-json", "--verbose", "--mcp-config", json.dumps(config),

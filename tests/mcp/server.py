@@ -9,7 +9,8 @@
 
 Tools: ``add(a, b)`` (text), ``echo_env(name)`` (a variable of its environment, or ``(unset)``), ``fail()``
 (an error result), ``big(n)`` (n characters), ``sleep(seconds)``, ``picture()`` (an image and a text), ``data()``
-(structured content only), ``pid()`` (its process id). ``--delay`` sleeps before serving (a server slow to start);
+(structured content only), ``pid()`` (its process id), ``grow()`` (adds the tool ``extra()`` and sends
+``notifications/tools/list_changed``). ``--delay`` sleeps before serving (a server slow to start);
 ``--pidfile`` writes its pid there.
 """
 
@@ -20,7 +21,7 @@ import sys
 import time
 from typing import Any
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import CallToolResult, ImageContent, TextContent
 
 PNG = base64.b64decode(
@@ -72,6 +73,19 @@ def build() -> Any:
     def pid() -> str:
         """The server's process id."""
         return str(os.getpid())
+
+    def extra() -> str:
+        """A tool added by grow()."""
+        return "extra"
+
+    @server.tool()
+    async def grow(ctx: Context) -> str:
+        """Add the tool extra() and tell the client its list of tools changed: on a subscriptions/listen stream
+        (protocol 2026-07-28), and as ``notifications/tools/list_changed`` (earlier protocols, Claude Code's)."""
+        server.add_tool(extra)
+        await ctx.notify_tools_changed()
+        await ctx.session.send_tool_list_changed()
+        return "grown"
 
     return server
 

@@ -91,7 +91,11 @@ function message(e, role, text, cls) {
 function toolCall(e, block, container) {
   const box = el("div", "call");
   const head = el("div", "call-head");
-  head.append(el("span", "role", "tool call"), el("b", "tool", block.name), el("span", "tool-id", block.id));
+  const mcp = block.name.startsWith("mcp__") ? block.name.slice(5) : null; // mcp__SERVER__TOOL: a server's tool
+  const server = mcp === null ? null : mcp.slice(0, mcp.indexOf("__") < 0 ? mcp.length : mcp.indexOf("__"));
+  head.append(el("span", "role", server === null ? "tool call" : `MCP call · server ${server}`));
+  head.append(el("b", "tool", block.name), el("span", "tool-id", block.id));
+  if (server !== null) box.classList.add("mcp");
   box.append(head, textBlock(JSON.stringify(block.input, null, 2)));
   const sub = el("div", "sub-slot");
   const result = el("div", "result pending", "waiting for the result…");

@@ -9,7 +9,7 @@ import pytest
 from fsm.checker import liveness, reduced
 from fsm.checker import search as checker
 from fsm.checker import space as configs
-from fsm.checker.search import Bounds, check, check_inductive
+from fsm.checker.search import Bounds, check, check_inductive, explore
 from fsm.cli.app import main
 from fsm.core import guards, machine, reducer
 
@@ -18,14 +18,16 @@ from fsm.core import guards, machine, reducer
 def table(monkeypatch):
     """Edit a row of the table for one test (each search starts with the checker's caches cleared)."""
 
-    def edit(trigger: str, source: str, /, guarded_by: str | None = None, **changes) -> None:
-        """Change the first row of *trigger* from *source* (whose conditions name *guarded_by*, when given)."""
+    def edit(trigger: str, source: str, /, guarded_by: str | None = None, into: str | None = None, **changes) -> None:
+        """Change the first row of *trigger* from *source* (whose conditions name *guarded_by*, and whose dest is
+        *into*, when given)."""
         row = next(
             r
             for r in machine.TRANSITIONS
             if r["trigger"] == trigger
             and source in machine.sources(r)
             and (guarded_by is None or guarded_by in machine.conditions(r))
+            and (into is None or r["dest"] == into)
         )
         new = {k: v for k, v in {**row, **changes}.items() if v is not None}
         index = machine.TRANSITIONS.index(row)
@@ -232,12 +234,13 @@ class TestUsdBudget:
             ("paused", "awaiting_model", ["out_of_turns", "out_of_model_calls"]),
             ("continue_forced", "stopping", ["out_of_turns", "out_of_model_calls"]),
             ("prompt", "idle", ["out_of_model_calls"]),  # a subagent's: the root's prompt starts the run at $0
+            ("connected", "connecting", ["out_of_model_calls"]),
         ],
     )
     def test_each_edge_into_awaiting_model_needs_the_usd_guard(self, table, trigger, source, others):
         """With out_of_budget_usd removed from any row into awaiting_model, every search finds a model call
         started with the USD budget spent, the last step of the counterexample being that row."""
-        table(trigger, source, unless=others)
+        table(trigger, source, into="awaiting_model", unless=others)
         for b in (Bounds(2, 1, 50), Bounds(2, 1, 50, reduce=False), Bounds(2, 1, 50, exact_budget=True)):
             report = check(b)
             assert report.problem == (
@@ -281,7 +284,7 @@ class TestCommand:
             "budget (spent or not at any guard), compaction; search: reduced (budget per agent, persistent "
             "sets)\n"
         )
-        assert "configurations: 84,221  edges: 429,492  time: " in out
+        assert "configurations: 84,223  edges: 429,499  time: " in out
         assert (
             "worst case: 200 model calls per run, the longest run searched (without the budget the table allows "
             "13,650)\n"
@@ -290,8 +293,8 @@ class TestCommand:
             "proved: depth <= 1; turns <= 30 for every agent; run total <= 200; no model call granted "
             "with the USD budget spent; at most 2 compactions per model call; no deadlock; idle reachable "
             "from every configuration; every run terminates\n"
-            "live: some run calls the model, runs a tool, compacts, and spawns a subagent that calls the model and "
-            "returns; Ctrl-C stops every busy configuration; some run uses the whole budget\n"
+            "live: some run connects MCP servers, calls the model, runs a tool, compacts, and spawns a subagent that "
+            "calls the model and returns; Ctrl-C stops every busy configuration; some run uses the whole budget\n"
             "background jobs (up to 3, the root alone): 11,556 configurations; proved: every job a run starts is "
             "told to the model exactly once; a run waits only for a job; every wait ends (a job, or the ceiling)\n"
         )
@@ -319,19 +322,19 @@ class TestCommand:
         )
         out = capsys.readouterr().out
         assert "search: every interleaving\n" in out
-        assert "configurations: 13,737  edges: 70,874  time: " in out  # two subagents at once, any order
+        assert "configurations: 13,739  edges: 70,882  time: " in out  # two subagents at once, any order
         assert (
             "worst case: 10 model calls per run, the longest run searched (without the budget the table allows 21)"
         ) in out
         assert (
             "proved: depth <= 1; turns <= 3 for every agent; run total <= 10; no model call granted with the USD "
             "budget spent; no deadlock; idle reachable from every configuration; every run terminates\n"
-            "live: some run calls the model, runs a tool, and spawns a subagent that calls the model and returns; "
-            "Ctrl-C stops every busy configuration; some run uses the whole budget\n"
+            "live: some run connects MCP servers, calls the model, runs a tool, and spawns a subagent that calls the "
+            "model and returns; Ctrl-C stops every busy configuration; some run uses the whole budget\n"
             "background jobs (up to 3, the root alone): 648 configurations; proved: every job a run starts is told "
             "to the model exactly once; a run waits only for a job; every wait ends (a job, or the ceiling)\n"
         ) in out
-        assert "inductive: 27,369 configurations (reachable or not), every move keeps the invariant (" in out
+        assert "inductive: 27,373 configurations (reachable or not), every move keeps the invariant (" in out
 
     def test_a_mutated_table_prints_a_counterexample(self, table, capsys):
         """With a guard removed from the table, check prints the violation and the path to it; exit 1."""
@@ -375,7 +378,7 @@ class TestCommand:
         )
         out = capsys.readouterr().out
         assert "max_parallel 4, no USD budget, no compaction; search: every interleaving\n" in out
-        assert "configurations: 12,576  edges: 60,868  time: " in out
+        assert "configurations: 12,577  edges: 60,871  time: " in out
         assert "USD" not in out.split("proved: ")[1]
 
     def test_the_usd_mutant_at_the_defaults(self, table, capsys):
@@ -512,6 +515,10 @@ VACUOUS = {
         _drop_rows(lambda r: r["dest"] == "compacting"),
         "vacuous: no run compacts",
     ),
+    "connecting never entered": (
+        _drop_rows(lambda r: r["dest"] == "connecting"),
+        "vacuous: no run connects MCP servers",
+    ),
     "a subagent's budget always spent": (
         lambda table, mp: mp.setitem(
             guards.GUARD_FUNCTIONS, "out_of_model_calls", lambda f: f.depth > 0 or guards.out_of_model_calls(f)
@@ -523,12 +530,34 @@ VACUOUS = {
             _drop_ctrl_c(state),
             f"Ctrl-C does not stop the run in {state}: a busy configuration has no move that interrupts the root",
         )
-        for state in ("awaiting_model", "compacting", "executing_tools", "stopping")
+        for state in ("connecting", "awaiting_model", "compacting", "executing_tools", "stopping")
     },
 }
 """Tables that break no limit because they do too little (issue 29), and what the checker then says."""
 
 SEARCHES = [{}, {"reduce": False}, {"exact_budget": True}]
+
+
+class TestConnecting:
+    @pytest.mark.parametrize("kw", SEARCHES)
+    def test_without_its_budget_stops_connecting_deadlocks(self, table, kw):
+        """connecting's budget_spent rows are needed: without the USD one, a root whose guards see the USD budget
+        spent once its servers are connected has no move but Ctrl-C, in every search."""
+        table("budget_spent", "connecting", guarded_by="out_of_budget_usd", trigger="never_fired")
+        assert check(Bounds(2, 1, 3, **kw)).problem == "deadlock: a busy configuration has no move but Ctrl-C"
+
+    def test_a_subagent_never_connects(self):
+        """Only the root enters connecting: a subagent's prompt goes straight to awaiting_model (it reuses the
+        root's tools)."""
+        graph, _, _ = explore(Bounds(2, 1, 3, exact_budget=True))
+        entered = {(d, dest) for out in graph.values() for move, _ in out for d, _, _, dest in move}
+        assert (0, "connecting") in entered and (1, "connecting") not in entered
+
+    def test_without_servers_the_state_is_not_explored(self):
+        """Bounds(servers=False) (an agent without MCP servers) never reaches connecting and is still proved."""
+        report = check(Bounds(2, 1, 3, servers=False))
+        graph, _, _ = explore(Bounds(2, 1, 3, servers=False))
+        assert report.proved and not any(c[0][0] == "connecting" for c in graph)
 
 
 class TestLiveness:

@@ -39,8 +39,8 @@ class TestParse:
             ("", "break on what? a state, a trigger, tool:NAME, depth:N or turn:N"),
             (
                 "thinking",
-                "cannot break on 'thinking': use a state (idle, awaiting_model, compacting, executing_tools, "
-                "awaiting_jobs, stopping), a trigger (e.g. tools_done), tool:NAME, depth:N or turn:N",
+                "cannot break on 'thinking': use a state (idle, connecting, awaiting_model, compacting, "
+                "executing_tools, awaiting_jobs, stopping), a trigger (e.g. tools_done), tool:NAME, depth:N or turn:N",
             ),
             (
                 "tool:bsh",

@@ -25,6 +25,7 @@ from fsm.policy.rules import parse_rule
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from fsm.view import describe_next
 from fsm.view.debugtext import location
+from tools import Tool, ToolOutput
 
 ROOT = Path(__file__).resolve().parents[3]
 TARGET = Path(__file__).with_name("debug_target.py")
@@ -224,7 +225,7 @@ class TestBreakpoints:
         assert moves[6].startswith("Deleted all breakpoints.\n")
         assert moves[7].startswith("No breakpoints.\n")
         assert moves[8].startswith(
-            "*** cannot break on 'nowhere': use a state (idle, awaiting_model, "
+            "*** cannot break on 'nowhere': use a state (idle, connecting, awaiting_model, "
             "compacting, executing_tools, awaiting_jobs, stopping), a trigger (e.g. tools_done), tool:NAME, depth:N or "
             "turn:N\n"
         )
@@ -273,6 +274,37 @@ class TestLooking:
         assert replies(output)[4] == (
             "  depth 0  agent a1  executing_tools  turn 1/30  next: step subagent a1.1 (call the model)\n"
             "> depth 1  agent a1.1  awaiting_model  turn 0/30  next: call the model\n"
+        )
+
+    def test_stepping_through_connecting_to_an_mcp_call(self, tmp_path):
+        """With MCP servers to connect, step shows idle -> connecting, then connecting -> awaiting_model with each
+        server's status; where shows the connecting step next, and later the MCP call next, by server and tool."""
+
+        def ping(workspace, **arguments):
+            return ToolOutput("pong")
+
+        def connect():
+            tool = Tool("mcp__tiny__add", "add", {"type": "object", "properties": {}}, ping, checked=False)
+            return (tool,), ("MCP server 'tiny': connected (1 tool, 0.05 s)",)
+
+        agent = Agent(
+            ScriptedModel([tool_reply(tool_use("mcp__tiny__add", {"a": 2, "b": 3}, id="t_add")), text_reply("5")]),
+            str(tmp_path),
+            data=AgentState(agent_id="a1"),
+            mcp_connect=connect,
+        )
+        agent.send("add")
+        moves = replies(session(agent, "s", "w", "s", "s", "w"))  # as docs/mcp.md shows them
+        connecting = "> depth 0  agent a1  connecting  turn 0/30  next: connect the MCP servers (all at once)\n"
+        assert moves[0] == "#1 depth 0 a1: idle --prompt--> connecting (turn 0)\n" + connecting
+        assert moves[1] == connecting
+        assert moves[2].startswith(
+            "#2 depth 0 a1: connecting --connected--> awaiting_model (turn 0)  "
+            "[MCP server 'tiny': connected (1 tool, 0.05 s)]\n"
+        )
+        assert moves[4] == (
+            "> depth 0  agent a1  executing_tools  turn 1/30  "
+            "next: call MCP server tiny's tool add (mcp__tiny__add) 2\n"
         )
 
     def test_print_targets(self, tmp_path):

@@ -505,3 +505,22 @@ class TestHandMade:
         with pytest.raises(attrs.exceptions.FrozenInstanceError):
             resolved.agent.max_turns = 3  # type: ignore[misc]
         assert attrs.evolve(resolved.agent, max_turns=3).limits_given() == {"max_turns": 3}
+
+
+class TestMcpServers:
+    def test_bare_takes_only_the_mcp_config_servers(self, tmp_path: Path) -> None:
+        """--bare, as Claude Code's (2.1.197's init lists only them): the --mcp-config servers, not the trusted
+        workspace's .mcp.json nor the settings' mcpServers; without --bare all three are configured."""
+        (tmp_path / ".mcp.json").write_text('{"mcpServers": {"proj": {"command": "p"}}}')
+        settings = '{"mcpServers": {"set": {"command": "s"}}}'
+        flag = '{"mcpServers": {"flag": {"command": "f"}}}'
+        argv = ["--trust", "--settings", settings, "--mcp-config", flag]
+        assert sorted(s.name for s in options(*argv, prompt="x").agent.mcp_servers) == ["flag", "proj", "set"]
+        assert [s.name for s in options(*argv, "--bare", prompt="x").agent.mcp_servers] == ["flag"]
+
+    def test_nothing_starts_when_the_agent_is_built(self, tmp_path: Path) -> None:
+        """The root's first prompt connects the servers (connecting): building the agent starts none."""
+        flag = '{"mcpServers": {"gone": {"command": "/nonexistent/server"}}}'
+        built = agent("--mcp-config", flag)
+        assert built.servers_pending and not any(t.name.startswith("mcp__") for t in built.tools)
+        assert agent().servers_pending is False

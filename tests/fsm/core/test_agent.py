@@ -909,8 +909,8 @@ class TestStartingDataIsChecked:
             ({"max_model_calls": 0}, "the agent's 'max_model_calls' must be an integer >= 1 (got 0)"),
             (
                 {"state": "flying"},
-                "the agent's 'state' must be one of idle, awaiting_model, compacting, executing_tools, awaiting_jobs, "
-                "stopping (got 'flying')",
+                "the agent's 'state' must be one of idle, connecting, awaiting_model, compacting, executing_tools, "
+                "awaiting_jobs, stopping (got 'flying')",
             ),
         ],
     )

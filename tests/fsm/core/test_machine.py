@@ -28,9 +28,18 @@ from fsm.testing import ScriptedModel
 
 
 class TestTable:
-    def test_states_are_the_designed_six(self):
-        """The machine has exactly idle, awaiting_model, compacting, executing_tools, awaiting_jobs and stopping."""
-        assert STATES == ["idle", "awaiting_model", "compacting", "executing_tools", "awaiting_jobs", "stopping"]
+    def test_states_are_the_designed_seven(self):
+        """The machine has exactly idle, connecting, awaiting_model, compacting, executing_tools, awaiting_jobs and
+        stopping."""
+        assert STATES == [
+            "idle",
+            "connecting",
+            "awaiting_model",
+            "compacting",
+            "executing_tools",
+            "awaiting_jobs",
+            "stopping",
+        ]
         assert set(STATE_DOCS) == set(STATES)
 
     def test_every_row_is_documented(self):
@@ -47,7 +56,7 @@ class TestTable:
         """Every guard named in the table is a method of Agent."""
         agent = Agent(model=ScriptedModel(), workdir=str(tmp_path))
         names = {"out_of_turns", "out_of_model_calls", "out_of_budget_usd", "can_spawn"}
-        names |= {"out_of_compactions", "out_of_compaction_tries", "by_hand", "has_jobs"}
+        names |= {"out_of_compactions", "out_of_compaction_tries", "by_hand", "has_jobs", "must_connect"}
         assert names == GUARDS == set(GUARD_FUNCTIONS)
         for guard in GUARDS:
             assert callable(getattr(agent, guard))
@@ -59,12 +68,15 @@ class TestTable:
 
     def test_every_edge_into_awaiting_model_is_guarded_by_both_limits(self):
         """No row enters awaiting_model unless both limits allow another call (the root's prompt resets them; in
-        compacting no turn is spent, and the agent came there from awaiting_model with a turn left)."""
+        compacting no turn is spent, and the agent came there from awaiting_model with a turn left; connecting
+        follows the root's prompt, which spent none)."""
         for row in TRANSITIONS:
             if row["dest"] == "awaiting_model":
                 calls = {"out_of_model_calls", "out_of_budget_usd"}
                 expected = (
-                    calls if row["trigger"] == "prompt" or row["source"] == "compacting" else {*calls, "out_of_turns"}
+                    calls
+                    if row["trigger"] == "prompt" or row["source"] in ("compacting", "connecting")
+                    else {*calls, "out_of_turns"}
                 )
                 assert expected <= set(unless(row)), row["trigger"]
 
@@ -135,7 +147,7 @@ class TestBuildMachine:
 
         with pytest.raises(
             TypeError,
-            match=r"guard method\(s\) \['by_hand', 'can_spawn', 'has_jobs', 'out_of_budget_usd', "
+            match=r"guard method\(s\) \['by_hand', 'can_spawn', 'has_jobs', 'must_connect', 'out_of_budget_usd', "
             r"'out_of_compaction_tries', 'out_of_compactions', 'out_of_model_calls', 'out_of_turns'\]",
         ):
             build_machine(Bare())

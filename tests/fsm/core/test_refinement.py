@@ -163,8 +163,11 @@ def save(agent: Agent) -> tuple[Any, list[Any]]:
 def test_the_agent_reaches_what_the_checker_reaches(tmp_path, max_turns, k, budget, parallel):
     """Every configuration and every move of the checker is the real agent's, and nothing else is."""
     # the agent here has no USD budget, no compactor (tests/fsm/core/test_compacting.py drives compaction) and no
-    # background jobs (tests/fsm/core/test_background.py drives them; fsm/checker/jobs.py proves them)
-    b = Bounds(max_turns, k, budget, parallel, exact_budget=True, budget_usd=False, compaction=False, jobs=False)
+    # background jobs (tests/fsm/core/test_background.py drives them; fsm/checker/jobs.py proves them) and no MCP
+    # servers (tests/fsm/core/test_connecting.py drives connecting)
+    b = Bounds(
+        max_turns, k, budget, parallel, exact_budget=True, budget_usd=False, compaction=False, jobs=False, servers=False
+    )
     driver = Driver(tmp_path, b)
     start = driver.fresh()
     assert abstract(start, b) == initial(b)

@@ -77,6 +77,27 @@ def test_oauth_server_needs_auth(asks_auth: str, tmp_path: Path) -> None:
     assert status.status == "needs-auth", status
 
 
+def test_a_server_that_never_answers_fails_within_the_timeout(tmp_path: Path) -> None:
+    """A stdio server that reads and never answers is failed once the connection timeout (here 0.5 s) passes, in
+    Claude Code's words, and its process is killed; the others' statuses do not wait longer."""
+    pidfile = tmp_path / "pids"
+    connections = Connections(cwd=str(tmp_path))
+    try:
+        config = {"mute": {"command": sys.executable, "args": [SERVER, "silent", "--pidfile", str(pidfile)]}}
+        began = time.monotonic()
+        [status] = connections.connect(parse_servers(config, "s"), timeout=0.5)
+        took = time.monotonic() - began
+        assert (status.status, status.error) == ("failed", 'MCP server "mute" connection timed out after 500ms')
+        assert 0.5 <= took < 5
+    finally:
+        connections.close()
+    give_up = time.monotonic() + 10
+    pids = [int(line) for line in pidfile.read_text().split()] if pidfile.exists() else []
+    while pids and any(Path(f"/proc/{pid}").exists() for pid in pids) and time.monotonic() < give_up:
+        time.sleep(0.02)
+    assert not any(Path(f"/proc/{pid}").exists() for pid in pids)
+
+
 @pytest.mark.slow
 def test_a_server_that_dies_gives_error_results(tmp_path: Path) -> None:
     """Disabled, a server's calls are error results, and reconnected they work again; a call past the server's

@@ -267,3 +267,28 @@ def todo_session(journal_path: Path, workdir: Path) -> str:
         session = journal.start(agent)
         agent.run("Plan the fix")
     return session
+
+
+def mcp_session(journal_path: Path, workdir: Path) -> str:
+    """A root whose MCP server connects in the connecting step (its status a note), then calls the server's tool."""
+    from fsm.policy.judge import Policy
+    from fsm.policy.rules import parse_rule
+    from tools import Tool, Workspace
+
+    def add(workspace: Workspace, **arguments: Any) -> ToolOutput:
+        return ToolOutput('{"result":"5"}')
+
+    def connect() -> tuple[tuple[Tool, ...], tuple[str, ...]]:
+        tool = Tool("mcp__tiny__add", "Add two integers.", {"type": "object", "properties": {}}, add, checked=False)
+        return (tool,), ("MCP server 'tiny': connected (1 tool, 0.12 s)",)
+
+    agent = Agent(
+        ScriptedModel([tool_reply(tool_use("mcp__tiny__add", {"a": 2, "b": 3})), text_reply("5")]),
+        str(sample_workspace(workdir)),
+        mcp_connect=connect,
+        permissions=Policy(allow=(parse_rule("mcp__tiny"),)),
+    )
+    with Journal(journal_path) as journal:
+        session = journal.start(agent)
+        agent.run("Add 2 and 3 with the server")
+    return session

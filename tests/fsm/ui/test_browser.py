@@ -18,7 +18,7 @@ from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from tests.e2e.conftest import base_env
 from tests.e2e.fake_server import FakeAnthropic
 from tests.fsm.ui.conftest import AGENTFSM, WATCH_ROWS
-from tests.fsm.ui.sessions import XSS, delegating_session, parallel_session, todo_session, xss_session
+from tests.fsm.ui.sessions import XSS, delegating_session, mcp_session, parallel_session, todo_session, xss_session
 
 
 def _rows(page) -> list[str]:
@@ -165,6 +165,16 @@ class TestSessionPage:
             "todo pending",
         ]
         assert page.locator(".result.ok .role").first.text_content() == "todo list (3)"
+
+    def test_an_mcp_call_shows_its_server(self, tmp_path, ui, page):
+        """An MCP call is labelled with its server; the connecting step shows each server's status."""
+        journal = tmp_path / "j.db"
+        session = mcp_session(journal, tmp_path / "ws")
+        page.goto(ui(journal)(f"/session/{session}"))
+        page.wait_for_selector(".call.mcp")
+        assert page.locator(".call.mcp .call-head .role").text_content() == "MCP call · server tiny"
+        assert page.locator(".call.mcp .call-head .tool").text_content() == "mcp__tiny__add"
+        assert "MCP server 'tiny': connected (1 tool, 0.12 s)" in page.locator(".note").all_text_contents()
 
     def test_clicking_and_keys_move_the_highlight(self, tmp_path, tmp_path_factory, ui, page):
         """Selecting a transition highlights the state it led to (the child's own machine for a child's), marks

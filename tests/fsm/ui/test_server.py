@@ -14,11 +14,11 @@ from fsm.model.pricing import price_of
 from fsm.model.reply import Usage
 from fsm.session.journal import Journal
 from fsm.testing import ScriptedModel, text_reply
-from fsm.ui.data import edge_class, event, node_class, svg
+from fsm.ui.data import edge_class, event, mcp_call, node_class, svg
 from fsm.ui.server import create_app
 from fsm.view.diagram import CHILD, drawn_edges
 from fsm.view.drawn import drawn_states
-from tests.fsm.ui.sessions import delegating_session, parallel_session, todo_session
+from tests.fsm.ui.sessions import delegating_session, mcp_session, parallel_session, todo_session
 
 
 @pytest.fixture
@@ -135,6 +135,24 @@ class TestSession:
         events = app.get(f"/api/sessions/{session}").json()["events"]
         lists = [e["todos"] for e in events if "todos" in e]
         assert [[t["status"] for t in todos] for todos in lists] == [["completed", "in_progress", "pending"]]
+
+    def test_an_mcp_call_names_its_server_and_the_connecting_step_its_statuses(self, tmp_path):
+        """An MCP call's event names its server and tool (a built-in tool's has none); the connecting step's event
+        holds each server's status as a note."""
+        path = tmp_path / "m.db"
+        mcp_session(path, tmp_path / "ws")
+        app = client(path)
+        session = app.get("/api/sessions").json()["sessions"][0]["id"]
+        events = app.get(f"/api/sessions/{session}").json()["events"]
+        assert [(e["source"], e["dest"]) for e in events[:2]] == [
+            ("idle", "connecting"),
+            ("connecting", "awaiting_model"),
+        ]
+        assert events[1]["notes"] == ["MCP server 'tiny': connected (1 tool, 0.12 s)"]
+        [called] = [e for e in events if "call" in e]
+        assert called["call"]["mcp"] == {"server": "tiny", "tool": "add"}
+        assert called["result"]["text"] == '{"result":"5"}'
+        assert mcp_call("bash") is None
 
 
 class TestSafety:

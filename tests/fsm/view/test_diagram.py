@@ -45,7 +45,8 @@ class TestMermaid:
     def test_every_state_declared_once(self):
         """Each state of the table is declared once for the parent and once, prefixed, for the child."""
         declared = re.findall(r'^\s*state "[^"]+" as (\w+)', mermaid(), re.M)
-        assert sorted(declared) == sorted(n for n in NODES if n != f"{CHILD}awaiting_jobs")  # a subagent never waits
+        # a subagent never waits for jobs, nor connects MCP servers
+        assert sorted(declared) == sorted(n for n in NODES if n not in (f"{CHILD}awaiting_jobs", f"{CHILD}connecting"))
         assert sorted(NODES) == sorted([*STATES, *(CHILD + s for s in STATES)])
 
     @pytest.mark.parametrize("conditions", [False, True])
@@ -65,7 +66,8 @@ class TestMermaid:
         start = lines.index('  state "executing_tools" as executing_tools {')
         end = lines.index("  }", start)
         inside, outside = "\n".join(lines[start + 1 : end]), "\n".join(lines[:start] + lines[end + 1 :])
-        assert {s for s, _, _ in parse(inside)} == {CHILD + s for s in STATES if s != "awaiting_jobs"} | {"[*]"}
+        never = ("awaiting_jobs", "connecting")
+        assert {s for s, _, _ in parse(inside)} == {CHILD + s for s in STATES if s not in never} | {"[*]"}
         assert {s for s, _, _ in parse(outside)} == set(STATES)
         assert 'state "subagent awaiting_model" as sub_awaiting_model' in inside
 
@@ -104,12 +106,14 @@ class TestMermaid:
         assert "the subagent's subagent_spawned from executing_tools; " in mermaid()
 
     def test_interrupted_from_every_busy_state(self):
-        """interrupted leads to idle from awaiting_model, compacting, executing_tools, awaiting_jobs and stopping."""
+        """interrupted leads to idle from connecting, awaiting_model, compacting, executing_tools, awaiting_jobs and
+        stopping."""
         drawn = parse(mermaid())
         assert sorted(s for s, d, label in drawn if label == "interrupted" and d == "idle") == [
             "awaiting_jobs",
             "awaiting_model",
             "compacting",
+            "connecting",
             "executing_tools",
             "stopping",
         ]
@@ -147,7 +151,7 @@ class TestMermaid:
         with pytest.raises(ConfigError) as info:
             mermaid("thinking")
         assert str(info.value) == (
-            "cannot highlight 'thinking': use one of idle, awaiting_model, compacting, executing_tools, "
+            "cannot highlight 'thinking': use one of idle, connecting, awaiting_model, compacting, executing_tools, "
             "awaiting_jobs, stopping, or sub_NAME for the subagent's state"
         )
 
@@ -181,7 +185,9 @@ class TestCommittedDiagrams:
             "| `paused`, `tools_done`, `job_ended`, `continue_forced` | `unless out_of_turns or out_of_model_calls or "
             "out_of_budget_usd` |"
         ) in readme
-        assert "| `budget_spent` from `idle`, `compacting`, `awaiting_jobs` | `if out_of_model_calls` |" in readme
+        assert (
+            "| `budget_spent` from `idle`, `connecting`, `compacting`, `awaiting_jobs` | `if out_of_model_calls` |"
+        ) in readme
 
     def test_svg_committed(self):
         """diagrams/agent.svg exists and is an SVG (its content is checked above when pygraphviz is installed)."""

@@ -81,7 +81,7 @@ class TestSvg:
                         for t in texts
                         if f"{word} {' or '.join(names)}" in t
                     ), row
-        assert "budget_spent from idle, compacting, awaiting_jobs: if out_of_model_calls" in texts
+        assert "budget_spent from idle, connecting, compacting, awaiting_jobs: if out_of_model_calls" in texts
         assert any(
             t.startswith("budget_spent from awaiting_model, executing_tools: if out_of_model_calls") for t in texts
         )
@@ -105,8 +105,10 @@ class TestSvg:
         text = " ".join(html.unescape(t) for t in re.findall(r"<text[^>]*>([^<]*)</text>", diagram.svg()))
         for _, _, trigger in table_edges() + table_edges(CHILD):
             assert re.search(rf"(^|[ ,]){trigger}(,|$| )", text), trigger
-        for node in NODES:  # every state a run can be in; the subagent never waits for jobs
-            assert (f"<title>{node}</title>" in diagram.svg()) == (node != f"{CHILD}awaiting_jobs")
+        for node in NODES:  # every state a run can be in; the subagent never waits for jobs nor connects
+            assert (f"<title>{node}</title>" in diagram.svg()) == (
+                node not in (f"{CHILD}awaiting_jobs", f"{CHILD}connecting")
+            )
 
     @pytest.mark.parametrize("conditions", [False, True])
     def test_legible_at_readme_width(self, conditions):

@@ -32,9 +32,10 @@ class TestNeverTaken:
     def test_today(self):
         """Today: the subagent's spawn and return (it never spawns), /compact and a typed forked /NAME (the root's
         prompt only) and so the subagent's ends of a /compact (to idle: told apart by dest) and of a typed /NAME, its
-        prompt_blocked (its prompt fires no UserPromptSubmit), the root's budget_spent from idle, and every edge of
-        the subagent's awaiting_jobs (a subagent starts no job). (A typed /NAME's subagent, which has the run to
-        itself, reaches its third failed compaction in a row within these bounds.)"""
+        prompt_blocked (its prompt fires no UserPromptSubmit), the root's budget_spent from idle, every edge of the
+        subagent's awaiting_jobs (a subagent starts no job) and of its connecting (it never connects: it reuses the
+        root's MCP tools). (A typed /NAME's subagent, which has the run to itself, reaches its third failed compaction
+        in a row within these bounds.)"""
         assert drawn.never_taken() == {
             ("", "idle", "budget_spent", "stopping"),
             (CHILD, "executing_tools", "subagent_spawned", "executing_tools"),
@@ -49,6 +50,10 @@ class TestNeverTaken:
             *((CHILD, "awaiting_jobs", t, "stopping") for t in ("budget_spent", "wait_ceiling")),
             (CHILD, "awaiting_jobs", "job_ended", "awaiting_model"),
             (CHILD, "awaiting_jobs", "interrupted", "idle"),
+            (CHILD, "idle", "prompt", "connecting"),  # a subagent never connects
+            (CHILD, "connecting", "connected", "awaiting_model"),
+            (CHILD, "connecting", "budget_spent", "stopping"),
+            (CHILD, "connecting", "interrupted", "idle"),
         }
         assert drawn.left_out() == [
             "the root's budget_spent from idle",
@@ -61,10 +66,14 @@ class TestNeverTaken:
             "the subagent's compaction_blocked from compacting to idle",
             "the subagent's compaction_failed from compacting to idle",
             "the subagent's summarized from compacting to idle",
+            "the subagent's budget_spent from connecting",
+            "the subagent's connected from connecting",
+            "the subagent's interrupted from connecting",
             "the subagent's fork_returned from executing_tools",
             "the subagent's subagent_returned from executing_tools",
             "the subagent's subagent_spawned from executing_tools",
             "the subagent's compact_requested from idle",
+            "the subagent's prompt from idle to connecting",
             "the subagent's prompt_blocked from idle",
             "the subagent's skill_forked from idle",
         ]
@@ -90,12 +99,13 @@ class TestGuards:
         """Today's table in words; budget_spent, guarded two ways, is named with its sources (compaction's rows too)."""
         compacting = "compaction_blocked from compacting, compacted from compacting, summarized from compacting"
         assert [(drawn.named(who), guard) for who, guard in drawn.guards()] == [
+            ("prompt from idle", "if must_connect, unless out_of_model_calls or out_of_budget_usd"),
             (
-                f"prompt, compact_requested, skill_forked, {compacting}",
+                f"prompt from idle, compact_requested, skill_forked, connected, {compacting}",
                 "unless out_of_model_calls or out_of_budget_usd",
             ),
-            ("budget_spent from idle, compacting, awaiting_jobs", "if out_of_model_calls"),
-            ("budget_spent from idle, compacting, awaiting_jobs", "if out_of_budget_usd"),
+            ("budget_spent from idle, connecting, compacting, awaiting_jobs", "if out_of_model_calls"),
+            ("budget_spent from idle, connecting, compacting, awaiting_jobs", "if out_of_budget_usd"),
             ("replied_final", "if has_jobs, unless out_of_turns or out_of_model_calls or out_of_budget_usd"),
             (
                 "paused, tools_done, job_ended, continue_forced",
