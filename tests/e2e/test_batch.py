@@ -68,11 +68,10 @@ def test_hundred_tasks_isolated_and_resumable(tmp_path: Path) -> None:
         assert len(preds) == 100
         assert tree(src) == before and git(src, "status", "--porcelain") == status_before
 
-        some = lines[7]  # a task's journal is what replay reads: offline, every transition as recorded
-        replay = run_agentfsm(
-            tmp_path, env, "replay", some["session_id"], "--session-db", str(out / some["id"] / "sessions.db")
-        )
+        some = lines[7]  # a task's trajectory is what replay opens: offline, every transition as recorded
+        replay = run_agentfsm(tmp_path, env, "replay", str(out / some["id"] / "trajectory.jsonl"))
         assert replay.code == 0 and "6 of 6 transitions match" in replay.stdout, replay.stderr
+        assert f"replayed session {some['session_id']} " in replay.stdout
 
         again = run_agentfsm(tmp_path, env, *argv, timeout=60)
         assert again.code == 0, again.stderr
