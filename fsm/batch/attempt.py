@@ -77,7 +77,8 @@ class AttemptResult:
 
 @define
 class Control:
-    """The driver's handle on a running attempt: interrupt it from another thread."""
+    """The driver's handle on a running attempt: interrupt it from another thread (the process it is running: the
+    agent, or a setup or verify command)."""
 
     proc: subprocess.Popen[str] | None = None
     stopping: bool = False
@@ -90,23 +91,32 @@ class Control:
                 os.killpg(self.proc.pid, signal.SIGKILL if hard else signal.SIGINT)
 
 
-def run_shell(command: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
-    """Run *command* with ``bash -c`` in *cwd*: its exit code, the tail of its output and its duration."""
+def run_shell(command: str, cwd: Path, env: dict[str, str], control: Control | None = None) -> dict[str, Any]:
+    """Run *command* with ``bash -c`` in *cwd*: its exit code, the tail of its output and its duration. Its
+    session is its own, and *control* interrupts it as it does the agent (a second Ctrl-C kills it)."""
+    control = control or Control()
     started = time.monotonic()
-    done = subprocess.run(
+    with subprocess.Popen(
         ["bash", "-c", command],
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        check=False,
         start_new_session=True,
-    )
-    output = done.stdout.decode("utf-8", "replace")
+    ) as proc:
+        control.proc = proc
+        if control.stopping:
+            control.interrupt()
+        try:
+            output = proc.communicate()[0].decode("utf-8", "replace")
+        except BaseException:  # a Ray cancel in this thread: the command goes with it
+            control.interrupt(hard=True)
+            raise
+    control.proc = None
     return {
         "command": command,
-        "exit_code": done.returncode,
+        "exit_code": proc.returncode,
         "output": output[-TAIL_CHARS:],
         "duration_ms": round((time.monotonic() - started) * 1000),
     }
@@ -251,7 +261,7 @@ def run_attempt(spec: AttemptSpec, *, control: Control | None = None, on_event: 
         result = _failure("error_during_execution", "workspace_error", f"workspace: {exc}")
         base = None
     if result is None and task.setup is not None:
-        line["setup"] = run_shell(task.setup, workdir, _shell_env(env))
+        line["setup"] = run_shell(task.setup, workdir, _shell_env(env), control)
         if line["setup"]["exit_code"] != 0:
             result = _failure("error_during_execution", "setup_failed", f"setup exited {line['setup']['exit_code']}")
     if result is None and not control.stopping:
@@ -267,7 +277,7 @@ def run_attempt(spec: AttemptSpec, *, control: Control | None = None, on_event: 
     if "setup" in line:  # after the result's keys, in the order things ran
         line["setup"] = line.pop("setup")
     if base is not None and not interrupted and task.verify is not None:
-        line["verify"] = run_shell(task.verify, workdir, _shell_env(env))
+        line["verify"] = run_shell(task.verify, workdir, _shell_env(env), control)
     try:
         line["diff"] = patch(workdir, base) if base is not None else ""
     except WorkspaceError as exc:

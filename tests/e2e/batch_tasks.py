@@ -126,16 +126,19 @@ def sessions_in(db: Path) -> list[str]:
 
 
 def agents_of(out: Path) -> list[int]:
-    """Pids of live processes whose command line names *out* (the batch's agents)."""
+    """Pids of live processes whose command line names *out* or that work under it (the batch's agents, and the
+    setup and verify commands in its workspaces)."""
     found = []
     for entry in Path("/proc").iterdir():
         if entry.name.isdigit():
             try:
                 cmdline = (entry / "cmdline").read_bytes()
                 stat = (entry / "stat").read_text()
+                cwd = os.readlink(entry / "cwd")
             except OSError:
                 continue
-            if str(out).encode() in cmdline and stat.rsplit(")", 1)[1].split()[0] != "Z":
+            named = str(out).encode() in cmdline or cwd == str(out) or cwd.startswith(f"{out}/")
+            if named and stat.rsplit(")", 1)[1].split()[0] != "Z":
                 found.append(int(entry.name))
     return found
 

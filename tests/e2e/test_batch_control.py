@@ -1,10 +1,11 @@
 """``agentfsm batch``'s control end to end: ``kill -9`` of the driver mid-batch leaves no agent and a rerun gives every
-id exactly one final line; Ctrl-C interrupts the running tasks cleanly (journalled, resumable) and writes no line;
-retries and the cost cap; bad task files are one line naming the line.
+id exactly one final line; Ctrl-C interrupts the running tasks cleanly (journalled, resumable) and writes no line, a
+second one ends the batch at once; retries and the cost cap; bad task files are one line naming the line.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -86,6 +87,49 @@ def test_ctrl_c_interrupts_cleanly(tmp_path: Path) -> None:
     assert re.search(r"^interrupted +c1, c2, c3$", stdout, re.M)
     for task_id in ids:  # each agent journalled its session, which --resume can go on with
         assert len(sessions_in(out / task_id / "sessions.db")) == 1
+
+
+def _sleeping(out: Path) -> list[int]:
+    """The processes in *out* running ``sleep``."""
+    found = []
+    for pid in agents_of(out):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0"):
+                found.append(pid)
+    return found
+
+
+def test_second_ctrl_c_ends_at_once(tmp_path: Path) -> None:
+    """When the first Ctrl-C does not stop what the tasks run (a setup that ignores SIGINT), a second one kills their
+    process groups and the batch ends at once: exit 1, the tasks interrupted, no process left in OUT."""
+    out = tmp_path / "out"
+    ids = ["s1", "s2"]
+    with (tmp_path / "tasks.jsonl").open("w") as tasks:
+        for task_id in ids:
+            setup = "trap '' INT; sleep 60"  # sleep inherits the ignored SIGINT
+            tasks.write(json.dumps({"id": task_id, "prompt": f"task {task_id}: go", "setup": setup}) + "\n")
+    env = base_env(ANTHROPIC_BASE_URL="http://127.0.0.1:9", ANTHROPIC_API_KEY="test", HOME=str(tmp_path))
+    argv = [str(AGENTFSM), "batch", str(tmp_path / "tasks.jsonl"), "-o", str(out), "-w", "2"]
+    driver = subprocess.Popen(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while len(_sleeping(out)) < 2 and time.monotonic() < deadline:  # each setup, past its trap
+        time.sleep(0.05)
+    assert len(_sleeping(out)) == 2, agents_of(out)
+    driver.send_signal(signal.SIGINT)
+    with pytest.raises(subprocess.TimeoutExpired):
+        driver.wait(1)  # the first asked; the setups ignore it
+    started = time.monotonic()
+    driver.send_signal(signal.SIGINT)
+    stdout, stderr = driver.communicate(timeout=30)
+    assert time.monotonic() - started < 5, stderr  # at once, not the setups' 60 s
+    assert driver.returncode == 1 and "Traceback" not in stderr, stderr
+    assert agents_of(out) == []  # gone with the driver, not later
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] == ids and summary["finished"] == 0
+    assert (out / "results.jsonl").read_text() == ""
+    assert re.search(r"^interrupted +s1, s2$", stdout, re.M)
 
 
 def test_retries_and_cost_cap(tmp_path: Path) -> None:
