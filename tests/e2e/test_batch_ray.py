@@ -13,6 +13,7 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -154,12 +155,17 @@ def test_ray_backend_joins_a_cluster_and_gives_the_same_results(
         assert watched.paused  # y1's 429 held back the others' starts
         assert src.exists()
     finally:
-        _stop(cluster)
+        _stop(cluster, port)
 
 
-def _stop(cluster: subprocess.Popen[bytes]) -> None:
+def _stop(cluster: subprocess.Popen[bytes], port: int) -> None:
     """Stop the test's cluster at once: SIGKILL its process group (gcs_server, raylet, the workers, ray start:
-    nothing of it is worth a graceful stop, which takes Ray over 30 s)."""
+    nothing of it is worth a graceful stop, which takes Ray over 30 s), and forget it as the machine's current
+    cluster (what ``auto`` and a plain ``ray.init()`` would try to join)."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(cluster.pid, signal.SIGKILL)
     cluster.wait(10)
+    current = Path(tempfile.gettempdir()) / "ray" / "ray_current_cluster"
+    with contextlib.suppress(OSError):
+        if current.read_text().strip().endswith(f":{port}"):
+            current.unlink()
