@@ -80,7 +80,7 @@ class Control:
     """The driver's handle on a running attempt: interrupt it from another thread (the process it is running: the
     agent, or a setup or verify command)."""
 
-    proc: subprocess.Popen[str] | None = None
+    proc: subprocess.Popen[Any] | None = None
     stopping: bool = False
 
     def interrupt(self, *, hard: bool = False) -> None:

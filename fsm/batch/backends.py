@@ -84,7 +84,7 @@ def forwarded(message: dict[str, Any]) -> bool:
     (the task's current state) or an ``api_retry`` (a rate limit the other tasks' starts wait for)."""
     kind = message.get("type")
     if kind == "transition":
-        return message.get("depth", 0) == 0
+        return bool(message.get("depth", 0) == 0)
     return kind == "system" and message.get("subtype") == "api_retry"
 
 
@@ -139,7 +139,7 @@ class RayBackend:
             except (ConnectionError, RuntimeError, ValueError) as exc:
                 raise ConfigError(f"cannot start or join Ray at {address or 'a local instance'}: {exc}") from None
         self._task = ray.remote(num_cpus=num_cpus, max_retries=0)(_remote_attempt)
-        self._mailbox = ray.remote(num_cpus=0)(Mailbox).remote()
+        self._mailbox: Any = ray.remote(num_cpus=0)(Mailbox).remote()
         self._listeners: dict[int, Event] = {}
         self._tokens: dict[Any, int] = {}
         self._count = itertools.count(1)
