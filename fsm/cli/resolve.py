@@ -423,12 +423,13 @@ def fork_source(session: str | None, journal: Path | None) -> str | None:
     Raises:
         JournalError: the file is not a trajectory, or the journal cannot take it.
     """
-    from fsm.session.trajectory import is_trajectory
+    if session is None or journal is None:
+        return session
+    from fsm.session.trajectory import is_trajectory, load_trajectory
 
-    if session is None or journal is None or not is_trajectory(session):
+    if not is_trajectory(session):
         return session
     from fsm.session.journal import Journal
-    from fsm.session.trajectory import load_trajectory
 
     with Journal(journal) as opened:
         return load_trajectory(session, opened)
