@@ -80,7 +80,8 @@ class Control:
     """The driver's handle on a running attempt: interrupt it from another thread (the process it is running: the
     agent, or a setup or verify command)."""
 
-    proc: subprocess.Popen[Any] | None = None
+    proc: Any = None
+    """The process it is running (a ``subprocess.Popen``, or a :class:`~fsm.batch.launch.ForkedAgent`)."""
     stopping: bool = False
 
     def interrupt(self, *, hard: bool = False) -> None:
@@ -151,28 +152,36 @@ def _agent_argv(task: Task, spec: AttemptSpec, workdir: Path, db: Path) -> list[
 
 
 def _run_agent(
-    argv: list[str], env: dict[str, str], control: Control, on_event: Event | None
+    argv: list[str], env: dict[str, str], cwd: str, control: Control, on_event: Event | None, *, forked: bool = False
 ) -> tuple[dict[str, Any] | None, int, str]:
-    """Run the agent; its result object (None if it wrote none), exit status and stderr's tail."""
-    proc = subprocess.Popen(
-        argv,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        process_group=0,  # its own group: an interrupt reaches the agent and its tools, nothing else
-        preexec_fn=_die_with_parent,  # prctl has no other door; it runs between fork and exec only
-    )
+    """Run the agent (*forked*: from the fork server, :mod:`fsm.batch.launch`); its result object (None if it wrote
+    none), exit status and stderr's tail."""
+    proc: Any
+    if forked:
+        from fsm.batch.launch import ForkedAgent
+
+        proc = ForkedAgent(argv[3:], env, cwd)  # after ``python -m fsm``
+    else:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            process_group=0,  # its own group: an interrupt reaches the agent and its tools, nothing else
+            preexec_fn=_die_with_parent,  # prctl has no other door; it runs between fork and exec only
+        )
     control.proc = proc
     if control.stopping:  # interrupted while it was being started
         control.interrupt()
     stderr = io.StringIO()
     found: list[dict[str, Any]] = []
     readers = [
-        threading.Thread(target=lambda: shutil.copyfileobj(proc.stderr, stderr), daemon=True),  # type: ignore[arg-type]
+        threading.Thread(target=lambda: shutil.copyfileobj(proc.stderr, stderr), daemon=True),
         threading.Thread(target=_read_stream, args=(proc, found, on_event), daemon=True),
     ]
     for reader in readers:
@@ -195,7 +204,7 @@ def _run_agent(
     return (found[-1] if found else None), proc.returncode, stderr.getvalue()[-TAIL_CHARS:]
 
 
-def _read_stream(proc: subprocess.Popen[str], found: list[dict[str, Any]], on_event: Event | None) -> None:
+def _read_stream(proc: Any, found: list[dict[str, Any]], on_event: Event | None) -> None:
     """Read the agent's stream-json lines: the result object into *found*, every other message to *on_event*."""
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -240,9 +249,12 @@ def _failure(subtype: str, outcome: str, text: str) -> dict[str, Any]:
     }
 
 
-def run_attempt(spec: AttemptSpec, *, control: Control | None = None, on_event: Event | None = None) -> AttemptResult:
+def run_attempt(
+    spec: AttemptSpec, *, control: Control | None = None, on_event: Event | None = None, forked: bool = False
+) -> AttemptResult:
     """Run one attempt of ``spec.task`` and return its results line and trajectory; never raises for the task's
-    own failures (a workspace that cannot be made, a setup that fails, an agent that crashes are results)."""
+    own failures (a workspace that cannot be made, a setup that fails, an agent that crashes are results).
+    *forked*: start the agent from the fork server (:mod:`fsm.batch.launch`), not as a new Python."""
     control = control or Control()
     task = Task.from_json(spec.task)
     out = Path(spec.out)
@@ -266,7 +278,9 @@ def run_attempt(spec: AttemptSpec, *, control: Control | None = None, on_event: 
             result = _failure("error_during_execution", "setup_failed", f"setup exited {line['setup']['exit_code']}")
     if result is None and not control.stopping:
         db = task_dir / "sessions.db"
-        result, code, stderr = _run_agent(_agent_argv(task, spec, workdir, db), env, control, on_event)
+        result, code, stderr = _run_agent(
+            _agent_argv(task, spec, workdir, db), env, str(workdir), control, on_event, forked=forked
+        )
         if result is None:
             result = _failure("error_during_execution", "crashed", f"agentfsm exited {code}: {stderr.strip()}")
         trajectory = _trajectory(db, result.get("session_id"))

@@ -49,12 +49,15 @@ class ProcessBackend:
     """Attempts in a pool of *workers* threads, each waiting on its agent's process."""
 
     def __init__(self, workers: int) -> None:
+        from fsm.batch.launch import start_server
+
+        start_server()  # the agents' fork server, from the driver's thread: it dies with that thread
         self._pool = cf.ThreadPoolExecutor(max_workers=workers, thread_name_prefix="batch")
         self._controls: dict[cf.Future[AttemptResult], Control] = {}
 
     def submit(self, spec: AttemptSpec, on_event: Event | None) -> cf.Future[AttemptResult]:
         control = Control()
-        future = self._pool.submit(run_attempt, spec, control=control, on_event=on_event)
+        future = self._pool.submit(run_attempt, spec, control=control, on_event=on_event, forked=True)
         self._controls[future] = control
         return future
 
