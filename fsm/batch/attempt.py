@@ -7,10 +7,13 @@ an agent in the worker: it has its own process group, so an interrupt reaches th
 started and nothing else; the agent's own SIGINT handling writes its result and leaves its session resumable; a
 crash of one agent is one task's ``crashed`` result, never the worker's; and it is exactly what a user's ``-p`` run
 is. Its stream is read line by line, so the driver sees each transition (the task's current state) and each
-``api_retry`` (rate limits are shared) as they happen.
+``api_retry`` (rate limits are shared) as they happen. The process backend forks it from a server that imported
+agentfsm once (``forked``: :mod:`fsm.batch.launch`), a Ray worker starts it with ``subprocess``; the same command
+either way.
 
-The child dies with its parent (``PR_SET_PDEATHSIG``: SIGTERM, which agentfsm treats as an interrupt), so a driver
-killed with ``kill -9`` leaves no agent running. What an attempt returns, :class:`AttemptResult`, is plain JSON
+The child dies with its parent (``PR_SET_PDEATHSIG``: SIGTERM, which agentfsm treats as an interrupt; the fork
+server dies with the driver), so a driver killed with ``kill -9`` leaves no agent running. Setup and verify commands
+run under the same :class:`Control`, so an interrupt reaches them too. What an attempt returns, :class:`AttemptResult`, is plain JSON
 data: a Ray worker sends it back whole (result object, patch, trajectory), so workers need not share the driver's
 disk.
 """
