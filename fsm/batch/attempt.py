@@ -13,15 +13,14 @@ either way.
 
 The child dies with its parent (``PR_SET_PDEATHSIG``: SIGTERM, which agentfsm treats as an interrupt; the fork
 server dies with the driver), so a driver killed with ``kill -9`` leaves no agent running. Setup and verify commands
-run under the same :class:`Control`, so an interrupt reaches them too. What an attempt returns, :class:`AttemptResult`, is plain JSON
-data: a Ray worker sends it back whole (result object, patch, trajectory), so workers need not share the driver's
-disk.
+run under the same :class:`Control`, so an interrupt reaches them too. What an attempt returns,
+:class:`AttemptResult`, is plain JSON data: a Ray worker sends it back whole (result object, patch, trajectory), so
+workers need not share the driver's disk.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import io
 import json
 import os
@@ -37,6 +36,7 @@ from typing import Any
 
 from attrs import define, frozen
 
+from fsm.batch.launch import ForkedAgent, die_with_parent
 from fsm.batch.tasks import Task
 from fsm.batch.workspace import WorkspaceError, patch, prepare
 
@@ -135,11 +135,6 @@ def _shell_env(env: dict[str, str]) -> dict[str, str]:
     return {name: value for name, value in env.items() if not name.startswith(_SECRET_PREFIXES)}
 
 
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
-
-
 def _agent_argv(task: Task, spec: AttemptSpec, workdir: Path, db: Path) -> list[str]:
     argv = [sys.executable, "-m", "fsm", "-p", task.prompt, "--output-format", "stream-json", "--verbose"]
     argv += ["--cwd", str(workdir), "--session-db", str(db), *spec.agent_args]
@@ -161,8 +156,6 @@ def _run_agent(
     none), exit status and stderr's tail."""
     proc: Any
     if forked:
-        from fsm.batch.launch import ForkedAgent
-
         proc = ForkedAgent(argv[3:], env, cwd)  # after ``python -m fsm``
     else:
         proc = subprocess.Popen(
@@ -176,7 +169,7 @@ def _run_agent(
             encoding="utf-8",
             errors="replace",
             process_group=0,  # its own group: an interrupt reaches the agent and its tools, nothing else
-            preexec_fn=_die_with_parent,  # prctl has no other door; it runs between fork and exec only
+            preexec_fn=die_with_parent,  # prctl has no other door; it runs between fork and exec only
         )
     control.proc = proc
     if control.stopping:  # interrupted while it was being started

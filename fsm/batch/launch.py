@@ -5,7 +5,7 @@ batch of short tasks is mostly that. So the process backend starts each agent fr
 server (:mod:`multiprocessing`, ``forkserver``), which imports :mod:`fsm.batch.preload` once and forks a fresh child
 per agent. The child is what ``agentfsm -p`` would be: its own process group, dying with its parent (the fork server,
 which ends with the driver), stdin ``/dev/null``, stdout and stderr to the driver, the task's environment and
-arguments, and :func:`fsm.cli.app.entry`. :class:`ForkedAgent` is the driver's handle, shaped like the
+arguments, and ``python -m fsm`` run in it (:mod:`runpy`). :class:`ForkedAgent` is the driver's handle, shaped like the
 ``subprocess.Popen`` the attempt otherwise waits on (``pid``, ``poll``, ``wait``, ``returncode``, ``stdout``,
 ``stderr``). A Ray worker starts its agents with ``subprocess`` (its own worker process is already warm).
 """
@@ -13,8 +13,11 @@ arguments, and :func:`fsm.cli.app.entry`. :class:`ForkedAgent` is the driver's h
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import multiprocessing
 import os
+import runpy
+import signal
 import socket
 import subprocess
 import sys
@@ -22,7 +25,7 @@ import threading
 import time
 from typing import Any, TextIO
 
-__all__ = ["ForkedAgent", "agent_main", "start_server"]
+__all__ = ["ForkedAgent", "agent_main", "die_with_parent", "start_server"]
 
 _LOCK = threading.Lock()
 _CONTEXT: list[Any] = []
@@ -47,14 +50,19 @@ def start_server() -> None:
     forkserver.ensure_running()
 
 
-def agent_main(argv: list[str], env: dict[str, str], cwd: str, out: socket.socket, err: socket.socket) -> None:
-    """In the forked child: become ``agentfsm *argv*`` in *cwd* with *env*, writing to *out* and *err*; never
-    returns."""
-    from fsm.batch.attempt import _die_with_parent
+def die_with_parent() -> None:
+    """Have this process get SIGTERM (which agentfsm treats as an interrupt) when its parent ends
+    (``PR_SET_PDEATHSIG``; in a child of ``subprocess``, it runs between fork and exec)."""
+    with contextlib.suppress(Exception):
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)
 
+
+def agent_main(argv: list[str], env: dict[str, str], cwd: str, out: socket.socket, err: socket.socket) -> None:
+    """In the forked child: become ``python -m fsm *argv*`` (``agentfsm``) in *cwd* with *env*, writing to *out* and
+    *err*; never returns (agentfsm ends its process)."""
     os.chdir(cwd)
     os.setpgid(0, 0)  # its own group: an interrupt reaches the agent and its tools, nothing else
-    _die_with_parent()
+    die_with_parent()
     null = os.open(os.devnull, os.O_RDONLY)
     os.dup2(null, 0)
     os.dup2(out.fileno(), 1)
@@ -67,9 +75,7 @@ def agent_main(argv: list[str], env: dict[str, str], cwd: str, out: socket.socke
     os.environ.clear()
     os.environ.update(env)
     sys.argv = ["agentfsm", *argv]
-    from fsm.cli.app import entry
-
-    entry()
+    runpy.run_module("fsm", run_name="__main__", alter_sys=True)  # python -m fsm, its modules already loaded
 
 
 class ForkedAgent:

@@ -58,7 +58,7 @@ def read_trajectory(path: str | Path) -> tuple[dict[str, Any], list[Transition]]
             kind = data.pop("type", None)
             if header is None:
                 if kind != "session" or any(key not in data for key in _HEADER_KEYS):
-                    raise ValueError("its first line is not a session header (agentfsm sessions export writes one)")
+                    raise ValueError("its first line is not a session header")
                 header = data
             elif kind == "transition":
                 records.append(converter.structure(data, Transition))
@@ -94,7 +94,7 @@ def load_trajectory(path: str | Path, journal: Journal) -> str:
         return session_id
     raise JournalError(
         f"{journal.path} already holds a session {session_id} with {found.transitions} transitions, not the "
-        f"{len(records)} of {path}; use another --session-db"
+        f"{len(records)} of {path}; use another journal"
     )
 
 

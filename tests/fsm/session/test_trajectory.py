@@ -97,10 +97,7 @@ def test_not_a_trajectory_is_one_line(tmp_path: Path, capsys: pytest.CaptureFixt
     bad.write_text('{"type": "session", "id": "x"}\n')
     assert main(["replay", str(bad)]) == 1
     err = capsys.readouterr().err
-    assert err == (
-        f"agentfsm: {bad}:1: not a session trajectory (its first line is not a session header "
-        "(agentfsm sessions export writes one))\n"
-    )
+    assert err == (f"agentfsm: {bad}:1: not a session trajectory (its first line is not a session header)\n")
     assert "Traceback" not in err
 
 
