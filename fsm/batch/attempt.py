@@ -7,18 +7,20 @@ an agent in the worker: it has its own process group, so an interrupt reaches th
 started and nothing else; the agent's own SIGINT handling writes its result and leaves its session resumable; a
 crash of one agent is one task's ``crashed`` result, never the worker's; and it is exactly what a user's ``-p`` run
 is. Its stream is read line by line, so the driver sees each transition (the task's current state) and each
-``api_retry`` (rate limits are shared) as they happen.
+``api_retry`` (rate limits are shared) as they happen. The process backend forks it from a server that imported
+agentfsm once (``forked``: :mod:`fsm.batch.launch`), a Ray worker starts it with ``subprocess``; the same command
+either way.
 
-The child dies with its parent (``PR_SET_PDEATHSIG``: SIGTERM, which agentfsm treats as an interrupt), so a driver
-killed with ``kill -9`` leaves no agent running. What an attempt returns, :class:`AttemptResult`, is plain JSON
-data: a Ray worker sends it back whole (result object, patch, trajectory), so workers need not share the driver's
-disk.
+The child dies with its parent (``PR_SET_PDEATHSIG``: SIGTERM, which agentfsm treats as an interrupt; the fork
+server dies with the driver), so a driver killed with ``kill -9`` leaves no agent running. Setup and verify commands
+run under the same :class:`Control`, so an interrupt reaches them too. What an attempt returns,
+:class:`AttemptResult`, is plain JSON data: a Ray worker sends it back whole (result object, patch, trajectory), so
+workers need not share the driver's disk.
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import io
 import json
 import os
@@ -34,6 +36,7 @@ from typing import Any
 
 from attrs import define, frozen
 
+from fsm.batch.launch import ForkedAgent, die_with_parent
 from fsm.batch.tasks import Task
 from fsm.batch.workspace import WorkspaceError, patch, prepare
 
@@ -77,9 +80,11 @@ class AttemptResult:
 
 @define
 class Control:
-    """The driver's handle on a running attempt: interrupt it from another thread."""
+    """The driver's handle on a running attempt: interrupt it from another thread (the process it is running: the
+    agent, or a setup or verify command)."""
 
-    proc: subprocess.Popen[str] | None = None
+    proc: Any = None
+    """The process it is running (a ``subprocess.Popen``, or a :class:`~fsm.batch.launch.ForkedAgent`)."""
     stopping: bool = False
 
     def interrupt(self, *, hard: bool = False) -> None:
@@ -90,23 +95,32 @@ class Control:
                 os.killpg(self.proc.pid, signal.SIGKILL if hard else signal.SIGINT)
 
 
-def run_shell(command: str, cwd: Path, env: dict[str, str]) -> dict[str, Any]:
-    """Run *command* with ``bash -c`` in *cwd*: its exit code, the tail of its output and its duration."""
+def run_shell(command: str, cwd: Path, env: dict[str, str], control: Control | None = None) -> dict[str, Any]:
+    """Run *command* with ``bash -c`` in *cwd*: its exit code, the tail of its output and its duration. Its
+    session is its own, and *control* interrupts it as it does the agent (a second Ctrl-C kills it)."""
+    control = control or Control()
     started = time.monotonic()
-    done = subprocess.run(
+    with subprocess.Popen(
         ["bash", "-c", command],
         cwd=cwd,
         env=env,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.STDOUT,
-        check=False,
         start_new_session=True,
-    )
-    output = done.stdout.decode("utf-8", "replace")
+    ) as proc:
+        control.proc = proc
+        if control.stopping:
+            control.interrupt()
+        try:
+            output = proc.communicate()[0].decode("utf-8", "replace")
+        except BaseException:  # a Ray cancel in this thread: the command goes with it
+            control.interrupt(hard=True)
+            raise
+    control.proc = None
     return {
         "command": command,
-        "exit_code": done.returncode,
+        "exit_code": proc.returncode,
         "output": output[-TAIL_CHARS:],
         "duration_ms": round((time.monotonic() - started) * 1000),
     }
@@ -119,11 +133,6 @@ def _shell_env(env: dict[str, str]) -> dict[str, str]:
     """*env* without the model's credentials and endpoint: setup and verify run the repository's code, which the
     agent's own tools are never given the key for either."""
     return {name: value for name, value in env.items() if not name.startswith(_SECRET_PREFIXES)}
-
-
-def _die_with_parent() -> None:  # runs in the child between fork and exec
-    with contextlib.suppress(Exception):
-        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGTERM)  # PR_SET_PDEATHSIG
 
 
 def _agent_argv(task: Task, spec: AttemptSpec, workdir: Path, db: Path) -> list[str]:
@@ -141,28 +150,34 @@ def _agent_argv(task: Task, spec: AttemptSpec, workdir: Path, db: Path) -> list[
 
 
 def _run_agent(
-    argv: list[str], env: dict[str, str], control: Control, on_event: Event | None
+    argv: list[str], env: dict[str, str], cwd: str, control: Control, on_event: Event | None, *, forked: bool = False
 ) -> tuple[dict[str, Any] | None, int, str]:
-    """Run the agent; its result object (None if it wrote none), exit status and stderr's tail."""
-    proc = subprocess.Popen(
-        argv,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        text=True,
-        encoding="utf-8",
-        errors="replace",
-        process_group=0,  # its own group: an interrupt reaches the agent and its tools, nothing else
-        preexec_fn=_die_with_parent,  # prctl has no other door; it runs between fork and exec only
-    )
+    """Run the agent (*forked*: from the fork server, :mod:`fsm.batch.launch`); its result object (None if it wrote
+    none), exit status and stderr's tail."""
+    proc: Any
+    if forked:
+        proc = ForkedAgent(argv[3:], env, cwd)  # after ``python -m fsm``
+    else:
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            process_group=0,  # its own group: an interrupt reaches the agent and its tools, nothing else
+            preexec_fn=die_with_parent,  # prctl has no other door; it runs between fork and exec only
+        )
     control.proc = proc
     if control.stopping:  # interrupted while it was being started
         control.interrupt()
     stderr = io.StringIO()
     found: list[dict[str, Any]] = []
     readers = [
-        threading.Thread(target=lambda: shutil.copyfileobj(proc.stderr, stderr), daemon=True),  # type: ignore[arg-type]
+        threading.Thread(target=lambda: shutil.copyfileobj(proc.stderr, stderr), daemon=True),
         threading.Thread(target=_read_stream, args=(proc, found, on_event), daemon=True),
     ]
     for reader in readers:
@@ -185,7 +200,7 @@ def _run_agent(
     return (found[-1] if found else None), proc.returncode, stderr.getvalue()[-TAIL_CHARS:]
 
 
-def _read_stream(proc: subprocess.Popen[str], found: list[dict[str, Any]], on_event: Event | None) -> None:
+def _read_stream(proc: Any, found: list[dict[str, Any]], on_event: Event | None) -> None:
     """Read the agent's stream-json lines: the result object into *found*, every other message to *on_event*."""
     assert proc.stdout is not None
     for line in proc.stdout:
@@ -230,9 +245,12 @@ def _failure(subtype: str, outcome: str, text: str) -> dict[str, Any]:
     }
 
 
-def run_attempt(spec: AttemptSpec, *, control: Control | None = None, on_event: Event | None = None) -> AttemptResult:
+def run_attempt(
+    spec: AttemptSpec, *, control: Control | None = None, on_event: Event | None = None, forked: bool = False
+) -> AttemptResult:
     """Run one attempt of ``spec.task`` and return its results line and trajectory; never raises for the task's
-    own failures (a workspace that cannot be made, a setup that fails, an agent that crashes are results)."""
+    own failures (a workspace that cannot be made, a setup that fails, an agent that crashes are results).
+    *forked*: start the agent from the fork server (:mod:`fsm.batch.launch`), not as a new Python."""
     control = control or Control()
     task = Task.from_json(spec.task)
     out = Path(spec.out)
@@ -251,12 +269,14 @@ def run_attempt(spec: AttemptSpec, *, control: Control | None = None, on_event: 
         result = _failure("error_during_execution", "workspace_error", f"workspace: {exc}")
         base = None
     if result is None and task.setup is not None:
-        line["setup"] = run_shell(task.setup, workdir, _shell_env(env))
+        line["setup"] = run_shell(task.setup, workdir, _shell_env(env), control)
         if line["setup"]["exit_code"] != 0:
             result = _failure("error_during_execution", "setup_failed", f"setup exited {line['setup']['exit_code']}")
     if result is None and not control.stopping:
         db = task_dir / "sessions.db"
-        result, code, stderr = _run_agent(_agent_argv(task, spec, workdir, db), env, control, on_event)
+        result, code, stderr = _run_agent(
+            _agent_argv(task, spec, workdir, db), env, str(workdir), control, on_event, forked=forked
+        )
         if result is None:
             result = _failure("error_during_execution", "crashed", f"agentfsm exited {code}: {stderr.strip()}")
         trajectory = _trajectory(db, result.get("session_id"))
@@ -267,7 +287,7 @@ def run_attempt(spec: AttemptSpec, *, control: Control | None = None, on_event: 
     if "setup" in line:  # after the result's keys, in the order things ran
         line["setup"] = line.pop("setup")
     if base is not None and not interrupted and task.verify is not None:
-        line["verify"] = run_shell(task.verify, workdir, _shell_env(env))
+        line["verify"] = run_shell(task.verify, workdir, _shell_env(env), control)
     try:
         line["diff"] = patch(workdir, base) if base is not None else ""
     except WorkspaceError as exc:

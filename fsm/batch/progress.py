@@ -1,9 +1,10 @@
 """What a running batch shows: a live view on a terminal (rich), plain lines elsewhere.
 
 :class:`LiveProgress` draws done / total, cost so far, elapsed and ETA, and a row per running task with its agent's
-current state (with the process backend; a Ray task shows ``running``). :class:`PlainProgress` prints one line per
-finished attempt, ``[3/100] fix-login end_turn $0.0123 4.2s`` (and ``retry`` for one that will run again), stable
-enough to grep. ``rich`` is the ``batch`` extra's: :func:`make_progress` falls back to plain lines without it.
+current state (with either backend: a Ray task's transitions come back through :class:`~fsm.batch.backends.Mailbox`).
+:class:`PlainProgress` prints one line per finished attempt, ``[3/100] fix-login end_turn $0.0123 4.2s`` (and
+``retry`` for one that will run again), stable enough to grep. ``rich`` is the ``batch`` extra's:
+:func:`make_progress` falls back to plain lines without it.
 """
 
 from __future__ import annotations

@@ -472,7 +472,12 @@ def add_session_flags(parser: argparse.ArgumentParser) -> None:
 
 def add_time_travel_flags(parser: argparse.ArgumentParser) -> None:
     """Add ``--session ID``, ``--at SEQ``, ``--recorded`` (and ``--session-db``) for stepping on from an old session."""
-    parser.add_argument("--session", metavar="ID", help="restore the agents of this journalled session")
+    parser.add_argument(
+        "--session",
+        metavar="ID",
+        help="restore the agents of this journalled session (or of a trajectory file: agentfsm sessions export, "
+        "a batch's OUT/ID/trajectory.jsonl)",
+    )
     parser.add_argument(
         "--at",
         metavar="SEQ",

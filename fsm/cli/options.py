@@ -432,12 +432,13 @@ class RunOptions:
             credentials=take_secrets(),  # from here on no tool can find them in this process's environment
             request=request,
         )
+        journal = None if flags.get("no_session") else resolve.journal_path(flags.get("session_db"), root)
         session = SessionChoice(
-            None if flags.get("no_session") else resolve.journal_path(flags.get("session_db"), root),
+            journal,
             resume=flags.get("resume"),
             continue_latest=bool(flags.get("continue_session")),
             new_id=flags.get("session_id"),
-            fork_of=flags.get("session"),
+            fork_of=resolve.fork_source(flags.get("session"), journal),
             at=flags.get("at"),
             recorded=bool(flags.get("recorded")),
             fork=bool(flags.get("fork_session")),

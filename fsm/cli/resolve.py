@@ -415,5 +415,25 @@ def journal_path(session_db: str | None, workspace: str | Path | None = None) ->
     return found
 
 
+def fork_source(session: str | None, journal: Path | None) -> str | None:
+    """``--session``'s session id: *session* itself, or, when it names a trajectory file (``agentfsm sessions
+    export``'s, a batch task's ``OUT/ID/trajectory.jsonl``), the id of its session, written into *journal* first
+    (:func:`~fsm.session.trajectory.load_trajectory`) so a fork can go on from it there.
+
+    Raises:
+        JournalError: the file is not a trajectory, or the journal cannot take it.
+    """
+    if session is None or journal is None:
+        return session
+    from fsm.session.trajectory import is_trajectory, load_trajectory
+
+    if not is_trajectory(session):
+        return session
+    from fsm.session.journal import Journal
+
+    with Journal(journal) as opened:
+        return load_trajectory(session, opened)
+
+
 _TOLD: set[Path] = set()
 """Legacy journals this process has already told about."""

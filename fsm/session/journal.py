@@ -347,35 +347,40 @@ class _Writer:
 
     def _write(self, record: Transition) -> None:
         record_json, appended_json = self.codec.encode(record)
-        usage = record.reply.usage if record.reply is not None else None
         prompt = None
         if self.needs_prompt and record.trigger in ("prompt", "skill_forked") and record.agent == self.root:
             prompt, self.needs_prompt = _prompt_text(record), False
-        row = (
-            self.session_id,
-            record.seq,
-            record.agent,
-            record.parent,
-            record.depth,
-            record.source,
-            record.trigger,
-            record.dest,
-            record.turn,
-            record.outcome,
-            record.tool_call["id"] if record.tool_call else None,
-            usage.input_tokens if usage else 0,
-            usage.output_tokens if usage else 0,
-            record.started_at,
-            record.duration_ms,
-            record_json,
-            appended_json,
-        )
+        row = _row(self.session_id, record, record_json, appended_json)
         with self.journal._transaction("write to") as db:
             self.opening.write(db)
             db.execute("INSERT INTO transitions VALUES (" + ", ".join("?" * len(row)) + ")", row)
             if prompt is not None:
                 db.execute("UPDATE sessions SET prompt = ? WHERE id = ?", (prompt, self.session_id))
         self.opening.done()
+
+
+def _row(session_id: str, record: Transition, record_json: str, appended_json: str) -> tuple[Any, ...]:
+    """A ``transitions`` row for *record*, encoded."""
+    usage = record.reply.usage if record.reply is not None else None
+    return (
+        session_id,
+        record.seq,
+        record.agent,
+        record.parent,
+        record.depth,
+        record.source,
+        record.trigger,
+        record.dest,
+        record.turn,
+        record.outcome,
+        record.tool_call["id"] if record.tool_call else None,
+        usage.input_tokens if usage else 0,
+        usage.output_tokens if usage else 0,
+        record.started_at,
+        record.duration_ms,
+        record_json,
+        appended_json,
+    )
 
 
 def _prompt_text(record: Transition) -> str | None:
@@ -617,6 +622,40 @@ class Journal:
             )
         )
         self._subscribe(agent, session_id, codec, opening, needs_prompt=prompt is None)
+        return session_id
+
+    def insert(self, row: dict[str, Any], records: list[Transition]) -> str:
+        """Write a whole session read from elsewhere (a trajectory, :mod:`fsm.session.trajectory`): its
+        ``sessions`` row (*row*: the keys of ``agentfsm sessions export``'s header, ``initial`` the root's
+        AgentState as JSON data) and its *records*, in one transaction; returns its id.
+
+        Raises:
+            JournalError: the journal cannot be written, or already holds a session with that id.
+        """
+        session_id = str(row["id"])
+        if self._query("SELECT 1 FROM sessions WHERE id = ?", (session_id,)):
+            raise JournalError(f"{self.path} already holds a session {session_id}", session_id=session_id)
+        opening = _Opening(
+            (
+                session_id,
+                row["created_at"],
+                row["workdir"],
+                row["root_agent"],
+                dumps(row["initial"]),
+                None,
+                None,
+                row.get("prompt"),
+                dumps(row.get("settings") or {}),
+            )
+        )
+        codec = Codec()
+        encoded = [(record, *codec.encode(record)) for record in records]
+        with self._transaction("write to") as db:
+            opening.write(db)
+            db.executemany(
+                "INSERT INTO transitions VALUES (" + ", ".join("?" * 17) + ")",
+                [_row(session_id, record, *encoded_row) for record, *encoded_row in encoded],
+            )
         return session_id
 
     def attach(self, agent: Agent, session_id: str) -> str:

@@ -8,8 +8,11 @@ Routes (all GET; nothing here writes)::
     /api/diagram.svg           the machine, drawn from the table, classed for highlighting
     /static/...                the page's assets, shipped inside the package
 
-Given a batch's output directory (``agentfsm ui OUT``), the page lists the sessions of every task's journal
-(``OUT/ID/sessions.db``), each row with its task's id, outcome, verify status and cost from ``results.jsonl``.
+Given a batch's output directory (``agentfsm ui OUT``), the page lists the session of every task's trajectory
+(``OUT/ID/trajectory.jsonl``, its last finished attempt, which a Ray worker sends back even when the task ran on
+another machine), each row with its task's id, outcome, verify status and cost from ``results.jsonl``. Each
+trajectory is read into a journal of the app's own (:mod:`fsm.session.trajectory`, in a temporary directory
+removed when the app stops), again when the file changes (a rerun).
 
 The journal is opened read-only (SQLite refuses writes) and followed: each row is decoded once, and a poll
 reads only the rows committed since the last. Responses carry a strict Content-Security-Policy (scripts and
@@ -22,6 +25,7 @@ from __future__ import annotations
 import bisect
 import contextlib
 import socket
+import tempfile
 import threading
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -87,6 +91,36 @@ class _Sessions:
                 self._journal.close()
 
 
+class _Trajectory(_Sessions):
+    """A batch task's trajectory, read into a journal file under *scratch*, and read again when it changes."""
+
+    def __init__(self, trajectory: Path, scratch: Path) -> None:
+        super().__init__(scratch / f"{trajectory.parent.name}.db")
+        self.trajectory = trajectory
+        self._seen: tuple[int, int] | None = None
+        self._loads = 0
+
+    def journal(self) -> Journal | None:
+        from fsm.session.trajectory import load_trajectory
+
+        try:
+            stat = self.trajectory.stat()
+        except OSError:
+            return None
+        with self._lock:
+            if (stat.st_mtime_ns, stat.st_size) != self._seen:
+                if self._journal is not None:
+                    self._journal.close()
+                self._loads += 1
+                self.path = self.path.with_name(f"{self.trajectory.parent.name}.{self._loads}.db")
+                with Journal(self.path) as journal:
+                    load_trajectory(self.trajectory, journal)
+                self._journal = Journal(self.path, readonly=True)
+                self._followed.clear()
+                self._seen = (stat.st_mtime_ns, stat.st_size)
+            return self._journal
+
+
 class _Headers:
     """ASGI middleware adding the security headers (and no-store, the page polls) to every response."""
 
@@ -116,7 +150,8 @@ def _batch_tasks(out: Path) -> dict[str, dict[str, Any]]:
     """A batch's tasks that have a journal, each with what its results lines say (``task_*`` keys)."""
     from fsm.batch.results import read_results
 
-    tasks: dict[str, dict[str, Any]] = {p.parent.name: {"task": p.parent.name} for p in out.glob("*/sessions.db")}
+    found = out.glob("*/trajectory.jsonl")
+    tasks: dict[str, dict[str, Any]] = {p.parent.name: {"task": p.parent.name} for p in found}
     for line in read_results(out / "results.jsonl"):
         if line["id"] in tasks and (line.get("final") or "task_outcome" not in tasks[line["id"]]):
             verify = line.get("verify")
@@ -135,14 +170,15 @@ def create_app(path: Path, *, loopback_only: bool = True, batch: Path | None = N
     Args:
         path: the session journal; opened read-only when it first exists.
         loopback_only: serve only requests whose Host is a loopback name (see :data:`LOOPBACK`).
-        batch: a batch's output directory: serve its tasks' journals instead of *path*'s.
+        batch: a batch's output directory: serve its tasks' trajectories (``OUT/ID/trajectory.jsonl``), not *path*.
     """
     sources: dict[str | None, _Sessions] = {None: _Sessions(path)} if batch is None else {}
+    scratch = tempfile.TemporaryDirectory(prefix="agentfsm-ui-") if batch is not None else None
 
     def journals() -> list[tuple[str | None, _Sessions, Journal]]:
-        if batch is not None:
+        if batch is not None and scratch is not None:
             for task in _batch_tasks(batch):
-                sources.setdefault(task, _Sessions(batch / task / "sessions.db"))
+                sources.setdefault(task, _Trajectory(batch / task / "trajectory.jsonl", Path(scratch.name)))
         found = [(task, source, source.journal()) for task, source in sources.items()]
         return [(task, source, journal) for task, source, journal in found if journal is not None]
 
@@ -211,6 +247,8 @@ def create_app(path: Path, *, loopback_only: bool = True, batch: Path | None = N
         yield
         for source in sources.values():
             source.close()
+        if scratch is not None:
+            scratch.cleanup()
 
     return Starlette(
         routes=routes, middleware=middleware, exception_handlers={JournalError: journal_error}, lifespan=lifespan

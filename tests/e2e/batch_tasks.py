@@ -126,16 +126,23 @@ def sessions_in(db: Path) -> list[str]:
 
 
 def agents_of(out: Path) -> list[int]:
-    """Pids of live processes whose command line names *out* (the batch's agents)."""
+    """Pids of live processes of a test's batch writing to *out*: whose command line names *out*, that work under it
+    (the agents, the setup and verify commands), or whose environment names the test's directory (``out``'s parent:
+    the fork server the agents come from, which has neither)."""
     found = []
+    home = f"={out.parent}".encode()  # a variable's value: the directory, or a path under it
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit():
+        if entry.name.isdigit() and entry.name != str(os.getpid()):
             try:
                 cmdline = (entry / "cmdline").read_bytes()
                 stat = (entry / "stat").read_text()
+                cwd = os.readlink(entry / "cwd")
+                environ = (entry / "environ").read_bytes()
             except OSError:
                 continue
-            if str(out).encode() in cmdline and stat.rsplit(")", 1)[1].split()[0] != "Z":
+            named = str(out).encode() in cmdline or cwd == str(out) or cwd.startswith(f"{out}/")
+            named = named or any(v.endswith(home) or home + b"/" in v for v in environ.split(b"\0"))
+            if named and stat.rsplit(")", 1)[1].split()[0] != "Z":
                 found.append(int(entry.name))
     return found
 

@@ -1,12 +1,12 @@
-"""``agentfsm batch``'s control end to end: ``kill -9`` of the driver mid-batch leaves no agent and a rerun gives every
-id exactly one final line; Ctrl-C interrupts the running tasks cleanly (journalled, resumable) and writes no line;
-retries and the cost cap; bad task files are one line naming the line.
+"""``agentfsm batch``'s control end to end: Ctrl-C interrupts the running tasks cleanly (journalled, resumable) and
+writes no line, a second one ends the batch at once; retries and the cost cap; bad task files are one line naming the
+line (``kill -9`` of the driver and the rerun: test_batch.py's 100 tasks).
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
-import os
 import re
 import signal
 import subprocess
@@ -29,36 +29,6 @@ from tests.e2e.conftest import AGENTFSM, base_env, run_agentfsm
 from tests.e2e.fake_server import FakeAnthropic
 
 
-def test_kill_9_then_rerun_gives_each_id_one_final_line(tmp_path: Path) -> None:
-    """A driver killed with SIGKILL mid-batch takes its agents with it; the rerun finishes the rest, and no id has
-    two final lines."""
-    ids = [f"k{n:02d}" for n in range(9)]
-    tasks = task_file(tmp_path / "tasks.jsonl", ids)
-    out = tmp_path / "out"
-    with FakeAnthropic(script=[answer] * 100, latency=0.3) as fake:
-        env = env_for(fake, tmp_path / "home")
-        argv = [str(AGENTFSM), "batch", str(tasks), "-o", str(out), "-w", "3", "--allowedTools", "Write"]
-        driver = subprocess.Popen(
-            argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        results = out / "results.jsonl"
-        deadline = time.monotonic() + 60
-        while time.monotonic() < deadline and (not results.exists() or results.read_text().count("\n") < 2):
-            time.sleep(0.05)
-        os.kill(driver.pid, signal.SIGKILL)
-        driver.wait(10)
-        assert wait_gone(out) == []  # the agents in flight died with their driver
-        written = result_lines(out)
-        assert 2 <= len(written) < 9
-        run = run_agentfsm(tmp_path, env, *argv[1:], timeout=120)
-        assert run.code == 0, run.stderr[-2000:]
-    lines = result_lines(out)
-    assert lines[: len(written)] == written  # the earlier lines stand as they were
-    finals = [line["id"] for line in lines if line["final"]]
-    assert sorted(finals) == ids  # exactly one final line per id
-    assert all(line["verify"]["exit_code"] == 0 for line in lines)
-
-
 def test_ctrl_c_interrupts_cleanly(tmp_path: Path) -> None:
     """SIGINT stops the batch: the running agents are interrupted and journalled (resumable), no line is written for
     them, the summary names them, and no process is left."""
@@ -79,13 +49,56 @@ def test_ctrl_c_interrupts_cleanly(tmp_path: Path) -> None:
         stdout, stderr = driver.communicate(timeout=30)
         assert time.monotonic() - started < 20  # not the model's 30 s
     assert driver.returncode == 1, stderr
-    assert agents_of(out) == []
+    assert wait_gone(out, 3) == []  # the agents, and the fork server they came from
     assert (out / "results.jsonl").read_text() == ""
     summary = json.loads((out / "summary.json").read_text())
     assert summary["interrupted"] == ids and summary["finished"] == 0
     assert re.search(r"^interrupted +c1, c2, c3$", stdout, re.M)
     for task_id in ids:  # each agent journalled its session, which --resume can go on with
         assert len(sessions_in(out / task_id / "sessions.db")) == 1
+
+
+def _sleeping(out: Path) -> list[int]:
+    """The processes in *out* running ``sleep``."""
+    found = []
+    for pid in agents_of(out):
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/cmdline").read_bytes().startswith(b"sleep\0"):
+                found.append(pid)
+    return found
+
+
+def test_second_ctrl_c_ends_at_once(tmp_path: Path) -> None:
+    """When the first Ctrl-C does not stop what the tasks run (a setup that ignores SIGINT), a second one kills their
+    process groups and the batch ends at once: exit 1, the tasks interrupted, no process left in OUT."""
+    out = tmp_path / "out"
+    ids = ["s1", "s2"]
+    with (tmp_path / "tasks.jsonl").open("w") as tasks:
+        for task_id in ids:
+            setup = "trap '' INT; sleep 60"  # sleep inherits the ignored SIGINT
+            tasks.write(json.dumps({"id": task_id, "prompt": f"task {task_id}: go", "setup": setup}) + "\n")
+    env = base_env(ANTHROPIC_BASE_URL="http://127.0.0.1:9", ANTHROPIC_API_KEY="test", HOME=str(tmp_path))
+    argv = [str(AGENTFSM), "batch", str(tmp_path / "tasks.jsonl"), "-o", str(out), "-w", "2"]
+    driver = subprocess.Popen(
+        argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    deadline = time.monotonic() + 60
+    while len(_sleeping(out)) < 2 and time.monotonic() < deadline:  # each setup, past its trap
+        time.sleep(0.05)
+    assert len(_sleeping(out)) == 2, agents_of(out)
+    driver.send_signal(signal.SIGINT)
+    with pytest.raises(subprocess.TimeoutExpired):
+        driver.wait(1)  # the first asked; the setups ignore it
+    started = time.monotonic()
+    driver.send_signal(signal.SIGINT)
+    stdout, stderr = driver.communicate(timeout=30)
+    assert time.monotonic() - started < 5, stderr  # at once, not the setups' 60 s
+    assert driver.returncode == 1 and "Traceback" not in stderr, stderr
+    assert wait_gone(out, 3) == []  # gone with the driver (the fork server a moment after), not later
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["interrupted"] == ids and summary["finished"] == 0
+    assert (out / "results.jsonl").read_text() == ""
+    assert re.search(r"^interrupted +s1, s2$", stdout, re.M)
 
 
 def test_retries_and_cost_cap(tmp_path: Path) -> None:

@@ -101,7 +101,9 @@ def main() -> None:
             import ray
 
             started = time.monotonic()
-            ray.init(num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1")
+            ray.init(
+                address="local", num_cpus=4, include_dashboard=False, log_to_driver=False, _node_ip_address="127.0.0.1"
+            )
             ray_start = time.monotonic() - started
             before, _ = _batch(tmp, "p1-", args.tasks, args.latency, 4)
             ray_wall, _ = _batch(tmp, "ray", args.tasks, args.latency, 4, backend="ray")

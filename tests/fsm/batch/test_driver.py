@@ -131,3 +131,19 @@ def test_one_driver_per_output_directory(tmp_path: Path) -> None:
     with _claimed(tmp_path), pytest.raises(ConfigError, match=rf"is being run by another batch \(pid {os.getpid()}\)"):
         _run(tmp_path, InstantBackend(), ["a"])
     assert _run(tmp_path, InstantBackend(), ["a"])["finished"] == 1  # released
+
+
+def test_what_a_ray_worker_forwards() -> None:
+    """A Ray task sends the driver its root agent's transitions and its api_retry notices, nothing else, through the
+    mailbox, which hands them over once and in order (the real Ray run: tests/e2e/test_batch_ray.py)."""
+    from fsm.batch.backends import Mailbox, forwarded
+
+    root = {"type": "transition", "depth": 0, "dest": "awaiting_model"}
+    retry = {"type": "system", "subtype": "api_retry", "error_status": 429, "retry_delay_ms": 300}
+    assert forwarded(root) and forwarded(retry)
+    assert not forwarded({"type": "transition", "depth": 1, "dest": "awaiting_model"})
+    assert not forwarded({"type": "assistant", "message": {}}) and not forwarded({"type": "system", "subtype": "init"})
+    mailbox = Mailbox()
+    mailbox.put(1, root)
+    mailbox.put(2, retry)
+    assert mailbox.take() == [(1, root), (2, retry)] and mailbox.take() == []

@@ -30,9 +30,15 @@ def test_agent_flags_are_forwarded() -> None:
             "0.5",
             "--permission-mode",
             "acceptEdits",
+            "--backend",
+            "ray",
+            "--ray-address",
+            "auto",
+            "--num-cpus",
+            "0.5",
         ]
     )
-    assert args.workers == 3
+    assert (args.workers, args.backend, args.ray_address, args.num_cpus) == (3, "ray", "auto", 0.5)
     assert agent_args(args) == (
         "--max-turns",
         "5",

@@ -278,14 +278,29 @@ def test_events_say_where_each_compaction_happened_and_what_it_replaced(tmp_path
 
 
 class TestBatch:
-    def test_lists_every_tasks_sessions_with_its_outcome(self, tmp_path):
-        """Given a batch's OUT, the page lists each task's session with the task's id, outcome, verify and cost, and
-        opens any of them."""
+    def test_lists_every_tasks_trajectory_with_its_outcome(self, tmp_path):
+        """Given a batch's OUT, the page lists each task's trajectory.jsonl (no journal beside it: a Ray worker's
+        stays on its machine) with the task's id, outcome, verify and cost, opens any of them, and reads a
+        trajectory again when a rerun rewrites it."""
+        import io
         import json
 
+        from fsm.session.export import export_jsonl
+
+        def trajectory(task: str, workdir: str, prompt: str = "Which testing framework does this project use?"):
+            journal = tmp_path / f"{task}-{workdir}.db"
+            session = delegating_session(journal, tmp_path / workdir, prompt=prompt)
+            text = io.StringIO()
+            with Journal(journal) as opened:
+                export_jsonl(opened, session, text)
+            (out / task).mkdir(parents=True, exist_ok=True)
+            (out / task / "trajectory.jsonl").write_text(text.getvalue())
+            return session
+
         out = tmp_path / "out"
-        first = delegating_session(out / "t1" / "sessions.db", tmp_path / "ws1")
-        second = delegating_session(out / "t2" / "sessions.db", tmp_path / "ws2")
+        first = trajectory("t1", "ws1")
+        second = trajectory("t2", "ws2")
+        (out / "t3").mkdir()  # a task whose attempt has not finished: nothing to list yet
         lines = [
             {"id": "t1", "attempt": 1, "final": False, "outcome": "model_error", "total_cost_usd": 0.0},
             {
@@ -322,3 +337,9 @@ class TestBatch:
             assert one["session"]["id"] == session_id and one["events"]
         assert app.get("/api/sessions/nope").status_code == 404
         assert not (tmp_path / "unused.db").exists()
+        assert not list(out.glob("*/sessions.db"))  # the trajectories were read, no journal written beside them
+
+        third = trajectory("t2", "ws3", prompt="And the linter?")  # a rerun of t2 rewrote its trajectory
+        rows = {row["task"]: row for row in app.get("/api/sessions").json()["sessions"]}
+        assert rows["t2"]["id"] == third and rows["t2"]["prompt"] == "And the linter?"
+        assert app.get(f"/api/sessions/{third}?after=0").json()["events"]
