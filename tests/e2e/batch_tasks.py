@@ -120,9 +120,9 @@ def tree(root: Path) -> dict[str, bytes]:
 
 
 def sessions_in(db: Path) -> list[str]:
-    """The session ids a journal holds."""
+    """The session ids a journal holds, oldest first (without ORDER BY, SQLite may read them from the id index)."""
     with sqlite3.connect(db) as conn:
-        return [row[0] for row in conn.execute("SELECT id FROM sessions")]
+        return [row[0] for row in conn.execute("SELECT id FROM sessions ORDER BY rowid")]
 
 
 def agents_of(out: Path) -> list[int]:
