@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from fsm.policy.chain import allow_all, permit
+from fsm.policy.chain import Edited, Permit, Remember, allow_all, deny_all, permit
 from fsm.policy.commands import parse_command
-from fsm.policy.hooks import Allow, Ask, Deny, HookEvent, Hooks
+from fsm.policy.hooks import Allow, Ask, Deny, HookEvent, Hooks, Notice
 from fsm.policy.judge import Policy
 from fsm.policy.read_only import read_only
 from fsm.policy.rules import parse_rule
@@ -449,3 +449,107 @@ class TestShellRules:
         verdict = policy.decide({"name": "bash", "input": {"command": "git config core.pager x"}}, ws)
         assert verdict.behavior == "deny"
         assert verdict.reason == "`git config core.pager x` writes ./.git/config, denied by rule Edit(./.git/config)"
+
+
+def chain(
+    ws: Workspace, call: dict, *, answers: tuple = (), policy: Policy | None = None, approver=allow_all
+) -> Permit:
+    """*call* through the whole chain, with a PreToolUse hook per answer (each named ``hook0``, ``hook1`` …)."""
+    hooks = Hooks()
+    for i, answer in enumerate(answers):
+        callback = lambda e, a=answer: a  # noqa: E731
+        callback.__name__ = f"hook{i}"
+        hooks.on("PreToolUse", callback)
+    event = HookEvent("PreToolUse", "root", 0, ws, tool_call=call)
+    return permit(call, event, hooks=hooks, policy=policy or Policy(), approver=approver, workspace=ws)
+
+
+def read(path: str) -> dict:
+    return {"name": "read_file", "id": "t1", "input": {"path": path}}
+
+
+class TestChain:
+    """``fsm.policy.chain.permit``: who refused, what the model is told, the hooks' notes kept on every path, and
+    whether the call may leave the workspace."""
+
+    def test_every_refusal_keeps_the_hooks_notes_and_names_who_refused(self, ws: Workspace) -> None:
+        """A hook's deny, a deny rule, dontAsk, the user's no and an approver's Deny each keep the notes."""
+        note = Notice("seen")
+        hooked = chain(ws, read("README.md"), answers=(note, Deny("no reading")))
+        assert (hooked.notes, hooked.denial.by, hooked.denial.reason) == (("seen",), "hook hook1", "no reading")
+        ruled = chain(ws, read("README.md"), answers=(note,), policy=Policy(deny=rules("Read")))
+        assert (ruled.notes, ruled.denial.by) == (("seen",), "Read")
+        outside = read("../outside.txt")
+        dont = chain(ws, outside, answers=(note,), policy=Policy(mode="dontAsk"))
+        assert (dont.notes, dont.denial.by) == (("seen",), "dontAsk mode")
+        assert dont.denial.reason.startswith("Permission denied: read_file ../outside.txt (a read outside")
+        user = chain(ws, outside, answers=(note,), approver=lambda c, a: False)
+        assert (user.notes, user.denial.by, user.denial.reason) == (("seen",), "user", "Permission denied by user")
+        approver = chain(ws, outside, answers=(note,), approver=lambda c, a: Deny("not now"))
+        assert (approver.notes, approver.denial.by, approver.denial.reason) == (("seen",), "approver", "not now")
+
+    def test_a_failing_approver_denies_saying_why(self, ws: Workspace) -> None:
+        def broken(call: dict, ask: Ask) -> bool:
+            raise ValueError("boom")
+
+        result = chain(ws, read("../outside.txt"), approver=broken)
+        assert result.denial is not None and result.denial.by == "approver"
+        assert result.denial.reason == "Permission denied: the approver failed (ValueError: boom)"
+
+    @pytest.mark.parametrize(
+        "answer", [True, Remember(("Read(//tmp/**)",)), Edited({"path": "../outside.txt"})], ids=repr
+    )
+    def test_an_approved_call_outside_runs_unconfined_with_the_notes(self, ws: Workspace, answer: object) -> None:
+        """What the approver allows knowing it leaves the workspace runs unconfined; the notes are kept."""
+        result = chain(ws, read("../outside.txt"), answers=(Notice("seen"),), approver=lambda c, a: answer)
+        assert result.denial is None and result.unconfined is True
+        assert result.notes[0] == "seen"
+        inside = chain(ws, read("README.md"), answers=(Ask("sure?"),), approver=lambda c, a: answer)
+        assert inside.denial is None and inside.unconfined is (isinstance(answer, Edited))
+
+    def test_a_call_allowed_outside_runs_unconfined(self, ws: Workspace) -> None:
+        result = chain(ws, read("../outside.txt"), answers=(Notice("seen"),), policy=Policy(mode="bypassPermissions"))
+        assert (result.denial, result.unconfined, result.notes) == (None, True, ("seen",))
+        assert chain(ws, read("README.md")).unconfined is False
+
+    def test_remember_adds_the_rules_for_the_session_from_the_workspace(self, ws: Workspace) -> None:
+        """A remembered rule is the session's, and its relative paths start at the workspace (not the cwd)."""
+        policy = Policy()
+        result = chain(ws, read("../outside.txt"), policy=policy, approver=lambda c, a: Remember(("Read(./src/**)",)))
+        assert result.denial is None
+        assert [(r.text, r.source, r.base) for r in policy.session] == [("Read(./src/**)", "session", ws.root)]
+
+    def test_an_edited_input_is_judged_again_and_noted(self, ws: Workspace) -> None:
+        """The approver's input is what runs: a deny rule refuses it (named, the notes kept), else it runs with a
+        note saying so."""
+        policy = Policy(deny=rules("Read(//etc/**)"))
+        edited = Edited({"path": "/etc/passwd"})
+        notes = (Notice("seen"),)
+        result = chain(ws, read("../outside.txt"), answers=notes, policy=policy, approver=lambda c, a: edited)
+        assert result.denial is not None and result.denial.by == "Read(//etc/**)" and result.notes == ("seen",)
+        assert result.denial.reason.endswith("(the input the approver gave)")
+        ok = chain(ws, read("../outside.txt"), answers=(Notice("seen"),), approver=lambda c, a: Edited({"path": "x"}))
+        assert ok.notes == ("seen", "read_file: run with the input the approver gave") and ok.input == {"path": "x"}
+
+    def test_a_hooks_question_names_the_hook_and_offers_the_rules_suggestions(self, ws: Workspace) -> None:
+        """A hook's Ask names the hook; it offers the rules' suggestions when the rules would ask too, none when
+        they would allow; only a question of the rules alone is ``by_rules``."""
+        asked: list[Ask] = []
+
+        def approver(call: dict, ask: Ask) -> bool:
+            asked.append(ask)
+            return True
+
+        chain(ws, read("../outside.txt"), answers=(Ask("careful"),), approver=approver)
+        chain(ws, read("README.md"), answers=(Ask(""),), approver=approver)
+        chain(ws, read("../outside.txt"), approver=approver)
+        outside = f"Read(//{(ws.root.parent / 'outside.txt').as_posix().lstrip('/')})"
+        assert [(a.reason, a.suggestions, a.by_rules) for a in asked] == [
+            ("careful (hook hook0)", (outside,), False),
+            ("hook hook0 asks (hook hook0)", (), False),
+            ("read_file ../outside.txt (a read outside the workspace)", (outside,), True),
+        ]
+
+    def test_the_rules_a_refusal_suggests_are_all_named(self, ws: Workspace) -> None:
+        reason = deny_all({}, Ask("x", ("Bash(a:*)", "Bash(b:*)"))).reason
+        assert "add Bash(a:*), Bash(b:*) to permissions.allow" in reason
