@@ -72,6 +72,10 @@ _STRUCTURE = frozenset(
         "redirected_statement",
     }
 )
+_SIMPLE = frozenset(
+    {"command", "declaration_command", "unset_command", "test_command", "variable_assignment", "variable_assignments"}
+)
+"""Nodes that are one simple command (``variable_assignments``: a line of two or more ``NAME=value``)."""
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _COMPOUNDS = {
     "subshell": "a subshell ( )",
@@ -270,7 +274,7 @@ class _Walker:
 
     def statement(self, node: Node, redirects: tuple[Redirect, ...], depth: int) -> None:
         kind = node.type
-        if kind in ("command", "declaration_command", "unset_command", "test_command", "variable_assignment"):
+        if kind in _SIMPLE:
             self.simple(node, redirects, depth)
         elif kind in _STRUCTURE:
             self.compound = self.compound or _COMPOUNDS.get(kind)
@@ -286,13 +290,7 @@ class _Walker:
             for child in node.named_children:
                 if child.type.endswith("redirect"):
                     continue
-                if child.type in _STRUCTURE or child.type in (
-                    "command",
-                    "declaration_command",
-                    "unset_command",
-                    "test_command",
-                    "variable_assignment",
-                ):
+                if child.type in _STRUCTURE or child.type in _SIMPLE:
                     self.statement(child, redirects, depth)
                 elif child.type == "comment":
                     continue

@@ -14,7 +14,7 @@ import pytest
 from fsm.policy.chain import Edited, Permit, Remember, allow_all, deny_all, permit
 from fsm.policy.commands import parse_command
 from fsm.policy.hooks import Allow, Ask, Deny, HookEvent, Hooks, Notice
-from fsm.policy.judge import Policy
+from fsm.policy.judge import Policy, Verdict
 from fsm.policy.read_only import read_only
 from fsm.policy.rules import parse_rule
 from tools import Workspace
@@ -553,3 +553,165 @@ class TestChain:
     def test_the_rules_a_refusal_suggests_are_all_named(self, ws: Workspace) -> None:
         reason = deny_all({}, Ask("x", ("Bash(a:*)", "Bash(b:*)"))).reason
         assert "add Bash(a:*), Bash(b:*) to permissions.allow" in reason
+
+
+def call(name: str, **tool_input: object) -> dict:
+    return {"name": name, "id": "t", "input": tool_input}
+
+
+class TestJudgeFiles:
+    """``Policy.decide`` on the file tools and the others: the whole verdict, not only its behaviour (the chain
+    treats any behaviour other than ask or deny as an allow)."""
+
+    def test_file_deny_and_ask_rules_match_the_path_as_written_and_as_resolved(self, ws: Workspace) -> None:
+        """A link to a file a rule names is that file; a rule naming the link holds for it too."""
+        (ws.root / "link").symlink_to(ws.root / "README.md")
+        for kind in ("deny", "ask"):
+            for rule, path in (("Read(./README.md)", "link"), ("Read(./link)", "link")):
+                policy = Policy(**{kind: rules(rule, base=ws.root)})
+                verdict = policy.decide(call("read_file", path=path), ws)
+                assert (verdict.behavior, verdict.rule) == (kind, rule), (kind, rule)
+                assert policy.decide(call("read_file", path="src/a.py"), ws).behavior == "allow"
+
+    def test_the_whole_verdict_of_a_file_rule(self, ws: Workspace) -> None:
+        deny = Policy(deny=rules("Read(./README.md)", base=ws.root)).decide(call("read_file", path="README.md"), ws)
+        assert deny == Verdict("deny", "read_file README.md is denied by rule Read(./README.md)", "Read(./README.md)")
+        ask = Policy(ask=rules("Read(./README.md)", base=ws.root)).decide(call("read_file", path="README.md"), ws)
+        assert ask == Verdict(
+            "ask", "read_file README.md matches ask rule Read(./README.md)", "Read(./README.md)", forced=True
+        )
+        outside = ws.root.parent / "outside.txt"
+        far = Policy(ask=rules(f"Read(/{outside})")).decide(call("read_file", path=str(outside)), ws)
+        assert (far.behavior, far.forced, far.outside) == ("ask", True, True)
+
+    def test_an_ask_rule_is_about_its_own_tool(self, ws: Workspace) -> None:
+        policy = Policy(ask=rules("Edit(./README.md)", base=ws.root))
+        assert policy.decide(call("read_file", path="README.md"), ws) == Verdict("allow")
+        assert policy.decide(call("write_file", path="README.md", content="x"), ws).behavior == "ask"
+
+    def test_the_modes_name_themselves(self, ws: Workspace) -> None:
+        plan = Policy(mode="plan").decide(call("write_file", path="x.txt", content="x"), ws)
+        assert plan == Verdict("deny", "write_file x.txt: plan mode makes no edits", "plan mode")
+        bypass = Policy(mode="bypassPermissions").decide(call("read_file", path="../outside.txt"), ws)
+        assert bypass == Verdict("allow", rule="bypassPermissions mode", outside=True)
+
+    def test_a_bare_read_rule_allows_inside_only(self, ws: Workspace) -> None:
+        """`Read` allows every read inside the workspace (naming itself), none outside: outside needs a path rule."""
+        policy = Policy(allow=rules("Read"))
+        assert policy.decide(call("read_file", path="README.md"), ws) == Verdict("allow", rule="Read")
+        assert policy.decide(call("read_file", path="../outside.txt"), ws).behavior == "ask"
+        outside = ws.root.parent / "outside.txt"
+        named = Policy(allow=rules(f"Read(/{outside})")).decide(call("read_file", path="../outside.txt"), ws)
+        assert named == Verdict("allow", rule=f"Read(/{outside})", outside=True)
+
+    def test_what_a_file_question_says_and_suggests(self, ws: Workspace) -> None:
+        """The question names the tool, edit or read, inside or outside, and the rule that would allow it."""
+        policy = Policy()
+        edit = policy.decide(call("write_file", path="src/b.py", content="x"), ws)
+        assert edit == Verdict(
+            "ask", "write_file src/b.py (an edit inside the workspace)", suggestions=("Edit(./src/b.py)",)
+        )
+        read = policy.decide(call("read_file", path="/Xnowhere/f"), ws)
+        assert read == Verdict(
+            "ask",
+            "read_file /Xnowhere/f (a read outside the workspace)",
+            suggestions=("Read(//Xnowhere/f)",),
+            outside=True,
+        )
+
+    def test_an_mcp_tool_asks_and_is_named(self, ws: Workspace) -> None:
+        verdict = Policy().decide(call("mcp__s__t"), ws)
+        assert verdict == Verdict(
+            "ask", "mcp__s__t is an MCP tool: it asks unless a rule allows it", suggestions=("mcp__s__t",)
+        )
+
+    def test_other_tools_rules_name_the_call(self, ws: Workspace) -> None:
+        """A tool rule with a specifier matches only a glob's pattern; its verdict says which rule."""
+        assert Policy(deny=rules("Task(x*)")).decide(call("task", prompt="go", pattern="xy"), ws) == Verdict("allow")
+        verdict = Policy(deny=rules("Glob(*.env)")).decide(call("glob", pattern="*.env"), ws)
+        assert verdict == Verdict("deny", "glob is denied by rule Glob(*.env)", "Glob(*.env)")
+
+    def test_hidden_tools(self) -> None:
+        """A bare deny rule hides its tool (a bare Edit hides write_file too); a rule with a specifier hides none."""
+        assert Policy(deny=rules("Bash", "Edit(src/**)")).hidden_tools() == {"bash"}
+        assert Policy(deny=rules("Edit")).hidden_tools() == {"edit_file", "write_file"}
+
+    @pytest.mark.parametrize("command", ["nice touch x", "FOO=1 touch x", "/usr/bin/touch x", "chmod +x src/a.py"])
+    def test_accept_edits_accepts_only_plain_editors(self, ws: Workspace, command: str) -> None:
+        """acceptEdits takes mkdir, touch and cp spelled so, with no wrapper or assignment, as edits."""
+        assert bash(Policy(mode="acceptEdits"), ws, "touch x") == "allow"
+        assert bash(Policy(mode="acceptEdits"), ws, command) == "ask"
+
+
+class TestJudgeBash:
+    """``Policy.decide`` on bash commands: whole verdicts of deny rules, unparsable lines, the sandbox, writes."""
+
+    def verdict(self, policy: Policy, ws: Workspace, command: str) -> Verdict:
+        return policy.decide({"name": "bash", "id": "t", "input": {"command": command}}, ws)
+
+    def test_a_deny_rules_verdict_names_the_rule_and_what_it_refused(self, ws: Workspace) -> None:
+        deny = rules("Bash(curl:*)", "Read(./README.md)", "Write(./o.txt)", base=ws.root)
+        policy = Policy(deny=deny)
+        assert self.verdict(policy, ws, "curl x") == Verdict(
+            "deny", "`curl x` is denied by rule Bash(curl:*)", "Bash(curl:*)"
+        )
+        assert self.verdict(policy, ws, "cat README.md > out.txt") == Verdict(
+            "deny", "`cat README.md > out.txt` reads README.md, denied by rule Read(./README.md)", "Read(./README.md)"
+        )
+        assert self.verdict(policy, ws, "cat READ*") == Verdict(
+            "deny",
+            f"`cat READ*` reads READ* (as {ws.root / 'README.md'}), denied by rule Read(./README.md)",
+            "Read(./README.md)",
+        )
+        assert self.verdict(policy, ws, "echo x > o.txt") == Verdict(
+            "deny", "`echo x > o.txt` writes o.txt, denied by rule Write(./o.txt)", "Write(./o.txt)"
+        )
+        # a Read rule judges what a read-only command reads: another program's arguments are not files it reads
+        assert self.verdict(policy, ws, "python README.md").behavior == "ask"
+
+    def test_an_unparsable_line(self, ws: Workspace) -> None:
+        """It asks; plan mode refuses it and bypassPermissions allows it, each naming itself."""
+        problem = "cannot parse 'ls <> x' as a shell command"
+        assert self.verdict(Policy(), ws, "ls <> x") == Verdict(
+            "ask", f"{problem}, so it cannot be checked before it runs"
+        )
+        assert self.verdict(Policy(mode="plan"), ws, "ls <> x") == Verdict(
+            "deny", f"{problem}; plan mode runs only commands known to be read-only", "plan mode"
+        )
+        assert self.verdict(Policy(mode="bypassPermissions"), ws, "ls <> x") == Verdict(
+            "allow", rule="bypassPermissions mode"
+        )
+
+    @pytest.mark.parametrize(
+        "command",
+        ["cd /tmp", "echo hi", "printf x", "true", "false", ":", "pwd", "test -n x", "[ -n x ]", "[[ -n x ]]"],
+    )
+    def test_what_runs_anywhere_runs_after_cd_out_even_in_plan_mode(self, ws: Workspace, command: str) -> None:
+        """These read no file, so they are harmless whatever the directory; `ls` there is not."""
+        assert self.verdict(Policy(mode="plan"), ws, f"cd / && {command}").behavior == "allow"
+        assert self.verdict(Policy(mode="plan"), ws, "cd / && ls").behavior == "deny"
+
+    @pytest.mark.parametrize("command", ["PATH=/tmp LD_PRELOAD=x.so && ls", "PATH=/tmp HOME=/ ; cat README.md"])
+    def test_two_assignments_on_a_line_are_judged(self, ws: Workspace, command: str) -> None:
+        """Two or more `NAME=value` with no command (tree-sitter's `variable_assignments`) were dropped by the
+        parser, so `PATH=/tmp LD_PRELOAD=x.so && ls` was allowed while `PATH=/tmp && ls` asked."""
+        assert self.verdict(Policy(), ws, command).behavior == "ask"
+        assert self.verdict(Policy(mode="plan"), ws, command).behavior == "deny"
+        assert self.verdict(Policy(), ws, "a=1 b=2 && ls").behavior == "allow"
+
+    def test_a_line_of_assignments_names_what_it_sets(self, ws: Workspace) -> None:
+        verdict = self.verdict(Policy(), ws, "PATH=/tmp LD_PRELOAD=a=b")
+        assert verdict == Verdict(
+            "ask", "`PATH=/tmp LD_PRELOAD=a=b` sets PATH, LD_PRELOAD, which can change what the commands after it run"
+        )
+
+    def test_a_redirection_with_no_command(self, ws: Workspace) -> None:
+        verdict = self.verdict(Policy(), ws, "> a.txt")
+        assert verdict == Verdict("ask", "`> a.txt` writes a.txt with no command", suggestions=("Bash(> a.txt)",))
+        assert self.verdict(Policy(), ws, "echo x > a.txt").reason == "`echo x > a.txt` writes a.txt"
+
+    def test_an_edit_rule_allows_a_redirection_into_its_file(self, ws: Workspace) -> None:
+        assert (
+            self.verdict(Policy(allow=rules("Edit(./a.txt)", base=ws.root)), ws, "echo x > a.txt").behavior == "allow"
+        )
+        assert self.verdict(Policy(allow=rules("Edit(./b.txt)", base=ws.root)), ws, "echo x > a.txt").behavior == "ask"
