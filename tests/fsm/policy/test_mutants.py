@@ -16,8 +16,10 @@ from fsm.policy.commands import parse_command
 from fsm.policy.hooks import Allow, Ask, Deny, HookEvent, Hooks, Notice
 from fsm.policy.judge import Policy, Verdict
 from fsm.policy.read_only import read_only
-from fsm.policy.rules import parse_rule
+from fsm.policy.rules import RuleError, claude_name, parse_rule, split_rules
+from fsm.policy.settings import PermissionSettings, Settings
 from tools import Workspace
+from tools.sandbox import Sandbox
 
 
 @pytest.fixture
@@ -715,3 +717,268 @@ class TestJudgeBash:
             self.verdict(Policy(allow=rules("Edit(./a.txt)", base=ws.root)), ws, "echo x > a.txt").behavior == "allow"
         )
         assert self.verdict(Policy(allow=rules("Edit(./b.txt)", base=ws.root)), ws, "echo x > a.txt").behavior == "ask"
+
+    def test_the_sandbox_allows_bash_but_not_what_an_ask_rule_names(self, ws: Workspace) -> None:
+        """autoAllowBashIfSandboxed: bash runs unasked in the sandbox, naming it, except where an ask rule matches
+        a simple command (seen through a wrapper too); plan mode still refuses what writes."""
+        boxed = Workspace(ws.root, sandbox=Sandbox())
+        assert self.verdict(Policy(), boxed, "python x.py") == Verdict(
+            "allow", rule="sandbox (autoAllowBashIfSandboxed)"
+        )
+        assert self.verdict(Policy(), ws, "python x.py").behavior == "ask"
+        asking = Policy(ask=rules("Bash(python:*)"))
+        for command in ("nice python x.py", "ls; python x.py"):
+            assert self.verdict(asking, boxed, command) == Verdict(
+                "ask", f"`{command}` matches ask rule Bash(python:*)", "Bash(python:*)", forced=True
+            )
+        assert self.verdict(asking, boxed, "ls").behavior == "allow"
+        assert self.verdict(Policy(mode="plan"), boxed, "python x.py").rule == "plan mode"
+
+    def test_a_rule_naming_inline_code_allows_it_only_as_written(self, ws: Workspace) -> None:
+        """`Bash(python3 -c *)` allows the inline code; with `FOO=1` before it the code still cannot be checked."""
+        policy = Policy(allow=rules("Bash(python3 -c *)"))
+        assert self.verdict(policy, ws, "python3 -c 'print(1)'").behavior == "allow"
+        command = "FOO=1 python3 -c 'print(1)'"
+        assert self.verdict(policy, ws, command).reason == (
+            f"`{command}` cannot be checked before it runs (python3 runs code given on the command line or its input)"
+        )
+
+    def test_plan_mode_refuses_a_glob_that_reaches_outside(self, ws: Workspace, tmp_path: Path) -> None:
+        """`cat *` reads what a link in the workspace leads to: plan mode refuses it (it is not only a question)."""
+        (tmp_path / "elsewhere").mkdir()
+        (ws.root / "out").symlink_to(tmp_path / "elsewhere")
+        assert self.verdict(Policy(mode="plan"), ws, "cat src/*").behavior == "allow"
+        assert self.verdict(Policy(mode="plan"), ws, "cat *").behavior == "deny"
+        assert self.verdict(Policy(mode="plan"), ws, "cat out/*").behavior == "deny"
+
+    def test_a_heredoc_with_no_command_says_what_it_opens(self, ws: Workspace) -> None:
+        verdict = self.verdict(Policy(), ws, "< README.md <<EOF\nhi\nEOF")
+        assert verdict == Verdict("ask", "`< README.md` opens ?, README.md", suggestions=("Bash(<< < README.md)",))
+
+    def test_home_is_expanded_to_where_it_leads(
+        self, ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """`$HOME` in a command is the home resolved, as a deny rule naming the real directory spells it."""
+        real = tmp_path / "real-home"
+        real.mkdir()
+        (tmp_path / "home-link").symlink_to(real)
+        monkeypatch.setenv("HOME", str(tmp_path / "home-link"))
+        policy = Policy(deny=rules(f"Bash(cat {real}/secret)"))
+        assert self.verdict(policy, ws, "cat $HOME/secret").behavior == "deny"
+
+    def test_the_whole_verdict_of_an_ask_rule_on_bash(self, ws: Workspace) -> None:
+        """An ask rule names the simple command it matched; a Write rule asks about a redirection into its file."""
+        assert self.verdict(Policy(ask=rules("Bash(python:*)")), ws, "ls && python x.py") == Verdict(
+            "ask", "`python x.py` matches ask rule Bash(python:*)", "Bash(python:*)", forced=True
+        )
+        assert self.verdict(Policy(ask=rules("Write(./o.txt)", base=ws.root)), ws, "echo x > o.txt") == Verdict(
+            "ask", "`echo x > o.txt` matches ask rule Write(./o.txt)", "Write(./o.txt)", forced=True
+        )
+
+    def test_plan_mode_refuses_a_compound_command_saying_why(self, ws: Workspace) -> None:
+        assert self.verdict(Policy(mode="plan"), ws, "(ls)") == Verdict(
+            "deny",
+            "`(ls)` uses a subshell ( ), which no rule allows as a whole; plan mode runs only commands known to be "
+            "read-only",
+            "plan mode",
+        )
+
+
+class TestPolicyRecord:
+    """What a journal records of the policy and reads back, settings, modes, and MCP tools a deny rule hides: a
+    rule lost on the way back would allow what it denied."""
+
+    def test_a_policy_survives_its_journal(self, ws: Workspace) -> None:
+        policy = Policy(
+            mode="acceptEdits",
+            allow=rules("Bash(ls:*)"),
+            ask=rules("Bash(python:*)"),
+            deny=rules("Read(./secret)", base=ws.root),
+            directories=(ws.root / "src",),
+        )
+        policy.remember(parse_rule("Bash(make:*)"))
+        data = policy.to_json()
+        assert data == {
+            "mode": "acceptEdits",
+            "allow": ["Bash(ls:*)", "Bash(make:*)"],
+            "ask": ["Bash(python:*)"],
+            "deny": ["Read(./secret)"],
+            "directories": [str(ws.root / "src")],
+        }
+        back = Policy.from_json(data, base=ws.root)
+        assert (back.mode, back.directories) == ("acceptEdits", (ws.root / "src",))
+        assert [(r.text, r.source, r.base) for r in (*back.allow, *back.ask, *back.deny)] == [
+            ("Bash(ls:*)", "journal", ws.root),
+            ("Bash(make:*)", "journal", ws.root),
+            ("Bash(python:*)", "journal", ws.root),
+            ("Read(./secret)", "journal", ws.root),
+        ]
+        assert [r.source for r in Policy.from_json(data, base=ws.root, source="x").deny] == ["x"]
+        assert Policy.from_json({}, base=ws.root) == Policy()
+
+    def test_a_policy_from_settings(self, ws: Workspace) -> None:
+        perms = PermissionSettings(
+            allow=rules("Bash(ls:*)"),
+            ask=rules("Bash(python:*)"),
+            deny=rules("Bash(curl:*)"),
+            default_mode="plan",
+            additional_directories=(ws.root / "src",),
+        )
+        policy = Policy.from_settings(Settings(permissions=perms))
+        assert (policy.mode, policy.allow, policy.ask, policy.deny, policy.directories) == (
+            "plan",
+            perms.allow,
+            perms.ask,
+            perms.deny,
+            perms.additional_directories,
+        )
+        assert Policy.from_settings(Settings(permissions=perms), mode="default").mode == "default"
+        assert Policy.from_settings(Settings()).mode == "default"
+
+    def test_set_mode(self) -> None:
+        policy = Policy()
+        policy.set_mode("plan")
+        assert policy.mode == "plan"
+        with pytest.raises(ValueError) as raised:
+            policy.set_mode("nope")
+        assert (
+            str(raised.value)
+            == "mode must be one of default, acceptEdits, plan, dontAsk, bypassPermissions (got 'nope')"
+        )
+        assert policy.mode == "plan"
+
+    def test_a_bare_mcp_deny_rule_hides_the_tool(self) -> None:
+        assert Policy(deny=rules("mcp__s")).hides("mcp__s__t")
+        assert not Policy(deny=rules("mcp__s__other")).hides("mcp__s__t")
+        assert not Policy(deny=rules("Bash")).hides("bash")
+        assert not Policy(deny=rules("mcp__s__t(x)")).hides("mcp__s__t")
+        assert not Policy(allow=rules("mcp__s")).hides("mcp__s__t")
+
+    def test_mcp_rules_and_modes(self, ws: Workspace) -> None:
+        tool = call("mcp__s__t")
+        assert Policy(deny=rules("mcp__s")).decide(tool, ws) == Verdict(
+            "deny", "mcp__s__t is denied by rule mcp__s", "mcp__s"
+        )
+        assert Policy(ask=rules("mcp__s__t"), mode="bypassPermissions").decide(tool, ws) == Verdict(
+            "ask", "mcp__s__t matches ask rule mcp__s__t", "mcp__s__t", forced=True
+        )
+        assert Policy(mode="plan").decide(tool, ws) == Verdict(
+            "deny", "mcp__s__t: plan mode runs no MCP tool", "plan mode"
+        )
+        assert Policy(mode="bypassPermissions").decide(tool, ws) == Verdict("allow", rule="bypassPermissions mode")
+        assert Policy(allow=rules("mcp__s")).decide(tool, ws) == Verdict("allow", rule="mcp__s")
+        assert Policy(allow=rules("mcp__*")).decide(tool, ws).behavior == "ask"
+        assert Policy(allow=rules("mcp__other")).decide(tool, ws).behavior == "ask"
+
+
+class TestRules:
+    """``fsm.policy.rules``: which tools an MCP rule covers, where a path rule is anchored, what does not parse."""
+
+    @pytest.mark.parametrize(
+        ("rule", "tool", "covered"),
+        [
+            ("mcp__*", "mcp__s__t", True),
+            ("mcp__*", "bash", False),
+            ("mcp__s", "mcp__s__t", True),
+            ("mcp__s", "mcp__s__t__u", True),
+            ("mcp__s__*", "mcp__s__t", True),
+            ("mcp__s__t", "mcp__s__t", True),
+            ("mcp__s__t", "mcp__s__u", False),
+            ("mcp__s", "mcp__other__t", False),
+            ("mcp__s", "bash", False),
+        ],
+    )
+    def test_what_an_mcp_rule_covers(self, rule: str, tool: str, covered: bool) -> None:
+        assert parse_rule(rule).covers(tool) is covered
+        assert Policy(deny=rules(rule)).hides(tool) is covered
+
+    def test_claude_name(self) -> None:
+        assert (claude_name("bash"), claude_name("mcp__s__t"), claude_name("Skill")) == ("Bash", "mcp__s__t", "Skill")
+
+    @pytest.mark.parametrize(
+        ("spec", "anchor"),
+        [
+            ("//etc/x", ("/", "/etc/x")),
+            ("~", ("HOME", "/**")),
+            ("~/", ("HOME", "/**")),
+            ("~/a", ("HOME", "/a")),
+            ("~/.ssh/**", ("HOME", "/.ssh/**")),
+            ("./src", ("BASE", "/src")),
+            ("src/*.py", ("BASE", "src/*.py")),
+            ("~x", ("BASE", "~x")),
+        ],
+    )
+    def test_where_a_path_rule_is_anchored(self, tmp_path: Path, spec: str, anchor: tuple[str, str]) -> None:
+        places = {"/": Path("/"), "HOME": tmp_path / "home", "BASE": tmp_path / "base"}
+        rule = parse_rule(f"Read({spec})", base=tmp_path / "base")
+        assert rule.anchor(home=tmp_path / "home") == (places[anchor[0]], anchor[1])
+        if anchor[0] == "HOME":
+            assert rule.anchor() == (Path.home(), anchor[1])
+
+    @pytest.mark.parametrize(
+        ("text", "message"),
+        [
+            (7, "rule 7 must be a string"),
+            ("Read x(y)", "rule 'Read x(y)' must be Tool or Tool(specifier), e.g. Bash(git diff:*) or Read(./.env)"),
+            ("Read(x) y", "rule 'Read(x) y' has text after ')'"),
+            ("Bash*", "rule 'Bash*': only an MCP rule ends its name with '*' (mcp__server__*)"),
+            ("Read(a\0b)", "rule 'Read(a\\x00b)' holds a NUL byte"),
+        ],
+    )
+    def test_what_does_not_parse(self, text: object, message: str) -> None:
+        with pytest.raises(RuleError) as raised:
+            parse_rule(text)  # type: ignore[arg-type]
+        assert str(raised.value) == message
+
+    def test_a_nul_byte_is_refused_only_in_a_path(self) -> None:
+        assert parse_rule("Bash(echo a\0b)").specifier == "echo a\0b"
+
+    def test_split_rules(self) -> None:
+        assert split_rules("Bash(git diff:*) Read,Edit(src/**)") == ["Bash(git diff:*)", "Read", "Edit(src/**)"]
+        assert split_rules("Bash(a, b) ,Edit(x y)") == ["Bash(a, b)", "Edit(x y)"]
+        assert split_rules("mcp__Xs") == ["mcp__Xs"]
+
+
+class TestMatching:
+    """``fsm.policy.matching``: rules against lines with no command, inline code, the rules an ask offers, and
+    path rules against globs and directories."""
+
+    def verdict(self, policy: Policy, ws: Workspace, command: str) -> Verdict:
+        return policy.decide({"name": "bash", "id": "t", "input": {"command": command}}, ws)
+
+    def test_rules_on_a_line_with_no_command(self, ws: Workspace) -> None:
+        """`Bash(> a.txt)` allows exactly that line; a bare `Bash` allow rule does not allow setting PATH."""
+        assert self.verdict(Policy(allow=rules("Bash(> a.txt)")), ws, "> a.txt").behavior == "allow"
+        assert self.verdict(Policy(allow=rules("Bash")), ws, "PATH=/tmp").behavior == "ask"
+
+    def test_a_rule_naming_the_code_itself_allows_it(self, ws: Workspace) -> None:
+        for rule in ("Bash(python3 -c print(1))", "Bash(python3 -c print*)"):
+            assert self.verdict(Policy(allow=rules(rule)), ws, "python3 -c 'print(1)'").behavior == "allow"
+
+    @pytest.mark.parametrize(
+        ("command", "suggestions"),
+        [
+            ("FOO=1 echo x > a.txt", ()),
+            ("echo x > a.txt", ("Bash(echo x > a.txt)",)),
+            ("node -m x y", ("Bash(node:*)",)),
+            ("python -m", ("Bash(python:*)",)),
+            ("python -m pytest", ("Bash(python -m pytest:*)",)),
+            ("./bin/python3.12 -m pip install x", ("Bash(./bin/python3.12 -m pip:*)",)),
+        ],
+    )
+    def test_the_rules_an_ask_offers(self, ws: Workspace, command: str, suggestions: tuple) -> None:
+        """No rule can allow a command with `NAME=value` before it; a module run names the module."""
+        assert self.verdict(Policy(), ws, command).suggestions == suggestions
+
+    def test_a_glob_is_judged_as_written_even_when_it_matches_nothing(self, ws: Workspace) -> None:
+        verdict = self.verdict(Policy(deny=rules("Read(./*.env)", base=ws.root)), ws, "cat *.env")
+        assert verdict.behavior == "deny"
+
+    def test_a_path_rule_is_about_its_own_tool_and_a_file_is_no_directory(self, ws: Workspace) -> None:
+        assert self.verdict(Policy(deny=rules("Read(./README.md/**)", base=ws.root)), ws, "cat README.md") == Verdict(
+            "allow"
+        )
+        assert self.verdict(Policy(deny=rules("Edit(./README.md)", base=ws.root)), ws, "cat README.md") == Verdict(
+            "allow"
+        )
+        assert self.verdict(Policy(deny=rules("Read(./src/**)", base=ws.root)), ws, "ls src").behavior == "deny"
