@@ -145,7 +145,10 @@ def recheck(work: Path, names: list[str], tests: list[str], *, jobs: int = 1) ->
     def killed(name: str) -> bool:
         env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": name}
         command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
-        ran = subprocess.run(command, cwd=work / "mutants", env=env, capture_output=True, check=False)
+        try:
+            ran = subprocess.run(command, cwd=work / "mutants", env=env, capture_output=True, check=False, timeout=600)
+        except subprocess.TimeoutExpired:  # a mutant that loops: the tests noticed, as mutmut's timeout
+            return True
         return ran.returncode == 1  # a test failed (2-5: pytest could not run them)
 
     with ThreadPoolExecutor(max_workers=jobs) as pool:

@@ -13,12 +13,25 @@ import pytest
 
 from fsm.policy.chain import Edited, Permit, Remember, allow_all, deny_all, permit
 from fsm.policy.commands import parse_command
-from fsm.policy.hooks import Allow, Ask, Deny, HookEvent, Hooks, Notice
+from fsm.policy.hooks import (
+    EVENTS,
+    Allow,
+    Ask,
+    Deny,
+    HookContext,
+    HookEvent,
+    Hooks,
+    Notice,
+    PreToolVerdict,
+    blocked_prompt_message,
+    large_output_hook,
+    log_hook,
+)
 from fsm.policy.judge import Policy, Verdict
 from fsm.policy.read_only import read_only
 from fsm.policy.rules import RuleError, claude_name, parse_rule, split_rules
 from fsm.policy.settings import PermissionSettings, Settings
-from tools import Workspace
+from tools import ToolOutput, Workspace
 from tools.sandbox import Sandbox
 
 
@@ -982,3 +995,119 @@ class TestMatching:
             "allow"
         )
         assert self.verdict(Policy(deny=rules("Read(./src/**)", base=ws.root)), ws, "ls src").behavior == "deny"
+
+
+class TestHooks:
+    """``fsm.policy.hooks``: which PreToolUse answer wins and whose it is, how a failing hook is logged, the
+    lock, PreCompact, and the built-in hooks' words."""
+
+    def event(self, ws: Workspace, name: str = "PreToolUse", **fields: object) -> HookEvent:
+        return HookEvent(name, "root", 0, ws, tool_call=fields.pop("tool_call", read("README.md")), **fields)  # type: ignore[arg-type]
+
+    def test_the_first_of_equally_strict_answers_wins_and_blank_strings_say_nothing(self, ws: Workspace) -> None:
+        hooks = Hooks()
+        assert hooks.context is None
+        assert hooks.pre_tool_use(self.event(ws)) == PreToolVerdict(None, None, ())
+        hooks.on("PreToolUse", lambda e: "   ")
+        assert hooks.pre_tool_use(self.event(ws)) == PreToolVerdict(None, None, ())
+
+        def first(e: HookEvent) -> Deny:
+            return Deny("first")
+
+        def second(e: HookEvent) -> Deny:
+            return Deny("second")
+
+        hooks.on("PreToolUse", first)
+        hooks.on("PreToolUse", second)
+        assert hooks.pre_tool_use(self.event(ws)) == PreToolVerdict(Deny("first"), "first", ())
+
+    def test_a_hook_is_named_by_its_hook_name(self, ws: Workspace) -> None:
+        def guard(e: HookEvent) -> Deny:
+            return Deny("no")
+
+        guard.hook_name = "./guard.sh"  # type: ignore[attr-defined]
+        hooks = Hooks()
+        hooks.on("PreToolUse", guard)
+        assert hooks.pre_tool_use(self.event(ws)).by == "./guard.sh"
+
+    def test_a_raising_hook_is_logged_with_its_traceback(self, ws: Workspace, caplog: pytest.LogCaptureFixture) -> None:
+        def broken(e: HookEvent) -> None:
+            raise RuntimeError("boom")
+
+        hooks = Hooks()
+        for name in ("PreToolUse", "Stop"):
+            hooks.on(name, broken)
+        caplog.set_level("DEBUG", logger="fsm.policy.hooks")
+        verdict = hooks.pre_tool_use(self.event(ws))
+        assert verdict.decision == Deny(
+            "Permission denied: PreToolUse hook broken failed (boom), so the call is blocked"
+        )
+        assert hooks.fire_each(self.event(ws, "Stop")) == ([], ["Stop hook broken failed: boom"])
+        logged = [(r.getMessage(), r.exc_info[0] if r.exc_info else None) for r in caplog.records]
+        assert logged == [(f"hook {broken!r} raised", RuntimeError)] * 2
+
+    def test_only_a_thread_safe_hook_runs_without_the_lock(self, ws: Workspace) -> None:
+        hooks = Hooks()
+        seen: list[tuple[str, bool]] = []
+
+        def locked(e: HookEvent) -> None:
+            seen.append((e.name, hooks._lock._is_owned()))  # type: ignore[attr-defined]
+
+        def free(e: HookEvent) -> None:
+            seen.append((e.name, hooks._lock._is_owned()))  # type: ignore[attr-defined]
+
+        free.thread_safe = True  # type: ignore[attr-defined]
+        for callback in (locked, free):
+            hooks.on("PreToolUse", callback)
+        hooks.pre_tool_use(self.event(ws))
+        assert seen == [("PreToolUse", True), ("PreToolUse", False)]
+
+    def test_pretooluse_hooks_decide_elsewhere(self, ws: Workspace) -> None:
+        with pytest.raises(ValueError) as raised:
+            Hooks().fire_each(self.event(ws))
+        assert str(raised.value) == "PreToolUse hooks decide: use pre_tool_use()"
+        with pytest.raises(ValueError) as unknown:
+            Hooks().on("Nope", lambda e: None)
+        assert str(unknown.value) == f"unknown hook event 'Nope' (expected one of {', '.join(EVENTS)})"
+
+    def test_pre_compact(self, ws: Workspace, caplog: pytest.LogCaptureFixture) -> None:
+        """The first Deny blocks, strings are joined, notices kept, a raising hook noted and logged (the others
+        still run); each hook is told the event, under the lock unless it is thread-safe."""
+        hooks = Hooks()
+        seen: list[tuple[str, bool]] = []
+
+        def broken(e: HookEvent) -> None:
+            raise RuntimeError("boom")
+
+        def free(e: HookEvent) -> None:
+            seen.append((e.name, hooks._lock._is_owned()))  # type: ignore[attr-defined]
+
+        free.thread_safe = True  # type: ignore[attr-defined]
+        hooks.on("PreCompact", broken)
+        for answer in (Notice("n"), "keep names", Deny("not now"), Deny("later"), "and paths"):
+            hooks.on("PreCompact", lambda e, a=answer: a)
+        hooks.on("PreCompact", free)
+        hooks.on("PreCompact", lambda e: seen.append((e.name, hooks._lock._is_owned())))  # type: ignore[attr-defined]
+        caplog.set_level("DEBUG", logger="fsm.policy.hooks")
+        hooks.on("PreToolUse", lambda e: Deny("elsewhere"))
+        block, text, notes = hooks.pre_compact(self.event(ws, "PreCompact", trigger="manual"))
+        assert (block, text, notes) == (
+            Deny("not now"),
+            "keep names\n\nand paths",
+            ["PreCompact hook broken failed: boom", "n"],
+        )
+        assert seen == [("PreCompact", False), ("PreCompact", True)]
+        logged = [(r.getMessage(), r.exc_info[0] if r.exc_info else None) for r in caplog.records]
+        assert logged == [(f"hook {broken!r} raised", RuntimeError)]
+        assert Hooks().pre_compact(self.event(ws, "PreCompact")) == (None, None, [])
+
+    def test_the_built_in_hooks_words(self, ws: Workspace) -> None:
+        assert log_hook(self.event(ws, tool_call={"name": "t", "input": {"a": 1, "b": 2, "c": 3}})) == Notice("t(1, 2)")
+        assert log_hook(self.event(ws, tool_call={"name": "t", "input": "raw"})) == Notice("t(raw)")
+        with pytest.raises(AssertionError):
+            large_output_hook(HookEvent("PostToolUse", "root", 0, ws, output=ToolOutput("x" * 100_001)))
+        assert blocked_prompt_message(["a", "b"], "p") == (
+            "UserPromptSubmit operation blocked by hook:\na\nb\n\nOriginal prompt: p"
+        )
+        assert HookContext("s").agent_transcript_path("a") is None
+        assert HookContext("s", "/t").agent_transcript_path("a") == "/t/s/subagents/agent-a.jsonl"
