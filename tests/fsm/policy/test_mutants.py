@@ -599,6 +599,13 @@ class TestJudgeFiles:
         far = Policy(ask=rules(f"Read(/{outside})")).decide(call("read_file", path=str(outside)), ws)
         assert (far.behavior, far.forced, far.outside) == ("ask", True, True)
 
+    def test_a_path_with_a_nul_byte_is_judged_as_written(self, ws: Workspace) -> None:
+        """No file can have it (resolving it fails), so the path as written is what the rules see."""
+        policy = Policy(deny=rules("Read(./a*)", base=ws.root))
+        assert policy.decide(call("read_file", path="a\0b"), ws) == Verdict(
+            "deny", "read_file a\x00b is denied by rule Read(./a*)", "Read(./a*)"
+        )
+
     def test_an_ask_rule_is_about_its_own_tool(self, ws: Workspace) -> None:
         policy = Policy(ask=rules("Edit(./README.md)", base=ws.root))
         assert policy.decide(call("read_file", path="README.md"), ws) == Verdict("allow")
@@ -699,7 +706,19 @@ class TestJudgeBash:
 
     @pytest.mark.parametrize(
         "command",
-        ["cd /tmp", "echo hi", "printf x", "true", "false", ":", "pwd", "test -n x", "[ -n x ]", "[[ -n x ]]"],
+        [
+            "cd /tmp",
+            "echo hi",
+            "printf x",
+            "true",
+            "false",
+            ":",
+            "pwd",
+            "test -n x",
+            "[ -n x ]",
+            '"[" -n x ]',
+            "[[ -n x ]]",
+        ],
     )
     def test_what_runs_anywhere_runs_after_cd_out_even_in_plan_mode(self, ws: Workspace, command: str) -> None:
         """These read no file, so they are harmless whatever the directory; `ls` there is not."""
@@ -740,7 +759,7 @@ class TestJudgeBash:
         )
         assert self.verdict(Policy(), ws, "python x.py").behavior == "ask"
         asking = Policy(ask=rules("Bash(python:*)"))
-        for command in ("nice python x.py", "ls; python x.py"):
+        for command in ("nice python x.py", "ls; python x.py", "FOO=1 python x.py", "/usr/bin/python x.py"):
             assert self.verdict(asking, boxed, command) == Verdict(
                 "ask", f"`{command}` matches ask rule Bash(python:*)", "Bash(python:*)", forced=True
             )
@@ -1111,3 +1130,53 @@ class TestHooks:
         )
         assert HookContext("s").agent_transcript_path("a") is None
         assert HookContext("s", "/t").agent_transcript_path("a") == "/t/s/subagents/agent-a.jsonl"
+
+
+class TestJudgeWords:
+    """What a bash verdict says: the mode, every question joined, a long command clipped."""
+
+    def verdict(self, policy: Policy, ws: Workspace, command: str) -> Verdict:
+        return policy.decide({"name": "bash", "id": "t", "input": {"command": command}}, ws)
+
+    def test_bypass_mode_names_itself_and_every_question_is_joined(self, ws: Workspace) -> None:
+        assert self.verdict(Policy(mode="bypassPermissions"), ws, "python x.py") == Verdict(
+            "allow", rule="bypassPermissions mode"
+        )
+        assert self.verdict(Policy(), ws, "python a.py; node b.js") == Verdict(
+            "ask",
+            "`python a.py` is not a built-in read-only command; `node b.js` is not a built-in read-only command",
+            suggestions=("Bash(python:*)", "Bash(node:*)"),
+        )
+
+    def test_a_long_command_is_clipped_at_80_characters(self, ws: Workspace) -> None:
+        policy = Policy(deny=rules("Bash(echo:*)"))
+        whole = "echo " + "a" * 75
+        assert self.verdict(policy, ws, whole).reason == f"`{whole}` is denied by rule Bash(echo:*)"
+        clipped = self.verdict(policy, ws, whole + "b").reason
+        assert clipped == f"`{whole[:79]}…` is denied by rule Bash(echo:*)"
+
+    def test_a_write_to_a_protected_path_asks_in_every_mode(self, ws: Workspace) -> None:
+        """Writing .git/config asks, forced, even in bypassPermissions, naming the Edit rule that would allow it;
+        reading it does not."""
+        policy = Policy(mode="bypassPermissions")
+        protected = ("protected path .git/config", ("Edit(./.git/config)",), True)
+        write = policy.decide(call("write_file", path=".git/config", content="x"), ws)
+        assert write.behavior == "ask"
+        assert write.reason == "write_file .git/config writes a protected path: .git/config"
+        assert (write.rule, write.suggestions, write.forced) == protected
+        bash = self.verdict(policy, ws, "echo x > .git/config")
+        assert bash.reason == "`echo x > .git/config` writes a protected path: .git/config"
+        assert (bash.behavior, bash.rule, bash.suggestions, bash.forced) == ("ask", *protected)
+        assert policy.decide(call("read_file", path=".git/config"), ws).behavior == "allow"
+
+    def test_an_unknown_mode_is_refused_naming_the_modes(self) -> None:
+        with pytest.raises(ValueError) as raised:
+            Policy(mode="nope")
+        assert (
+            str(raised.value)
+            == "mode must be one of default, acceptEdits, plan, dontAsk, bypassPermissions (got 'nope')"
+        )
+
+    def test_a_call_without_a_name_matches_no_rule(self, ws: Workspace) -> None:
+        """The tool's own input check answers a nameless call; no rule, even one named like a placeholder, does."""
+        assert Policy(deny=rules("XXXX")).decide({"id": "t", "input": {}}, ws) == Verdict("allow")
