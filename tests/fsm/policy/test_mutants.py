@@ -1180,3 +1180,7 @@ class TestJudgeWords:
     def test_a_call_without_a_name_matches_no_rule(self, ws: Workspace) -> None:
         """The tool's own input check answers a nameless call; no rule, even one named like a placeholder, does."""
         assert Policy(deny=rules("XXXX")).decide({"id": "t", "input": {}}, ws) == Verdict("allow")
+
+    def test_a_protected_write_by_bash_offers_the_commands_own_rule_too(self, ws: Workspace) -> None:
+        verdict = Policy().decide({"name": "bash", "id": "t", "input": {"command": "echo x > .git/config"}}, ws)
+        assert verdict.suggestions == ("Edit(./.git/config)", "Bash(echo x > .git/config)")
