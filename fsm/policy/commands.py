@@ -122,6 +122,9 @@ class Redirect:
     target: str | None
     """The file, after quote removal; None for a file descriptor (``2>&1``) or a target not known statically
     (a here-document's is ``""``)."""
+    glob: str | None = None
+    """A target that is a glob (``> .gi?/config``, which bash expands when it matches one file): the word after
+    quote removal; *target* is then None."""
 
     @property
     def shown(self) -> bool:
@@ -442,8 +445,10 @@ class _Walker:
         word = self.word(destination, depth)
         if op in (">&", "<&") and (destination.type == "number" or word.text == "-"):
             return Redirect(op, None)
-        known = word.static and not word.substituted and not word.unknown and word.glob is None
-        return Redirect(op, word.text if known else None)
+        plain = word.static and not word.substituted and not word.unknown
+        if plain and word.glob is not None:
+            return Redirect(op, None, glob=word.text)
+        return Redirect(op, word.text if plain else None)
 
     def word(self, node: Node, depth: int) -> Word:
         """A word's text after expansion and quote removal; parses the commands of any substitution inside it."""

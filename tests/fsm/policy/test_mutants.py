@@ -1184,3 +1184,57 @@ class TestJudgeWords:
     def test_a_protected_write_by_bash_offers_the_commands_own_rule_too(self, ws: Workspace) -> None:
         verdict = Policy().decide({"name": "bash", "id": "t", "input": {"command": "echo x > .git/config"}}, ws)
         assert verdict.suggestions == ("Edit(./.git/config)", "Bash(echo x > .git/config)")
+
+
+class TestProtected:
+    """``fsm.policy.protected.guard`` through the judge: what the forced ask says and offers."""
+
+    def verdict(self, policy: Policy, ws: Workspace, command: str) -> Verdict:
+        return policy.decide({"name": "bash", "id": "t", "input": {"command": command}}, ws)
+
+    def test_every_protected_path_is_named_after_the_rules_question(self, ws: Workspace) -> None:
+        command = "echo x > .git/config; echo y > .bashrc"
+        assert self.verdict(Policy(), ws, command) == Verdict(
+            "ask",
+            "`echo x > .git/config` writes .git/config; `echo y > .bashrc` writes .bashrc; "
+            f"`{command}` writes a protected path: .git/config, .bashrc",
+            "protected path .git/config, .bashrc",
+            ("Edit(./.git/config)", "Edit(./.bashrc)", "Bash(echo x > .git/config)", "Bash(echo y > .bashrc)"),
+            forced=True,
+        )
+
+    def test_no_rule_is_offered_when_none_could_allow_the_command(self, ws: Workspace) -> None:
+        verdict = self.verdict(Policy(), ws, "(echo x > .git/config)")
+        assert (verdict.behavior, verdict.forced, verdict.suggestions) == ("ask", True, ())
+
+    @pytest.mark.parametrize("rule", ["Edit", "Bash(echo:*)", "Edit(**)"])
+    def test_only_an_edit_rule_naming_the_path_waives_the_question(self, ws: Workspace, rule: str) -> None:
+        assert self.verdict(Policy(mode="bypassPermissions", allow=rules(rule)), ws, "echo x > .git/config") == Verdict(
+            "ask",
+            "`echo x > .git/config` writes a protected path: .git/config",
+            "protected path .git/config",
+            ("Edit(./.git/config)",),
+            forced=True,
+        )
+        waived = Policy(mode="bypassPermissions", allow=rules("Edit(./.git/config)", base=ws.root))
+        assert self.verdict(waived, ws, "echo x > .git/config").behavior == "allow"
+
+    @pytest.mark.parametrize(
+        "command", ["echo x > .gi?/config", "echo x >> ?git/config", "echo x > src/../.gi[t]/config"]
+    )
+    def test_a_glob_redirection_onto_a_protected_file_asks(self, ws: Workspace, command: str) -> None:
+        """bash writes the one file a glob target matches: `> .gi?/config` writes .git/config, and was allowed in
+        bypassPermissions (the target was unknown and the line names no protected path). An Edit rule naming the
+        file waives the question, as for the file written plainly."""
+        (ws.root / ".git").mkdir()
+        (ws.root / ".git" / "config").write_text("[core]\n")
+        verdict = self.verdict(Policy(mode="bypassPermissions"), ws, command)
+        assert (verdict.behavior, verdict.rule, verdict.suggestions, verdict.forced) == (
+            "ask",
+            "protected path .git/config",
+            ("Edit(./.git/config)",),
+            True,
+        )
+        waiver = rules("Edit(./.git/config)", base=ws.root)
+        assert self.verdict(Policy(mode="bypassPermissions", allow=waiver), ws, command).behavior == "allow"
+        assert self.verdict(Policy(mode="bypassPermissions"), ws, "echo x > src/*.py").behavior == "allow"
