@@ -1238,3 +1238,46 @@ class TestProtected:
         waiver = rules("Edit(./.git/config)", base=ws.root)
         assert self.verdict(Policy(mode="bypassPermissions", allow=waiver), ws, command).behavior == "allow"
         assert self.verdict(Policy(mode="bypassPermissions"), ws, "echo x > src/*.py").behavior == "allow"
+
+    @pytest.mark.parametrize(
+        "command", ["git config core.pager x", "cd src && git config core.pager x", "git -C src config core.pager x"]
+    )
+    def test_git_config_in_a_submodule_writes_the_superprojects_modules_config(
+        self, tmp_path: Path, command: str
+    ) -> None:
+        """A submodule's `.git` is a file naming its git directory (`gitdir: ../.git/modules/sub`): `git config`
+        there, from the top or a subdirectory, writes that directory's config, a protected path."""
+        root = tmp_path / "super" / "sub"
+        (root / "src").mkdir(parents=True)
+        modules = tmp_path / "super" / ".git" / "modules" / "sub"
+        modules.mkdir(parents=True)
+        (modules / "config").write_text("[core]\n")
+        (root / ".git").write_text("gitdir: ../.git/modules/sub\n")
+        verdict = self.verdict(Policy(mode="bypassPermissions"), Workspace(root), command)
+        assert (verdict.behavior, verdict.rule, verdict.suggestions) == (
+            "ask",
+            "protected path .git/config",
+            (f"Edit(/{modules / 'config'})",),
+        )
+
+    @pytest.mark.parametrize(
+        ("command", "entry"),
+        [
+            ('cd "$(git rev-parse --git-dir)" && echo x > config', ".git/config"),
+            ("cd - && echo x > hooks/pre-commit", ".git/hooks"),
+            ("popd && echo x > config", ".git/config"),
+            ('pushd "$D" && echo x > config', ".git/config"),
+            ("cd $D && echo x > info/exclude", ".git/info"),
+        ],
+    )
+    def test_a_write_after_cd_to_an_unknown_directory(self, ws: Workspace, command: str, entry: str) -> None:
+        """After a `cd` known only when it runs, a relative write of a name protected inside .git asks, naming
+        it, with no rule to offer; an absolute path or another name is judged as usual."""
+        verdict = self.verdict(Policy(mode="bypassPermissions"), ws, command)
+        assert (
+            verdict.reason
+            == f"`{command}` names {entry}, a protected path, and may write it in a way known only when it runs"
+        )
+        assert (verdict.behavior, verdict.rule, verdict.suggestions) == ("ask", f"protected path {entry}", ())
+        for harmless in ('cd "$D" && echo x > notes.txt', 'cd "$D" && echo x > /tmp/x/config'):
+            assert self.verdict(Policy(mode="bypassPermissions"), ws, harmless).behavior == "allow"
