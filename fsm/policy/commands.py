@@ -72,6 +72,10 @@ _STRUCTURE = frozenset(
         "redirected_statement",
     }
 )
+_SIMPLE = frozenset(
+    {"command", "declaration_command", "unset_command", "test_command", "variable_assignment", "variable_assignments"}
+)
+"""Nodes that are one simple command (``variable_assignments``: a line of two or more ``NAME=value``)."""
 _SUBSTITUTIONS = frozenset({"command_substitution", "process_substitution"})
 _COMPOUNDS = {
     "subshell": "a subshell ( )",
@@ -118,6 +122,9 @@ class Redirect:
     target: str | None
     """The file, after quote removal; None for a file descriptor (``2>&1``) or a target not known statically
     (a here-document's is ``""``)."""
+    glob: str | None = None
+    """A target that is a glob (``> .gi?/config``, which bash expands when it matches one file): the word after
+    quote removal; *target* is then None."""
 
     @property
     def shown(self) -> bool:
@@ -270,7 +277,7 @@ class _Walker:
 
     def statement(self, node: Node, redirects: tuple[Redirect, ...], depth: int) -> None:
         kind = node.type
-        if kind in ("command", "declaration_command", "unset_command", "test_command", "variable_assignment"):
+        if kind in _SIMPLE:
             self.simple(node, redirects, depth)
         elif kind in _STRUCTURE:
             self.compound = self.compound or _COMPOUNDS.get(kind)
@@ -286,13 +293,7 @@ class _Walker:
             for child in node.named_children:
                 if child.type.endswith("redirect"):
                     continue
-                if child.type in _STRUCTURE or child.type in (
-                    "command",
-                    "declaration_command",
-                    "unset_command",
-                    "test_command",
-                    "variable_assignment",
-                ):
+                if child.type in _STRUCTURE or child.type in _SIMPLE:
                     self.statement(child, redirects, depth)
                 elif child.type == "comment":
                     continue
@@ -444,8 +445,10 @@ class _Walker:
         word = self.word(destination, depth)
         if op in (">&", "<&") and (destination.type == "number" or word.text == "-"):
             return Redirect(op, None)
-        known = word.static and not word.substituted and not word.unknown and word.glob is None
-        return Redirect(op, word.text if known else None)
+        plain = word.static and not word.substituted and not word.unknown
+        if plain and word.glob is not None:
+            return Redirect(op, None, glob=word.text)
+        return Redirect(op, word.text if plain else None)
 
     def word(self, node: Node, depth: int) -> Word:
         """A word's text after expansion and quote removal; parses the commands of any substitution inside it."""

@@ -192,6 +192,9 @@ def bash_writes(command: str, *, places: Places, parsed: ParsedCommand | None = 
                 unknown = True
                 continue
             hits.extend(_word_hits(target.word, target, cwd, places))
+        for redirect in simple.redirects:  # a glob target: what it matches now (bash writes the one file it names)
+            if redirect.glob is not None and ">" in redirect.op:
+                hits.extend(_word_hits(redirect.glob, Target(redirect.glob), cwd, places))
         unknown = unknown or runs_code(simple)
     if unknown and not hits:
         words = [command, *(w for s in parsed.commands for w in (*s.argv, *(r.target or "" for r in s.redirects)))]

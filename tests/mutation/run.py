@@ -24,6 +24,7 @@ import shutil
 import subprocess
 import sys
 import tomllib
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from attrs import frozen
@@ -136,17 +137,22 @@ def diffs(work: Path, module: str) -> dict[str, str]:
     return out
 
 
-def recheck(work: Path, names: list[str], tests: list[str]) -> set[str]:
-    """The mutants of *names* that *tests* (as they are now) kill, each run in a fresh pytest in mutmut's copy."""
+def recheck(work: Path, names: list[str], tests: list[str], *, jobs: int = 1) -> set[str]:
+    """The mutants of *names* that *tests* (as they are now) kill, each run in a fresh pytest in mutmut's copy
+    (*jobs* at once)."""
     shutil.copytree(work / "tests", work / "mutants" / "tests", dirs_exist_ok=True)
-    killed = set()
-    for name in names:
+
+    def killed(name: str) -> bool:
         env = {**os.environ, "HYPOTHESIS_PROFILE": "mutation", "MUTANT_UNDER_TEST": name}
         command = [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:cacheprovider", *tests]
-        ran = subprocess.run(command, cwd=work / "mutants", env=env, capture_output=True, check=False)
-        if ran.returncode == 1:  # a test failed (2-5: pytest could not run them)
-            killed.add(name)
-    return killed
+        try:
+            ran = subprocess.run(command, cwd=work / "mutants", env=env, capture_output=True, check=False, timeout=600)
+        except subprocess.TimeoutExpired:  # a mutant that loops: the tests noticed, as mutmut's timeout
+            return True
+        return ran.returncode == 1  # a test failed (2-5: pytest could not run them)
+
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        return {name for name, dead in zip(names, pool.map(killed, names), strict=True) if dead}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -179,7 +185,7 @@ def main(argv: list[str] | None = None) -> int:
         ran = mutmut(work, "run", "--max-children", str(args.jobs))
         result = outcome(module, work, equivalent)
         if args.recheck is not None:
-            caught = recheck(work, result.survivors, args.recheck or targets[module])
+            caught = recheck(work, result.survivors, args.recheck or targets[module], jobs=args.jobs)
             statuses = {n: "killed" if n in caught else s for n, s in result.statuses.items()}
             result = Outcome(module, statuses, result.equivalent)
         if not result.statuses:

@@ -5,8 +5,9 @@ from __future__ import annotations
 
 import re
 import tomllib
+from pathlib import Path
 
-from tests.mutation.run import ROOT, Outcome, load_targets, mutmut_config
+from tests.mutation.run import ROOT, Outcome, load_targets, mutmut_config, recheck
 
 DOC = ROOT / "docs" / "mutation.md"
 
@@ -55,3 +56,14 @@ class TestOutcome:
         result = Outcome("m.py", statuses, frozenset({"m.d"}))
         assert (result.killed, result.rate, result.survivors) == (2, 0.5, ["m.c", "m.e"])
         assert result.line() == "m.py: 5 mutants, 2 killed, 1 equivalent, 2 survived: 50% of the non-equivalent killed"
+
+
+class TestRecheck:
+    def test_each_survivor_runs_in_its_own_pytest_several_at_once(self, tmp_path: Path) -> None:
+        """A mutant is killed when a test fails with it under test (MUTANT_UNDER_TEST), whichever runs beside it."""
+        (tmp_path / "tests").mkdir()
+        (tmp_path / "mutants").mkdir()
+        (tmp_path / "tests" / "test_probe.py").write_text(
+            "import os\n\ndef test_probe():\n    assert os.environ['MUTANT_UNDER_TEST'] not in ('m.a', 'm.c')\n"
+        )
+        assert recheck(tmp_path, ["m.a", "m.b", "m.c"], ["tests/test_probe.py"], jobs=2) == {"m.a", "m.c"}

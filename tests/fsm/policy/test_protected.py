@@ -96,7 +96,8 @@ WRITES = {
     "cd .git && echo x > config": ".git/config",
     "cd .git; cd hooks; echo x > pre-push": ".git/hooks",
     "tee .git/{config,description}": ".git/config",
-    "echo x > .git/conf*": ".git",  # a glob target is known only when it runs: the line names .git
+    "echo x > .git/conf*": ".git/config",  # a glob target: what it matches now
+    "echo x > .gi?/config": ".git/config",  # so even when the line names no protected path
     "echo x > .GIT/CONFIG": ".git/config",
     "git -C .git config --file config core.pager x": ".git/config",  # --file is read from the -C directory
     "tar -xf /tmp/x.tar -C .git": ".git",  # an archive may hold hooks/…: the directory extracted into counts
