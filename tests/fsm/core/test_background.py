@@ -56,8 +56,9 @@ class TestWaiting:
         """A job that ended before the next call is told in the tool results' message, after the results."""
         agent, model = _agent(
             tmp_path,
-            tool_reply(_background("true")),
-            tool_reply(tool_use("bash", {"command": "sleep 1"})),
+            tool_reply(_background("touch started")),
+            # the next call comes a second after the job has run, however long a loaded machine took to start it
+            tool_reply(tool_use("bash", {"command": "until [ -e started ]; do sleep 0.02; done; sleep 1"})),
             text_reply("done"),
         )
         assert agent.run("go") == "done"
