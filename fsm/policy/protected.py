@@ -183,10 +183,8 @@ def bash_writes(command: str, *, places: Places, parsed: ParsedCommand | None = 
     parsed = parsed or parse_command(command)
     hits: list[Hit] = []
     unknown = parsed.problem is not None
-    lost = False  # a `cd` to a directory known only at run time came before: the commands after it run there
     for simple in parsed.commands:
-        cwd = None if lost and not (simple.cwd or "").startswith(("/", "~")) else _cwd(simple, places)
-        lost = lost or (simple.name in ("cd", "pushd", "popd") and _moves_unknowably(simple))
+        cwd = _cwd(simple, places)  # None after a `cd` known only when it runs (fsm.policy.commands tracks it)
         for target in write_targets(simple, git_config=partial(_git_config, places=places, cwd=cwd)):
             if target.word is None:
                 unknown = True
@@ -202,12 +200,6 @@ def bash_writes(command: str, *, places: Places, parsed: ParsedCommand | None = 
         if named is not None:
             hits.append(Hit(named, "", named, None))
     return hits
-
-
-def _moves_unknowably(simple: SimpleCommand) -> bool:
-    """Whether a ``cd``/``pushd``/``popd`` goes where only running it tells (``cd "$D"``, ``cd -``, ``popd``)."""
-    args = simple.argv[1:]
-    return simple.name == "popd" or simple.dynamic is not None or any(a == "-" or "$" in a or "`" in a for a in args)
 
 
 # -- paths ------------------------------------------------------------------------------------------------
@@ -257,9 +249,10 @@ def _display(word: str, places: Places) -> str:
 
 def _unknown_hit(word: str) -> Iterator[Hit]:
     """A write of *word* from a directory known only at run time (``cd "$(git rev-parse --git-dir)"``): a hit
-    when it names a protected path, or one that is protected inside ``.git`` (``config``, ``hooks/x``)."""
+    when it names a protected path, or one that is protected inside ``.git`` (``config``, ``hooks/x``,
+    ``modules/sub/config``)."""
     match = _MENTIONED.search(word)
-    entry = match.group(1) if match is not None else _git_entry((".git", *PurePosixPath(word).parts[:1]))
+    entry = match.group(1) if match is not None else _git_entry((".git", *PurePosixPath(word).parts))
     if entry is not None:
         yield Hit(word, "", entry, None)
 

@@ -7,6 +7,7 @@ today; the other classes follow the modules. Nothing here runs a command: every 
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -28,6 +29,7 @@ from fsm.policy.hooks import (
     log_hook,
 )
 from fsm.policy.judge import Policy, Verdict
+from fsm.policy.protected import Hit, Places, bash_writes, file_writes
 from fsm.policy.read_only import read_only
 from fsm.policy.rules import RuleError, claude_name, parse_rule, split_rules
 from fsm.policy.settings import PermissionSettings, Settings
@@ -1281,3 +1283,123 @@ class TestProtected:
         assert (verdict.behavior, verdict.rule, verdict.suggestions) == ("ask", f"protected path {entry}", ())
         for harmless in ('cd "$D" && echo x > notes.txt', 'cd "$D" && echo x > /tmp/x/config'):
             assert self.verdict(Policy(mode="bypassPermissions"), ws, harmless).behavior == "allow"
+
+
+class TestProtectedPaths:
+    """How ``fsm.policy.protected`` finds the path a write reaches: after a ``cd`` known only when it runs, through
+    a hard link, in git's ``core.hooksPath`` and in the XDG directories (written from protected.py's survivors)."""
+
+    def test_after_a_cd_known_only_when_it_runs_the_word_decides(self, ws: Workspace) -> None:
+        """A relative write after `cd "$D"` is one hit with no path and no rule: a protected name in the word, or a
+        path protected inside .git (a submodule's or worktree's too), and bypassPermissions asks about it."""
+        places = Places(ws.root)
+        cases = {
+            ".claude/settings.json": ".claude",
+            "config": ".git/config",
+            "modules/sub/config": ".git/config",
+            "worktrees/w/hooks/pre-commit": ".git/hooks",
+            "modules/a/modules/b/info/exclude": ".git/info",
+        }
+        for word, entry in cases.items():
+            command = f'cd "$D" && touch {word}'
+            assert bash_writes(command, places=places) == [Hit(word, "", entry, None)], command
+            verdict = Policy(mode="bypassPermissions").decide({"name": "bash", "input": {"command": command}}, ws)
+            assert (verdict.behavior, verdict.rule, verdict.suggestions) == ("ask", f"protected path {entry}", ())
+        for harmless in ("modules/sub/notes.txt", "objects", "sub/config"):
+            assert bash_writes(f'cd "$D" && touch {harmless}', places=places) == [], harmless
+
+    def test_a_cd_inside_a_substitution_does_not_move_the_line(self, ws: Workspace) -> None:
+        """`$(cd "$D"; pwd)` runs in a subshell: the commands after it still run at the root, where `config` is no
+        protected path (the parser tracks the directory; bash_writes follows it)."""
+        places = Places(ws.root)
+        assert bash_writes('echo "$(cd "$D"; pwd)" && touch config', places=places) == []
+        assert bash_writes('cd "$D"; touch config', places=places) == [Hit("config", "", ".git/config", None)]
+        assert bash_writes("cd - && cd src && touch config", places=places) == [Hit("config", "", ".git/config", None)]
+
+    def test_a_hard_link_to_a_file_under_a_protected_directory_or_at_home(self, ws: Workspace, tmp_path: Path) -> None:
+        """The hard-link scan reads the files the protected directories hold (nested too) and home's start-up
+        files: a second name of either is a write of it."""
+        home = tmp_path / "home"
+        home.mkdir()
+        nested = ws.root / ".claude" / "agents"
+        nested.mkdir(parents=True)
+        (nested / "a.md").write_text("x")
+        (home / ".bashrc").write_text("x")
+        os.link(nested / "a.md", ws.root / "h")
+        os.link(home / ".bashrc", ws.root / "b")
+        places = Places(ws.root, home=home)
+        shown = "h (a hard link to .claude/agents/a.md)"
+        assert bash_writes("echo x >> h", places=places) == [
+            Hit(shown, str(nested / "a.md"), ".claude", "Edit(./.claude/agents/a.md)")
+        ]
+        assert bash_writes("echo x >> b", places=places) == [
+            Hit("b (a hard link to " + str(home / ".bashrc") + ")", str(home / ".bashrc"), ".bashrc", "Edit(~/.bashrc)")
+        ]
+
+    def test_the_hard_link_scan_reads_a_bounded_tree(self, ws: Workspace) -> None:
+        """The scan of a protected directory stops after 256 directories (a few hundred files at most): a link to a
+        file nested deeper is not looked for, one a level up is."""
+        deep = ws.root / ".claude"
+        for _ in range(256):  # .claude is the first directory walked, the 256th d the 257th
+            deep = deep / "d"
+        deep.mkdir(parents=True)
+        (deep / "far").write_text("x")
+        (deep.parent / "near").write_text("x")
+        os.link(deep / "far", ws.root / "f")
+        os.link(deep.parent / "near", ws.root / "n")
+        places = Places(ws.root)
+        assert bash_writes("echo x >> f", places=places) == []
+        assert [h.entry for h in bash_writes("echo x >> n", places=places)] == [".claude"]
+
+    def test_the_users_hooks_path_is_read_when_the_repositorys_config_is_missing_or_no_file(
+        self, ws: Workspace, tmp_path: Path
+    ) -> None:
+        """core.hooksPath set in ~/.gitconfig protects that directory (named by its absolute path when outside the
+        workspace) whether the repository's .git/config is missing or is no regular file; other paths are not."""
+        home, hooks = tmp_path / "home", tmp_path / "githooks"
+        home.mkdir()
+        (home / ".gitconfig").write_text(f"[core]\n\thooksPath = {hooks}\n")
+        places = Places(ws.root, home=home)
+        for config_is in ("missing", "a directory"):
+            if config_is == "a directory":
+                (ws.root / ".git" / "config").mkdir(parents=True)
+            assert file_writes(str(hooks / "pre-commit"), places=places) == [
+                Hit(str(hooks / "pre-commit"), str(hooks / "pre-commit"), str(hooks), f"Edit(/{hooks}/pre-commit)")
+            ], config_is
+            assert file_writes(str(hooks), places=places)[0].entry == str(hooks)
+            assert file_writes(str(tmp_path / "githooks.txt"), places=places) == []
+            assert file_writes("notes.txt", places=places) == []
+
+    def test_the_hooks_path_is_read_again_when_the_config_changes(self, ws: Workspace) -> None:
+        """The configuration is read again when its size or its modification time changes (either alone)."""
+        config = ws.root / ".git" / "config"
+        config.parent.mkdir()
+        places = Places(ws.root)
+
+        def hooks_dir(value: str, mtime_ns: int) -> list[str]:
+            config.write_text(f"[core]\n\thooksPath = {value}\n")
+            os.utime(config, ns=(mtime_ns, mtime_ns))
+            return [d for d in ("aa", "bb", "ccc") if file_writes(f"{d}/x", places=places)]
+
+        assert hooks_dir("aa", 10**18) == ["aa"]
+        assert hooks_dir("bb", 2 * 10**18) == ["bb"]  # the same size, another time
+        assert hooks_dir("ccc", 2 * 10**18) == ["ccc"]  # the same time, another size
+
+    def test_the_xdg_directories_are_read_from_the_environment_each_time(
+        self, ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """agentfsm's state and configuration directories and git's are protected where $XDG_STATE_HOME,
+        $XDG_CONFIG_HOME or, without them, $HOME put them, as the variables are at the time of the call."""
+        places = Places(ws.root, home=tmp_path / "elsewhere")
+        monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "cfg"))
+        entries = [h.entry for h in file_writes(str(tmp_path / "cfg" / "git" / "config"), places=places)]
+        assert entries == ["git"]
+        assert file_writes(str(tmp_path / "cfg" / "other"), places=places) == []
+        monkeypatch.delenv("XDG_CONFIG_HOME")
+        monkeypatch.delenv("XDG_STATE_HOME")
+        for home in ("h1", "h2"):
+            monkeypatch.setenv("HOME", str(tmp_path / home))
+            state = tmp_path / home / ".local" / "state" / "agentfsm" / "trust.json"
+            assert [h.entry for h in file_writes(str(state), places=places)] == ["agentfsm"], home
+            config = tmp_path / home / ".config" / "git" / "config"
+            assert [h.entry for h in file_writes(str(config), places=places)] == ["git"], home
