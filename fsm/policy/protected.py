@@ -225,7 +225,11 @@ def _locate(word: str, cwd: str | None, places: Places) -> str | None:
 
 
 def _word_hits(word: str, target: Target, cwd: str | None, places: Places) -> Iterator[Hit]:
-    for variant in _expand(word, cwd, places):
+    variants = _expand(word, cwd, places)
+    if variants is None:  # too many words to look at one by one (`{a{1..300},.bashrc}`): judged by what it names
+        yield from _unknown_hit(word)
+        return
+    for variant in variants:
         written = _locate(variant, cwd, places)
         if written is None:
             yield from _unknown_hit(word)
@@ -248,7 +252,8 @@ def _display(word: str, places: Places) -> str:
 
 
 def _unknown_hit(word: str) -> Iterator[Hit]:
-    """A write of *word* from a directory known only at run time (``cd "$(git rev-parse --git-dir)"``): a hit
+    """A write of *word* from a directory known only at run time (``cd "$(git rev-parse --git-dir)"``), or of
+    one with too many words to expand: a hit
     when it names a protected path, or one that is protected inside ``.git`` (``config``, ``hooks/x``,
     ``modules/sub/config``)."""
     match = _MENTIONED.search(word)
@@ -257,12 +262,13 @@ def _unknown_hit(word: str) -> Iterator[Hit]:
         yield Hit(word, "", entry, None)
 
 
-def _expand(word: str, cwd: str | None, places: Places) -> list[str]:
-    """*word* and what its braces and globs expand to (a glob also as written: it may match nothing yet)."""
+def _expand(word: str, cwd: str | None, places: Places) -> list[str] | None:
+    """*word* and what its braces and globs expand to (a glob also as written: it may match nothing yet); None
+    when its braces expand to more than a few hundred words."""
     try:
         words = bracex.expand(word, limit=_EXPANSION_LIMIT) if "{" in word else [word]
     except bracex.ExpansionLimitException:
-        words = [word]
+        return None
     out: list[str] = []
     for item in words:
         out.append(item)

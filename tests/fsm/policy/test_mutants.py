@@ -1403,3 +1403,119 @@ class TestProtectedPaths:
             assert [h.entry for h in file_writes(str(state), places=places)] == ["agentfsm"], home
             config = tmp_path / home / ".config" / "git" / "config"
             assert [h.entry for h in file_writes(str(config), places=places)] == ["git"], home
+
+    def test_a_brace_expansion_too_long_to_look_at_is_judged_by_what_it_names(self, ws: Workspace) -> None:
+        """`touch {a{1..300},.bashrc}` writes .bashrc among 300 others: past the expansion limit the word counts
+        when it names a protected path (it was allowed in bypassPermissions), and not when it names none."""
+        command = "touch {a{1..300},.bashrc}"
+        places = Places(ws.root)
+        assert bash_writes(command, places=places) == [Hit("{a{1..300},.bashrc}", "", ".bashrc", None)]
+        verdict = Policy(mode="bypassPermissions").decide({"name": "bash", "input": {"command": command}}, ws)
+        assert (verdict.behavior, verdict.rule, verdict.forced) == ("ask", "protected path .bashrc", True)
+        assert bash_writes("touch {a{1..300},b}", places=places) == []
+        assert [h.path for h in bash_writes("touch {a,b/../.bashrc}", places=places)] == [str(ws.root / ".bashrc")]
+
+    def test_git_config_writes_the_repositorys_config_or_one_known_at_run_time(self, ws: Workspace) -> None:
+        """`git config` writes the config of the .git it finds upward (exactly that file); after a `cd` known only
+        at run time, the .git/config of where it runs (from -C's directory), a hit with no path or rule."""
+        (ws.root / ".git").mkdir()
+        config = str(ws.root / ".git" / "config")
+        places = Places(ws.root)
+        for command in ("git config a.b c", "cd src && git config a.b c"):
+            assert bash_writes(command, places=places) == [
+                Hit(".git/config", config, ".git/config", "Edit(./.git/config)")
+            ], command
+        assert bash_writes('cd "$D" && git config a.b c', places=places) == [
+            Hit("./.git/config", "", ".git/config", None)
+        ]
+        assert bash_writes('cd "$D" && git -C sub config a.b c', places=places) == [
+            Hit("./sub/.git/config", "", ".git/config", None)
+        ]
+
+    def test_home_is_found_however_the_variable_is_spelled(self, ws: Workspace, tmp_path: Path) -> None:
+        """A value the parser leaves as written (an assignment's) may start with $HOME or ${HOME}: it is home."""
+        home = Path(os.environ["HOME"])
+        places = Places(ws.root, home=home)
+        for spelling in ("$HOME", "${HOME}"):
+            command = f"GIT_CONFIG_GLOBAL={spelling}/.bashrc git config --global a.b c"
+            assert bash_writes(command, places=places) == [
+                Hit(f"{spelling}/.bashrc", str(home / ".bashrc"), ".bashrc", "Edit(~/.bashrc)")
+            ], spelling
+        assert [h.path for h in bash_writes("GIT_CONFIG_GLOBAL=$HOMEx git config --global a.b c", places=places)] == []
+
+    def test_what_a_hit_shows_and_finds(self, ws: Workspace, tmp_path: Path) -> None:
+        """A word under ~ is shown as written, another tidied; an absolute path is known after a run-time cd; each
+        variant of a brace is looked at, a run-time one and a known one; `cp` into a directory writes the
+        source's name there (a trailing slash dropped); a name spelled in capitals is protected too."""
+        places = Places(ws.root)
+        assert [h.shown for h in bash_writes("touch ~/./.bashrc ./src/../.bashrc", places=places)] == [
+            "~/./.bashrc",
+            ".bashrc",
+        ]
+        assert bash_writes(f'cd "$D" && touch {ws.root}/.bashrc', places=places) == [
+            Hit(".bashrc", str(ws.root / ".bashrc"), ".bashrc", "Edit(./.bashrc)")
+        ]
+        assert bash_writes(f'cd "$D" && touch {{a,{ws.root}/.bashrc}}', places=places) == [
+            Hit(f"{{a,{ws.root}/.bashrc}}", "", ".bashrc", None),
+            Hit(".bashrc", str(ws.root / ".bashrc"), ".bashrc", "Edit(./.bashrc)"),
+        ]
+        for source in ("conf/.bashrc/", "conf/.bashrc"):
+            assert bash_writes(f"cp -r {source} src/", places=places) == [
+                Hit("src", str(ws.root / "src" / ".bashrc"), ".bashrc", "Edit(./src/.bashrc)")
+            ], source
+        assert bash_writes("cp -r conf/ src/", places=places) == []
+        assert [h.entry for h in file_writes(".CLAUDE/settings.json", places=places)] == [".claude"]
+
+    def test_inside_dot_git_what_is_protected(self, ws: Workspace) -> None:
+        """.git itself, a submodule's or worktree's git directory, and their config/hooks; not their objects."""
+        places = Places(ws.root)
+        cases = {
+            ".git": ".git",
+            ".git/modules/sub": ".git",
+            ".git/modules/sub/hooks/x": ".git/hooks",
+            ".git/worktrees/w/config": ".git/config",
+            ".git/worktrees/w/modules/s/info/exclude": ".git/info",
+            "sub/.git": ".git",
+        }
+        for path, entry in cases.items():
+            assert [h.entry for h in file_writes(path, places=places)] == [entry], path
+        assert file_writes(".git/modules/sub/objects/ab", places=places) == []
+
+    def test_a_link_itself_replaced_is_no_write_of_what_it_points_to(self, ws: Workspace) -> None:
+        """`ln -sf other link` replaces the link: the file it pointed to (.git/config) is not written."""
+        (ws.root / ".git").mkdir()
+        (ws.root / ".git" / "config").write_text("x")
+        (ws.root / "link").symlink_to(".git/config")
+        assert bash_writes("ln -sf other link", places=Places(ws.root)) == []
+        assert [h.entry for h in bash_writes("echo x >> link", places=Places(ws.root))] == [".git/config"]
+
+    def test_only_an_edit_rule_naming_the_protected_path_waives(self, ws: Workspace) -> None:
+        """A rule naming .git/config elsewhere, or a Read rule naming it, does not waive the question; one naming
+        a protected file by its own name does (`Edit(./.env.local)` for `.env.*`). Two entries known only at run
+        time are both named."""
+
+        def verdict(command: str, *allow: str) -> Verdict:
+            policy = Policy(mode="bypassPermissions", allow=rules(*allow, base=ws.root) if allow else ())
+            return policy.decide({"name": "bash", "input": {"command": command}}, ws)
+
+        for rule in ("Edit(./sub/.git/config)", "Read(./.git/config)", "Edit(./.env.other)"):
+            assert verdict("echo x > .git/config", rule).behavior == "ask", rule
+        assert verdict("echo x > .env.local", "Edit(./.env.other)").behavior == "ask"
+        assert verdict("echo x > .env.local", "Edit(./.env.local)").behavior == "allow"
+        command = 'cd "$D" && touch config hooks/x'
+        assert verdict(command).reason == (
+            f"`{command}` names .git/config, .git/hooks, a protected path, and may write it in a way known only when "
+            "it runs"
+        )
+
+    def test_an_interpreters_write_names_the_path_it_mentions(self, ws: Workspace) -> None:
+        assert bash_writes("python3 -c \"open('.git/config', 'a')\"", places=Places(ws.root)) == [
+            Hit(".git/config", "", ".git/config", None)
+        ]
+        assert bash_writes('touch "$F" .bashrc', places=Places(ws.root)) == [
+            Hit(".bashrc", str(ws.root / ".bashrc"), ".bashrc", "Edit(./.bashrc)")
+        ]
+
+    def test_a_recursive_write_of_the_root_shows_it(self, ws: Workspace) -> None:
+        (hit,) = bash_writes(f"chmod -R 777 {ws.root}", places=Places(ws.root))
+        assert hit == Hit(str(ws.root), str(ws.root), "every protected path under it", None)
