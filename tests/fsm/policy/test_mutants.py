@@ -1519,3 +1519,17 @@ class TestProtectedPaths:
     def test_a_recursive_write_of_the_root_shows_it(self, ws: Workspace) -> None:
         (hit,) = bash_writes(f"chmod -R 777 {ws.root}", places=Places(ws.root))
         assert hit == Hit(str(ws.root), str(ws.root), "every protected path under it", None)
+
+    def test_a_config_that_is_not_utf8_is_still_read(self, ws: Workspace) -> None:
+        """A byte that is not UTF-8 in .git/config does not stop its hooksPath being read."""
+        (ws.root / ".git").mkdir()
+        (ws.root / ".git" / "config").write_bytes(b"[x]\n\tname = \xff\n[core]\n\thooksPath = .husky\n")
+        assert [h.entry for h in file_writes(".husky/pre-commit", places=Places(ws.root))] == [".husky"]
+
+    def test_replacing_a_protected_name_by_a_link_is_one_write(self, ws: Workspace) -> None:
+        """`ln -sf other .bashrc` writes .bashrc itself (once, however the path is spelled); a file tool's write
+        of a directory writes nothing under it."""
+        assert bash_writes("ln -sf other .bashrc", places=Places(ws.root)) == [
+            Hit(".bashrc", str(ws.root / ".bashrc"), ".bashrc", "Edit(./.bashrc)")
+        ]
+        assert file_writes(str(ws.root), places=Places(ws.root)) == []
