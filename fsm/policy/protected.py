@@ -275,9 +275,9 @@ def _expand(word: str, cwd: str | None, places: Places) -> list[str] | None:
         if any(c in item for c in "*?["):
             base = _locate(".", cwd, places)
             pattern = _locate(item, cwd, places)
-            if base is not None and pattern is not None:
+            if pattern is not None:  # an absolute one is known after a `cd` to a directory known only at run time
                 matches = islice(glob.iglob(pattern, include_hidden=True), _EXPANSION_LIMIT)
-                out.extend(os.path.relpath(m, base) for m in matches)
+                out.extend(m if base is None else os.path.relpath(m, base) for m in matches)
     return out
 
 

@@ -1533,3 +1533,36 @@ class TestProtectedPaths:
             Hit(".bashrc", str(ws.root / ".bashrc"), ".bashrc", "Edit(./.bashrc)")
         ]
         assert file_writes(str(ws.root), places=Places(ws.root)) == []
+
+    def test_a_glob_is_matched_where_the_shell_runs(
+        self, ws: Workspace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        """A glob's matches are found from the directory the command runs in, whatever agentfsm's own is; an
+        absolute glob also after a `cd` known only at run time (it was allowed in bypassPermissions); a word
+        without glob characters is looked at once; a source whose name only ends like a protected one is none."""
+        (ws.root / ".git" / "hooks").mkdir(parents=True)
+        (ws.root / ".git" / "config").write_text("x")
+        (ws.root / ".git" / "hooks" / "X").write_text("x")
+        places = Places(ws.root)
+        config = Hit(".git/config", str(ws.root / ".git" / "config"), ".git/config", "Edit(./.git/config)")
+        monkeypatch.chdir(ws.root / "src")
+        assert bash_writes("echo x > .gi?/config", places=places) == [config]
+        command = f'cd "$D" && touch {ws.root}/.gi?/config'
+        assert [(h.path, h.entry) for h in bash_writes(command, places=places)] == [(config.path, ".git/config")]
+        verdict = Policy(mode="bypassPermissions").decide({"name": "bash", "input": {"command": command}}, ws)
+        assert (verdict.behavior, verdict.rule) == ("ask", "protected path .git/config")
+        assert [h.shown for h in bash_writes("touch .git/hooks/X", places=places)] == [".git/hooks/X"]
+        assert bash_writes("cp -r conf/.bashrcX src/", places=places) == []
+        assert bash_writes("cp -r / .git", places=places) == [
+            Hit(".git", str(ws.root / ".git"), ".git", "Edit(./.git)")
+        ]
+
+    def test_an_unknown_target_before_a_known_one(self, ws: Workspace) -> None:
+        """`> "$F" > .bashrc`: the known target is still judged; a line that does not parse counts when it names
+        a protected path."""
+        assert bash_writes('echo x > "$F" > .bashrc', places=Places(ws.root)) == [
+            Hit(".bashrc", str(ws.root / ".bashrc"), ".bashrc", "Edit(./.bashrc)")
+        ]
+        assert bash_writes("echo x > .git/config (", places=Places(ws.root)) == [
+            Hit(".git/config", "", ".git/config", None)
+        ]
