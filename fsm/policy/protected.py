@@ -27,6 +27,7 @@ import glob
 import os
 import re
 from collections.abc import Iterable, Iterator, Sequence
+from fnmatch import fnmatchcase
 from functools import lru_cache, partial
 from itertools import islice
 from pathlib import Path, PurePosixPath
@@ -46,23 +47,18 @@ __all__ = ["Hit", "Places", "Protection", "bash_writes", "file_writes", "guard"]
 
 _GIT_ENTRIES = frozenset({"config", "config.worktree", "hooks", "info", "commondir"})
 _EXPANSION_LIMIT = 256
-_MENTIONED = re.compile(
-    r"(?<![\w.-])("
-    + "|".join(
-        re.escape(name)
-        for name in sorted(
-            {
-                *(d.split("/")[0] for d in PROTECTED_DIRS),
-                *PROTECTED_FILES,
-                *(n.rstrip(".*") for n in PROTECTED_FILE_NAMES),
-                *(e for e in PROTECTED_HOME if "/" not in e),
-            },
-            key=len,
-            reverse=True,
-        )
-    )
-    + r")(?![\w-])"
+_NAMES = sorted(
+    {
+        *(d.split("/")[0] for d in PROTECTED_DIRS),
+        *PROTECTED_FILES,
+        *(n.rstrip(".*") for n in PROTECTED_FILE_NAMES),
+        *(e for e in PROTECTED_HOME if "/" not in e),
+    },
+    key=len,
+    reverse=True,
 )
+"""The protected names a command line may mention, longest first."""
+_MENTIONED = re.compile(r"(?<![\w.-])(" + "|".join(map(re.escape, _NAMES)) + r")(?![\w-])")
 """A protected name as a word of a command line (``.git`` but not ``.gitignore``)."""
 
 
@@ -258,6 +254,8 @@ def _unknown_hit(word: str) -> Iterator[Hit]:
     ``modules/sub/config``)."""
     match = _MENTIONED.search(word)
     entry = match.group(1) if match is not None else _git_entry((".git", *PurePosixPath(word).parts))
+    if entry is None and any(c in word for c in "*?["):  # a glob: a protected name it may match (`../.gi?/x`)
+        entry = next((n for part in PurePosixPath(word).parts for n in _NAMES if fnmatchcase(n, part)), None)
     if entry is not None:
         yield Hit(word, "", entry, None)
 

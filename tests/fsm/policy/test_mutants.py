@@ -1547,6 +1547,7 @@ class TestProtectedPaths:
         config = Hit(".git/config", str(ws.root / ".git" / "config"), ".git/config", "Edit(./.git/config)")
         monkeypatch.chdir(ws.root / "src")
         assert bash_writes("echo x > .gi?/config", places=places) == [config]
+        assert [h.shown for h in bash_writes("cd src && touch ../.gi?/config", places=places)] == ["../.git/config"]
         command = f'cd "$D" && touch {ws.root}/.gi?/config'
         assert [(h.path, h.entry) for h in bash_writes(command, places=places)] == [(config.path, ".git/config")]
         verdict = Policy(mode="bypassPermissions").decide({"name": "bash", "input": {"command": command}}, ws)
@@ -1566,3 +1567,14 @@ class TestProtectedPaths:
         assert bash_writes("echo x > .git/config (", places=Places(ws.root)) == [
             Hit(".git/config", "", ".git/config", None)
         ]
+
+    def test_a_glob_from_a_directory_known_only_at_run_time(self, ws: Workspace) -> None:
+        """A `cd` carrying a glob redirection is itself known only when it runs, so the glob cannot be matched:
+        it counts when a part of it may match a protected name (`.gi?`), which bypassPermissions allowed."""
+        (ws.root / ".git").mkdir()
+        (ws.root / ".git" / "config").write_text("x")
+        command = "cd src && echo x > ../.gi?/config"
+        assert Hit("../.gi?/config", "", ".git", None) in bash_writes(command, places=Places(ws.root))
+        verdict = Policy(mode="bypassPermissions").decide({"name": "bash", "input": {"command": command}}, ws)
+        assert (verdict.behavior, verdict.forced) == ("ask", True)
+        assert bash_writes('cd "$D" && echo x > ../*.txt', places=Places(ws.root)) == []
