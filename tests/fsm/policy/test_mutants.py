@@ -1578,3 +1578,9 @@ class TestProtectedPaths:
         verdict = Policy(mode="bypassPermissions").decide({"name": "bash", "input": {"command": command}}, ws)
         assert (verdict.behavior, verdict.forced) == ("ask", True)
         assert bash_writes('cd "$D" && echo x > ../*.txt', places=Places(ws.root)) == []
+
+    def test_a_glob_inside_dot_git_after_a_run_time_cd_names_its_entry(self, ws: Workspace) -> None:
+        """`hooks/*` after `cd "$D"` is .git's hooks (not whatever protected name `*` could match first)."""
+        assert bash_writes('cd "$D" && touch hooks/*', places=Places(ws.root)) == [
+            Hit("hooks/*", "", ".git/hooks", None)
+        ]
