@@ -56,13 +56,15 @@ class TestWaiting:
         """A job that ended before the next call is told in the tool results' message, after the results."""
         agent, model = _agent(
             tmp_path,
-            tool_reply(_background("touch started")),
-            # the next call comes a second after the job has run, however long a loaded machine took to start it
-            tool_reply(tool_use("bash", {"command": "until [ -e started ]; do sleep 0.02; done; sleep 1"})),
+            # the job ends during the second call, never before the first call's results (it waits for "go"), and
+            # the second call returns half a second after the job is done (its last act is "gone")
+            tool_reply(_background("until [ -e go ]; do sleep 0.02; done; touch gone")),
+            tool_reply(tool_use("bash", {"command": "touch go; until [ -e gone ]; do sleep 0.02; done; sleep 0.5"})),
             text_reply("done"),
         )
         assert agent.run("go") == "done"
-        last = model.requests[2].messages[-1]["content"]
+        first, last = model.requests[1].messages[-1]["content"], model.requests[2].messages[-1]["content"]
+        assert [b["type"] for b in first] == ["tool_result"]
         assert [b["type"] for b in last] == ["tool_result", "text"] and "<status>completed</status>" in last[1]["text"]
         assert not any(r.trigger == "job_ended" for r in agent.history)  # it was told already: no wait
 
