@@ -36,7 +36,7 @@ from fsm.core.limits import BG_WAIT_CEILING
 from fsm.core.lines import visible
 from fsm.core.options import AgentOptions, Connect
 from fsm.core.prompts import compose, parent_system
-from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS
+from fsm.core.records import DEFAULT_MAX_TOKENS, MAX_PARALLEL, MAX_TURNS, Transition
 from fsm.core.subagents import AgentDefinition
 from fsm.core.validators import Count, Positive
 from fsm.errors import ConfigError
@@ -217,6 +217,23 @@ class SessionChoice:
     at_message: str | None = None
     """``--resume-session-at``: the assistant message (its line's uuid, or its API id) the resumed session goes on
     from, forked."""
+
+    def recorded_records(self) -> tuple[list[Transition], list[Transition]] | None:
+        """With ``--session ID --recorded``: that session's records, and those after ``--at SEQ`` (what the
+        debugger's time travel serves offline); None without ``--recorded``.
+
+        Raises:
+            ConfigError: an unknown session.
+        """
+        if not self.recorded or self.fork_of is None or self.journal is None:
+            return None
+        if not self.journal.exists():
+            raise ConfigError(f"no session {self.fork_of!r}: {self.journal} does not exist yet")
+        from fsm.session.journal import Journal
+
+        with Journal(self.journal) as journal:
+            records = journal.records(self.fork_of)
+        return records, [r for r in records if self.at is None or r.seq > self.at]
 
     def __attrs_post_init__(self) -> None:
         self._check_going_on()
@@ -522,17 +539,12 @@ def recorded_servers(choice: SessionChoice) -> Connect | None:
     Raises:
         ConfigError: an unknown session.
     """
-    if not choice.recorded or choice.fork_of is None or choice.journal is None:
+    found = choice.recorded_records()
+    if found is None:
         return None
     from fsm.session.replay import connects, recorded_connect
 
-    if not choice.journal.exists():
-        raise ConfigError(f"no session {choice.fork_of!r}: {choice.journal} does not exist yet")
-    from fsm.session.journal import Journal
-
-    with Journal(choice.journal) as journal:
-        records = journal.records(choice.fork_of)
-    served = [r for r in records if choice.at is None or r.seq > choice.at]
+    records, served = found
     if not connects(records) and not any(r.tool_call and r.tool_call["name"].startswith("mcp__") for r in records):
         return None
     return recorded_connect(records, served=served)

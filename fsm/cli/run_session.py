@@ -241,15 +241,12 @@ def recorded_model(choice: SessionChoice) -> Model | None:
     Raises:
         ConfigError: an unknown session.
     """
-    if not choice.recorded or choice.fork_of is None or choice.journal is None:
+    found = choice.recorded_records()
+    if found is None:
         return None
     from fsm.session.replay import recorded_model as served
 
-    if not choice.journal.exists():
-        raise ConfigError(f"no session {choice.fork_of!r}: {choice.journal} does not exist yet")
-    with Journal(choice.journal) as journal:
-        records = journal.records(choice.fork_of)
-    return served([r for r in records if choice.at is None or r.seq > choice.at])
+    return served(found[1])
 
 
 def _with_id(agent: Agent, session_id: str) -> Agent:
