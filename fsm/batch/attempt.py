@@ -87,6 +87,12 @@ class Control:
     """The process it is running (a ``subprocess.Popen``, or a :class:`~fsm.batch.launch.ForkedAgent`)."""
     stopping: bool = False
 
+    def runs(self, proc: Any) -> None:
+        """Hold *proc* as the process it is running, interrupted at once when a stop came while it was starting."""
+        self.proc = proc
+        if self.stopping:
+            self.interrupt()
+
     def interrupt(self, *, hard: bool = False) -> None:
         """SIGINT the agent's process group (the agent writes its result and stops), or SIGKILL it when *hard*."""
         self.stopping = True
@@ -109,9 +115,7 @@ def run_shell(command: str, cwd: Path, env: dict[str, str], control: Control | N
         stderr=subprocess.STDOUT,
         start_new_session=True,
     ) as proc:
-        control.proc = proc
-        if control.stopping:
-            control.interrupt()
+        control.runs(proc)
         try:
             output = proc.communicate()[0].decode("utf-8", "replace")
         except BaseException:  # a Ray cancel in this thread: the command goes with it
@@ -171,9 +175,7 @@ def _run_agent(
             process_group=0,  # its own group: an interrupt reaches the agent and its tools, nothing else
             preexec_fn=die_with_parent,  # prctl has no other door; it runs between fork and exec only
         )
-    control.proc = proc
-    if control.stopping:  # interrupted while it was being started
-        control.interrupt()
+    control.runs(proc)
     stderr = io.StringIO()
     found: list[dict[str, Any]] = []
     readers = [
