@@ -36,6 +36,7 @@ __all__ = [
     "TRIGGERS",
     "Row",
     "build_machine",
+    "check_table",
     "conditions",
     "first_row",
     "outgoing",
@@ -424,28 +425,31 @@ def first_row(trigger: str, state: str, facts: Facts) -> Row | None:
     return None
 
 
-def _check_table() -> None:
-    """Fail at import when the table names an unknown state or leaves a state unreachable."""
-    for row in TRANSITIONS:
+def check_table(rows: list[Row], states: list[State]) -> None:
+    """Raise ``ValueError`` when *rows* name a state not in *states* or a guard with no function, or leave a state
+    unreachable from ``idle`` (the table is checked so at import)."""
+    for row in rows:
         for name in [*sources(row), row["dest"]]:
-            if name is not None and name not in STATES:
+            if name is not None and name not in states:
                 raise ValueError(f"transition {row['trigger']!r} names unknown state {name!r}; add it to STATES")
     reached: set[State] = {"idle"}
     frontier: list[State] = ["idle"]
     while frontier:
-        for row in outgoing(frontier.pop()):
-            if row["dest"] is not None and row["dest"] not in reached:
-                reached.add(row["dest"])
-                frontier.append(row["dest"])
-    unknown = GUARDS - set(GUARD_FUNCTIONS)
+        state = frontier.pop()
+        for row in rows:
+            dest = row["dest"]
+            if state in sources(row) and dest is not None and dest not in reached:
+                reached.add(dest)
+                frontier.append(dest)
+    unknown = {name for row in rows for name in conditions(row) + unless(row)} - set(GUARD_FUNCTIONS)
     if unknown:
         raise ValueError(f"guards {sorted(unknown)} have no function in fsm.core.guards.GUARD_FUNCTIONS")
-    unreachable = set(STATES) - reached
+    unreachable = [state for state in states if state not in reached]
     if unreachable:
-        raise ValueError(f"states unreachable from idle: {sorted(unreachable)}; add a transition into them")
+        raise ValueError(f"states unreachable from idle: {unreachable}; add a transition into them")
 
 
-_check_table()
+check_table(TRANSITIONS, STATES)
 
 
 class _Trigger(Event):
@@ -463,9 +467,8 @@ class _Trigger(Event):
         machine: _Machine = self.machine  # type: ignore[assignment]  # an event of a _Machine
         source = getattr(model, machine.model_attribute)
         rows: list[_Row] | None = self.transitions.get(source)  # type: ignore[assignment]  # its transition_cls
-        if rows is None:
-            self._is_valid_source(machine.get_state(source))  # raises MachineError, unless invalid triggers are ignored
-            return False
+        if rows is None:  # raises MachineError (the machine does not ignore invalid triggers)
+            return self._is_valid_source(machine.get_state(source))
         event_data = EventData(machine.states[source], self, machine, model, args=args, kwargs=kwargs)
         for name in machine.prepare_names:
             getattr(model, name)(event_data)
@@ -482,7 +485,6 @@ class _Trigger(Event):
                     event_data.state = machine.states[row.dest]
                 for name in machine.after_names:
                     getattr(model, name)(event_data)
-                event_data.result = True
                 return True
         return False
 
@@ -553,7 +555,6 @@ def build_machine(
         initial=initial,
         auto_transitions=False,
         send_event=True,
-        queued=False,
         prepare=prepare_event,
         before=before_state_change,
         after=after_state_change,
