@@ -1147,6 +1147,8 @@ class Agent:
             notes=(*notes, *start_notes),
             adopt=child,
             prompt=text,  # journalled: a snapshot's subagent starts with it (a Skill call has no prompt key)
+            subagent_type=kind,
+            subagent_max_turns=None if kind is None else child.data.max_turns,
         )
 
     def _spawn(self, call: Block) -> Transition:
@@ -1174,7 +1176,13 @@ class Agent:
         )
         _, start_notes = self._hooks.fire(child._event("SubagentStart", prompt=call["input"]["prompt"]))
         return self._fire(
-            "subagent_spawned", tool_call=call, child=child.agent_id, notes=(*allowed.notes, *start_notes), adopt=child
+            "subagent_spawned",
+            tool_call=call,
+            child=child.agent_id,
+            notes=(*allowed.notes, *start_notes),
+            adopt=child,
+            subagent_type=child.data.subagent_type,  # journalled: a snapshot's subagent is of the same type and cap
+            subagent_max_turns=None if child.data.subagent_type is None else child.data.max_turns,
         )
 
     def _new_child(self, data: AgentState, *, model: str | None = None) -> Agent:
@@ -1480,6 +1488,8 @@ class Agent:
             step.job,
             step.notified,
             step.granted,
+            step.subagent_type,
+            step.subagent_max_turns,
         )
         agent: Agent | None = self
         while agent is not None:

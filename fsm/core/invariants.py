@@ -48,6 +48,12 @@ def _check_one(data: AgentState, who: str, *, parent: AgentState | None) -> None
     if data.depth != depth:
         raise fail("depth", f"{depth}, as its parentage says", data.depth)
     if parent is not None:
+        if data.max_turns > parent.max_turns:
+            raise fail(
+                "max_turns",
+                f"1..{parent.max_turns} (a subagent's cap can lower its parent's, not raise it)",
+                data.max_turns,
+            )
         if data.parent_id != parent.agent_id:
             raise fail("parent_id", repr(parent.agent_id), data.parent_id)
         if data.spawned or data.run_calls or data.run_cost_usd != 0:

@@ -136,6 +136,12 @@ class Transition:
     granted: tuple[str, ...] = ()
     """On the step that invoked a trusted skill: the allow rules its ``allowed-tools`` granted for the session, as
     written (the root's data keeps them, ``AgentState.grants``, so a resumed session has them again)."""
+    subagent_type: str | None = None
+    """On ``subagent_spawned`` of a custom subagent: its type (None: the general-purpose one), so a resumed session
+    runs it as the same type."""
+    subagent_max_turns: int | None = None
+    """On ``subagent_spawned`` of a custom subagent: the turns it may take, its type's ``maxTurns`` when lower than
+    the run's (a resumed session keeps the cap it started with, whatever the type's file says by then)."""
 
 
 @define

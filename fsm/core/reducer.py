@@ -128,6 +128,8 @@ class Step:
     job: str | None = None
     notified: tuple[str, ...] = ()
     granted: tuple[str, ...] = ()
+    subagent_type: str | None = None
+    subagent_max_turns: int | None = None
 
 
 def made_summary_call(change: Change) -> bool:
@@ -274,7 +276,11 @@ def reply_order(s: AgentState) -> dict[str, int]:
 
 def _answer(s: AgentState, call: dict[str, Any], block: dict[str, Any]) -> None:
     """Take *call* off ``pending`` and file its result *block* in the reply's order, whatever order the
-    answers come in (subagents running at once finish as they do)."""
+    answers come in (subagents running at once finish as they do).
+
+    The short way, appending, is taken when *call* is the first pending, no subagent runs and no hook context was
+    filed: every earlier call is answered then, and no later one, because a reply's calls are started in its order
+    and only subagents running at once finish out of it (``fsm.core.scheduler``)."""
     s.tool_calls += 1
     s.unrunnable.pop(call["id"], None)
     if (

@@ -67,8 +67,13 @@ class Snapshot:
             if record.child is None or record.tool_call is None:
                 raise ValueError(f"seq {record.seq}: subagent_spawned without a child or its task call")
             agents[record.child] = child_state(
-                agents[record.agent], record.tool_call, record.child, prompt=record.prompt
-            )  # a forked skill's subagent: the skill's text, journalled as the record's prompt
+                agents[record.agent],
+                record.tool_call,
+                record.child,
+                subagent_type=record.subagent_type,
+                max_turns=record.subagent_max_turns,
+                prompt=record.prompt,  # a forked skill's subagent: the skill's text, journalled as the record's prompt
+            )
         data = agents[record.agent]
         reduce(data, record, agents[self.root])
         data.state = record.dest  # the machine's part: the state name

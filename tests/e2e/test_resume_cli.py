@@ -151,3 +151,31 @@ def test_resume_with_fewer_parallel_slots_than_running_subagents_is_refused(fake
     fake.script = [text_reply("done")] * 3 + [text_reply("all three")]
     again = agentfsm("-p", "--continue", "--max-parallel", "3")
     assert (again.code, again.stdout) == (0, "all three\n"), again.stderr
+
+
+def test_a_resumed_custom_subagent_keeps_its_type_and_its_cap(fake, project, agentfsm):
+    """Killed while a custom subagent (tools: Read, maxTurns: 1, in a run of 5 turns) waits on the model, the run
+    goes on under ``--continue`` with the same subagent: its request offers only read_file, and after that one call
+    it stops and the root answers. Its definition is edited to maxTurns 30 before the resume: the cap it started
+    with holds."""
+    brief = project / ".claude" / "agents" / "brief.md"
+    brief.parent.mkdir(parents=True)
+    brief.write_text("---\nname: brief\ndescription: Short.\ntools: Read\nmaxTurns: 1\n---\nBe brief.\n")
+    (project / "x.txt").write_text("x")
+    release = threading.Event()
+
+    def hang(body: dict[str, Any]) -> dict[str, Any]:
+        release.wait(30)
+        return text_reply("too late")
+
+    fake.script = [tool_reply(tool_use("task", {"prompt": "look", "subagent_type": "brief"}, id="p1")), hang]
+    killed_after(fake, ["-p", "look briefly", "--max-turns", "5"], project, 2)
+    release.set()
+    fake.requests.clear()
+    brief.write_text(brief.read_text().replace("maxTurns: 1", "maxTurns: 30"))
+    fake.script = [tool_reply(tool_use("read_file", {"path": "x.txt"}, id="c1")), text_reply("looked")]
+    run = agentfsm("-p", "--continue")
+    assert (run.code, run.stdout) == (0, "looked\n"), run.stderr
+    child, root = fake.messages_requests
+    assert child.tool_names == ["read_file"]
+    assert "Subagent stopped after 1 turns without a final answer." in str(root.messages[-1]["content"])

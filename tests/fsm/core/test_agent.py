@@ -940,7 +940,7 @@ class TestStartingDataIsChecked:
 
     def test_restore_refuses_bad_children(self, tmp_path):
         """Restore refuses a child at depth 7, more running children than max_parallel, children the root's
-        active list does not name, and a child that has spawned."""
+        active list does not name, a child that has spawned, and a child allowed more turns than its parent."""
         from fsm.core.records import AgentState
 
         root = AgentState("a1", state="executing_tools", max_parallel=2, active=["a1.1", "a1.2"])
@@ -961,6 +961,18 @@ class TestStartingDataIsChecked:
             with pytest.raises(ConfigError) as info:
                 Agent.restore(ScriptedModel(), str(tmp_path), root, children=children)
             assert str(info.value) == message
+        capped = AgentState("a1", state="executing_tools", max_turns=5, active=["a1.1"])
+        for turns, refused in ((5, False), (6, True)):
+            child = AgentState("a1.1", parent_id="a1", depth=1, max_turns=turns)
+            if not refused:
+                Agent.restore(ScriptedModel(), str(tmp_path), capped, children=[child])
+                continue
+            with pytest.raises(ConfigError) as info:
+                Agent.restore(ScriptedModel(), str(tmp_path), capped, children=[child])
+            assert str(info.value) == (
+                "subagent a1.1's 'max_turns' must be 1..5 (a subagent's cap can lower its parent's, not raise it) "
+                "(got 6)"
+            )
 
 
 class TestModelFailures:

@@ -15,9 +15,11 @@ from hypothesis import strategies as st
 
 from fsm import Agent, ConfigError, Hooks, ModelError, Reply, Transition
 from fsm.core.reducer import PARENT_INTERRUPTED, made_model_call
+from fsm.core.subagents import AgentDefinition
 from fsm.policy.chain import deny_all
 from fsm.session.journal import Journal, default_path
 from fsm.session.restore import RESUMED_IN_FLIGHT, RESUMED_KILLED, RESUMED_NOTE, KilledOrphan, restore_at, resume
+from fsm.skills import discover
 from fsm.testing import ScriptedModel, text_reply, tool_reply, tool_use
 from fsm.view import describe_next
 from tests.fsm.session.journal_support import (
@@ -204,6 +206,45 @@ class TestResume:
         with Journal(default_path(ws)) as journal:
             agent = resume(journal, session, ScriptedModel())
             assert agent.history == [] and describe_next(agent) == "spawn subagent"
+
+    @pytest.mark.parametrize("how", ["task", "forked skill"])
+    def test_a_custom_subagent_keeps_its_type_and_cap(self, tmp_path, how):
+        """Resumed while a custom subagent runs (maxTurns 1 in a run of 5), the subagent is still of its type (its
+        one tool) and still stops after one call: a resumed session never lifts a limit the live one had."""
+        types = {"brief": AgentDefinition("brief", "Short.", "Be brief.", ("read_file",), None, 1)}
+        (tmp_path / "x").write_text("x")
+        skills = tmp_path / ".claude" / "skills" / "look"
+        skills.mkdir(parents=True)
+        (skills / "SKILL.md").write_text(
+            "---\nname: look\ndescription: Look.\ncontext: fork\nagent: brief\n---\nLook around.\n"
+        )
+        call = (
+            tool_use("task", {"prompt": "look", "subagent_type": "brief"}, id="t1")
+            if how == "task"
+            else tool_use("Skill", {"skill": "look"}, id="t1")
+        )
+        script = [
+            tool_reply(call),
+            tool_reply(tool_use("read_file", {"path": "x"}, id="r1")),
+            text_reply("never asked for: the cap ends the subagent"),
+        ]
+        options = {"agents": types, "skills": discover(tmp_path, home=tmp_path / "home"), "permissions": open_policy()}
+        agent = Agent(ScriptedModel(script), str(tmp_path), max_turns=5, **options)
+        with Journal(default_path(tmp_path)) as journal:
+            session = journal.start(agent)
+            agent.send("go")
+            while not agent.children:
+                agent.step()
+        with Journal(default_path(tmp_path)) as journal:
+            model = ScriptedModel([script[1], text_reply("done")])  # without the cap the subagent would take "done"
+            resumed = resume(journal, session, model, **options)
+            child = resumed.children[0]
+            assert (child.data.subagent_type, child.max_turns) == ("brief", 1)
+            while resumed.state != "idle":
+                resumed.step()
+        assert [t["name"] for t in model.requests[0].tools] == ["read_file"]
+        assert len(model.requests) == 2  # the subagent's one call, then the root's
+        assert resumed.data.final_text == "done"
 
     def test_a_finished_session_takes_a_new_prompt(self, tmp_path):
         """Resuming an idle session and sending a prompt journals on into the same session, seq unbroken."""
