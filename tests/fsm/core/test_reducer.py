@@ -158,3 +158,176 @@ def test_a_final_reply_is_the_agents_answer_but_a_summary_is_not():
     reduce(s, Step("replied_final", "awaiting_model", reply=Reply.from_wire(text_reply("the answer"))))
     reduce(s, Step("summarized", "compacting", reply=Reply.from_wire(text_reply("a summary")), model_called=True))
     assert s.final_text == "the answer"
+
+
+def _usage(tokens: int) -> dict[str, Any]:
+    return {"input_tokens": tokens, "output_tokens": 1}
+
+
+class TestReduce:
+    """Each trigger's change to the data, on a root (``run`` is the agent itself when not given) and on a subagent,
+    whose tree counters go to the root's data."""
+
+    def test_every_transition_counts_and_calls_add_up(self):
+        s = AgentState("a", inbox="go")
+        reduce(s, Step("prompt", "idle", run_limits=(5, 9), max_budget_usd=2.0))
+        first = Reply.from_wire({**tool_reply(A), "usage": _usage(10)})
+        reduce(s, Step("replied_with_tools", "awaiting_model", reply=first, cost_usd=0.5))
+        _answer(s, A)
+        reduce(s, Step("tools_done", "executing_tools"))
+        reduce(
+            s, Step("replied_final", "awaiting_model", reply=Reply.from_wire({**text_reply("ok"), "usage": _usage(7)}))
+        )
+        assert (s.transitions, s.turn, s.model_calls, s.run_calls, s.run_tool_calls) == (5, 2, 2, 2, 1)
+        assert (s.usage.input_tokens, s.usage.output_tokens) == (17, 2)
+        assert (s.max_turns, s.max_model_calls, s.max_budget_usd, s.run_cost_usd) == (5, 9, 2.0, None)  # no price
+        assert (s.inbox, s.final_text, s.results) == (None, "ok", [])
+
+    def test_the_run_counters_are_the_roots(self):
+        """A subagent's call, tool call, cost and denial count on the root's data; its own keep the agent's."""
+        root = AgentState("r", max_budget_usd=1.0, state="executing_tools")
+        child = AgentState("r.1", parent_id="r", depth=1)
+        reply = Reply.from_wire(tool_reply(A))
+        reduce(child, Step("replied_with_tools", "awaiting_model", reply=reply, cost_usd=0.25), root)
+        denial = object()
+        _answer_with(child, root, A, denial=denial)
+        assert (root.run_calls, root.run_cost_usd, root.run_tool_calls, root.denials) == (1, 0.25, 1, [denial])
+        assert (child.run_calls, child.model_calls, child.turn, child.denials) == (0, 1, 1, [denial])
+        assert (root.transitions, child.transitions) == (0, 2)
+
+    def test_a_run_starts_afresh(self):
+        """The root's prompt resets the run; a subagent's prompt leaves the root's counters alone."""
+        s = AgentState("a", inbox="go", turn=3, outcome="max_turns", error="e", final_text="t", stop_forced=True)
+        s.run_calls, s.run_cost_usd, s.run_tool_calls = 4, None, 6
+        reduce(s, Step("prompt", "idle", instructions=None))
+        assert (s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced) == (None, 0, None, None, "", False)
+        assert (s.run_calls, s.run_cost_usd, s.run_tool_calls) == (0, 0.0, 0)
+        root = AgentState("r", run_calls=4)
+        child = AgentState("r.1", parent_id="r", depth=1, inbox="look")
+        reduce(child, Step("prompt", "idle"), root)
+        assert (root.run_calls, child.inbox) == (4, None)
+
+    def test_compact_requested_keeps_its_instructions(self):
+        s = AgentState("a", inbox="/compact keep the tests")
+        reduce(s, Step("compact_requested", "idle", instructions="keep the tests"))
+        assert (s.compaction_instructions, s.compactions, s.manual_compaction) == ("keep the tests", 1, True)
+
+    def test_a_typed_fork_holds_its_call(self):
+        call = tool_use("Skill", {"skill": "look"}, id="forked-command-look")
+        s = AgentState("a", inbox="/look", results=[{"type": "text", "text": "old"}], unrunnable={"x": "y"})
+        reduce(s, Step("skill_forked", "idle", tool_call=call))
+        assert (s.pending, s.results, s.unrunnable, s.inbox) == ([call], [], {}, None)
+        reduce(s, Step("subagent_spawned", "executing_tools", tool_call=call, child="a.1"))
+        _answer(s, call, trigger="subagent_returned", child="a.1")
+        reduce(s, Step("fork_returned", "executing_tools", tool_result=ToolOutput("looked"), outcome="end_turn"))
+        assert (s.results, s.outcome, s.error, s.final_text, s.active) == ([], "end_turn", None, "looked", [])
+
+    def test_a_blocked_prompt(self):
+        s = AgentState("a", inbox="no", turn=2, final_text="before", stop_forced=True, run_calls=3, run_tool_calls=1)
+        reduce(s, Step("prompt_blocked", "idle", outcome="prompt_blocked", error="blocked by hook"))
+        assert (s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced) == (
+            None,
+            0,
+            "prompt_blocked",
+            "blocked by hook",
+            "",
+            False,
+        )
+        assert (s.run_calls, s.run_tool_calls, s.transitions) == (0, 0, 1)
+
+    def test_a_subagent_started_with_the_budget_spent(self):
+        s = AgentState("r.1", parent_id="r", depth=1, inbox="look", turn=1, final_text="x", stop_forced=True)
+        reduce(s, Step("budget_spent", "idle", outcome="max_model_calls"), AgentState("r"))
+        assert (s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced) == (
+            None,
+            0,
+            "max_model_calls",
+            None,
+            "",
+            False,
+        )
+
+    @pytest.mark.parametrize("trigger", ["replied_final", "turn_limit", "model_failed", "budget_spent"])
+    def test_an_ending_edge_keeps_its_outcome(self, trigger):
+        s = AgentState("a", results=[{"type": "text", "text": "x"}])
+        reduce(s, Step(trigger, "executing_tools", outcome="max_turns", error="why"))
+        assert (s.outcome, s.error, s.results) == ("max_turns", "why", [])
+
+    @pytest.mark.parametrize("trigger", ["compacted", "summarized", "compaction_failed", "compaction_blocked"])
+    def test_a_compaction_keeps_its_outcome_and_an_error_only_with_one(self, trigger):
+        s = AgentState("a", outcome="end_turn", error="old")
+        reduce(s, Step(trigger, "compacting", error="ignored"))
+        assert (s.outcome, s.error) == (None, None)
+        reduce(s, Step(trigger, "compacting", outcome="context_window", error="too long"))
+        assert (s.outcome, s.error) == ("context_window", "too long")
+
+    def test_a_compaction_replaces_the_history_and_a_refusal_names_the_window(self):
+        s = AgentState("a", messages=[{"role": "user", "content": "old"}])
+        summary = ({"role": "user", "content": "summary"},)
+        reduce(s, Step("summarized", "compacting", history=summary, appended=({"role": "user", "content": "go"},)))
+        assert s.messages == [{"role": "user", "content": "summary"}, {"role": "user", "content": "go"}]
+        reduce(s, Step("context_exceeded", "awaiting_model", window=1000))
+        reduce(s, Step("compacted", "compacting"))
+        assert (s.context_window, s.model_calls, s.turn) == (1000, 1, 0)  # a refused call counts, as no turn
+
+    def test_a_tool_result_with_a_hooks_context_and_a_todo_list(self):
+        todo = {"todos": [{"content": "x", "status": "pending", "activeForm": "Doing x"}]}
+        call = tool_use("TodoWrite", todo, id="t")
+        s = AgentState("a")
+        _replied(s, call)
+        reduce(s, Step("tool_ran", "executing_tools", tool_call=call, tool_result=ToolOutput("ok"), context="note"))
+        assert s.todos == todo["todos"]
+        assert [b["type"] for b in s.results] == ["tool_result", "text"]
+        failed = tool_use("TodoWrite", {"todos": []}, id="u")
+        _replied(s, failed)
+        reduce(s, Step("tool_ran", "executing_tools", tool_call=failed, tool_result=ToolOutput("bad", is_error=True)))
+        assert s.todos == todo["todos"]  # a failed write leaves the list as it was
+
+    def test_jobs_grants_and_notifications_are_the_roots(self):
+        root = AgentState("r")
+        child = AgentState("r.1", parent_id="r", depth=1)
+        reduce(
+            child, Step("tool_ran", "executing_tools", tool_call=A, tool_result=ToolOutput("started"), job="j1"), root
+        )
+        reduce(root, Step("tools_done", "executing_tools", job="j2", granted=("Bash(ls:*)", "Read")))
+        reduce(root, Step("tools_done", "executing_tools", granted=("Read", "Edit")))
+        assert (root.jobs, root.grants, child.jobs, child.grants) == (
+            ["j1", "j2"],
+            ["Bash(ls:*)", "Read", "Edit"],
+            [],
+            [],
+        )
+        reduce(root, Step("job_ended", "awaiting_jobs", notified=("j1",)))
+        assert (root.jobs, root.outcome, root.error) == (["j2"], None, None)
+
+    def test_a_wait_that_runs_out_and_a_forced_turn(self):
+        s = AgentState("a", outcome="end_turn")
+        reduce(s, Step("continue_forced", "stopping"))
+        assert (s.outcome, s.stop_forced) == (None, True)
+        reduce(s, Step("wait_ceiling", "awaiting_jobs", outcome="wait_ceiling", error="no job ended"))
+        assert (s.outcome, s.error) == ("wait_ceiling", "no job ended")
+
+    def test_stopped_keeps_the_outcome_unless_it_changes_it(self):
+        s = AgentState("a", outcome="end_turn", error="kept")
+        reduce(s, Step("stopped", "stopping", outcome="end_turn"))
+        assert (s.outcome, s.error) == ("end_turn", "kept")
+        reduce(s, Step("stopped", "stopping", outcome="refusal"))
+        assert (s.outcome, s.error) == ("refusal", None)
+
+    def test_interrupted_drops_what_was_pending(self):
+        s = AgentState("a")
+        _replied(s, A, B)
+        reduce(s, Step("subagent_spawned", "executing_tools", tool_call=A, child="a.1"))
+        reduce(s, Step("interrupted", "executing_tools", error="interrupted by the user"))
+        assert (s.pending, s.results, s.outcome, s.error, s.unrunnable, s.active) == (
+            [],
+            [],
+            "interrupted",
+            "interrupted by the user",
+            {},
+            [],
+        )
+
+
+def _answer_with(s: AgentState, run: AgentState, call: dict[str, Any], **fields: Any) -> None:
+    reduce(s, Step("tool_ran", "executing_tools", tool_call=call, tool_result=ToolOutput("ran"), **fields), run)
