@@ -352,8 +352,9 @@ class Agent:
                 the limits), replacing those of *options* or the data's.
 
         Raises:
-            ConfigError: the data is outside the invariant (the message names the field and the value), or more
-                subagents run than the ``max_parallel`` the agent is restored with.
+            ConfigError: the data is outside the invariant (the message names the field and the value), more
+                subagents run than the ``max_parallel`` the agent is restored with, or one runs as a custom type
+                the options do not define.
         """
         children = list(children)
         parallel = keywords.get("max_parallel", options.max_parallel if options is not None else None)
@@ -369,6 +370,12 @@ class Agent:
         agent._listeners.seq = itertools.count(next_seq)
         if agent.busy and agent.state not in ("idle", "connecting"):  # a run past its prompt: no step connects
             agent._connect_servers()
+        for child in children:
+            if child.subagent_type is not None and child.subagent_type not in agent._options.agents:
+                raise ConfigError(
+                    f"subagent {child.agent_id} runs as type {child.subagent_type!r}, which is not defined now; "
+                    f"define it again (.claude/agents/{child.subagent_type}.md or --agents) to go on"
+                )
         agent.children.extend(agent._new_child(child) for child in children)
         return agent
 

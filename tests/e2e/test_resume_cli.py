@@ -156,8 +156,8 @@ def test_resume_with_fewer_parallel_slots_than_running_subagents_is_refused(fake
 def test_a_resumed_custom_subagent_keeps_its_type_and_its_cap(fake, project, agentfsm):
     """Killed while a custom subagent (tools: Read, maxTurns: 1, in a run of 5 turns) waits on the model, the run
     goes on under ``--continue`` with the same subagent: its request offers only read_file, and after that one call
-    it stops and the root answers. Its definition is edited to maxTurns 30 before the resume: the cap it started
-    with holds."""
+    it stops and the root answers. Resumed with its definition gone: one line naming the type, nothing sent. Put back
+    with maxTurns 30: the cap it started with holds."""
     brief = project / ".claude" / "agents" / "brief.md"
     brief.parent.mkdir(parents=True)
     brief.write_text("---\nname: brief\ndescription: Short.\ntools: Read\nmaxTurns: 1\n---\nBe brief.\n")
@@ -172,7 +172,17 @@ def test_a_resumed_custom_subagent_keeps_its_type_and_its_cap(fake, project, age
     killed_after(fake, ["-p", "look briefly", "--max-turns", "5"], project, 2)
     release.set()
     fake.requests.clear()
-    brief.write_text(brief.read_text().replace("maxTurns: 1", "maxTurns: 30"))
+    definition = brief.read_text()
+    brief.unlink()
+    gone = agentfsm("-p", "--continue")
+    with Journal(default_path(project)) as journal:
+        (session,) = journal.sessions()
+    assert (gone.code, gone.stdout, fake.requests) == (1, "", [])
+    assert gone.stderr == (
+        f"agentfsm: subagent {session.id}.1 runs as type 'brief', which is not defined now; define it again "
+        "(.claude/agents/brief.md or --agents) to go on\n"
+    )
+    brief.write_text(definition.replace("maxTurns: 1", "maxTurns: 30"))
     fake.script = [tool_reply(tool_use("read_file", {"path": "x.txt"}, id="c1")), text_reply("looked")]
     run = agentfsm("-p", "--continue")
     assert (run.code, run.stdout) == (0, "looked\n"), run.stderr
