@@ -367,15 +367,15 @@ class Agent:
         if options is not None:  # its limits apply
             limits = {}
         agent = cls(model, workdir, options=options, data=data, **{**limits, **keywords})
-        agent._listeners.seq = itertools.count(next_seq)
-        if agent.busy and agent.state not in ("idle", "connecting"):  # a run past its prompt: no step connects
-            agent._connect_servers()
         for child in children:
             if child.subagent_type is not None and child.subagent_type not in agent._options.agents:
                 raise ConfigError(
                     f"subagent {child.agent_id} runs as type {child.subagent_type!r}, which is not defined now; "
                     f"define it again (.claude/agents/{child.subagent_type}.md or --agents) to go on"
                 )
+        agent._listeners.seq = itertools.count(next_seq)
+        if agent.busy and agent.state not in ("idle", "connecting"):  # a run past its prompt: no step connects
+            agent._connect_servers()
         agent.children.extend(agent._new_child(child) for child in children)
         return agent
 
