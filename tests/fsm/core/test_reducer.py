@@ -79,7 +79,7 @@ class TestResultsInTheReplysOrder:
         _replied(s, A, B)
         _answer(s, A)
         _answer(s, B)
-        assert (_ids(s), s.pending, s.tool_calls) == (["a", "b"], [], 2)
+        assert (_ids(s), s.pending, s.tool_calls, s.run_tool_calls) == (["a", "b"], [], 2, 2)
 
     def test_subagents_returning_out_of_order(self):
         """Three subagents running: the last returns first, then the first (its call pending first, its sibling still
@@ -175,6 +175,7 @@ class TestReduce:
         reduce(s, Step("replied_with_tools", "awaiting_model", reply=first, cost_usd=0.5))
         _answer(s, A)
         reduce(s, Step("tools_done", "executing_tools"))
+        assert s.results == []  # sent: the next reply's start afresh
         reduce(
             s, Step("replied_final", "awaiting_model", reply=Reply.from_wire({**text_reply("ok"), "usage": _usage(7)}))
         )
@@ -224,6 +225,7 @@ class TestReduce:
 
     def test_a_blocked_prompt(self):
         s = AgentState("a", inbox="no", turn=2, final_text="before", stop_forced=True, run_calls=3, run_tool_calls=1)
+        s.run_cost_usd = None
         reduce(s, Step("prompt_blocked", "idle", outcome="prompt_blocked", error="blocked by hook"))
         assert (s.inbox, s.turn, s.outcome, s.error, s.final_text, s.stop_forced) == (
             None,
@@ -233,7 +235,7 @@ class TestReduce:
             "",
             False,
         )
-        assert (s.run_calls, s.run_tool_calls, s.transitions) == (0, 0, 1)
+        assert (s.run_calls, s.run_cost_usd, s.run_tool_calls, s.transitions) == (0, 0.0, 0, 1)
 
     def test_a_subagent_started_with_the_budget_spent(self):
         s = AgentState("r.1", parent_id="r", depth=1, inbox="look", turn=1, final_text="x", stop_forced=True)
@@ -297,8 +299,10 @@ class TestReduce:
             [],
             [],
         )
+        reduce(root, Step("replied_final", "awaiting_model", outcome="end_turn"))
+        assert root.outcome == "end_turn"
         reduce(root, Step("job_ended", "awaiting_jobs", notified=("j1",)))
-        assert (root.jobs, root.outcome, root.error) == (["j2"], None, None)
+        assert (root.jobs, root.outcome, root.error) == (["j2"], None, None)  # the run goes on
 
     def test_a_wait_that_runs_out_and_a_forced_turn(self):
         s = AgentState("a", outcome="end_turn")
