@@ -371,7 +371,7 @@ class Agent:
             if child.subagent_type is not None and child.subagent_type not in agent._options.agents:
                 raise ConfigError(
                     f"subagent {child.agent_id} runs as type {child.subagent_type!r}, which is not defined now; "
-                    f"define it again (.claude/agents/{child.subagent_type}.md or --agents) to go on"
+                    f"define it again (.claude/agents/{child.subagent_type}.md) to go on"
                 )
         agent._listeners.seq = itertools.count(next_seq)
         if agent.busy and agent.state not in ("idle", "connecting"):  # a run past its prompt: no step connects

@@ -180,7 +180,7 @@ def test_a_resumed_custom_subagent_keeps_its_type_and_its_cap(fake, project, age
     assert (gone.code, gone.stdout, fake.requests) == (1, "", [])
     assert gone.stderr == (
         f"agentfsm: subagent {session.id}.1 runs as type 'brief', which is not defined now; define it again "
-        "(.claude/agents/brief.md or --agents) to go on\n"
+        "(.claude/agents/brief.md) to go on\n"
     )
     brief.write_text(definition.replace("maxTurns: 1", "maxTurns: 30"))
     fake.script = [tool_reply(tool_use("read_file", {"path": "x.txt"}, id="c1")), text_reply("looked")]
