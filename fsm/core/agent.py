@@ -303,8 +303,10 @@ class Agent:
         """The allow rules skills granted in the step under way; its transition records them (``granted``)."""
         if _parent is None and data.grants:  # a restored session: what its skills allowed is allowed again
             self._remember(data.grants, "a skill of the resumed session")
-        self._skill_model: Model | None = None
-        """The model a skill invoked in this run asks for (its ``model``): the run's turns after it call it."""
+        self._chosen_model: str | None = None
+        """The model a skill run inline in the step under way names; its transition records it (``skill_model``)."""
+        self._skill_model: tuple[str, Model] | None = None
+        """``data.model`` and the model that calls it, made once (``_called``)."""
         self._prompt_id: str | None = None
         """On the root: the id of the prompt whose run this is (hooks' ``prompt_id``), new with each prompt."""
         self._ids_seen: tuple[list[Message] | None, int, Message | None, set[str]] = (None, 0, None, set())
@@ -565,8 +567,6 @@ class Agent:
             extra = "\n\n".join(texts) if texts else None
         compact = self._parent is None and is_compact_prompt(prompt)
         said = prompt
-        if self._parent is None:  # a new run: no skill has asked for a model yet
-            self._skill_model = None
         if self._parent is None and self._options.skills is not None and not compact:
             invoked = slash_skill(prompt, self._options.skills)  # `/name args`: the skill's text is the prompt
             forked = typed_fork(prompt, self._options.skills)
@@ -695,7 +695,7 @@ class Agent:
         if progress:  # before the call: what a listener raises here is no model failure
             listeners.tell("model_call", self.data.agent_id, self._depth)
         self._start_call()
-        model = self._skill_model or self.model
+        model = self._called()
         try:
             if progress and isinstance(model, StreamingModel):
                 reply = model.stream(
@@ -1096,9 +1096,19 @@ class Agent:
 
     def _use_model(self, skill: Skill) -> None:
         """Have this run's next turns call the model *skill* names, if it names one (Claude Code's ``model`` of a
-        skill run inline: the rest of the run; its ``inherit``, or none, keeps the model)."""
-        if skill.model is not None and hasattr(self.model, "with_model"):
-            self._skill_model = self.model.with_model(skill.model)
+        skill run inline: the rest of the run; its ``inherit``, or none, keeps the model): the step's transition
+        records it, and the reducer keeps it in ``data.model``."""
+        if skill.model is not None:
+            self._chosen_model = skill.model
+
+    def _called(self) -> Model:
+        """The model this agent's turn calls: the one a skill chose (``data.model``), else its own."""
+        wanted = self.data.model
+        if wanted is None or not hasattr(self.model, "with_model"):
+            return self.model
+        if self._skill_model is None or self._skill_model[0] != wanted:
+            self._skill_model = (wanted, self.model.with_model(wanted))
+        return self._skill_model[1]
 
     def _grant(self, skill: Skill) -> None:
         """Allow what a trusted *skill*'s ``allowed-tools`` name, for the rest of the session (never an untrusted
@@ -1144,7 +1154,7 @@ class Agent:
         limit = self._options.agents[kind].max_turns if kind is not None else None
         child_id = f"{self.agent_id}.{self.data.spawned + 1}"
         child = self._new_child(
-            child_state(self.data, call, child_id, subagent_type=kind, max_turns=limit, prompt=text), model=skill.model
+            child_state(self.data, call, child_id, subagent_type=kind, max_turns=limit, prompt=text, model=skill.model)
         )
         _, start_notes = self._hooks.fire(child._event("SubagentStart", prompt=text))
         return self._fire(
@@ -1156,6 +1166,7 @@ class Agent:
             prompt=text,  # journalled: a snapshot's subagent starts with it (a Skill call has no prompt key)
             subagent_type=kind,
             subagent_max_turns=None if kind is None else child.data.max_turns,
+            skill_model=skill.model,  # journalled: a snapshot's subagent calls it too
         )
 
     def _spawn(self, call: Block) -> Transition:
@@ -1192,11 +1203,11 @@ class Agent:
             subagent_max_turns=None if child.data.subagent_type is None else child.data.max_turns,
         )
 
-    def _new_child(self, data: AgentState, *, model: str | None = None) -> Agent:
-        """A subagent sharing this agent's model, workspace, hooks, approver and settings, with *data*; *model*
-        (a forked skill's) wins over its type's, as in Claude Code."""
+    def _new_child(self, data: AgentState) -> Agent:
+        """A subagent sharing this agent's model (or its type's), workspace, hooks, approver and settings, with
+        *data*; a forked skill's model (``data.model``) wins over both when it calls, as in Claude Code."""
         definition: AgentDefinition | None = self._options.agents.get(data.subagent_type or "")
-        wanted = model if model is not None else definition.model if definition is not None else None
+        wanted = definition.model if definition is not None else None
         called = self.model
         if wanted is not None and hasattr(called, "with_model"):
             called = called.with_model(wanted)
@@ -1437,6 +1448,8 @@ class Agent:
                 raise Abandoned(f"{self.agent_id} was interrupted while this step ran; {trigger} is dropped")
             if self._granted:  # what a skill invoked in this step allowed: the record keeps it for resume
                 fields["granted"], self._granted = tuple(self._granted), []
+            if self._chosen_model is not None:  # the model a skill run inline in this step names
+                fields["skill_model"], self._chosen_model = self._chosen_model, None
             commit = _Commit(Step(trigger, self.data.state, child=child, **fields), notes, adopt, release, release_all)
             if not self._events[trigger].trigger(self, commit=commit) or commit.record is None:
                 raise AssertionError(
@@ -1497,6 +1510,7 @@ class Agent:
             step.granted,
             step.subagent_type,
             step.subagent_max_turns,
+            step.skill_model,
         )
         agent: Agent | None = self
         while agent is not None:

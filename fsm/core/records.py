@@ -142,6 +142,10 @@ class Transition:
     subagent_max_turns: int | None = None
     """On ``subagent_spawned`` of a custom subagent: the turns it may take, its type's ``maxTurns`` when lower than
     the run's (a resumed session keeps the cap it started with, whatever the type's file says by then)."""
+    skill_model: str | None = None
+    """On the step that ran a skill naming a model (its ``model``): that model. Run inline (the ``prompt`` of a typed
+    ``/NAME``, the ``tool_ran`` of a ``Skill`` call), the root calls it for the rest of its run; on ``subagent_spawned``
+    of a forked skill, the subagent calls it (``AgentState.model``), so a resumed session calls the same model."""
 
 
 @define
@@ -223,6 +227,10 @@ class AgentState:
     jobs: list[str] = Factory(list)
     """On the root: the tree's background jobs started and not yet told to the model (``<task-notification>``),
     in start order; empty whenever the root is idle after a run (a subagent's stays empty)."""
+    model: str | None = None
+    """The model a skill chose for this agent (``Transition.skill_model``): on the root, the one a skill run inline
+    named, for the rest of its run; on a forked skill's subagent, the skill's, for its whole life. None: the agent's
+    own model."""
 
 
 converter = make_converter()

@@ -97,6 +97,8 @@ class Change(Protocol):
     def notified(self) -> tuple[str, ...]: ...
     @property
     def granted(self) -> tuple[str, ...]: ...
+    @property
+    def skill_model(self) -> str | None: ...
 
 
 @define
@@ -130,6 +132,7 @@ class Step:
     granted: tuple[str, ...] = ()
     subagent_type: str | None = None
     subagent_max_turns: int | None = None
+    skill_model: str | None = None
 
 
 def made_summary_call(change: Change) -> bool:
@@ -214,8 +217,8 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             if change.run_limits is not None:
                 s.max_turns, s.max_model_calls = change.run_limits
                 s.max_budget_usd = change.max_budget_usd
-            if run is s:
-                s.run_calls, s.run_cost_usd, s.run_tool_calls = 0, 0.0, 0
+            if run is s:  # a new run of the root: its model is the session's, or a typed /NAME's
+                s.run_calls, s.run_cost_usd, s.run_tool_calls, s.model = 0, 0.0, 0, change.skill_model
             if change.tool_call is not None:  # a typed /NAME of a forked skill: its call, which a subagent answers
                 s.pending, s.results, s.unrunnable = [change.tool_call], [], {}
         case "replied_with_tools":
@@ -240,6 +243,8 @@ def reduce(s: AgentState, change: Change, run: AgentState | None = None) -> None
             run.run_tool_calls += 1
             if change.tool_call["name"] == TODO_WRITE and not change.tool_result.is_error:
                 s.todos = todos_after(change.tool_call["input"])
+            if change.skill_model is not None:  # a skill run inline names it: the rest of the run calls it
+                s.model = change.skill_model
             if change.denial is not None:
                 s.denials.append(change.denial)
                 if run is not s:
@@ -309,10 +314,11 @@ def child_state(
     subagent_type: str | None = None,
     max_turns: int | None = None,
     prompt: str | None = None,
+    model: str | None = None,
 ) -> AgentState:
     """The data a subagent starts with when *parent* spawns it for the ``task`` tool_use *call* (a custom
     *subagent_type* may cap its turns at *max_turns*, which can lower the run's cap, never raise it), or for a
-    forked ``Skill`` call whose text is *prompt*."""
+    forked ``Skill`` call whose text is *prompt* and whose *model*, if it names one, the subagent calls."""
     return AgentState(
         agent_id=child_id,
         parent_id=parent.agent_id,
@@ -323,4 +329,5 @@ def child_state(
         inbox=call["input"]["prompt"] if prompt is None else prompt,
         parent_tool_use_id=call["id"],
         subagent_type=subagent_type,
+        model=model,
     )

@@ -73,6 +73,7 @@ class Snapshot:
                 subagent_type=record.subagent_type,
                 max_turns=record.subagent_max_turns,
                 prompt=record.prompt,  # a forked skill's subagent: the skill's text, journalled as the record's prompt
+                model=record.skill_model,
             )
         data = agents[record.agent]
         reduce(data, record, agents[self.root])

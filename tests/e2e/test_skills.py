@@ -4,13 +4,14 @@
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
 from fsm.model.aliases import ALIASES
 from fsm.skills.invoke import HEADER
 from fsm.testing import text_reply, tool_reply, tool_use
-from tests.e2e.conftest import Runner
+from tests.e2e.conftest import Runner, killed_after
 from tests.e2e.fake_server import FakeAnthropic
 
 TODOS = [
@@ -140,3 +141,53 @@ class TestStreamJsonInput:
         assert text.stderr.count("agentfsm: warning: skill skipped:") == 1 and "unknown key 'colour'" in text.stderr
         assert f"agentfsm: skill: greet from {project / '.claude/skills/greet/SKILL.md'}\n" in text.stderr
         assert "allowed-tools are ignored" not in text.stderr  # --trust: the project's rules may apply
+
+
+class TestResumed:
+    """A run killed after a skill chose a model goes on under ``--continue`` with that model (the journal holds it)."""
+
+    @staticmethod
+    def _hang(release: threading.Event) -> Any:
+        def hang(body: dict[str, Any]) -> dict[str, Any]:
+            release.wait(30)
+            return text_reply("too late")
+
+        return hang
+
+    def test_an_inline_skills_model_drives_the_rest_of_the_run(
+        self, agentfsm: Runner, fake: FakeAnthropic, project: Path
+    ) -> None:
+        """The model's Skill call of greet (model: haiku), then a call on haiku during which the run is killed: the
+        resumed call is on haiku too, and so is the next; a new prompt is on the session's model again."""
+        workspace(project, project.parent / "extra")
+        release = threading.Event()
+        fake.script = [tool_reply(tool_use("Skill", {"skill": "greet", "args": "Bob"}, id="s1")), self._hang(release)]
+        killed_after(fake, ["-p", "greet Bob"], project, 2)
+        release.set()
+        assert fake.messages_requests[1].body["model"] == ALIASES["haiku"]
+        fake.requests.clear()
+        fake.script = [tool_reply(tool_use("glob", {"pattern": "*"}, id="g1")), text_reply("greeted"), text_reply("hi")]
+        run = agentfsm("-p", "--continue")
+        assert (run.code, run.stdout) == (0, "greeted\n"), run.stderr
+        again = agentfsm("-p", "hi", "--continue")
+        assert again.code == 0, again.stderr
+        models = [r.body["model"] for r in fake.messages_requests]
+        assert models[:2] == [ALIASES["haiku"]] * 2 and models[2] != ALIASES["haiku"]
+
+    def test_a_forked_skills_subagent_keeps_its_model(
+        self, agentfsm: Runner, fake: FakeAnthropic, project: Path
+    ) -> None:
+        """The model's Skill call of survey (context: fork, its own model); killed while the subagent waits on the
+        model: resumed, the subagent calls the skill's model, and the root its own."""
+        workspace(project, project.parent / "extra")
+        release = threading.Event()
+        fake.script = [tool_reply(tool_use("Skill", {"skill": "survey", "args": "it"}, id="s1")), self._hang(release)]
+        killed_after(fake, ["-p", "survey it"], project, 2)
+        release.set()
+        assert fake.messages_requests[1].body["model"] == FORK_MODEL
+        fake.requests.clear()
+        fake.script = [text_reply("surveyed"), text_reply("done")]
+        run = agentfsm("-p", "--continue")
+        assert (run.code, run.stdout) == (0, "done\n"), run.stderr
+        child, root = (r.body["model"] for r in fake.messages_requests)
+        assert child == FORK_MODEL and root != FORK_MODEL

@@ -335,3 +335,21 @@ class TestReduce:
 
 def _answer_with(s: AgentState, run: AgentState, call: dict[str, Any], **fields: Any) -> None:
     reduce(s, Step("tool_ran", "executing_tools", tool_call=call, tool_result=ToolOutput("ran"), **fields), run)
+
+
+def test_a_skills_model_lasts_the_run_or_the_subagents_life():
+    """An inline skill's model is the root's until its next run (a typed /NAME's from its prompt on); a forked skill's
+    subagent keeps its own through its prompt."""
+    root = AgentState("r", inbox="go")
+    reduce(root, Step("prompt", "idle", skill_model="claude-haiku"))
+    assert root.model == "claude-haiku"
+    _replied(root, A)
+    reduce(root, Step("tool_ran", "executing_tools", tool_call=A, tool_result=ToolOutput("ok"), skill_model="opus"))
+    assert root.model == "opus"
+    reduce(root, Step("subagent_spawned", "executing_tools", tool_call=B, child="r.1", skill_model="fork-model"))
+    assert root.model == "opus"
+    reduce(root, Step("compact_requested", "idle"))
+    assert root.model is None
+    child = child_state(root, tool_use("Skill", {"skill": "s"}, id="s"), "r.1", prompt="Do it.", model="fork-model")
+    reduce(child, Step("prompt", "idle"), root)
+    assert (child.model, root.model) == ("fork-model", None)
