@@ -419,7 +419,7 @@ def add_agent_flags(parser: argparse.ArgumentParser) -> None:
         "--disable-slash-commands",
         action="store_true",
         default=None,
-        help="a prompt that starts with / is sent as it is (agentfsm has no skills or custom commands: it always is)",
+        help="no skills or custom commands: no Skill tool, and a prompt that starts with / is sent as typed",
     )
     group.add_argument(
         "--agents",

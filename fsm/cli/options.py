@@ -355,7 +355,9 @@ class RunOptions:
         sandbox = resolve.sandbox(settings, flag=flags.get("sandbox"))
         files, agents = resolve.project(root, agents_json=flags.get("agents"), bare=bare)
         persona = resolve.persona(agents, flags.get("agent"))
-        skills = resolve.skills(root, trusted=trust, add_dir=flags.get("add_dir"), bare=bare)
+        skills = resolve.skills(
+            root, trusted=trust, add_dir=flags.get("add_dir"), bare=bare or bool(flags.get("disable_slash_commands"))
+        )
         system = resolve.system_prompt(
             root,
             text=flags.get("system_prompt") or (persona.prompt if persona else None),

@@ -312,9 +312,9 @@ def project(
 
 
 def skills(root: Path, *, trusted: bool, add_dir: list[str] | None, bare: bool = False) -> Catalog:
-    """The skills of a run in *root* (none when *bare*, as Claude Code's ``--bare``): the user's, the project's and
-    each ``--add-dir`` directory's, the commands form too (``fsm.skills.catalog``); *trusted*: the workspace is, so
-    its skills' ``allowed-tools`` may become allow rules."""
+    """The skills of a run in *root* (none when *bare*, as Claude Code's ``--bare`` and ``--disable-slash-commands``):
+    the user's, the project's and each ``--add-dir`` directory's, the commands form too (``fsm.skills.catalog``);
+    *trusted*: the workspace is, so its skills' ``allowed-tools`` may become allow rules."""
     if bare:
         return Catalog()
     return discover(root, add_dirs=_directories(add_dir), trusted=trusted)

@@ -287,11 +287,19 @@ class TestRunShape:
         assert "--replied_final--> stopping" in run.stderr
         assert agentfsm("-p", "hi").stderr == ""
 
-    def test_slash_prompt_sent_as_is(self, agentfsm: Runner, fake: FakeAnthropic) -> None:
-        """--disable-slash-commands: a prompt starting with / reaches the model as typed."""
-        fake.script = [text_reply("ok")]
+    def test_slash_prompt_sent_as_is(self, agentfsm: Runner, fake: FakeAnthropic, project: Path) -> None:
+        """--disable-slash-commands: the project's skill /review is not loaded: the prompt reaches the model as typed,
+        with no Skill tool and no skill in the system prompt; without the flag, /review is the skill's text."""
+        review = project / ".claude" / "skills" / "review" / "SKILL.md"
+        review.parent.mkdir(parents=True)
+        review.write_text("---\nname: review\ndescription: Reviews.\n---\nReview $ARGUMENTS closely.\n")
+        fake.script = [text_reply("ok"), text_reply("ok")]
         assert agentfsm("-p", "/review this", "--disable-slash-commands").code == 0
-        assert _user_texts(fake.messages_requests[0].messages) == ["/review this"]
+        assert agentfsm("-p", "/review this").code == 0
+        off, on = fake.messages_requests
+        assert _user_texts(off.messages) == ["/review this"]
+        assert "Skill" not in off.tool_names and "Reviews." not in off.system
+        assert "Skill" in on.tool_names and _user_texts(on.messages)[0].endswith("Review this closely.\n")
 
 
 class TestJsonSchema:
