@@ -1204,10 +1204,10 @@ class Agent:
         )
 
     def _new_child(self, data: AgentState) -> Agent:
-        """A subagent sharing this agent's model (or its type's), workspace, hooks, approver and settings, with
-        *data*; a forked skill's model (``data.model``) wins over both when it calls, as in Claude Code."""
+        """A subagent sharing this agent's model, workspace, hooks, approver and settings, with *data*; a forked
+        skill's model (``data.model``) wins over its type's, which wins over this agent's, as in Claude Code."""
         definition: AgentDefinition | None = self._options.agents.get(data.subagent_type or "")
-        wanted = definition.model if definition is not None else None
+        wanted = data.model if data.model is not None else definition.model if definition is not None else None
         called = self.model
         if wanted is not None and hasattr(called, "with_model"):
             called = called.with_model(wanted)
