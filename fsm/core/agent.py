@@ -1164,9 +1164,6 @@ class Agent:
             notes=(*notes, *start_notes),
             adopt=child,
             prompt=text,  # journalled: a snapshot's subagent starts with it (a Skill call has no prompt key)
-            subagent_type=kind,
-            subagent_max_turns=None if kind is None else child.data.max_turns,
-            skill_model=skill.model,  # journalled: a snapshot's subagent calls it too
         )
 
     def _spawn(self, call: Block) -> Transition:
@@ -1194,13 +1191,7 @@ class Agent:
         )
         _, start_notes = self._hooks.fire(child._event("SubagentStart", prompt=call["input"]["prompt"]))
         return self._fire(
-            "subagent_spawned",
-            tool_call=call,
-            child=child.agent_id,
-            notes=(*allowed.notes, *start_notes),
-            adopt=child,
-            subagent_type=child.data.subagent_type,  # journalled: a snapshot's subagent is of the same type and cap
-            subagent_max_turns=None if child.data.subagent_type is None else child.data.max_turns,
+            "subagent_spawned", tool_call=call, child=child.agent_id, notes=(*allowed.notes, *start_notes), adopt=child
         )
 
     def _new_child(self, data: AgentState) -> Agent:
@@ -1450,6 +1441,10 @@ class Agent:
                 fields["granted"], self._granted = tuple(self._granted), []
             if self._chosen_model is not None:  # the model a skill run inline in this step names
                 fields["skill_model"], self._chosen_model = self._chosen_model, None
+            if adopt is not None:  # what a snapshot's subagent needs beyond its call: its type, cap and skill's model
+                kind = adopt.data.subagent_type
+                fields["subagent_type"], fields["skill_model"] = kind, adopt.data.model
+                fields["subagent_max_turns"] = None if kind is None else adopt.data.max_turns
             commit = _Commit(Step(trigger, self.data.state, child=child, **fields), notes, adopt, release, release_all)
             if not self._events[trigger].trigger(self, commit=commit) or commit.record is None:
                 raise AssertionError(
