@@ -267,14 +267,19 @@ class TestBuildMachine:
                 build_machine(model, bind=bind)
             assert str(refused.value) == f"Bare must define {guards}"
 
-    def test_a_missing_callback_is_refused(self):
+    @pytest.mark.parametrize(
+        ("unbound", "missing"),
+        [
+            (False, "_Probe must define callback method(s) ['later']"),
+            (True, "_Guarded must define callback method(s) ['prepare', 'later']"),
+        ],
+    )
+    def test_a_missing_callback_is_refused(self, unbound, missing):
         """A callback the model lacks is named, for an instance and for an unbound class alike."""
-        for model, bind in ((_Probe({}), True), (_Guarded, False)):
-            with pytest.raises(TypeError) as refused:
-                build_machine(model, bind=bind, prepare_event="prepare", after_state_change="later")
-            name = "_Guarded" if model is _Guarded else "_Probe"
-            missing = "['later']" if model is not _Guarded else "['prepare', 'later']"
-            assert str(refused.value) == f"{name} must define callback method(s) {missing}"
+        model = _Guarded if unbound else _Probe({})
+        with pytest.raises(TypeError) as refused:
+            build_machine(model, bind=not unbound, prepare_event="prepare", after_state_change="later")
+        assert str(refused.value) == missing
 
     def test_no_auto_transitions(self):
         """A machine has only the table's triggers: no to_<state> jumps on the machine or the model."""
